@@ -1,0 +1,29 @@
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Logger } from '../log.js';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+export type { Database } from './schema.js';
+
+// timestamptz/int8 parsing stays pg's default (Date / string); counts are cast in SQL.
+
+/**
+ * A Kysely instance over a pg pool.
+ * @param url - postgres:// connection string.
+ * @param opts.max - pool size (default 10).
+ */
+export function createDb(url: string, opts: { max?: number; logger?: Logger } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    // Without a listener an idle client's error (server restart) would crash the process.
+  });
+  pool.on('error', (err) => opts.logger?.warn({ err }, 'idle PostgreSQL client error'));
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+export async function pingDb(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}

@@ -1,0 +1,45 @@
+/**
+ * The error every layer may throw to end a request with an RFC 9457 problem. Domain modules keep
+ * their own error classes and map them to this in one function each; the HTTP error middleware
+ * turns it into `application/problem+json`.
+ */
+export interface ProblemOptions {
+  /** HTTP status, 400-599. */
+  status: number;
+  /** Stable machine-readable slug; becomes the problem `type` (`urn:seckill:problem:<code>`). */
+  code: string;
+  /** Short human summary that does not change between occurrences. */
+  title: string;
+  /** Human explanation of this occurrence. */
+  detail?: string;
+  /** Extra response headers (e.g. `Retry-After`). */
+  headers?: Record<string, string>;
+  /** Extra members of the problem object (e.g. `orderId`). */
+  extensions?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class ProblemError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly detail: string | undefined;
+  readonly headers: Record<string, string>;
+  readonly extensions: Record<string, unknown>;
+
+  constructor(o: ProblemOptions) {
+    super(o.detail ?? o.title, { cause: o.cause });
+    this.name = 'ProblemError';
+    this.status = o.status;
+    this.code = o.code;
+    this.title = o.title;
+    this.detail = o.detail;
+    this.headers = o.headers ?? {};
+    this.extensions = o.extensions ?? {};
+  }
+}
+
+export const problemType = (code: string) => `urn:seckill:problem:${code}`;
+
+/** `err.message` for anything thrown. */
+export const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));

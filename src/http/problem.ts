@@ -1,0 +1,119 @@
+/**
+ * RFC 9457 problem details: the single error middleware, the 404 fallback, and the mapping of
+ * body-parser failures to clear 4xx answers (never a 5xx for bad input).
+ */
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { ProblemError, problemType } from '../errors.js';
+import type { Logger } from '../log.js';
+
+export const PROBLEM_JSON = 'application/problem+json';
+
+export function sendProblem(req: Request, res: Response, p: ProblemError): void {
+  for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
+  res
+    .status(p.status)
+    .type(PROBLEM_JSON)
+    .send(
+      JSON.stringify({
+        type: problemType(p.code),
+        title: p.title,
+        status: p.status,
+        ...(p.detail !== undefined && { detail: p.detail }),
+        instance: req.originalUrl,
+        requestId: req.id,
+        ...p.extensions,
+      }),
+    );
+}
+
+/** body-parser / raw-body errors carry a `type`; each is the client's fault. */
+const BODY_ERRORS: Record<string, { status: number; code: string; title: string }> = {
+  'entity.parse.failed': { status: 400, code: 'malformed-json', title: 'Malformed JSON body' },
+  'entity.too.large': { status: 413, code: 'body-too-large', title: 'Request body too large' },
+  'encoding.unsupported': {
+    status: 415,
+    code: 'unsupported-encoding',
+    title: 'Unsupported content encoding',
+  },
+  'charset.unsupported': { status: 415, code: 'unsupported-charset', title: 'Unsupported charset' },
+  'request.aborted': { status: 400, code: 'request-aborted', title: 'Request aborted' },
+  'request.size.invalid': { status: 400, code: 'bad-content-length', title: 'Bad Content-Length' },
+  'stream.encoding.set': { status: 400, code: 'bad-request', title: 'Bad request' },
+};
+
+interface HttpLikeError {
+  type?: string;
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  message?: string;
+}
+
+/** Turns anything thrown into a ProblemError; unknown errors become an opaque 500. */
+export function toProblem(err: unknown): ProblemError {
+  if (err instanceof ProblemError) return err;
+  const e = (err ?? {}) as HttpLikeError;
+  const known = e.type ? BODY_ERRORS[e.type] : undefined;
+  if (known) return new ProblemError({ ...known, detail: e.message, cause: err });
+  const status = e.status ?? e.statusCode;
+  if (status && status >= 400 && status < 500) {
+    return new ProblemError({
+      status,
+      code: 'bad-request',
+      title: 'Bad request',
+      detail: e.expose ? e.message : undefined,
+      cause: err,
+    });
+  }
+  return new ProblemError({
+    status: 500,
+    code: 'internal',
+    title: 'Internal server error',
+    detail: 'The error was logged with this request id.',
+    cause: err,
+  });
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    const problem = toProblem(err);
+    if (problem.status >= 500) {
+      (req.log ?? logger).error({ err, requestId: req.id }, 'request failed');
+    }
+    if (res.headersSent) return next(err);
+    sendProblem(req, res, problem);
+  };
+}
+
+export const notFound: RequestHandler = (req, _res, next) => {
+  next(
+    new ProblemError({
+      status: 404,
+      code: 'not-found',
+      title: 'Not found',
+      detail: `No route for ${req.method} ${req.path}`,
+    }),
+  );
+};
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/** 415 for a request that carries a body that is not JSON (before the JSON parser skips it). */
+export const requireJsonBody: RequestHandler = (req, _res, next) => {
+  if (!BODY_METHODS.has(req.method)) return next();
+  const hasBody =
+    req.headers['transfer-encoding'] !== undefined ||
+    Number(req.headers['content-length'] ?? 0) > 0;
+  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    return next(
+      new ProblemError({
+        status: 415,
+        code: 'unsupported-media-type',
+        title: 'Unsupported media type',
+        detail: `Send the body as application/json (got ${req.headers['content-type'] ?? 'no Content-Type'})`,
+        headers: { 'Accept-Post': 'application/json' },
+      }),
+    );
+  }
+  next();
+};

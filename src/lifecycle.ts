@@ -1,0 +1,81 @@
+/**
+ * Ordered shutdown: components are added as they start and closed in reverse order, each
+ * awaited, errors logged and not allowed to stop the rest.
+ */
+import { messageOf } from './errors.js';
+import type { Logger } from './log.js';
+
+export class Lifecycle {
+  private readonly closers: Array<{ name: string; close: () => Promise<void> | void }> = [];
+  private readonly killers: Array<() => void> = [];
+  private closing: Promise<void> | undefined;
+
+  constructor(private readonly logger: Logger) {}
+
+  /**
+   * Registers `close` to run at shutdown, before everything registered earlier.
+   * @param kill - synchronous last resort for a forced exit (SIGKILL a child server), so even a
+   *   hung shutdown leaves no process of ours behind.
+   */
+  add(name: string, close: () => Promise<void> | void, kill?: () => void): void {
+    this.closers.push({ name, close });
+    if (kill) this.killers.push(kill);
+  }
+
+  /** Forced exit: kill what can be killed synchronously, newest first. */
+  killAll(): void {
+    for (const kill of [...this.killers].reverse()) {
+      try {
+        kill();
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const { name, close } of this.closers.reverse()) {
+        try {
+          await close();
+          this.logger.debug({ component: name }, 'closed');
+        } catch (err) {
+          this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');
+        }
+      }
+    })();
+    return this.closing;
+  }
+}
+
+/** A terminal's Ctrl-C often arrives twice (once direct, once forwarded by npm): not a "force". */
+const REPEAT_GRACE_MS = 2_000;
+
+/**
+ * Closes `lifecycle` on SIGINT/SIGTERM, then exits 0. An `unref()`'d timer forces exit 1 if
+ * shutdown hangs; a signal repeated after a grace period forces it too. A forced exit first
+ * kills the child servers, so nothing of ours is left running.
+ */
+export function closeOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: number): void {
+  let firstAt = 0;
+  const force = (why: string) => {
+    logger.error(why);
+    lifecycle.killAll();
+    process.exit(1);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstAt) {
+      if (Date.now() - firstAt > REPEAT_GRACE_MS) force(`${signal} again: forcing exit`);
+      return;
+    }
+    firstAt = Date.now();
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => force(`shutdown took over ${timeoutMs} ms: forcing exit`), timeoutMs).unref();
+    void lifecycle.close().then(() => {
+      logger.info('stopped');
+      process.exit(0);
+    });
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}

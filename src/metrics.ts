@@ -1,0 +1,42 @@
+/**
+ * One prom-client registry per process (per app in tests). Modules register their own metrics
+ * on it; `/metrics` exposes it.
+ */
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+export { Registry };
+
+export function createRegistry(opts: { defaultMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export interface HttpMetrics {
+  observe(method: string, route: string, status: number, seconds: number): void;
+}
+
+export function httpMetrics(registry: Registry): HttpMetrics {
+  const labelNames = ['method', 'route', 'status'] as const;
+  const total = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route and status',
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request latency, by route and status',
+    labelNames,
+    // Flash-sale answers are sub-millisecond to tens of ms; the tail matters most.
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [registry],
+  });
+  return {
+    observe(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      total.inc(labels);
+      duration.observe(labels, seconds);
+    },
+  };
+}

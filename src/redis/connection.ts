@@ -1,0 +1,73 @@
+/**
+ * ioredis connections. Every Redis key is named by `keys.ts`, so ioredis `keyPrefix` is refused
+ * (BullMQ does the same): a prefix applied behind the key module's back breaks hash tags and Lua.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { messageOf } from '../errors.js';
+import type { Logger } from '../log.js';
+
+export { Redis };
+
+export type RedisRole =
+  /** request path: fails fast while Redis is away instead of queueing for long */
+  | 'command'
+  /** one per process, pub/sub only */
+  | 'subscriber'
+  /** handed to BullMQ, which requires maxRetriesPerRequest: null */
+  | 'bullmq';
+
+export interface RedisConnectionOptions {
+  /** Shown in CLIENT LIST and logs. */
+  name: string;
+  role?: RedisRole;
+  logger?: Logger;
+  /** Extra ioredis options; `keyPrefix` is refused. */
+  overrides?: RedisOptions;
+}
+
+/** Connection errors repeat on every reconnect attempt; log one per interval. */
+const ERROR_LOG_INTERVAL_MS = 10_000;
+
+export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
+  if (opts.overrides?.keyPrefix) {
+    throw new Error('ioredis keyPrefix is not supported: key names come from src/redis/keys.ts');
+  }
+  const role = opts.role ?? 'command';
+  const redis = new Redis(url, {
+    connectionName: opts.name,
+    // A command must not run twice after a reconnect: a resent deduct would sell twice.
+    autoResendUnfulfilledCommands: false,
+    maxRetriesPerRequest: role === 'bullmq' ? null : 2,
+    retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
+    ...(role === 'bullmq' && { enableReadyCheck: false }),
+    ...opts.overrides,
+  });
+  let lastLogged = 0;
+  redis.on('error', (err) => {
+    const now = Date.now();
+    if (now - lastLogged < ERROR_LOG_INTERVAL_MS) return;
+    lastLogged = now;
+    opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
+  });
+  return redis;
+}
+
+/** Readiness: needs a PONG (a connection still coming up gets the caller's timeout to do so). */
+export async function pingRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') throw new Error('redis connection is closed');
+  await redis.ping();
+}
+
+/** QUIT politely, DISCONNECT if Redis is unreachable. */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
+  try {
+    await redis.quit();
+  } catch {
+    redis.disconnect();
+  }
+}

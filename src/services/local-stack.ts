@@ -1,0 +1,90 @@
+/**
+ * Starts the servers `seckill up` needs that the environment does not provide (REDIS_URL /
+ * DATABASE_URL unset): binaries found or installed, redis-server and PostgreSQL on loopback with
+ * data under DATA_DIR. Each stop is registered with the lifecycle, so they stop last, in reverse.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config/index.js';
+import type { Lifecycle } from '../lifecycle.js';
+import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
+import { startPostgres } from './postgres-server.js';
+import type { ServiceProcess } from './process.js';
+import { startRedisServer } from './redis-server.js';
+
+export interface LocalStackOptions {
+  config: Config;
+  lifecycle: Lifecycle;
+  progress: (line: string) => void;
+  /** Called when a server we started exits without being asked to. */
+  onCrash: (name: string, code: number | string, logFile: string) => void;
+}
+
+function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
+  void p.exited.then((code) => {
+    if (!p.stopping) onCrash(p.name, code, p.logFile);
+  });
+}
+
+export async function startLocalServices(o: LocalStackOptions): Promise<void> {
+  const { launcher } = o.config;
+  const need: ServiceName[] = [];
+  if (!launcher.useExternalRedis) need.push('redis');
+  if (!launcher.useExternalPostgres) need.push('postgres');
+  if (need.length === 0) {
+    o.progress('REDIS_URL and DATABASE_URL are set: using those servers, starting none');
+    return;
+  }
+  const bins = ensureBinaries({
+    need,
+    autoInstall: launcher.autoInstall,
+    dirs: searchDirs(launcher.searchPath),
+    progress: o.progress,
+  });
+  const dataDir = resolve(launcher.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+
+  if (bins.redis) {
+    const redis = await startRedisServer({
+      port: launcher.redisPort,
+      dir: join(dataDir, 'redis'),
+      binDir: bins.redis,
+    });
+    o.lifecycle.add(
+      'redis-server',
+      () => redis.stop(),
+      () => redis.process.kill(),
+    );
+    watch(redis.process, o.onCrash);
+    o.progress(`redis-server up at ${redis.url} (AOF, noeviction; log ${redis.process.logFile})`);
+  }
+  if (bins.postgres) {
+    const pg = await startPostgres({
+      port: launcher.pgPort,
+      dir: join(dataDir, 'postgres'),
+      binDir: bins.postgres,
+      progress: o.progress,
+    });
+    o.lifecycle.add(
+      'postgres',
+      () => pg.stop(),
+      () => pg.process.kill(),
+    );
+    watch(pg.process, o.onCrash);
+    o.progress(`PostgreSQL up at ${pg.url} (data ${pg.dir}; log ${pg.process.logFile})`);
+  }
+}
+
+/**
+ * The admin token `seckill up` uses when ADMIN_TOKEN is unset: generated once, kept in the data
+ * folder (mode 600) so it survives restarts.
+ */
+export function localAdminToken(dataDir: string): string {
+  const file = join(resolve(dataDir), 'admin-token');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  mkdirSync(resolve(dataDir), { recursive: true });
+  const token = randomBytes(24).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}

@@ -1,0 +1,179 @@
+/**
+ * A real PostgreSQL on loopback (TCP only, trust auth for the local `seckill` role), initdb on
+ * first run. PostgreSQL refuses to run as root, so as root it runs as the `postgres` (or
+ * `nobody`) user.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import pg from 'pg';
+import { assertPortFree, spawnService, stopStale, tail, type ServiceProcess } from './process.js';
+
+export interface PostgresServerOptions {
+  port: number;
+  /** Cluster folder (created and initdb'ed on first run). */
+  dir: string;
+  /** Directory holding postgres and initdb. */
+  binDir: string;
+  /** Database to create if missing (default `seckill`). */
+  database?: string;
+  /** Extra server settings (`-c name=value`), e.g. fsync=off for throwaway test servers. */
+  settings?: Record<string, string>;
+  startTimeoutMs?: number;
+  progress?: (line: string) => void;
+}
+
+export interface RunningPostgres {
+  url: string;
+  port: number;
+  /** The cluster folder actually used (see {@link clusterDir}). */
+  dir: string;
+  process: ServiceProcess;
+  stop(): Promise<void>;
+}
+
+export const PG_ROLE = 'seckill';
+
+interface RunAs {
+  uid: number;
+  gid: number;
+  name: string;
+}
+
+/** Who runs the server: ourselves, or (as root) the `postgres` or `nobody` account. */
+function runAs(): RunAs | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  const passwd = readFileSync('/etc/passwd', 'utf8').split('\n');
+  for (const name of ['postgres', 'nobody']) {
+    const row = passwd.find((l) => l.startsWith(`${name}:`))?.split(':');
+    if (row) return { name, uid: Number(row[2]), gid: Number(row[3]) };
+  }
+  throw new Error('running as root and neither a "postgres" nor a "nobody" account exists');
+}
+
+function reachableBy(user: RunAs, dir: string): boolean {
+  const r = spawnSync('/bin/sh', ['-c', 'cd "$1" && test -w .', 'sh', dir], {
+    uid: user.uid,
+    gid: user.gid,
+  });
+  return r.status === 0;
+}
+
+/**
+ * The folder the cluster lives in: `dir`, unless the service account cannot reach it (a project
+ * under /root, mode 700), in which case a stable folder under /var/tmp named after `dir`.
+ */
+export function clusterDir(dir: string, user: RunAs | undefined): string {
+  mkdirSync(dir, { recursive: true });
+  if (!user) return dir;
+  chownSync(dir, user.uid, user.gid);
+  if (reachableBy(user, dir)) return dir;
+  const alt = join(
+    '/var/tmp',
+    `seckill-pg-${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}`,
+  );
+  mkdirSync(alt, { recursive: true, mode: 0o700 });
+  chownSync(alt, user.uid, user.gid);
+  return alt;
+}
+
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+export async function startPostgres(o: PostgresServerOptions): Promise<RunningPostgres> {
+  const progress = o.progress ?? (() => {});
+  const user = runAs();
+  const dir = clusterDir(o.dir, user);
+  if (dir !== o.dir)
+    progress(`PostgreSQL runs as ${user?.name}, which cannot reach ${o.dir}; using ${dir}`);
+  await stopStale(join(dir, 'postmaster.pid'), 'postgres', 'SIGINT');
+  await assertPortFree(o.port);
+
+  const logFile = `${dir}.log`;
+  if (!existsSync(join(dir, 'PG_VERSION'))) {
+    progress(`initdb ${dir}`);
+    const r = spawnSync(
+      join(o.binDir, 'initdb'),
+      [
+        '-D',
+        dir,
+        '-U',
+        PG_ROLE,
+        '--auth=trust',
+        '--encoding=UTF8',
+        '--no-locale',
+        '--no-instructions',
+      ],
+      { encoding: 'utf8', ...(user && { uid: user.uid, gid: user.gid }) },
+    );
+    if (r.status !== 0)
+      throw new Error(`initdb failed (exit ${r.status}):\n${r.stderr || r.stdout}`);
+  }
+
+  const settings = {
+    listen_addresses: '127.0.0.1',
+    unix_socket_directories: '',
+    max_connections: '200',
+    ...o.settings,
+  };
+  const proc = spawnService({
+    name: 'postgres',
+    command: join(o.binDir, 'postgres'),
+    args: [
+      '-D',
+      dir,
+      '-p',
+      String(o.port),
+      ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    ],
+    logFile,
+    stopSignal: 'SIGINT',
+    ...(user && { uid: user.uid, gid: user.gid }),
+  });
+
+  const adminUrl = `postgres://${PG_ROLE}@127.0.0.1:${o.port}/postgres`;
+  const deadline = Date.now() + (o.startTimeoutMs ?? 60_000);
+  let exited = false;
+  void proc.exited.then(() => (exited = true));
+  while (!(await answers(adminUrl))) {
+    if (exited || Date.now() > deadline) {
+      await proc.stop();
+      throw new Error(
+        `PostgreSQL on port ${o.port} did not come up${exited ? ' (it exited)' : ''}; ` +
+          `last lines of ${logFile}:\n${tail(logFile)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const database = o.database ?? 'seckill';
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [
+      database,
+    ]);
+    if (!rowCount) await admin.query(`create database "${database.replaceAll('"', '""')}"`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: `postgres://${PG_ROLE}@127.0.0.1:${o.port}/${database}`,
+    port: o.port,
+    dir,
+    process: proc,
+    stop: () => proc.stop(),
+  };
+}

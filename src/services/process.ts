@@ -1,0 +1,149 @@
+/**
+ * Supervision of the server processes the launcher starts: each runs in its own process group
+ * (so a terminal's Ctrl-C reaches only the launcher, which then stops them in reverse order),
+ * logs to a file in the data folder, and is stopped with its graceful signal, then SIGKILL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface ServiceProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly logFile: string;
+  /** Resolves with the exit code (or signal name) when the process ends. */
+  readonly exited: Promise<number | string>;
+  /** True once stop() was called; an exit before that is a crash. */
+  readonly stopping: boolean;
+  stop(): Promise<void>;
+  /** SIGKILL now (forced exit only). */
+  kill(): void;
+}
+
+export interface SpawnServiceOptions {
+  name: string;
+  command: string;
+  args: string[];
+  logFile: string;
+  /** Signal that asks for a clean shutdown (redis: SIGTERM, postgres fast shutdown: SIGINT). */
+  stopSignal: NodeJS.Signals;
+  stopTimeoutMs?: number;
+  uid?: number;
+  gid?: number;
+}
+
+export function spawnService(o: SpawnServiceOptions): ServiceProcess {
+  const fd = openSync(o.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(o.command, o.args, {
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      ...(o.uid !== undefined && { uid: o.uid, gid: o.gid }),
+    });
+  } finally {
+    closeSync(fd);
+  }
+  const exited = new Promise<number | string>((resolve) => {
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown'));
+    child.once('error', (err) => resolve(err.message));
+  });
+  let stopping = false;
+  let stopped: Promise<void> | undefined;
+  return {
+    name: o.name,
+    pid: child.pid ?? -1,
+    logFile: o.logFile,
+    exited,
+    get stopping() {
+      return stopping;
+    },
+    stop() {
+      stopping = true;
+      stopped ??= (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill(o.stopSignal);
+        const timeout = o.stopTimeoutMs ?? 15_000;
+        let timer: NodeJS.Timeout | undefined;
+        const forced = new Promise<'timeout'>(
+          (r) => (timer = setTimeout(() => r('timeout'), timeout)),
+        );
+        const outcome = await Promise.race([exited, forced]);
+        clearTimeout(timer);
+        if (outcome === 'timeout') {
+          child.kill('SIGKILL');
+          await exited;
+        }
+      })();
+      return stopped;
+    },
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Stops a server left running by a launcher that was killed (SIGKILL gives it no chance to clean
+ * up). Only a live process whose command line names `binary` is touched: pids get reused.
+ * @returns the pid that was stopped, if any.
+ */
+export async function stopStale(
+  pidFile: string,
+  binary: string,
+  signal: NodeJS.Signals,
+  timeoutMs = 15_000,
+): Promise<number | undefined> {
+  if (!existsSync(pidFile)) return undefined;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]?.trim());
+  if (!Number.isInteger(pid) || pid <= 1 || !isAlive(pid)) return undefined;
+  if (!commandLine(pid).includes(binary)) return undefined;
+  process.kill(pid, signal);
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+  return pid;
+}
+
+/** Last lines of a log file, to explain why a server did not come up. */
+export function tail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Rejects when something already listens on 127.0.0.1:`port` (so we never adopt a stranger). */
+export function assertPortFree(port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `port ${port} is already in use: stop what runs there or pick another port`
+            : `cannot bind port ${port}: ${err.message}`,
+        ),
+      ),
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+  });
+}

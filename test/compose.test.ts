@@ -1,0 +1,100 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+
+// No Docker engine runs on the build machines: parse the files and check their wiring instead.
+const ROOT = join(import.meta.dirname, '..');
+
+interface Service {
+  image?: string;
+  build?: string;
+  command?: string[];
+  ports?: string[];
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+  profiles?: string[];
+  volumes?: string[];
+}
+
+const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+const s = compose.services;
+
+describe('docker-compose.yml', () => {
+  it('has redis, postgres, migrate, api, worker and a k6 service under the load profile', () => {
+    expect(Object.keys(s).sort()).toEqual(['api', 'k6', 'migrate', 'postgres', 'redis', 'worker']);
+    expect(s.k6!.profiles).toEqual(['load']);
+    for (const name of ['redis', 'postgres', 'api', 'worker', 'migrate']) {
+      expect(s[name]!.profiles).toBeUndefined();
+    }
+  });
+
+  it('runs redis with AOF and noeviction, with a ping healthcheck', () => {
+    const cmd = s.redis!.command!.join(' ');
+    expect(cmd).toMatch(/--appendonly yes/);
+    expect(cmd).toMatch(/--maxmemory-policy noeviction/);
+    expect(s.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+
+  it('gives postgres a pg_isready healthcheck for the database the apps use', () => {
+    const env = s.postgres!.environment!;
+    expect(s.postgres!.healthcheck!.test.join(' ')).toContain(
+      `pg_isready -U ${env.POSTGRES_USER} -d ${env.POSTGRES_DB}`,
+    );
+  });
+
+  it('wires the apps to the redis and postgres services by name, port and credentials', () => {
+    const pgEnv = s.postgres!.environment!;
+    for (const name of ['api', 'worker', 'migrate']) {
+      const env = s[name]!.environment!;
+      const redis = new URL(env.REDIS_URL!);
+      expect(redis.hostname).toBe('redis');
+      expect(s.redis!.ports).toContain(`${redis.port}:6379`);
+      const db = new URL(env.DATABASE_URL!);
+      expect(db.hostname).toBe('postgres');
+      expect(db.port).toBe('5432');
+      expect(db.username).toBe(pgEnv.POSTGRES_USER);
+      expect(db.password).toBe(pgEnv.POSTGRES_PASSWORD);
+      expect(db.pathname).toBe(`/${pgEnv.POSTGRES_DB}`);
+      expect(s[name]!.build).toBe('.');
+    }
+  });
+
+  it('starts api and worker only after healthy stores and a finished migration', () => {
+    for (const name of ['api', 'worker']) {
+      expect(s[name]!.depends_on).toEqual({
+        redis: { condition: 'service_healthy' },
+        postgres: { condition: 'service_healthy' },
+        migrate: { condition: 'service_completed_successfully' },
+      });
+    }
+    expect(s.api!.environment!.HOST).toBe('0.0.0.0');
+    expect(s.api!.ports).toContain(`${s.api!.environment!.PORT}:3000`);
+    expect(s.api!.healthcheck!.test.join(' ')).toContain('/readyz');
+  });
+
+  it('points k6 at the api service and a script that exists', () => {
+    const k6 = s.k6!;
+    expect(new URL(k6.environment!.BASE_URL!).host).toBe(`api:${s.api!.environment!.PORT}`);
+    expect(k6.depends_on).toEqual({ api: { condition: 'service_healthy' } });
+    expect(k6.volumes).toContain('./load-tests:/scripts:ro');
+    const script = k6.command!.at(-1)!.replace('/scripts/', '');
+    expect(existsSync(join(ROOT, 'load-tests', script))).toBe(true);
+  });
+});
+
+describe('Dockerfile', () => {
+  const file = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+  it('is multi-stage and runs the compiled CLI as a non-root user', () => {
+    expect(file.match(/^FROM /gm)).toHaveLength(2);
+    expect(file).toMatch(/^USER node$/m);
+    expect(file).toContain('ENTRYPOINT ["node", "dist/src/cli.js"]');
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    expect(pkg.bin.seckill).toBe('dist/src/cli.js');
+  });
+});

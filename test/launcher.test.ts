@@ -1,0 +1,226 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ensureBinaries, MissingBinaryError } from '../src/services/binaries.js';
+import { isAlive } from '../src/services/process.js';
+import { startRedisServer } from '../src/services/redis-server.js';
+import { runCli, waitFor, type CliRun } from './support/cli.js';
+import { freePort } from './support/ports.js';
+import { binDirs, startTestPostgres, tempDir } from './support/servers.js';
+
+const cleanups: Array<() => Promise<unknown> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function redisGet(url: string, key: string) {
+  const r = new Redis(url, { lazyConnect: true });
+  await r.connect();
+  try {
+    return await r.get(key);
+  } finally {
+    r.disconnect();
+  }
+}
+
+describe('local services', () => {
+  it('starts redis-server with AOF and noeviction, stops it, and keeps data across restarts', async () => {
+    const dir = tempDir('l-redis');
+    cleanups.push(() => dir.remove());
+    const port = await freePort();
+    const first = await startRedisServer({ port, dir: dir.path, binDir: binDirs().redis });
+    cleanups.push(() => first.stop());
+    const r = new Redis(first.url);
+    expect(await r.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
+    expect(await r.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
+    await r.set('k', 'v');
+    r.disconnect();
+    await first.stop();
+    expect(isAlive(first.process.pid)).toBe(false);
+
+    const second = await startRedisServer({ port, dir: dir.path, binDir: binDirs().redis });
+    cleanups.push(() => second.stop());
+    expect(await redisGet(second.url, 'k')).toBe('v');
+  });
+
+  it('initdb once, reuses the cluster on the next start, and stops cleanly', async () => {
+    const dir = tempDir('l-pg');
+    cleanups.push(() => dir.remove());
+    const cluster = join(dir.path, 'cluster');
+    const port = await freePort();
+    const first = await startTestPostgres(cluster, port);
+    cleanups.push(() => first.stop());
+    expect(first.dir).toBe(cluster);
+    expect(existsSync(join(cluster, 'PG_VERSION'))).toBe(true);
+    const c1 = new pg.Client(first.url);
+    await c1.connect();
+    await c1.query('create table kept (v text)');
+    await c1.query("insert into kept values ('still here')");
+    await c1.end();
+    await first.stop();
+    expect(isAlive(first.process.pid)).toBe(false);
+
+    const second = await startTestPostgres(cluster, port);
+    cleanups.push(() => second.stop());
+    const c2 = new pg.Client(second.url);
+    await c2.connect();
+    const { rows } = await c2.query('select v from kept');
+    await c2.end();
+    expect(rows).toEqual([{ v: 'still here' }]);
+  });
+
+  it('stops a server left behind by a killed launcher before starting again', async () => {
+    const dir = tempDir('l-stale');
+    cleanups.push(() => dir.remove());
+    const port = await freePort();
+    const orphan = await startRedisServer({ port, dir: dir.path, binDir: binDirs().redis });
+    // The launcher "dies" without stopping it; the next start finds it through the pid file.
+    const next = await startRedisServer({ port, dir: dir.path, binDir: binDirs().redis });
+    cleanups.push(() => next.stop());
+    expect(isAlive(orphan.process.pid)).toBe(false);
+    expect(next.process.pid).not.toBe(orphan.process.pid);
+    expect(await redisGet(next.url, 'anything')).toBeNull();
+  });
+
+  it('refuses to adopt a port someone else already serves', async () => {
+    const dir = tempDir('l-busy');
+    cleanups.push(() => dir.remove());
+    const port = await freePort();
+    const other = await startRedisServer({
+      port,
+      dir: join(dir.path, 'a'),
+      binDir: binDirs().redis,
+    });
+    cleanups.push(() => other.stop());
+    await expect(
+      startRedisServer({ port, dir: join(dir.path, 'b'), binDir: binDirs().redis }),
+    ).rejects.toThrow(`port ${port} is already in use`);
+  });
+
+  it('names the exact install lines for apt, brew and Docker when a binary is missing', () => {
+    let err: unknown;
+    try {
+      ensureBinaries({ need: ['redis', 'postgres'], autoInstall: false, dirs: ['/nonexistent'] });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(MissingBinaryError);
+    const lines = (err as Error).message.split('\n');
+    expect(lines).toContain('  apt:    sudo apt-get install -y redis-server postgresql');
+    expect(lines).toContain('  brew:   brew install redis postgresql@16');
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}Docker: docker compose up -d redis /));
+    expect(lines).toContainEqual(
+      expect.stringMatching(/^ {2}Docker: docker compose up -d postgres /),
+    );
+  });
+});
+
+describe('seckill up (the README first command)', () => {
+  async function up(env: Record<string, string>): Promise<CliRun & { base: string }> {
+    const port = await freePort();
+    const run = runCli(['up'], { LOG_LEVEL: 'warn', PORT: String(port), ...env });
+    cleanups.push(async () => {
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGINT');
+        await run.exited;
+      }
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      `readyz 200 (output so far:\n${run.output()})`,
+      async () => (await fetch(`${base}/readyz`)).status === 200,
+      60_000,
+    );
+    return { ...run, base };
+  }
+
+  it('brings the stack up, stops everything on SIGINT, and works again on the same data folder', async () => {
+    const dir = tempDir('l-up');
+    cleanups.push(() => dir.remove());
+    const env = {
+      DATA_DIR: dir.path,
+      LOCAL_REDIS_PORT: String(await freePort()),
+      LOCAL_PG_PORT: String(await freePort()),
+      PATH: process.env.PATH ?? '',
+      AUTO_INSTALL: 'false',
+    };
+    for (const round of [1, 2]) {
+      const run = await up(env);
+      const redisPid = Number(readFileSync(join(dir.path, 'redis', 'redis.pid'), 'utf8'));
+      const pgPid = Number(
+        readFileSync(join(dir.path, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+      );
+      expect(isAlive(redisPid)).toBe(true);
+      expect(isAlive(pgPid)).toBe(true);
+      expect(run.output()).toContain(round === 1 ? 'initdb' : 'redis-server up');
+      if (round === 2) expect(run.output()).not.toContain('initdb');
+
+      run.child.kill('SIGINT');
+      expect(await run.exited).toBe(0);
+      expect(isAlive(run.child.pid!)).toBe(false);
+      expect(isAlive(redisPid)).toBe(false);
+      expect(isAlive(pgPid)).toBe(false);
+    }
+  });
+
+  it('uses REDIS_URL / DATABASE_URL when set and starts nothing', async () => {
+    const dir = tempDir('l-ext');
+    cleanups.push(() => dir.remove());
+    const redis = await startRedisServer({
+      port: await freePort(),
+      dir: join(dir.path, 'r'),
+      binDir: binDirs().redis,
+    });
+    cleanups.push(() => redis.stop());
+    const postgres = await startTestPostgres(join(dir.path, 'pg'));
+    cleanups.push(() => postgres.stop());
+    const run = await up({
+      DATA_DIR: join(dir.path, 'data'),
+      REDIS_URL: redis.url,
+      DATABASE_URL: postgres.url,
+    });
+    expect(run.output()).toContain('starting none');
+    expect(existsSync(join(dir.path, 'data', 'redis'))).toBe(false);
+    expect(existsSync(join(dir.path, 'data', 'postgres'))).toBe(false);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('exits non-zero with install lines when a binary is missing and installing is off', async () => {
+    const dir = tempDir('l-miss');
+    cleanups.push(() => dir.remove());
+    // redis-server is only found through PATH (Debian's PostgreSQL folders are searched too).
+    const run = runCli(['up'], { DATA_DIR: dir.path, PATH: '/nonexistent', AUTO_INSTALL: 'false' });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('Not found: redis-server.');
+    expect(run.output()).toContain('  apt:    sudo apt-get install -y redis-server\n');
+    expect(run.output()).toContain('  brew:   brew install redis\n');
+    expect(run.output()).not.toMatch(/^\s+at /m);
+  });
+});
+
+describe('seckill with a bad environment', () => {
+  it('exits non-zero with a one-screen message naming the variable, no stack trace', async () => {
+    const run = runCli(['serve'], { PORT: 'abc', AUTH_MODE: 'dev' });
+    expect(await run.exited).toBe(2);
+    const out = run.output();
+    expect(out).toMatch(/^Invalid configuration:\n {2}- PORT: .*"abc"/);
+    expect(out.trimEnd().split('\n').length).toBeLessThanOrEqual(24);
+    expect(out).not.toMatch(/^\s+at /m);
+  });
+
+  it('lists every bad variable in that one message', async () => {
+    const run = runCli(['serve'], { PORT: '-1', LOG_LEVEL: 'chatty', AUTH_MODE: 'jwt' });
+    expect(await run.exited).toBe(2);
+    for (const name of ['PORT', 'LOG_LEVEL', 'JWT_SECRET'])
+      expect(run.output()).toContain(`- ${name}:`);
+  });
+
+  it('rejects an unknown command with usage', async () => {
+    const run = runCli(['frobnicate'], {});
+    expect(await run.exited).toBe(2);
+    expect(run.output()).toContain('Usage: seckill <command>');
+  });
+});

@@ -1,0 +1,56 @@
+/**
+ * Starts one throwaway redis-server and PostgreSQL for the whole run (unless TEST_REDIS_URL /
+ * TEST_DATABASE_URL point at servers to use), migrates a template database that each test file
+ * clones, and stops everything afterwards.
+ */
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { createDb } from '../../src/db/index.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { startTestPostgres, startTestRedis, tempDir } from './servers.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    redisUrl: string;
+    /** Server URL without a database; files create their own database from the template. */
+    postgresServerUrl: string;
+    templateDatabase: string;
+  }
+}
+
+export const TEMPLATE_DB = 'seckill_template';
+
+export default async function setup(project: TestProject) {
+  const dir = tempDir('run');
+  const stops: Array<() => Promise<void>> = [];
+  let redisUrl = process.env.TEST_REDIS_URL;
+  let serverUrl = process.env.TEST_DATABASE_URL;
+  if (!redisUrl) {
+    const redis = await startTestRedis({ dir: `${dir.path}/redis` });
+    stops.push(() => redis.stop());
+    redisUrl = redis.url;
+  }
+  if (!serverUrl) {
+    const postgres = await startTestPostgres(`${dir.path}/pg`);
+    stops.push(() => postgres.stop());
+    serverUrl = postgres.url.replace(/\/[^/]*$/, '');
+  }
+
+  const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
+  await admin.connect();
+  await admin.query(`drop database if exists ${TEMPLATE_DB}`);
+  await admin.query(`create database ${TEMPLATE_DB}`);
+  await admin.end();
+  const db = createDb(`${serverUrl}/${TEMPLATE_DB}`, { max: 1 });
+  await migrateToLatest(db);
+  await db.destroy();
+
+  project.provide('redisUrl', redisUrl);
+  project.provide('postgresServerUrl', serverUrl);
+  project.provide('templateDatabase', TEMPLATE_DB);
+
+  return async () => {
+    for (const stop of stops.reverse()) await stop();
+    dir.remove();
+  };
+}
