@@ -1,0 +1,100 @@
+/**
+ * Every Redis key and channel name the product uses, and the only place hash tags are chosen.
+ *
+ * A lock `L` lives under the tag `{L}`: its hash, fence counter, unlock channel and fair-queue keys
+ * share one Redis Cluster slot, so one script can touch them all. A product segment's lock is the
+ * lock named `P:i`, so it shares the tag `{P:i}` with the segment's stock, buyers and outbox:
+ * everything one deduct touches is in one slot, and segments spread over the shards of a cluster.
+ */
+
+/** Ids that become part of key names: no braces (they would change the hash tag), no spaces. */
+export const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export class InvalidKeyPartError extends Error {
+  constructor(what: string, value: string) {
+    super(`invalid ${what} ${JSON.stringify(value)}: must match ${ID_PATTERN}`);
+    this.name = 'InvalidKeyPartError';
+  }
+}
+
+function checked(what: string, value: string): string {
+  if (!ID_PATTERN.test(value)) throw new InvalidKeyPartError(what, value);
+  return value;
+}
+
+export interface LockKeys {
+  /** hash owner -> reentry count; PEXPIRE is the lease */
+  lock: string;
+  /** INCR'd on every first acquisition: the fencing token */
+  fence: string;
+  /** unlock notices (sharded pub/sub) */
+  channel: string;
+  /** fair mode: list of waiting owners, first come first served */
+  queue: string;
+  /** fair mode: zset owner -> deadline (ms) of its place in the queue */
+  queueDeadlines: string;
+}
+
+export interface SegmentKeys {
+  /** hash: stock, sold, sale window, limit, epoch, last accepted fence */
+  state: string;
+  /** hash userId -> purchase marker, for users whose home segment this is */
+  buyers: string;
+  /** stream of orders deducted here and not yet confirmed persisted */
+  outbox: string;
+  /** the segment's lock (named `P:i`) */
+  lock: LockKeys;
+}
+
+export interface ProductKeys {
+  /** hash: product config + epoch */
+  meta: string;
+  /** channel for sold-out / segment-empty / reseed notices */
+  events: string;
+}
+
+export class Keys {
+  constructor(readonly prefix: string) {}
+
+  lock(name: string): LockKeys {
+    const tag = `${this.prefix}:{${checked('lock name', name)}}`;
+    return {
+      lock: `${tag}:lock`,
+      fence: `${tag}:fence`,
+      channel: `${tag}:unlocked`,
+      queue: `${tag}:waiters`,
+      queueDeadlines: `${tag}:waiters:deadline`,
+    };
+  }
+
+  product(productId: string): ProductKeys {
+    const tag = `${this.prefix}:{${checked('product id', productId)}}`;
+    return { meta: `${tag}:meta`, events: `${tag}:events` };
+  }
+
+  /** The lock name of segment `i` of a product. */
+  segmentLockName(productId: string, i: number): string {
+    return `${checked('product id', productId)}:${i}`;
+  }
+
+  segment(productId: string, i: number): SegmentKeys {
+    const name = this.segmentLockName(productId, i);
+    const tag = `${this.prefix}:{${name}}`;
+    return {
+      state: `${tag}:state`,
+      buyers: `${tag}:buyers`,
+      outbox: `${tag}:outbox`,
+      lock: this.lock(name),
+    };
+  }
+
+  /** Set of product ids ever seeded (the sweeper walks it). */
+  products(): string {
+    return `${this.prefix}:products`;
+  }
+
+  /** An Idempotency-Key record, scoped to the shopper who sent it. */
+  idempotency(userId: string, key: string): string {
+    return `${this.prefix}:{idem:${checked('user id', userId)}}:${key}`;
+  }
+}
