@@ -27,7 +27,7 @@ export interface LockKeys {
   lock: string;
   /** INCR'd on every first acquisition: the fencing token */
   fence: string;
-  /** unlock notices (sharded pub/sub) */
+  /** prefix of the unlock notice channels: each waiting process listens on prefix + its id */
   channel: string;
   /** fair mode: list of waiting owners, first come first served */
   queue: string;
@@ -61,7 +61,7 @@ export class Keys {
     return {
       lock: `${tag}:lock`,
       fence: `${tag}:fence`,
-      channel: `${tag}:unlocked`,
+      channel: `${tag}:unlocked:`,
       queue: `${tag}:waiters`,
       queueDeadlines: `${tag}:waiters:deadline`,
     };

@@ -1,0 +1,44 @@
+--[[
+  fairLockAcquire: take or re-enter the lock in fair mode (Redisson RFairLock semantics): served
+  first come, first served. A free lock goes only to the first live waiter in line (or to anyone
+  when nobody waits); everyone else joins the line (or keeps their place) and retries before
+  their place lapses.
+
+  KEYS[1] lock hash: owner -> reentry count; PEXPIRE = lease
+  KEYS[2] fence counter
+  KEYS[3] waiters: list of owners, oldest first
+  KEYS[4] waiters' deadlines: zset owner -> ms
+  ARGV[1] lease in ms
+  ARGV[2] owner id
+  ARGV[3] place in line, in ms (how long it is kept without another attempt)
+
+  Returns
+    {0, fence, 1}      ACQUIRED
+    {1, fence, count}  REENTERED
+    {2, waitMs}        BUSY: the holder's remaining lease, or, when the lock is free but another
+                       waiter is first in line, the time until that waiter's place lapses
+]]
+--- @include "serverTimeMs"
+--- @include "waitQueue"
+
+local now = serverTimeMs()
+local head = liveHead(KEYS[3], KEYS[4], now)
+
+if redis.call('EXISTS', KEYS[1]) == 0 and (head == nil or head == ARGV[2]) then
+  leaveLine(KEYS[3], KEYS[4], ARGV[2])
+  redis.call('HSET', KEYS[1], ARGV[2], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return {0, redis.call('INCR', KEYS[2]), 1}
+end
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
+  local count = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return {1, tonumber(redis.call('GET', KEYS[2]) or 0), count}
+end
+
+keepPlace(KEYS[3], KEYS[4], ARGV[2], now + tonumber(ARGV[3]))
+local wait = redis.call('PTTL', KEYS[1])
+if wait < 0 then
+  wait = tonumber(redis.call('ZSCORE', KEYS[4], redis.call('LINDEX', KEYS[3], 0))) - now
+end
+return {2, wait}

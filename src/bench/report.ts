@@ -1,0 +1,40 @@
+/**
+ * Benchmark output: a readable table, then exactly one JSON line with the figures, so runs can be
+ * compared by tools. Also percentiles and a description of the machine.
+ */
+import { cpus, totalmem } from 'node:os';
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i]!;
+}
+
+export function table(rows: Array<Record<string, string | number>>): string {
+  if (rows.length === 0) return '';
+  const cols = Object.keys(rows[0]!);
+  const cell = (v: string | number | undefined) =>
+    typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : (v ?? '');
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padStart(width[i]!)).join('  ');
+  return [
+    line(cols),
+    line(width.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(cols.map((c) => cell(r[c])))),
+  ].join('\n');
+}
+
+export function machine(): { cpus: number; model: string; memGiB: number; node: string } {
+  return {
+    cpus: cpus().length,
+    model: cpus()[0]?.model ?? 'unknown',
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+  };
+}
+
+export const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
+
+export function progress(line: string): void {
+  process.stderr.write(`[bench] ${line}\n`);
+}
