@@ -1,10 +1,11 @@
 /**
  * The shared parts of a process (serve, worker, up): logger, metrics registry, Redis command
- * connection, PostgreSQL pool. Each registers its own close with the lifecycle.
+ * connection, PostgreSQL pool, the inventory (subscriber, locks, catalog, sale). Each registers its own close with the lifecycle.
  */
 import type { Config } from './config/index.js';
 import { createDb, pingDb, type Db } from './db/index.js';
 import type { ReadinessCheck } from './http/health.js';
+import { createInventory, type Inventory } from './inventory/index.js';
 import { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
 import { createRegistry, type Registry } from './metrics.js';
@@ -16,6 +17,7 @@ export interface Runtime {
   registry: Registry;
   redis: Redis;
   db: Db;
+  inventory: Inventory;
   lifecycle: Lifecycle;
   readiness: ReadinessCheck[];
 }
@@ -30,7 +32,10 @@ export function createRuntime(
   lifecycle.add('redis', () => closeRedis(redis));
   const db = createDb(config.postgres.url, { logger });
   lifecycle.add('postgres pool', () => db.destroy());
+  const inventory = createInventory({ config, redis, logger, registry });
+  lifecycle.add('inventory', () => inventory.close());
   return {
+    inventory,
     config,
     logger,
     registry,

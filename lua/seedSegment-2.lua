@@ -1,0 +1,19 @@
+--[[
+  seedSegment: (re)starts one segment for a new sale epoch. The outbox is left alone: orders of
+  earlier epochs in it are still to be persisted. The lock's last accepted fencing token is kept,
+  so a holder from before the reseed still cannot write.
+
+  KEYS[1] segment state hash
+  KEYS[2] buyers hash (dropped: markers belong to the previous epoch)
+  ARGV[1] epoch
+  ARGV[2] stock (units)
+  ARGV[3] startsAt (ms, 0 = now)
+  ARGV[4] endsAt (ms, 0 = open-ended)
+  ARGV[5] limit per user (units)
+
+  Returns 1.
+]]
+redis.call('DEL', KEYS[2])
+redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'stock', ARGV[2], 'sold', 0,
+  'startsAt', ARGV[3], 'endsAt', ARGV[4], 'limit', ARGV[5])
+return 1

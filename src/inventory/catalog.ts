@@ -1,0 +1,162 @@
+/**
+ * What this process knows of each product: its config and epoch (from the product meta hash),
+ * which segments are empty, and whether it is sold out. Processes tell each other through the
+ * product's events channel (sharded pub/sub):
+ *
+ *   empty <epoch> <segment>   a segment ran out: skip it
+ *   soldout <epoch>           every segment ran out: answer from memory
+ *   reseed <epoch>            a new sale: forget what you knew
+ *
+ * Once a product is known sold out, a purchase is refused without any Redis command.
+ */
+import type { Redis } from 'ioredis';
+import type { Strategy } from '../db/schema.js';
+import type { Logger } from '../log.js';
+import type { Keys } from '../redis/keys.js';
+import type { PubSub } from '../redis/pubsub.js';
+import { markSoldOut } from './protocol.js';
+
+export interface ProductView {
+  readonly id: string;
+  readonly epoch: number;
+  readonly total: number;
+  readonly segments: number;
+  readonly strategy: Strategy;
+  /** ms since the epoch; 0 = from the seed on */
+  readonly startsAt: number;
+  /** ms; 0 = open-ended */
+  readonly endsAt: number;
+  readonly limitPerUser: number;
+  /** Segments seen empty in this epoch (stock only falls within an epoch). */
+  readonly empty: Set<number>;
+  soldOut: boolean;
+}
+
+interface Entry {
+  view: ProductView | null;
+  unsubscribe: () => void;
+}
+
+/** Products whose views are kept; past it the oldest are dropped (and reloaded on demand). */
+const MAX_PRODUCTS = 10_000;
+
+export class Catalog {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<ProductView | null>>();
+
+  constructor(private readonly o: { redis: Redis; pubsub: PubSub; keys: Keys; logger?: Logger }) {
+    // Notices published while the subscriber was away are lost: start again from Redis.
+    o.pubsub.onReconnect(() => this.clear());
+  }
+
+  /** The product's view, from memory when known; null when it was never seeded. */
+  get(productId: string): ProductView | null | Promise<ProductView | null> {
+    const e = this.entries.get(productId);
+    if (e?.view) return e.view;
+    let p = this.loading.get(productId);
+    if (!p) {
+      p = this.load(productId).finally(() => this.loading.delete(productId));
+      this.loading.set(productId, p);
+    }
+    return p;
+  }
+
+  private async load(productId: string): Promise<ProductView | null> {
+    const k = this.o.keys.product(productId);
+    let entry = this.entries.get(productId);
+    if (!entry) {
+      // Subscribe before reading, so no notice between the read and the subscription is missed.
+      const e: Entry = { view: null, unsubscribe: () => {} };
+      e.unsubscribe = await this.o.pubsub.subscribe(k.events, (m) => this.onEvent(productId, m));
+      if (this.entries.size >= MAX_PRODUCTS) this.evictOldest();
+      this.entries.set(productId, e);
+      entry = e;
+    }
+    const m = await this.o.redis.hgetall(k.meta);
+    if (!m.epoch) {
+      entry.unsubscribe();
+      this.entries.delete(productId);
+      return null;
+    }
+    const epoch = Number(m.epoch);
+    const view: ProductView = {
+      id: productId,
+      epoch,
+      total: Number(m.total),
+      segments: Number(m.segments),
+      strategy: m.strategy as Strategy,
+      startsAt: Number(m.startsAt),
+      endsAt: Number(m.endsAt),
+      limitPerUser: Number(m.limit),
+      empty: new Set(),
+      soldOut: Number(m.soldOut) === epoch,
+    };
+    entry.view = view;
+    return view;
+  }
+
+  private evictOldest(): void {
+    const [id, e] = this.entries.entries().next().value as [string, Entry];
+    e.unsubscribe();
+    this.entries.delete(id);
+  }
+
+  private onEvent(productId: string, message: string): void {
+    const [kind, epochText, segment] = message.split(' ');
+    const view = this.entries.get(productId)?.view;
+    if (!view) return;
+    const epoch = Number(epochText);
+    if (epoch > view.epoch || kind === 'reseed') {
+      this.forget(productId);
+      return;
+    }
+    if (epoch < view.epoch) return;
+    if (kind === 'empty') this.addEmpty(view, Number(segment), false);
+    else if (kind === 'soldout') view.soldOut = true;
+  }
+
+  /** Drops what is known of a product (the next request reloads it). */
+  forget(productId: string): void {
+    const e = this.entries.get(productId);
+    if (e) e.view = null;
+  }
+
+  clear(): void {
+    for (const id of this.entries.keys()) this.forget(id);
+  }
+
+  /**
+   * Records that `segment` ran out in the view's epoch and tells the other processes; when that
+   * makes every segment empty, marks the product sold out (in Redis too).
+   */
+  noteEmpty(view: ProductView, segment: number): void {
+    this.addEmpty(view, segment, true);
+  }
+
+  private addEmpty(view: ProductView, segment: number, announce: boolean): void {
+    if (view.empty.has(segment) || !(segment >= 0 && segment < view.segments)) return;
+    view.empty.add(segment);
+    const k = this.o.keys.product(view.id);
+    const fail = (err: unknown) => this.o.logger?.warn({ err, product: view.id }, 'notice failed');
+    if (announce) this.o.redis.spublish(k.events, `empty ${view.epoch} ${segment}`).catch(fail);
+    if (view.empty.size < view.segments || view.soldOut) return;
+    view.soldOut = true;
+    // Whoever completes the set records it (idempotent), so a process loading later starts sold out.
+    markSoldOut(this.o.redis, k, view.epoch)
+      .then((recorded) =>
+        recorded ? this.o.redis.spublish(k.events, `soldout ${view.epoch}`) : undefined,
+      )
+      .catch(fail);
+  }
+
+  /** Tells every process a product was reseeded (the seeding process included). */
+  async announceReseed(productId: string, epoch: number): Promise<void> {
+    this.forget(productId);
+    await this.o.redis.spublish(this.o.keys.product(productId).events, `reseed ${epoch}`);
+  }
+
+  close(): void {
+    for (const e of this.entries.values()) e.unsubscribe();
+    this.entries.clear();
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * The inventory protocol's gateway: every sale script with its key order and arguments, and the
+ * decoding of its reply into a typed result. Lua (lua/deduct-3.lua, claimSettle-1, seedSegment-2,
+ * beginSeed-1, markSoldOut-1) holds the protocol; callers never see a KEYS array.
+ */
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
+import { queueScript, runScript } from '../redis/scripts.js';
+
+export type DeductMode = 'home' | 'claim' | 'spill';
+
+export type DeductReply =
+  | { code: 'ok'; outboxId: string; remaining: number }
+  | { code: 'limit'; lastOrderId: string | undefined; units: number }
+  | { code: 'empty'; remaining: number }
+  | { code: 'not-started'; startsAt: number }
+  | { code: 'ended'; endsAt: number }
+  | { code: 'stale-fence'; lastFence: number }
+  | { code: 'stale-epoch'; epoch: number }
+  | { code: 'spill'; remaining: number }
+  | { code: 'claim-busy'; orderId: string }
+  | { code: 'unknown' };
+
+export interface DeductArgs {
+  mode: DeductMode;
+  epoch: number;
+  /** Fencing token of the segment lock held, 0 without a lock. */
+  fence: number;
+  userId: string;
+  quantity: number;
+  orderId: string;
+  productId: string;
+  segment: number;
+  homeSegment: number;
+}
+
+type Raw = [number, ...(string | number)[]];
+
+export function decodeDeduct(r: Raw): DeductReply {
+  switch (r[0]) {
+    case 0:
+      return { code: 'ok', outboxId: String(r[1]), remaining: Number(r[2]) };
+    case 1:
+      return { code: 'limit', lastOrderId: r[1] ? String(r[1]) : undefined, units: Number(r[2]) };
+    case 2:
+      return { code: 'empty', remaining: Number(r[1]) };
+    case 3:
+      return { code: 'not-started', startsAt: Number(r[1]) };
+    case 4:
+      return { code: 'ended', endsAt: Number(r[1]) };
+    case 5:
+      return { code: 'stale-fence', lastFence: Number(r[1]) };
+    case 6:
+      return { code: 'stale-epoch', epoch: Number(r[1]) };
+    case 7:
+      return { code: 'spill', remaining: Number(r[1]) };
+    case 8:
+      return { code: 'claim-busy', orderId: String(r[1]) };
+    case 9:
+      return { code: 'unknown' };
+    default:
+      throw new Error(`unexpected deduct reply ${JSON.stringify(r)}`);
+  }
+}
+
+const segmentKeyLists = new WeakMap<SegmentKeys, string[]>();
+function deductKeys(k: SegmentKeys): string[] {
+  let list = segmentKeyLists.get(k);
+  if (!list) {
+    list = [k.state, k.buyers, k.outbox];
+    segmentKeyLists.set(k, list);
+  }
+  return list;
+}
+
+export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promise<DeductReply> {
+  const r = await runScript<Raw>(redis, 'deduct', deductKeys(k), [
+    a.mode,
+    a.epoch,
+    a.fence,
+    a.userId,
+    a.quantity,
+    a.orderId,
+    a.productId,
+    a.segment,
+    a.homeSegment,
+  ]);
+  return decodeDeduct(r);
+}
+
+export type SettleReply = { code: 'settled'; units: number } | { code: 'no-claim' };
+
+export async function claimSettle(
+  redis: Redis,
+  home: SegmentKeys,
+  userId: string,
+  orderId: string,
+  outcome: 'finalise' | 'release',
+): Promise<SettleReply> {
+  const r = await runScript<number[]>(
+    redis,
+    'claimSettle',
+    [home.buyers],
+    [userId, orderId, outcome],
+  );
+  return r[0] === 0 ? { code: 'settled', units: r[1]! } : { code: 'no-claim' };
+}
+
+export interface SegmentSeed {
+  epoch: number;
+  stock: number;
+  startsAt: number;
+  endsAt: number;
+  limitPerUser: number;
+}
+
+export function queueSeedSegment(
+  pipeline: ChainableCommander,
+  k: SegmentKeys,
+  s: SegmentSeed,
+): ChainableCommander {
+  return queueScript(
+    pipeline,
+    'seedSegment',
+    [k.state, k.buyers],
+    [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser],
+  );
+}
+
+export interface ProductSpec {
+  total: number;
+  segments: number;
+  strategy: string;
+  startsAt: number;
+  endsAt: number;
+  limitPerUser: number;
+}
+
+export type BeginSeedReply =
+  { code: 'begun'; epoch: number; previousSegments: number } | { code: 'live'; epoch: number };
+
+export async function beginSeed(
+  redis: Redis,
+  k: ProductKeys,
+  spec: ProductSpec,
+  force: boolean,
+): Promise<BeginSeedReply> {
+  const r = await runScript<number[]>(
+    redis,
+    'beginSeed',
+    [k.meta],
+    [
+      force ? 1 : 0,
+      spec.total,
+      spec.segments,
+      spec.strategy,
+      spec.startsAt,
+      spec.endsAt,
+      spec.limitPerUser,
+    ],
+  );
+  return r[0] === 0
+    ? { code: 'begun', epoch: r[1]!, previousSegments: r[2]! }
+    : { code: 'live', epoch: r[1]! };
+}
+
+export async function markSoldOut(redis: Redis, k: ProductKeys, epoch: number): Promise<boolean> {
+  return (await runScript<number>(redis, 'markSoldOut', [k.meta], [epoch])) === 1;
+}
+
+/** Segment keys of a product, built once per (product, segment). */
+export class SegmentKeyCache {
+  private readonly cache = new Map<string, SegmentKeys[]>();
+  constructor(private readonly keys: Keys) {}
+
+  of(productId: string, segment: number): SegmentKeys {
+    let list = this.cache.get(productId);
+    if (!list) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      list = [];
+      this.cache.set(productId, list);
+    }
+    return (list[segment] ??= this.keys.segment(productId, segment));
+  }
+}

@@ -1,0 +1,297 @@
+/**
+ * A purchase, end to end on the Redis side: find the product's view, pick the shopper's home
+ * segment, run the deduct under the strategy's locking, spill to other segments when home is
+ * empty (or its lock busy), and settle the spill claim. Every stock change goes through
+ * lua/deduct-3.lua; this module only chooses segments, locks and arguments.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { HeldLock, LockClient } from '../lock/index.js';
+import type { Logger } from '../log.js';
+import type { Keys, SegmentKeys } from '../redis/keys.js';
+import type { Catalog, ProductView } from './catalog.js';
+import { SaleError } from './errors.js';
+import { homeSegment, spillOrder } from './layout.js';
+import {
+  claimSettle,
+  deduct,
+  SegmentKeyCache,
+  type DeductArgs,
+  type DeductReply,
+} from './protocol.js';
+
+export interface PurchaseRequest {
+  productId: string;
+  userId: string;
+  quantity: number;
+}
+
+/** A unit sale recorded in a segment's outbox; the order workers persist it. */
+export interface Purchase {
+  orderId: string;
+  productId: string;
+  userId: string;
+  quantity: number;
+  epoch: number;
+  segment: number;
+  homeSegment: number;
+  outboxId: string;
+}
+
+export interface SaleMetrics {
+  result(result: string, strategy: string): void;
+}
+
+export interface SaleOptions {
+  redis: Redis;
+  keys: Keys;
+  catalog: Catalog;
+  locks: LockClient;
+  /** How long to wait for a segment lock before trying elsewhere. */
+  lockWaitMs: number;
+  /** Lease of a segment lock held around one deduct. */
+  lockLeaseMs: number;
+  logger?: Logger;
+  metrics?: SaleMetrics;
+}
+
+/** A reseed between reading the product and deducting: reload and try again this many times. */
+const EPOCH_RETRIES = 3;
+
+class StaleEpoch extends Error {}
+
+export class Sale {
+  private readonly segmentKeys: SegmentKeyCache;
+
+  constructor(private readonly o: SaleOptions) {
+    this.segmentKeys = new SegmentKeyCache(o.keys);
+  }
+
+  /**
+   * Sells `quantity` units to the shopper, or says why not.
+   * @throws SaleError (every refusal); Redis errors pass through.
+   */
+  async purchase(req: PurchaseRequest): Promise<Purchase> {
+    for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
+      const got = this.o.catalog.get(req.productId);
+      const view = got instanceof Promise ? await got : got;
+      if (!view) throw this.refuse(null, 'unknown-product', `no product "${req.productId}"`);
+      if (view.soldOut) throw this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
+      try {
+        const p = await this.attempt(view, req);
+        this.o.metrics?.result('accepted', view.strategy);
+        return p;
+      } catch (err) {
+        if (!(err instanceof StaleEpoch)) {
+          if (err instanceof SaleError) this.o.metrics?.result(err.code, view.strategy);
+          throw err;
+        }
+        this.o.catalog.forget(view.id);
+      }
+    }
+    throw new SaleError({
+      code: 'reseeding',
+      message: 'the sale was reseeded during the purchase',
+    });
+  }
+
+  private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {
+    this.o.metrics?.result(code, view?.strategy ?? 'none');
+    return new SaleError({ code, message });
+  }
+
+  private async attempt(view: ProductView, req: PurchaseRequest): Promise<Purchase> {
+    const home = homeSegment(req.userId, view.segments);
+    const args: DeductArgs = {
+      mode: 'home',
+      epoch: view.epoch,
+      fence: 0,
+      userId: req.userId,
+      quantity: req.quantity,
+      orderId: randomUUID(),
+      productId: view.id,
+      segment: home,
+      homeSegment: home,
+    };
+    const locked = view.strategy !== 'lockfree';
+    // A home segment known to be empty only needs its claim (the limit check lives there).
+    if (view.empty.has(home)) args.mode = 'claim';
+    let r: DeductReply;
+    if (locked && args.mode === 'home') {
+      const held = await this.lockSegment(view, home, this.o.lockWaitMs);
+      if (held) {
+        r = await this.deductHolding(held, args);
+      } else if (view.segments === 1) {
+        throw new SaleError({
+          code: 'lock-timeout',
+          message: `the lock was busy for ${this.o.lockWaitMs} ms`,
+        });
+      } else {
+        args.mode = 'claim';
+        r = await deduct(this.o.redis, this.segment(view, home), args);
+      }
+    } else {
+      r = await deduct(this.o.redis, this.segment(view, home), args);
+    }
+    if (r.code === 'ok') {
+      if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
+      return this.purchaseOf(args, home, r.outboxId);
+    }
+    if (r.code !== 'spill') this.fail(view, r);
+    if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
+    return this.spill(view, args, home, locked);
+  }
+
+  /**
+   * The home segment could not serve: a claim now stands in for the shopper's marker. Take the
+   * units from another segment, then finalise the claim; or release it when none can.
+   */
+  private async spill(
+    view: ProductView,
+    args: DeductArgs,
+    home: number,
+    locked: boolean,
+  ): Promise<Purchase> {
+    const homeKeys = this.segment(view, home);
+    const settle = (outcome: 'finalise' | 'release') =>
+      claimSettle(this.o.redis, homeKeys, args.userId, args.orderId, outcome);
+    let candidates = spillOrder(view.segments, home, view.empty);
+    // Lock strategies: first a pass that skips busy locks, then one that waits for them.
+    const waits = locked ? [0, this.o.lockWaitMs] : [0];
+    try {
+      for (const waitMs of waits) {
+        const busy: number[] = [];
+        for (const seg of candidates) {
+          const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
+          let r: DeductReply;
+          if (locked) {
+            const held = await this.lockSegment(view, seg, waitMs);
+            if (!held) {
+              busy.push(seg);
+              continue;
+            }
+            r = await this.deductHolding(held, spillArgs);
+          } else {
+            r = await deduct(this.o.redis, this.segment(view, seg), spillArgs);
+          }
+          if (r.code === 'ok') {
+            if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
+            const settled = await settle('finalise');
+            if (settled.code === 'no-claim') {
+              this.o.logger?.warn({ orderId: args.orderId }, 'spill claim was settled by another');
+            }
+            return this.purchaseOf(spillArgs, seg, r.outboxId);
+          }
+          if (r.code === 'empty') {
+            if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
+            continue;
+          }
+          if (r.code === 'stale-fence') {
+            busy.push(seg);
+            continue;
+          }
+          this.fail(view, r);
+        }
+        candidates = busy;
+        if (candidates.length === 0) break;
+      }
+    } catch (err) {
+      await settle('release');
+      throw err;
+    }
+    await settle('release');
+    if (candidates.length > 0) {
+      throw new SaleError({
+        code: 'lock-timeout',
+        message: `segment locks stayed busy for ${this.o.lockWaitMs} ms`,
+      });
+    }
+    if (view.soldOut)
+      throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+    throw new SaleError({
+      code: 'insufficient-stock',
+      message: `no segment of "${view.id}" has ${args.quantity} units left`,
+    });
+  }
+
+  private lockSegment(view: ProductView, seg: number, waitMs: number): Promise<HeldLock | null> {
+    return this.o.locks.acquire(this.o.keys.segmentLockName(view.id, seg), {
+      waitMs,
+      leaseMs: this.o.lockLeaseMs,
+    });
+  }
+
+  /** The deduct under a held segment lock, fenced by its token; the lock is always released. */
+  private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
+    try {
+      return await deduct(this.o.redis, this.segment({ id: args.productId }, args.segment), {
+        ...args,
+        fence: held.fence,
+      });
+    } finally {
+      // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
+      await held
+        .release()
+        .catch((err: unknown) =>
+          this.o.logger?.warn({ err, lock: held.name }, 'segment lock release failed'),
+        );
+    }
+  }
+
+  private segment(view: { id: string }, seg: number): SegmentKeys {
+    return this.segmentKeys.of(view.id, seg);
+  }
+
+  private purchaseOf(args: DeductArgs, seg: number, outboxId: string): Purchase {
+    return {
+      orderId: args.orderId,
+      productId: args.productId,
+      userId: args.userId,
+      quantity: args.quantity,
+      epoch: args.epoch,
+      segment: seg,
+      homeSegment: args.homeSegment,
+      outboxId,
+    };
+  }
+
+  /** Maps a refusing deduct reply to its error (one place for every caller). */
+  private fail(view: ProductView, r: DeductReply): never {
+    switch (r.code) {
+      case 'limit':
+        throw new SaleError({
+          code: 'limit-reached',
+          message: `already bought ${r.units} of "${view.id}" (limit ${view.limitPerUser})`,
+          ...(r.lastOrderId && { orderId: r.lastOrderId }),
+        });
+      case 'claim-busy':
+        throw new SaleError({
+          code: 'purchase-in-progress',
+          message: 'another purchase of this product by you is still being completed',
+          orderId: r.orderId,
+        });
+      case 'not-started':
+        throw new SaleError({
+          code: 'not-started',
+          message: `the sale starts at ${new Date(r.startsAt).toISOString()}`,
+          at: r.startsAt,
+        });
+      case 'ended':
+        throw new SaleError({
+          code: 'ended',
+          message: `the sale ended at ${new Date(r.endsAt).toISOString()}`,
+          at: r.endsAt,
+        });
+      case 'stale-epoch':
+      case 'unknown':
+        throw new StaleEpoch();
+      case 'stale-fence':
+        throw new SaleError({
+          code: 'lock-timeout',
+          message: 'the segment lock was lost before the deduct',
+        });
+      default:
+        throw new Error(`unexpected deduct reply ${r.code}`);
+    }
+  }
+}

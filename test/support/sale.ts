@@ -1,0 +1,38 @@
+import type { Config } from '../../src/config/index.js';
+import { createDb, type Db } from '../../src/db/index.js';
+import { createInventory, type Inventory } from '../../src/inventory/index.js';
+import { createRedis, type Redis } from '../../src/redis/connection.js';
+
+export interface SaleProcess {
+  inv: Inventory;
+  redis: Redis;
+  close(): Promise<void>;
+}
+
+/** The inventory of one API process: its own command and subscriber connections. */
+export function saleProcess(config: Config): SaleProcess {
+  const redis = createRedis(config.redis.url, { name: 'test-sale' });
+  const inv = createInventory({ config, redis });
+  return {
+    inv,
+    redis,
+    async close() {
+      await inv.close();
+      redis.disconnect();
+    },
+  };
+}
+
+export function testDb(config: Config): Db {
+  return createDb(config.postgres.url, { max: 3 });
+}
+
+/** Sum of every command's calls (INFO commandstats), without INFO itself. */
+export async function totalCalls(redis: Redis): Promise<number> {
+  const info = await redis.info('commandstats');
+  let n = 0;
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (m[1] !== 'info') n += Number(m[2]);
+  }
+  return n;
+}
