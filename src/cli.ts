@@ -11,9 +11,11 @@ import { messageOf } from './errors.js';
 import { closeOnSignals, Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { serveApi } from './main.js';
-import { createRuntime } from './runtime.js';
+import { createRuntime, type Runtime } from './runtime.js';
 import { MissingBinaryError } from './services/binaries.js';
 import { localAdminToken, startLocalServices } from './services/local-stack.js';
+import { seedBody } from './http/admin.js';
+import { readProductState, SaleError, seedProduct } from './inventory/index.js';
 
 const USAGE = `Usage: seckill <command>
 
@@ -22,6 +24,9 @@ Commands:
             migrate, then serve the API; Ctrl-C stops everything it started
   serve     serve the API against REDIS_URL / DATABASE_URL
   migrate   apply pending migrations and exit
+  seed <product> --total N [--strategy segmented|global|lockfree] [--segments N]
+            [--limit-per-user N] [--starts-at ISO] [--ends-at ISO] [--force]
+            seed (or reseed) a product's stock over its segments
 
 Configuration comes from environment variables; see README.md#configuration.`;
 
@@ -72,6 +77,7 @@ async function up(): Promise<void> {
     const rt = createRuntime(config, logger, lifecycle);
     const applied = await migrateToLatest(rt.db);
     if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
+    await seedDemo(rt);
     warnDevAuth(config);
     await serveApi(rt);
   } catch (err) {
@@ -84,6 +90,83 @@ async function up(): Promise<void> {
     `ready: ${base}/readyz   admin token in ${resolve(config.launcher.dataDir, 'admin-token')}   ` +
       'Ctrl-C stops everything',
   );
+  progress(
+    `try: curl -si -X POST ${base}/seckill -H 'content-type: application/json' ` +
+      `-H 'x-user-id: alice' -d '{"productId":"${config.demo.productId}"}'`,
+  );
+}
+
+/** The demo sale `up` ends with (seeded once; a later `up` leaves it as it is). */
+async function seedDemo(rt: Runtime): Promise<void> {
+  const { productId, stock } = rt.config.demo;
+  const deps = { redis: rt.redis, keys: rt.inventory.keys, db: rt.db };
+  const existing = await readProductState(deps, productId);
+  if (existing) {
+    progress(`demo sale "${productId}": ${existing.status}, ${existing.remaining} left`);
+    return;
+  }
+  await seedProduct(deps, productId, { total: stock, segments: 4, strategy: 'segmented' });
+  progress(`seeded demo sale "${productId}": ${stock} units over 4 segments, 1 per shopper`);
+}
+
+const SEED_OPTIONS = {
+  total: { type: 'string' },
+  segments: { type: 'string' },
+  strategy: { type: 'string', default: 'segmented' },
+  'limit-per-user': { type: 'string' },
+  'starts-at': { type: 'string' },
+  'ends-at': { type: 'string' },
+  force: { type: 'boolean', default: false },
+} as const;
+
+async function seed(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: SEED_OPTIONS,
+  });
+  const productId = positionals[1];
+  if (!productId || positionals.length > 2) {
+    throw new ExitError(`seed takes one product id\n\n${USAGE}`, 2);
+  }
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  const parsed = seedBody.safeParse({
+    total: num(values.total),
+    segments: num(values.segments),
+    strategy: values.strategy,
+    limitPerUser: num(values['limit-per-user']),
+    startsAt: values['starts-at'],
+    endsAt: values['ends-at'],
+  });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  --${i.path.join('.')}: ${i.message}`);
+    throw new ExitError(`invalid seed:\n${lines.join('\n')}`, 2);
+  }
+  const b = parsed.data;
+  const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const logger = createLogger(config);
+  const rt = createRuntime(config, logger);
+  try {
+    const r = await seedProduct(
+      { redis: rt.redis, keys: rt.inventory.keys, db: rt.db },
+      productId,
+      {
+        total: b.total,
+        segments: b.segments ?? (b.strategy === 'global' ? 1 : 16),
+        strategy: b.strategy,
+        startsAt: b.startsAt ? new Date(b.startsAt) : undefined,
+        endsAt: b.endsAt ? new Date(b.endsAt) : undefined,
+        limitPerUser: b.limitPerUser,
+      },
+      { force: values.force },
+    );
+    process.stdout.write(`${JSON.stringify(r)}\n`);
+  } catch (err) {
+    if (err instanceof SaleError) throw new ExitError(err.message, 1);
+    throw err;
+  } finally {
+    await rt.lifecycle.close();
+  }
 }
 
 async function serve(config: Config): Promise<void> {
@@ -120,6 +203,8 @@ async function main(argv: string[]): Promise<void> {
       return up();
     case 'serve':
       return serve(loadConfig());
+    case 'seed':
+      return seed(argv);
     case 'migrate': {
       const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
       return migrate(config, createLogger(config));

@@ -3,7 +3,9 @@
  * (stop accepting, finish in-flight requests) so it runs first at shutdown.
  */
 import type { Server } from 'node:http';
+import { adminRouter } from './http/admin.js';
 import { buildApp } from './http/app.js';
+import { shopRouter } from './http/shop.js';
 import type { Runtime } from './runtime.js';
 
 export async function serveApi(rt: Runtime): Promise<Server> {
@@ -12,6 +14,21 @@ export async function serveApi(rt: Runtime): Promise<Server> {
     logger: rt.logger,
     registry: rt.registry,
     readiness: rt.readiness,
+    routers: [
+      shopRouter({
+        config: rt.config,
+        sale: rt.inventory.sale,
+        redis: rt.redis,
+        keys: rt.inventory.keys,
+      }),
+      adminRouter({
+        config: rt.config,
+        redis: rt.redis,
+        keys: rt.inventory.keys,
+        db: rt.db,
+        catalog: rt.inventory.catalog,
+      }),
+    ],
   });
   const server = app.listen(rt.config.http.port, rt.config.http.host);
   await new Promise<void>((resolve, reject) => {

@@ -156,6 +156,13 @@ describe('seckill up (the README first command)', () => {
       expect(isAlive(pgPid)).toBe(true);
       expect(run.output()).toContain(round === 1 ? 'initdb' : 'redis-server up');
       if (round === 2) expect(run.output()).not.toContain('initdb');
+      // the demo sale is there to buy from; on the second round it kept its sales
+      const bought = await fetch(`${run.base}/seckill`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user-id': 'alice' },
+        body: JSON.stringify({ productId: 'demo' }),
+      });
+      expect(bought.status).toBe(round === 1 ? 202 : 409);
 
       run.child.kill('SIGINT');
       expect(await run.exited).toBe(0);

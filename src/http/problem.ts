@@ -8,22 +8,25 @@ import type { Logger } from '../log.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
 
+/** The problem+json document of `p` for this request. */
+export function problemBody(req: Request, p: ProblemError): Record<string, unknown> {
+  return {
+    type: problemType(p.code),
+    title: p.title,
+    status: p.status,
+    ...(p.detail !== undefined && { detail: p.detail }),
+    instance: req.originalUrl,
+    requestId: req.id,
+    ...p.extensions,
+  };
+}
+
 export function sendProblem(req: Request, res: Response, p: ProblemError): void {
   for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
   res
     .status(p.status)
     .type(PROBLEM_JSON)
-    .send(
-      JSON.stringify({
-        type: problemType(p.code),
-        title: p.title,
-        status: p.status,
-        ...(p.detail !== undefined && { detail: p.detail }),
-        instance: req.originalUrl,
-        requestId: req.id,
-        ...p.extensions,
-      }),
-    );
+    .send(JSON.stringify(problemBody(req, p)));
 }
 
 /** body-parser / raw-body errors carry a `type`; each is the client's fault. */

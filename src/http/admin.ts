@@ -1,0 +1,104 @@
+/**
+ * Admin routes, behind the ADMIN_TOKEN bearer check: seed a product (`PUT /admin/products/:id`)
+ * and read every segment (`GET /admin/products/:id`). Issue-5 routes (reconcile, queues) mount
+ * on the same router.
+ */
+import { Router, type RequestHandler } from 'express';
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import type { Db } from '../db/index.js';
+import {
+  readProductState,
+  SaleError,
+  saleProblem,
+  seedProduct,
+  type Catalog,
+} from '../inventory/index.js';
+import type { Keys } from '../redis/keys.js';
+import { requireAdmin } from './auth.js';
+import { parseOr400, productIdParam } from './validation.js';
+
+/** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
+const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;
+
+export const seedBody = z
+  .strictObject({
+    total: z.number().int().min(0).max(1_000_000_000),
+    segments: z.number().int().min(1).max(1024).optional(),
+    strategy: z.enum(['global', 'segmented', 'lockfree']),
+    startsAt: z.iso.datetime({ offset: true }).optional(),
+    endsAt: z.iso.datetime({ offset: true }).optional(),
+    limitPerUser: z.number().int().min(1).max(1_000).optional(),
+  })
+  .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
+    path: ['segments'],
+    message: 'the global strategy is one segment behind one lock: leave segments out or set 1',
+  })
+  .refine((b) => !b.startsAt || !b.endsAt || Date.parse(b.endsAt) > Date.parse(b.startsAt), {
+    path: ['endsAt'],
+    message: 'must be after startsAt',
+  });
+
+const forceQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
+
+export interface AdminDeps {
+  config: Config;
+  redis: Redis;
+  keys: Keys;
+  db: Db;
+  catalog: Catalog;
+}
+
+export function adminGuard(config: Config): RequestHandler {
+  return (req, _res, next) => {
+    requireAdmin(req, config.auth.adminToken);
+    next();
+  };
+}
+
+export function adminRouter(d: AdminDeps): Router {
+  const router = Router();
+  router.use('/admin', adminGuard(d.config));
+
+  router.put('/admin/products/:id', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const body = parseOr400(seedBody, req.body, 'seed');
+    const { force } = parseOr400(forceQuery, req.query, 'query');
+    try {
+      const r = await seedProduct(
+        d,
+        productId,
+        {
+          total: body.total,
+          segments: body.segments ?? DEFAULT_SEGMENTS[body.strategy],
+          strategy: body.strategy,
+          startsAt: body.startsAt ? new Date(body.startsAt) : undefined,
+          endsAt: body.endsAt ? new Date(body.endsAt) : undefined,
+          limitPerUser: body.limitPerUser,
+        },
+        { force: force === 'true' },
+      );
+      res.status(r.epoch === 1 ? 201 : 200).json(r);
+    } catch (err) {
+      throw err instanceof SaleError ? saleProblem(err) : err;
+    }
+  });
+
+  router.get('/admin/products/:id', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const s = await readProductState(d, productId);
+    if (!s) {
+      throw saleProblem(
+        new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
+      );
+    }
+    res.json({
+      ...s,
+      startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
+      endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
+    });
+  });
+
+  return router;
+}
