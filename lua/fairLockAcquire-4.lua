@@ -6,7 +6,7 @@
 
   KEYS[1] lock hash: owner -> reentry count; PEXPIRE = lease
   KEYS[2] fence counter
-  KEYS[3] waiters: list of owners, oldest first
+  KEYS[3] waiters: zset owner -> arrival (us), oldest first
   KEYS[4] waiters' deadlines: zset owner -> ms
   ARGV[1] lease in ms
   ARGV[2] owner id
@@ -39,6 +39,6 @@ end
 keepPlace(KEYS[3], KEYS[4], ARGV[2], now + tonumber(ARGV[3]))
 local wait = redis.call('PTTL', KEYS[1])
 if wait < 0 then
-  wait = tonumber(redis.call('ZSCORE', KEYS[4], redis.call('LINDEX', KEYS[3], 0))) - now
+  wait = tonumber(redis.call('ZSCORE', KEYS[4], redis.call('ZRANGE', KEYS[3], 0, 0)[1])) - now
 end
 return {2, wait}

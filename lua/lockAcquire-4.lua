@@ -5,7 +5,7 @@
 
   KEYS[1] lock hash: owner -> reentry count; its PEXPIRE is the lease
   KEYS[2] fence counter (never expires): INCR'd on every first acquisition
-  KEYS[3] waiters: list of owners, oldest first
+  KEYS[3] waiters: zset owner -> arrival (us), oldest first
   KEYS[4] waiters' deadlines: zset owner -> ms
   ARGV[1] lease in ms
   ARGV[2] owner id ("<process uuid>:<context id>")

@@ -4,7 +4,7 @@
 
   KEYS[1] lock hash
   KEYS[2] unlock channel prefix (sharded pub/sub; the waiter's process id is appended)
-  KEYS[3] waiters (list)
+  KEYS[3] waiters (zset by arrival)
   KEYS[4] waiters' deadlines (zset)
   ARGV[1] owner id of the waiter leaving
   ARGV[2] its process id

@@ -5,7 +5,7 @@
 
   KEYS[1] lock hash
   KEYS[2] unlock channel prefix (sharded pub/sub; the waiter's process id is appended)
-  KEYS[3] waiters (list)
+  KEYS[3] waiters (zset by arrival)
   KEYS[4] waiters' deadlines (zset)
   ARGV[1] owner id
   ARGV[2] releasing process id (it wakes its own waiters without a notice)

@@ -16,13 +16,23 @@ import { MissingBinaryError } from './services/binaries.js';
 import { localAdminToken, startLocalServices } from './services/local-stack.js';
 import { seedBody } from './http/admin.js';
 import { readProductState, SaleError, seedProduct } from './inventory/index.js';
+import {
+  reconcile,
+  startOrderQueue,
+  startOrderSubmitter,
+  startOrderWorker,
+} from './orders/index.js';
 
 const USAGE = `Usage: seckill <command>
 
 Commands:
   up        start local redis-server + PostgreSQL (unless REDIS_URL / DATABASE_URL are set),
-            migrate, then serve the API; Ctrl-C stops everything it started
+            migrate, seed a demo sale, then serve the API and the order workers;
+            Ctrl-C stops everything it started
   serve     serve the API against REDIS_URL / DATABASE_URL
+  worker    run order workers (and the outbox sweeper) against REDIS_URL / DATABASE_URL
+  reconcile <product>
+            check that no unit was lost or sold twice; prints a report, exits 1 on a mismatch
   migrate   apply pending migrations and exit
   seed <product> --total N [--strategy segmented|global|lockfree] [--segments N]
             [--limit-per-user N] [--starts-at ISO] [--ends-at ISO] [--force]
@@ -79,7 +89,9 @@ async function up(): Promise<void> {
     if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
     await seedDemo(rt);
     warnDevAuth(config);
-    await serveApi(rt);
+    const queue = startOrderQueue(rt);
+    await startOrderWorker(rt, queue);
+    await serveApi(rt, { onPurchase: startOrderSubmitter(rt, queue), queues: [queue] });
   } catch (err) {
     // Stop whatever already started: a failed start must not leave servers behind.
     await lifecycle.close();
@@ -174,7 +186,50 @@ async function serve(config: Config): Promise<void> {
   const rt = createRuntime(config, logger);
   closeOnSignals(rt.lifecycle, logger, config.http.shutdownTimeoutMs);
   warnDevAuth(config);
-  await serveApi(rt);
+  const queue = startOrderQueue(rt);
+  await serveApi(rt, { onPurchase: startOrderSubmitter(rt, queue), queues: [queue] });
+}
+
+async function worker(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const rt = createRuntime(config, logger);
+  closeOnSignals(rt.lifecycle, logger, config.http.shutdownTimeoutMs);
+  const queue = startOrderQueue(rt);
+  await startOrderWorker(rt, queue);
+  progress(
+    `order worker running: concurrency ${config.orders.workerConcurrency}, ` +
+      `batches of ${config.orders.workerBatchSize}, sweeping every ${config.orders.sweepIntervalMs} ms`,
+  );
+}
+
+async function reconcileCommand(argv: string[]): Promise<void> {
+  const productId = argv[1];
+  if (!productId || argv.length > 2)
+    throw new ExitError(`reconcile takes one product id\n\n${USAGE}`, 2);
+  const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const rt = createRuntime(config, createLogger(config));
+  try {
+    const report = await reconcile(
+      { redis: rt.redis, keys: rt.inventory.keys, db: rt.db },
+      productId,
+    );
+    if (!report) throw new ExitError(`no product "${productId}"`, 1);
+    const lines = [
+      `product ${report.productId} (epoch ${report.epoch})`,
+      `  seeded     ${report.total}`,
+      `  remaining  ${report.remaining}`,
+      `  pending    ${report.pending}   (sold, still in an outbox)`,
+      `  persisted  ${report.persisted}   (${report.persistedOrders} order rows, ${report.distinctBuyers} buyers)`,
+      `  claims     ${report.openClaims} open`,
+      report.ok
+        ? 'OK: every unit is accounted for'
+        : `MISMATCH:\n${report.problems.map((p) => `  - ${p}`).join('\n')}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(report)}\n`);
+    if (!report.ok) process.exitCode = 1;
+  } finally {
+    await rt.lifecycle.close();
+  }
 }
 
 function warnDevAuth(config: Config): void {
@@ -205,6 +260,10 @@ async function main(argv: string[]): Promise<void> {
       return serve(loadConfig());
     case 'seed':
       return seed(argv);
+    case 'worker':
+      return worker(loadConfig(process.env, { AUTH_MODE: 'dev' }));
+    case 'reconcile':
+      return reconcileCommand(positionals);
     case 'migrate': {
       const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
       return migrate(config, createLogger(config));

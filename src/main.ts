@@ -5,10 +5,20 @@
 import type { Server } from 'node:http';
 import { adminRouter } from './http/admin.js';
 import { buildApp } from './http/app.js';
+import { ordersRouter } from './http/orders.js';
 import { shopRouter } from './http/shop.js';
+import type { Purchase } from './inventory/index.js';
+import type { Queue } from 'bullmq';
 import type { Runtime } from './runtime.js';
 
-export async function serveApi(rt: Runtime): Promise<Server> {
+export interface ServeOptions {
+  /** hands each sale to the order queue */
+  onPurchase?: (p: Purchase) => void;
+  /** queues shown on the admin dashboard */
+  queues?: Queue[];
+}
+
+export async function serveApi(rt: Runtime, o: ServeOptions = {}): Promise<Server> {
   const app = buildApp({
     config: rt.config,
     logger: rt.logger,
@@ -20,13 +30,16 @@ export async function serveApi(rt: Runtime): Promise<Server> {
         sale: rt.inventory.sale,
         redis: rt.redis,
         keys: rt.inventory.keys,
+        ...(o.onPurchase && { onPurchase: o.onPurchase }),
       }),
+      ordersRouter({ config: rt.config, redis: rt.redis, keys: rt.inventory.keys, db: rt.db }),
       adminRouter({
         config: rt.config,
         redis: rt.redis,
         keys: rt.inventory.keys,
         db: rt.db,
         catalog: rt.inventory.catalog,
+        queues: o.queues ?? [],
       }),
     ],
   });

@@ -324,7 +324,7 @@ describe('fair mode', () => {
       // A waiter queues behind us, then its process dies: it never retries or cancels.
       const queued = await protocol.fairAcquire(c.redis, keys, 'dead-process:1', 5_000, 400);
       expect(queued.code).toBe('busy');
-      expect(await c.redis.lrange(keys.queue, 0, -1)).toEqual(['dead-process:1']);
+      expect(await c.redis.zrange(keys.queue, 0, -1)).toEqual(['dead-process:1']);
       await c.locks.lock(name, { fair: true }).unlock();
     });
     const started = Date.now();
@@ -333,6 +333,6 @@ describe('fair mode', () => {
     );
     expect(lease).not.toBeNull();
     expect(Date.now() - started).toBeLessThan(1_000);
-    expect(await c.redis.llen(keys.queue)).toBe(0);
+    expect(await c.redis.zcard(keys.queue)).toBe(0);
   });
 });

@@ -52,9 +52,9 @@ async function facts(productId: string) {
   let markers = 0;
   let claims = 0;
   for (const s of state.segments) {
-    const fields = await procs[0]!.redis.hkeys(keys.segment(productId, s.segment).buyers);
-    markers += fields.filter((f) => !f.startsWith('?')).length;
-    claims += fields.filter((f) => f.startsWith('?')).length;
+    const k = keys.segment(productId, s.segment);
+    markers += await procs[0]!.redis.hlen(k.buyers);
+    claims += await procs[0]!.redis.hlen(k.claims);
   }
   return {
     remaining: state.remaining,

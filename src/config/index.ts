@@ -84,6 +84,7 @@ export const envSchema = z.object({
   ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),
   WORKER_CONCURRENCY: positiveInt.max(256).default(4),
   WORKER_BATCH_SIZE: positiveInt.max(5_000).default(500),
+  WORKER_LOCK_MS: ms.min(1_000).default(30_000),
   SWEEP_INTERVAL_MS: ms.default(5_000),
   SWEEP_MIN_AGE_MS: ms.default(10_000),
 
@@ -140,6 +141,7 @@ export interface Config {
     enqueueMaxDelayMs: number;
     workerConcurrency: number;
     workerBatchSize: number;
+    workerLockMs: number;
     sweepIntervalMs: number;
     sweepMinAgeMs: number;
   };
@@ -228,6 +230,7 @@ export function loadConfig(
       enqueueMaxDelayMs: e.ENQUEUE_MAX_DELAY_MS,
       workerConcurrency: e.WORKER_CONCURRENCY,
       workerBatchSize: e.WORKER_BATCH_SIZE,
+      workerLockMs: e.WORKER_LOCK_MS,
       sweepIntervalMs: e.SWEEP_INTERVAL_MS,
       sweepMinAgeMs: e.SWEEP_MIN_AGE_MS,
     },

@@ -1,7 +1,7 @@
 /**
  * Admin routes, behind the ADMIN_TOKEN bearer check: seed a product (`PUT /admin/products/:id`)
- * and read every segment (`GET /admin/products/:id`). Issue-5 routes (reconcile, queues) mount
- * on the same router.
+ * read every segment (`GET /admin/products/:id`), reconcile it
+ * (`POST /admin/products/:id/reconcile`), and watch the order queue (Bull Board, /admin/queues).
  */
 import { Router, type RequestHandler } from 'express';
 import type { Redis } from 'ioredis';
@@ -15,6 +15,11 @@ import {
   seedProduct,
   type Catalog,
 } from '../inventory/index.js';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import { reconcile } from '../orders/index.js';
 import type { Keys } from '../redis/keys.js';
 import { requireAdmin } from './auth.js';
 import { parseOr400, productIdParam } from './validation.js';
@@ -48,6 +53,8 @@ export interface AdminDeps {
   keys: Keys;
   db: Db;
   catalog: Catalog;
+  /** shown on the queue dashboard at /admin/queues */
+  queues?: Queue[];
 }
 
 export function adminGuard(config: Config): RequestHandler {
@@ -99,6 +106,24 @@ export function adminRouter(d: AdminDeps): Router {
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
     });
   });
+
+  router.post('/admin/products/:id/reconcile', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const report = await reconcile(d, productId);
+    if (!report) {
+      throw saleProblem(
+        new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
+      );
+    }
+    res.json(report);
+  });
+
+  if (d.queues?.length) {
+    const board = new ExpressAdapter();
+    board.setBasePath('/admin/queues');
+    createBullBoard({ queues: d.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
+    router.use('/admin/queues', board.getRouter());
+  }
 
   return router;
 }

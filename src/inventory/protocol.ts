@@ -1,6 +1,6 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order and arguments, and the
- * decoding of its reply into a typed result. Lua (lua/deduct-3.lua, claimSettle-1, seedSegment-2,
+ * decoding of its reply into a typed result. Lua (lua/deduct-4.lua, claimSettle-2, seedSegment-3,
  * beginSeed-1, markSoldOut-1) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
@@ -67,7 +67,7 @@ const segmentKeyLists = new WeakMap<SegmentKeys, string[]>();
 function deductKeys(k: SegmentKeys): string[] {
   let list = segmentKeyLists.get(k);
   if (!list) {
-    list = [k.state, k.buyers, k.outbox];
+    list = [k.state, k.buyers, k.claims, k.outbox];
     segmentKeyLists.set(k, list);
   }
   return list;
@@ -100,7 +100,7 @@ export async function claimSettle(
   const r = await runScript<number[]>(
     redis,
     'claimSettle',
-    [home.buyers],
+    [home.buyers, home.claims],
     [userId, orderId, outcome],
   );
   return r[0] === 0 ? { code: 'settled', units: r[1]! } : { code: 'no-claim' };
@@ -122,7 +122,7 @@ export function queueSeedSegment(
   return queueScript(
     pipeline,
     'seedSegment',
-    [k.state, k.buyers],
+    [k.state, k.buyers, k.claims],
     [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser],
   );
 }

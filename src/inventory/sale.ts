@@ -2,7 +2,7 @@
  * A purchase, end to end on the Redis side: find the product's view, pick the shopper's home
  * segment, run the deduct under the strategy's locking, spill to other segments when home is
  * empty (or its lock busy), and settle the spill claim. Every stock change goes through
- * lua/deduct-3.lua; this module only chooses segments, locks and arguments.
+ * lua/deduct-4.lua; this module only chooses segments, locks and arguments.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -57,6 +57,12 @@ export interface SaleOptions {
 
 /** A reseed between reading the product and deducting: reload and try again this many times. */
 const EPOCH_RETRIES = 3;
+
+/**
+ * Busy segment locks a spill tries before it waits for one of them. Each probe is a round trip;
+ * when every lock is busy (overload), probing all N would turn one purchase into N calls.
+ */
+const MAX_BUSY_PROBES = 3;
 
 class StaleEpoch extends Error {}
 
@@ -117,6 +123,7 @@ export class Sale {
     // A home segment known to be empty only needs its claim (the limit check lives there).
     if (view.empty.has(home)) args.mode = 'claim';
     let r: DeductReply;
+    let homeBusy = false;
     if (locked && args.mode === 'home') {
       const held = await this.lockSegment(view, home, this.o.lockWaitMs);
       if (held) {
@@ -128,6 +135,7 @@ export class Sale {
         });
       } else {
         args.mode = 'claim';
+        homeBusy = true;
         r = await deduct(this.o.redis, this.segment(view, home), args);
       }
     } else {
@@ -139,7 +147,7 @@ export class Sale {
     }
     if (r.code !== 'spill') this.fail(view, r);
     if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
-    return this.spill(view, args, home, locked);
+    return this.spill(view, args, home, locked, homeBusy);
   }
 
   /**
@@ -151,12 +159,16 @@ export class Sale {
     args: DeductArgs,
     home: number,
     locked: boolean,
+    /** the home segment was skipped because its lock was busy (not because it lacked units) */
+    homeBusy: boolean,
   ): Promise<Purchase> {
     const homeKeys = this.segment(view, home);
     const settle = (outcome: 'finalise' | 'release') =>
       claimSettle(this.o.redis, homeKeys, args.userId, args.orderId, outcome);
     let candidates = spillOrder(view.segments, home, view.empty);
-    // Lock strategies: first a pass that skips busy locks, then one that waits for them.
+    /** segments (besides home) known empty or found lacking the units */
+    let lacking = view.segments - 1 - candidates.length;
+    // Lock strategies: first a pass that skips busy locks, then a wait for one of them.
     const waits = locked ? [0, this.o.lockWaitMs] : [0];
     try {
       for (const waitMs of waits) {
@@ -165,6 +177,8 @@ export class Sale {
           const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
           let r: DeductReply;
           if (locked) {
+            // Under overload every lock is busy: probing them all would multiply the load.
+            if (busy.length >= MAX_BUSY_PROBES) break;
             const held = await this.lockSegment(view, seg, waitMs);
             if (!held) {
               busy.push(seg);
@@ -184,6 +198,7 @@ export class Sale {
           }
           if (r.code === 'empty') {
             if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
+            lacking++;
             continue;
           }
           if (r.code === 'stale-fence') {
@@ -192,7 +207,8 @@ export class Sale {
           }
           this.fail(view, r);
         }
-        candidates = busy;
+        // Waiting on every busy lock in turn could take (N-1) x lockWaitMs: wait on one.
+        candidates = busy.length > 0 ? [busy[Math.floor(Math.random() * busy.length)]!] : [];
         if (candidates.length === 0) break;
       }
     } catch (err) {
@@ -200,17 +216,19 @@ export class Sale {
       throw err;
     }
     await settle('release');
-    if (candidates.length > 0) {
-      throw new SaleError({
-        code: 'lock-timeout',
-        message: `segment locks stayed busy for ${this.o.lockWaitMs} ms`,
-      });
-    }
     if (view.soldOut)
       throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+    if (lacking === view.segments - 1 && !homeBusy) {
+      // home had fewer than `quantity` units, every other segment none
+      throw new SaleError({
+        code: 'insufficient-stock',
+        message: `no segment of "${view.id}" has ${args.quantity} units left`,
+      });
+    }
+    // Some segment was busy (or home only busy): its units are still there for a retry.
     throw new SaleError({
-      code: 'insufficient-stock',
-      message: `no segment of "${view.id}" has ${args.quantity} units left`,
+      code: 'lock-timeout',
+      message: `segment locks stayed busy for ${this.o.lockWaitMs} ms`,
     });
   }
 

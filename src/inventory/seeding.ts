@@ -1,7 +1,7 @@
 /**
  * Admin side of the inventory: seed a product's stock over its segments, and read back what each
  * segment holds. Seeding opens a new epoch (lua/beginSeed-1.lua refuses while the sale is live
- * unless forced), seeds every segment (lua/seedSegment-2.lua), tells every API process, and
+ * unless forced), seeds every segment (lua/seedSegment-3.lua), tells every API process, and
  * records the product in PostgreSQL.
  */
 import type { Redis } from 'ioredis';

@@ -29,9 +29,9 @@ export interface LockKeys {
   fence: string;
   /** prefix of the unlock notice channels: each waiting process listens on prefix + its id */
   channel: string;
-  /** fair mode: list of waiting owners, first come first served */
+  /** zset of waiting owners by arrival, oldest first (both modes) */
   queue: string;
-  /** fair mode: zset owner -> deadline (ms) of its place in the queue */
+  /** zset owner -> deadline (ms) of its place in the line */
   queueDeadlines: string;
 }
 
@@ -40,6 +40,8 @@ export interface SegmentKeys {
   state: string;
   /** hash userId -> purchase marker, for users whose home segment this is */
   buyers: string;
+  /** hash userId -> open spill claim (small; the sweeper reads it whole) */
+  claims: string;
   /** stream of orders deducted here and not yet confirmed persisted */
   outbox: string;
   /** the segment's lock (named `P:i`) */
@@ -62,8 +64,8 @@ export class Keys {
       lock: `${tag}:lock`,
       fence: `${tag}:fence`,
       channel: `${tag}:unlocked:`,
-      queue: `${tag}:waiters`,
-      queueDeadlines: `${tag}:waiters:deadline`,
+      queue: `${tag}:line`,
+      queueDeadlines: `${tag}:line:deadline`,
     };
   }
 
@@ -83,6 +85,7 @@ export class Keys {
     return {
       state: `${tag}:state`,
       buyers: `${tag}:buyers`,
+      claims: `${tag}:claims`,
       outbox: `${tag}:outbox`,
       lock: this.lock(name),
     };

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { serveApi } from '../../src/main.js';
+import { startOrderQueue, startOrderSubmitter } from '../../src/orders/index.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
 
 export interface RunningApp {
@@ -10,10 +11,14 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-/** The real API on an ephemeral port, with the same wiring `seckill serve` uses. */
+/** The real API on an ephemeral port, with the same wiring `seckill serve` uses (no worker). */
 export async function startApp(config: Config): Promise<RunningApp> {
   const rt = createRuntime({ ...config, http: { ...config.http, port: 0 } }, createLogger(config));
-  const server = await serveApi(rt);
+  const queue = startOrderQueue(rt);
+  const server = await serveApi(rt, {
+    onPurchase: startOrderSubmitter(rt, queue),
+    queues: [queue],
+  });
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, rt, close: () => rt.lifecycle.close() };
 }

@@ -12,8 +12,10 @@
     spill  take units for a claim held at the home segment: no marker check here.
 
   KEYS[1] segment state hash: epoch, stock, sold, startsAt, endsAt, limit, fence
-  KEYS[2] buyers hash: userId -> "<units>:<last orderId>"; "?"..userId -> "<orderId>|<qty>|<ms>" (claim)
-  KEYS[3] outbox stream
+  KEYS[2] buyers hash: userId -> "<units>:<orderId>,<orderId>,..." (the shopper's orders, oldest
+          first)
+  KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim)
+  KEYS[4] outbox stream
   ARGV[1] mode: home | claim | spill
   ARGV[2] sale epoch the caller believes in
   ARGV[3] fencing token of the segment lock held by the caller, 0 = no lock (lockfree)
@@ -50,20 +52,20 @@ if fence > 0 and fence < lastFence then return {5, lastFence} end
 
 local mode, user, qty = ARGV[1], ARGV[4], tonumber(ARGV[5])
 local stock = tonumber(s[2])
-local units = 0
+local units, orders = 0, nil
 if mode ~= 'spill' then
-  local claim = redis.call('HGET', KEYS[2], '?' .. user)
+  local claim = redis.call('HGET', KEYS[3], user)
   if claim then return {8, string.match(claim, '^[^|]*')} end
   local marker = redis.call('HGET', KEYS[2], user)
   if marker then
-    local u, last = string.match(marker, '^(%d+):(.*)$')
-    units = tonumber(u)
-    if units + qty > tonumber(s[5]) then return {1, last, units} end
+    local u, list = string.match(marker, '^(%d+):(.*)$')
+    units, orders = tonumber(u), list
+    if units + qty > tonumber(s[5]) then return {1, string.match(list, '([^,]*)$'), units} end
   elseif qty > tonumber(s[5]) then
     return {1, '', 0}
   end
   if mode == 'claim' or stock < qty then
-    redis.call('HSET', KEYS[2], '?' .. user, ARGV[6] .. '|' .. qty .. '|' .. now)
+    redis.call('HSET', KEYS[3], user, ARGV[6] .. '|' .. qty .. '|' .. now)
     return {7, stock}
   end
 elseif stock < qty then
@@ -73,7 +75,9 @@ end
 if fence > lastFence then redis.call('HSET', KEYS[1], 'fence', fence) end
 local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -qty)
 redis.call('HINCRBY', KEYS[1], 'sold', qty)
-if mode == 'home' then redis.call('HSET', KEYS[2], user, (units + qty) .. ':' .. ARGV[6]) end
-local id = redis.call('XADD', KEYS[3], '*',
+if mode == 'home' then
+  redis.call('HSET', KEYS[2], user, (units + qty) .. ':' .. (orders and (orders .. ',') or '') .. ARGV[6])
+end
+local id = redis.call('XADD', KEYS[4], '*',
   'o', ARGV[6], 'p', ARGV[7], 'u', user, 'q', qty, 's', ARGV[8], 'h', ARGV[9], 't', now, 'e', ARGV[2])
 return {0, id, remaining}

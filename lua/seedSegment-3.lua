@@ -5,6 +5,7 @@
 
   KEYS[1] segment state hash
   KEYS[2] buyers hash (dropped: markers belong to the previous epoch)
+  KEYS[3] claims hash (dropped likewise)
   ARGV[1] epoch
   ARGV[2] stock (units)
   ARGV[3] startsAt (ms, 0 = now)
@@ -13,7 +14,7 @@
 
   Returns 1.
 ]]
-redis.call('DEL', KEYS[2])
+redis.call('DEL', KEYS[2], KEYS[3])
 redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'stock', ARGV[2], 'sold', 0,
   'startsAt', ARGV[3], 'endsAt', ARGV[4], 'limit', ARGV[5])
 return 1

@@ -1,0 +1,59 @@
+/** Order rows in PostgreSQL: plain functions taking `db` first. */
+import { sql } from 'kysely';
+import type { Db } from '../db/index.js';
+import type { NewOrderRow, OrderRow } from '../db/schema.js';
+import type { OutboxOrder } from './outbox.js';
+
+/** `<product>:<epoch>:<orderId>`: the same deduct always yields the same key. */
+export const idempotencyKey = (o: OutboxOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
+
+const toRow = (o: OutboxOrder): NewOrderRow => ({
+  id: o.orderId,
+  idempotency_key: idempotencyKey(o),
+  product_id: o.productId,
+  epoch: o.epoch,
+  user_id: o.userId,
+  quantity: o.quantity,
+  segment: o.segment,
+  home_segment: o.homeSegment,
+  outbox_id: o.outboxId,
+  deducted_at: new Date(o.deductedAt),
+});
+
+/**
+ * Inserts orders in one statement; an order already there (a redelivery) is skipped.
+ * @returns how many rows were new.
+ */
+export async function insertOrders(db: Db, orders: readonly OutboxOrder[]): Promise<number> {
+  if (orders.length === 0) return 0;
+  const r = await db
+    .insertInto('orders')
+    .values(orders.map(toRow))
+    .onConflict((oc) => oc.doNothing())
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0);
+}
+
+export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {
+  return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Which of these order ids have rows. */
+export async function persistedIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('orders')
+    .select('id')
+    .where('id', '=', sql<string>`any(${sql.val(ids)}::uuid[])`)
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+export async function ordersOf(db: Db, productId: string, epoch: number) {
+  return db
+    .selectFrom('orders')
+    .select(['id', 'user_id', 'quantity', 'segment'])
+    .where('product_id', '=', productId)
+    .where('epoch', '=', epoch)
+    .execute();
+}

@@ -1,0 +1,107 @@
+/**
+ * The sweeper, run every SWEEP_INTERVAL_MS by a BullMQ job scheduler: re-enqueues outbox entries
+ * older than SWEEP_MIN_AGE_MS (their enqueue was lost: a crash between deduct and enqueue, a
+ * Redis error, a job that failed for good), and settles spill claims older than CLAIM_TTL_MS
+ * that a crash left open: finalised when the claim's order exists, released when it does not.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Db } from '../db/index.js';
+import { claimSettle } from '../inventory/protocol.js';
+import type { Logger } from '../log.js';
+import type { Keys } from '../redis/keys.js';
+import { readOutbox, type OutboxOrder } from './outbox.js';
+import type { PersistJob } from './queue.js';
+import { findOrder } from './repository.js';
+
+export interface SweepDeps {
+  redis: Redis;
+  keys: Keys;
+  db: Db;
+  queue: Queue;
+  minAgeMs: number;
+  claimTtlMs: number;
+  batchSize: number;
+  logger?: Logger;
+}
+
+export interface SweepReport {
+  reenqueued: number;
+  claimsFinalised: number;
+  claimsReleased: number;
+}
+
+/** Most entries re-enqueued per segment per sweep (the next sweep takes the rest). */
+const MAX_PER_SEGMENT = 20_000;
+
+async function serverNowMs(redis: Redis): Promise<number> {
+  const [s, us] = await redis.time();
+  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
+}
+
+/** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
+async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
+  const jobId = `s:${orders[0]!.outboxId}:${orders[0]!.orderId}`;
+  const existing = await queue.getJob(jobId);
+  if (existing) {
+    const state = await existing.getState();
+    if (state === 'failed') {
+      await existing.retry('failed');
+      return true;
+    }
+    if (state !== 'completed' && state !== 'unknown') return false; // still on its way
+    await existing.remove().catch(() => {});
+  }
+  await queue.add('persist', { orders } satisfies PersistJob, { jobId });
+  return true;
+}
+
+export async function sweep(d: SweepDeps): Promise<SweepReport> {
+  const report: SweepReport = { reenqueued: 0, claimsFinalised: 0, claimsReleased: 0 };
+  const now = await serverNowMs(d.redis);
+  for (const productId of await d.redis.smembers(d.keys.products())) {
+    const segments = Number(await d.redis.hget(d.keys.product(productId).meta, 'maxSegments'));
+    for (let seg = 0; seg < segments; seg++) {
+      const stale = await readOutbox(d.redis, d.keys, productId, seg, {
+        until: String(now - d.minAgeMs),
+        count: MAX_PER_SEGMENT,
+      });
+      for (let i = 0; i < stale.length; i += d.batchSize) {
+        const batch = stale.slice(i, i + d.batchSize);
+        if (await enqueueSwept(d.queue, batch)) report.reenqueued += batch.length;
+      }
+      const k = d.keys.segment(productId, seg);
+      const claims = await d.redis.hgetall(k.claims);
+      for (const [userId, claim] of Object.entries(claims)) {
+        const [orderId, , at] = claim.split('|');
+        if (!orderId || now - Number(at) < d.claimTtlMs) continue;
+        const sold = await orderExists(d, productId, segments, orderId);
+        const r = await claimSettle(d.redis, k, userId, orderId, sold ? 'finalise' : 'release');
+        if (r.code !== 'settled') continue;
+        if (sold) report.claimsFinalised++;
+        else report.claimsReleased++;
+        d.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
+      }
+    }
+  }
+  if (report.reenqueued > 0) d.logger?.info(report, 'sweeper re-enqueued outbox orders');
+  return report;
+}
+
+/**
+ * Whether the claim's spill deduct happened. Outboxes first, then PostgreSQL: the worker deletes
+ * an entry only after its row is committed, so an order is always in at least one of the two
+ * when read in this order.
+ */
+async function orderExists(
+  d: SweepDeps,
+  productId: string,
+  segments: number,
+  orderId: string,
+): Promise<boolean> {
+  for (let seg = 0; seg < segments; seg++) {
+    const entries = await readOutbox(d.redis, d.keys, productId, seg);
+    if (entries.some((e) => e.orderId === orderId)) return true;
+  }
+  return (await findOrder(d.db, orderId)) !== undefined;
+}

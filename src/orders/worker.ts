@@ -1,0 +1,75 @@
+/**
+ * The order worker: persists batches (INSERT ... ON CONFLICT DO NOTHING, many rows per
+ * statement), then deletes them from their outboxes; and runs the sweeper when its scheduled job
+ * comes up. At-least-once delivery + the unique idempotency key = exactly one row per sale.
+ */
+import { Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Db } from '../db/index.js';
+import type { Logger } from '../log.js';
+import type { Keys } from '../redis/keys.js';
+import { clearOutbox } from './outbox.js';
+import { ORDER_QUEUE, type PersistJob } from './queue.js';
+import { insertOrders } from './repository.js';
+
+/** Capped exponential backoff: 250 ms, 500 ms, ... at most 10 s between attempts. */
+export function cappedBackoff(attemptsMade: number): number {
+  return Math.min(250 * 2 ** Math.max(0, attemptsMade - 1), 10_000);
+}
+
+export interface OrderWorkerOptions {
+  connection: Redis;
+  prefix: string;
+  db: Db;
+  /** command connection for outbox deletes */
+  redis: Redis;
+  keys: Keys;
+  concurrency: number;
+  batchSize: number;
+  lockMs: number;
+  /** runs for the scheduled `sweep` job */
+  sweep?: () => Promise<unknown>;
+  logger?: Logger;
+  onPersisted?: (rows: number, orders: number) => void;
+}
+
+export function createOrderWorker(o: OrderWorkerOptions): Worker {
+  const persist = async (job: Job<PersistJob>) => {
+    const orders = job.data.orders;
+    let inserted = 0;
+    for (let i = 0; i < orders.length; i += o.batchSize) {
+      const chunk = orders.slice(i, i + o.batchSize);
+      inserted += await insertOrders(o.db, chunk);
+      // Only after the rows are committed: a crash in between leaves them in the outbox, and
+      // the redelivery inserts nothing new.
+      await clearOutbox(o.redis, o.keys, chunk);
+    }
+    o.onPersisted?.(inserted, orders.length);
+    return { inserted, orders: orders.length };
+  };
+  const worker = new Worker(
+    ORDER_QUEUE,
+    async (job: Job) => {
+      if (job.name === 'persist') return persist(job as Job<PersistJob>);
+      if (job.name === 'sweep') return o.sweep?.();
+      throw new Error(`unknown job ${job.name}`);
+    },
+    {
+      connection: o.connection,
+      prefix: o.prefix,
+      concurrency: o.concurrency,
+      lockDuration: o.lockMs,
+      // a crashed worker's batch is redelivered; many redeliveries mean something else is wrong
+      maxStalledCount: 10,
+      settings: { backoffStrategy: cappedBackoff },
+    },
+  );
+  worker.on('failed', (job, err) =>
+    o.logger?.warn(
+      { job: job?.id, attempts: job?.attemptsMade, err: err.message },
+      'order job failed; it will be retried',
+    ),
+  );
+  worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'order worker error'));
+  return worker;
+}

@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedProduct } from '../src/inventory/index.js';
+import { readOutbox } from '../src/orders/outbox.js';
+import { reconcile } from '../src/orders/index.js';
+import { Keys } from '../src/redis/keys.js';
+import { runCli, waitFor } from './support/cli.js';
+import { barrier, sleep } from './support/locks.js';
+import { useNamespace } from './support/namespace.js';
+import { orderCount, stackProcess, waitForRows, type StackProcess } from './support/orders.js';
+
+const ns = useNamespace();
+const config = ns.config({
+  // 3 000 buyers in one test process: a longer wait than the default avoids a storm of 503 retries
+  LOCK_WAIT_MS: '1000',
+  SWEEP_INTERVAL_MS: '300',
+  SWEEP_MIN_AGE_MS: '500',
+  CLAIM_TTL_MS: '1000',
+  WORKER_LOCK_MS: '2000',
+  WORKER_BATCH_SIZE: '200',
+});
+const keys = new Keys(ns.id);
+let api: StackProcess[];
+let worker: StackProcess;
+
+beforeAll(async () => {
+  api = await Promise.all([stackProcess(config), stackProcess(config), stackProcess(config)]);
+  worker = await stackProcess(config, { worker: true });
+});
+afterAll(async () => {
+  await Promise.all([...api, worker].map((p) => p.close()));
+});
+
+const newProduct = () => `p${randomBytes(4).toString('hex')}`;
+const deps = () => ({ redis: api[0]!.rt.redis, keys, db: api[0]!.rt.db });
+
+async function outboxSize(productId: string, segments: number) {
+  let n = 0;
+  for (let i = 0; i < segments; i++)
+    n += await api[0]!.rt.redis.xlen(keys.segment(productId, i).outbox);
+  return n;
+}
+
+describe('every sale becomes exactly one order row', () => {
+  it('a 1 000-unit sale bought by 3 000 concurrent users ends with 1 000 rows and a clean reconciliation', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 1_000, segments: 16, strategy: 'segmented' });
+    const ready = barrier(3_000);
+    const outcomes = await Promise.all(
+      Array.from({ length: 3_000 }, async (_, i) => {
+        await ready();
+        return api[i % api.length]!.buy(productId, `user${i}`);
+      }),
+    );
+
+    expect(outcomes.filter((o) => o === 'accepted').length).toBe(1_000);
+    expect(outcomes.filter((o) => o === 'sold-out').length).toBe(2_000);
+    await waitForRows(worker.rt.db, productId, 1_000);
+    await waitFor('outbox drained', async () => (await outboxSize(productId, 16)) === 0, 30_000);
+    expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1_000, users: 1_000 });
+    const report = (await reconcile(deps(), productId))!;
+    expect(report).toMatchObject({
+      ok: true,
+      total: 1_000,
+      remaining: 0,
+      pending: 0,
+      persisted: 1_000,
+      persistedOrders: 1_000,
+      distinctBuyers: 1_000,
+      openClaims: 0,
+    });
+  });
+
+  it('a crash between the deduct and the enqueue: the sweeper persists the order, exactly once', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 5, segments: 2, strategy: 'lockfree' });
+    // sold, but never handed to the queue (as if the API died right after the deduct)
+    expect(await api[0]!.buy(productId, 'crashy', { submit: false })).toBe('accepted');
+    await waitForRows(worker.rt.db, productId, 1, 20_000);
+    await sleep(1_500); // several more sweeps: nothing is persisted twice
+    expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1, users: 1 });
+    expect(await outboxSize(productId, 2)).toBe(0);
+    expect((await reconcile(deps(), productId))!.ok).toBe(true);
+  });
+
+  it('the same order enqueued twice, and again after its job was removed, is one row', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 5, segments: 1, strategy: 'lockfree' });
+    await api[0]!.buy(productId, 'twice', { submit: false });
+    const [order] = await readOutbox(api[0]!.rt.redis, keys, productId, 0);
+    const q = api[0]!.queue;
+    await q.add('persist', { orders: [order] }, { jobId: 'dup-a' });
+    await q.add('persist', { orders: [order] }, { jobId: 'dup-b' });
+    await waitForRows(worker.rt.db, productId, 1, 20_000);
+    await waitFor(
+      'both jobs done',
+      async () =>
+        (await q.getJobState('dup-b')) === 'completed' &&
+        (await q.getJobState('dup-a')) === 'completed',
+      20_000,
+    );
+    await (await q.getJob('dup-a'))!.remove();
+    const again = await q.add('persist', { orders: [order] }, { jobId: 'dup-a' });
+    await waitFor(
+      're-added job done',
+      async () => (await again.getState()) === 'completed',
+      20_000,
+    );
+    expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1, users: 1 });
+  });
+
+  it('a spill claim left open by a crash is settled by the sweeper from the outbox', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 4, segments: 2, strategy: 'lockfree' });
+    const redis = api[0]!.rt.redis;
+    const home = keys.segment(productId, 0);
+    // finalised-later case: a claim whose spill deduct happened (order in segment 1's outbox)
+    const { deduct } = await import('../src/inventory/protocol.js');
+    const base = { epoch: 1, fence: 0, quantity: 1, productId, homeSegment: 0 };
+    const soldId = '00000000-0000-4000-8000-000000000001';
+    const lostId = '00000000-0000-4000-8000-000000000002';
+    expect(
+      (
+        await deduct(redis, home, {
+          ...base,
+          mode: 'claim',
+          userId: 'sold',
+          orderId: soldId,
+          segment: 0,
+        })
+      ).code,
+    ).toBe('spill');
+    expect(
+      (
+        await deduct(redis, keys.segment(productId, 1), {
+          ...base,
+          mode: 'spill',
+          userId: 'sold',
+          orderId: soldId,
+          segment: 1,
+        })
+      ).code,
+    ).toBe('ok');
+    // released case: a claim whose spill never happened
+    expect(
+      (
+        await deduct(redis, home, {
+          ...base,
+          mode: 'claim',
+          userId: 'lost',
+          orderId: lostId,
+          segment: 0,
+        })
+      ).code,
+    ).toBe('spill');
+    await waitFor('claims settled', async () => (await redis.hlen(home.claims)) === 0, 20_000);
+    expect(await redis.hget(home.buyers, 'sold')).toBe(`1:${soldId}`);
+    expect(await redis.hget(home.buyers, 'lost')).toBeNull();
+    await waitForRows(worker.rt.db, productId, 1, 20_000);
+    expect((await reconcile(deps(), productId))!).toMatchObject({
+      ok: true,
+      remaining: 3,
+      persisted: 1,
+    });
+  });
+
+  it('reconciliation reports a unit that went missing, and exits the CLI non-zero', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 3, segments: 1, strategy: 'lockfree' });
+    await api[0]!.buy(productId, 'r1');
+    await waitForRows(worker.rt.db, productId, 1, 20_000);
+    await api[0]!.rt.redis.hincrby(keys.segment(productId, 0).state, 'stock', -1); // a unit vanishes
+    const report = (await reconcile(deps(), productId))!;
+    expect(report.ok).toBe(false);
+    expect(report.problems).toEqual(['units: seeded 3 != remaining 1 + pending 0 + persisted 1']);
+  });
+});
+
+describe('GET /orders/:id', () => {
+  it('is pending, then persisted; only the buyer or an admin may read it', async () => {
+    const { startApp } = await import('./support/app.js');
+    const app = await startApp(config);
+    try {
+      const productId = newProduct();
+      await seedProduct(deps(), productId, { total: 2, segments: 2, strategy: 'segmented' });
+      // the app has no worker: the order stays pending until the shared worker takes it
+      const res = await fetch(`${app.url}/seckill`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user-id': 'reader' },
+        body: JSON.stringify({ productId }),
+      });
+      const { orderId } = (await res.json()) as { orderId: string };
+      const get = (user?: string, admin = false) =>
+        fetch(`${app.url}/orders/${orderId}`, {
+          headers: {
+            ...(user && { 'x-user-id': user }),
+            ...(admin && { authorization: `Bearer ${ns.adminToken}` }),
+          },
+        });
+      const first = (await (await get('reader')).json()) as { status: string };
+      expect(['pending', 'persisted']).toContain(first.status);
+      await waitForRows(worker.rt.db, productId, 1, 20_000);
+      expect(await (await get('reader')).json()).toMatchObject({
+        orderId,
+        status: 'persisted',
+        userId: 'reader',
+        productId,
+      });
+      expect((await get('someone-else')).status).toBe(404);
+      expect((await get(undefined, true)).status).toBe(200);
+      expect(
+        (await fetch(`${app.url}/orders/not-a-uuid`, { headers: { 'x-user-id': 'reader' } }))
+          .status,
+      ).toBe(404);
+      const rec = await fetch(`${app.url}/admin/products/${productId}/reconcile`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ns.adminToken}` },
+      });
+      expect(await rec.json()).toMatchObject({ ok: true, persisted: 1, remaining: 1 });
+      const board = await fetch(`${app.url}/admin/queues`, {
+        headers: { authorization: `Bearer ${ns.adminToken}` },
+      });
+      expect(board.status).toBe(200);
+      expect((await fetch(`${app.url}/admin/queues`)).status).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+});
