@@ -71,6 +71,27 @@ describe('every sale becomes exactly one order row', () => {
     });
   });
 
+  it('the API hands sold orders to the queue in batches (one job per batch)', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 5, segments: 2, strategy: 'lockfree' });
+    const sold = await Promise.all(
+      Array.from({ length: 5 }, (_, i) =>
+        api[0]!.rt.inventory.sale.purchase({ productId, userId: `b${i}`, quantity: 1 }),
+      ),
+    );
+    for (const p of sold) api[0]!.submit(p);
+    const job = await waitFor(
+      'the batch job',
+      async () => await api[0]!.queue.getJob(`o-${sold[0]!.orderId}`),
+      5_000,
+      20,
+    );
+    expect(
+      (job.data as { orders: Array<{ orderId: string }> }).orders.map((o) => o.orderId),
+    ).toEqual(sold.map((p) => p.orderId));
+    await waitForRows(worker.rt.db, productId, 5, 20_000);
+  });
+
   it('a crash between the deduct and the enqueue: the sweeper persists the order, exactly once', async () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 5, segments: 2, strategy: 'lockfree' });

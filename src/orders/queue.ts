@@ -27,7 +27,8 @@ export function createOrderQueue(connection: Redis, prefix: string): Queue {
   return new Queue(ORDER_QUEUE, { connection, prefix, defaultJobOptions: PERSIST_JOB_OPTIONS });
 }
 
-export const batchJobId = (orders: readonly OutboxOrder[]) => `o:${orders[0]!.orderId}`;
+// BullMQ refuses custom ids with ":" (its key separator): "-" it is.
+export const batchJobId = (orders: readonly OutboxOrder[]) => `o-${orders[0]!.orderId}`;
 
 /**
  * Collects sold orders in the API process and hands them to the queue in batches (at most

@@ -41,7 +41,7 @@ async function serverNowMs(redis: Redis): Promise<number> {
 
 /** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
 async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
-  const jobId = `s:${orders[0]!.outboxId}:${orders[0]!.orderId}`;
+  const jobId = `s-${orders[0]!.outboxId}-${orders[0]!.orderId}`;
   const existing = await queue.getJob(jobId);
   if (existing) {
     const state = await existing.getState();

@@ -59,6 +59,8 @@ export function createOrderWorker(o: OrderWorkerOptions): Worker {
       prefix: o.prefix,
       concurrency: o.concurrency,
       lockDuration: o.lockMs,
+      // look for stalled jobs (a crashed worker's) as often as a lock can lapse
+      stalledInterval: o.lockMs,
       // a crashed worker's batch is redelivered; many redeliveries mean something else is wrong
       maxStalledCount: 10,
       settings: { backoffStrategy: cappedBackoff },
