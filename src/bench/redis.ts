@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ensureBinaries, searchDirs } from '../services/binaries.js';
 import { startRedisServer } from '../services/redis-server.js';
 
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);

@@ -1,0 +1,216 @@
+/**
+ * `npm run bench:persist`: orders persisted per second end to end (outbox -> BullMQ ->
+ * PostgreSQL), in one run on the same servers:
+ *   - one row per job: a plain BullMQ worker, one job per order, one INSERT + XDEL per job;
+ *   - batched: what the product does, jobs of ENQUEUE_BATCH_SIZE orders, multi-row INSERTs.
+ * Each starts from N sold orders sitting in the outbox and ends when N rows exist. Then the lag
+ * of a 10 000-unit sellout with the worker running: last sale -> last row persisted.
+ * Prints a table and ends with one JSON line.
+ *
+ * Options: --orders 20000 --sellout 10000 --single-concurrency 50 --redis-url --database-url
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Queue, Worker, type Job } from 'bullmq';
+import { sql } from 'kysely';
+import { loadConfig, type Config } from '../config/index.js';
+import type { Db } from '../db/index.js';
+import { seedProduct } from '../inventory/index.js';
+import { createLogger } from '../log.js';
+import { startOrderQueue, startOrderSubmitter, startOrderWorker } from '../orders/index.js';
+import { clearOutbox, readOutbox, type OutboxOrder } from '../orders/outbox.js';
+import { OrderSubmitter } from '../orders/queue.js';
+import { insertOrders } from '../orders/repository.js';
+import { createRedis } from '../redis/connection.js';
+import { createRuntime, type Runtime } from '../runtime.js';
+import { machine, progress, ratio, table } from './report.js';
+import { benchStack } from './stack.js';
+
+const SEGMENTS = 16;
+
+async function rows(db: Db, productId: string): Promise<number> {
+  const r = await sql<{
+    n: string;
+  }>`select count(*) as n from orders where product_id = ${productId}`.execute(db);
+  return Number(r.rows[0]!.n);
+}
+
+async function untilRows(
+  db: Db,
+  productId: string,
+  n: number,
+  timeoutMs = 600_000,
+): Promise<number> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if ((await rows(db, productId)) >= n) return performance.now();
+    if (performance.now() > deadline)
+      throw new Error(`only ${await rows(db, productId)} of ${n} rows`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Sells `n` units of a fresh product to n shoppers; returns the product and its outbox orders. */
+async function soldOrders(rt: Runtime, n: number, submit?: (o: OutboxOrder) => void) {
+  const productId = `b${randomBytes(3).toString('hex')}`;
+  await seedProduct({ redis: rt.redis, keys: rt.inventory.keys, db: rt.db }, productId, {
+    total: n,
+    segments: SEGMENTS,
+    strategy: 'lockfree',
+  });
+  let lastSale = 0;
+  const CONCURRENCY = 200;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) {
+        const i = next++;
+        const p = await rt.inventory.sale.purchase({ productId, userId: `s${i}`, quantity: 1 });
+        submit?.({ ...p, deductedAt: Number(p.outboxId.split('-')[0]) });
+        lastSale = performance.now();
+      }
+    }),
+  );
+  const orders: OutboxOrder[] = [];
+  if (!submit) {
+    for (let s = 0; s < SEGMENTS; s++)
+      orders.push(...(await readOutbox(rt.redis, rt.inventory.keys, productId, s)));
+  }
+  return { productId, orders, lastSale };
+}
+
+async function oneRowPerJob(rt: Runtime, config: Config, n: number, concurrency: number) {
+  const { productId, orders } = await soldOrders(rt, n);
+  const connection = createRedis(config.redis.url, { name: 'bench-single', role: 'bullmq' });
+  const queue = new Queue('single', { connection, prefix: config.redis.queuePrefix });
+  const worker = new Worker(
+    'single',
+    async (job: Job<OutboxOrder>) => {
+      await insertOrders(rt.db, [job.data]);
+      await clearOutbox(rt.redis, rt.inventory.keys, [job.data]);
+    },
+    { connection, prefix: config.redis.queuePrefix, concurrency },
+  );
+  const started = performance.now();
+  for (let i = 0; i < orders.length; i += 1_000) {
+    await queue.addBulk(
+      orders.slice(i, i + 1_000).map((o) => ({
+        name: 'persist',
+        data: o,
+        opts: { jobId: `o-${o.orderId}`, removeOnComplete: true },
+      })),
+    );
+  }
+  const done = await untilRows(rt.db, productId, n);
+  await worker.close();
+  await queue.close();
+  connection.disconnect();
+  const seconds = (done - started) / 1000;
+  return {
+    scenario: 'one row per job',
+    orders: n,
+    seconds: Math.round(seconds * 100) / 100,
+    ordersPerSec: Math.round(n / seconds),
+  };
+}
+
+async function batched(rt: Runtime, config: Config, n: number) {
+  const { productId, orders } = await soldOrders(rt, n);
+  const queue = startOrderQueue(rt);
+  await startOrderWorker(rt, queue);
+  const submitter = new OrderSubmitter(queue, {
+    batchSize: config.orders.enqueueBatchSize,
+    maxDelayMs: config.orders.enqueueMaxDelayMs,
+  });
+  const started = performance.now();
+  for (const o of orders) submitter.add(o);
+  await submitter.close();
+  const done = await untilRows(rt.db, productId, n);
+  const seconds = (done - started) / 1000;
+  return {
+    scenario: 'batched',
+    orders: n,
+    seconds: Math.round(seconds * 100) / 100,
+    ordersPerSec: Math.round(n / seconds),
+  };
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      orders: { type: 'string', default: '20000' },
+      sellout: { type: 'string', default: '10000' },
+      'single-concurrency': { type: 'string', default: '50' },
+      'redis-url': { type: 'string' },
+      'database-url': { type: 'string' },
+    },
+  });
+  const n = Number(values.orders);
+  const base = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  progress('starting redis-server and PostgreSQL');
+  const stack = await benchStack({
+    redisUrl: values['redis-url'],
+    databaseUrl: values['database-url'],
+    pathEnv: base.launcher.searchPath,
+  });
+  const id = randomBytes(3).toString('hex');
+  const env = {
+    ...process.env,
+    REDIS_URL: stack.redisUrl,
+    DATABASE_URL: stack.databaseUrl,
+    KEY_PREFIX: `bench${id}`,
+    QUEUE_PREFIX: `{bench${id}}`,
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+    AUTH_MODE: 'dev',
+    // the sweeper must not help: it would blur what each path does
+    SWEEP_MIN_AGE_MS: '600000',
+  };
+  const config = loadConfig(env);
+  const rt = createRuntime(config, createLogger(config));
+  try {
+    progress(`one row per job: ${n} orders, ${values['single-concurrency']} concurrent jobs`);
+    const single = await oneRowPerJob(rt, config, n, Number(values['single-concurrency']));
+    progress(
+      `batched: ${n} orders, jobs of ${config.orders.enqueueBatchSize}, INSERTs of up to ${config.orders.workerBatchSize}, concurrency ${config.orders.workerConcurrency}`,
+    );
+    const batch = await batched(rt, config, n);
+
+    const sellout = Number(values.sellout);
+    progress(`lag: a ${sellout}-unit sellout with the worker running`);
+    const submit = startOrderSubmitter(rt, startOrderQueue(rt));
+    const t0 = performance.now();
+    const sale = await soldOrders(rt, sellout, (o) => submit({ ...o }));
+    const last = await untilRows(rt.db, sale.productId, sellout);
+    const lag = {
+      units: sellout,
+      saleSeconds: Math.round(((sale.lastSale - t0) / 1000) * 100) / 100,
+      lagMs: Math.round(last - sale.lastSale),
+    };
+
+    const results = [single, batch];
+    const figures = {
+      bench: 'persist',
+      machine: machine(),
+      postgres: 'default durability (fsync on, synchronous_commit on)',
+      results,
+      ratios: { batchedVsOneRowPerJob: ratio(batch.ordersPerSec, single.ordersPerSec) },
+      sellout: lag,
+    };
+    process.stdout.write(
+      `\nPersistence benchmark: outbox -> BullMQ -> PostgreSQL\n\n${table(results)}\n\n`,
+    );
+    process.stdout.write(`batched / one row per job: ${figures.ratios.batchedVsOneRowPerJob}x\n`);
+    process.stdout.write(
+      `sellout of ${sellout} units: sold in ${lag.saleSeconds} s; last row persisted ${lag.lagMs} ms after the last sale\n\n`,
+    );
+    process.stdout.write(`${JSON.stringify(figures)}\n`);
+  } finally {
+    await rt.lifecycle.close();
+    await stack.stop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench:persist failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,58 @@
+/**
+ * Throwaway servers for a benchmark run: a redis-server (no persistence) and a PostgreSQL cluster
+ * (migrated, default durability), each on a free port in a temp folder, or the ones at the given URLs.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createDb } from '../db/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { ensureBinaries, searchDirs } from '../services/binaries.js';
+import { startPostgres } from '../services/postgres-server.js';
+import { benchRedis, freePort } from './redis.js';
+
+export interface BenchStack {
+  redisUrl: string;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function benchStack(o: {
+  redisUrl?: string | undefined;
+  databaseUrl?: string | undefined;
+  pathEnv: string;
+}): Promise<BenchStack> {
+  const redis = await benchRedis(o.redisUrl, o.pathEnv);
+  let databaseUrl = o.databaseUrl;
+  let stopPg = async () => {};
+  if (!databaseUrl) {
+    const bins = ensureBinaries({
+      need: ['postgres'],
+      autoInstall: true,
+      dirs: searchDirs(o.pathEnv),
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-pg-'));
+    const pg = await startPostgres({
+      port: await freePort(),
+      dir: join(dir, 'cluster'),
+      binDir: bins.postgres!,
+      // default durability (fsync, synchronous_commit on): what a real deployment pays per commit
+    });
+    databaseUrl = pg.url;
+    stopPg = async () => {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    };
+  }
+  const db = createDb(databaseUrl);
+  await migrateToLatest(db);
+  await db.destroy();
+  return {
+    redisUrl: redis.url,
+    databaseUrl,
+    async stop() {
+      await stopPg();
+      await redis.stop();
+    },
+  };
+}
