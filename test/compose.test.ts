@@ -80,8 +80,12 @@ describe('docker-compose.yml', () => {
     const k6 = s.k6!;
     expect(new URL(k6.environment!.BASE_URL!).host).toBe(`api:${s.api!.environment!.PORT}`);
     expect(k6.depends_on).toEqual({ api: { condition: 'service_healthy' } });
-    expect(k6.volumes).toContain('./load-tests:/scripts:ro');
-    const script = k6.command!.at(-1)!.replace('/scripts/', '');
+    expect(k6.volumes).toContain('./load-tests:/scripts');
+    expect(k6.environment!.RESULTS_DIR).toBe('/scripts/results');
+    const script = k6
+      .command!.at(-1)!
+      .replace('/scripts/', '')
+      .replace(/\$\{K6_SCRIPT:-(.+)\}/, '$1');
     expect(existsSync(join(ROOT, 'load-tests', script))).toBe(true);
   });
 });

@@ -88,6 +88,9 @@ export const envSchema = z.object({
   SWEEP_INTERVAL_MS: ms.default(5_000),
   SWEEP_MIN_AGE_MS: ms.default(10_000),
 
+  BENCH_ROUTES: bool
+    .default(false)
+    .describe('mount POST /bench/noop: the shop middleware without Redis (the benchmark ceiling)'),
   DEMO_PRODUCT_ID: z.string().default('demo'),
   DEMO_STOCK: positiveInt.default(100),
 });
@@ -146,6 +149,7 @@ export interface Config {
     sweepMinAgeMs: number;
   };
   readonly demo: { productId: string; stock: number };
+  readonly bench: { routes: boolean };
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line. */
@@ -235,5 +239,6 @@ export function loadConfig(
       sweepMinAgeMs: e.SWEEP_MIN_AGE_MS,
     },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
+    bench: { routes: e.BENCH_ROUTES },
   });
 }

@@ -5,10 +5,14 @@
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
  *
- * The cut: each segment's stock, markers, claims and outbox are read in one MULTI (atomic per
- * segment), and PostgreSQL is read after every segment. The worker deletes an outbox entry only
- * after its row is committed, so an order is seen in the outbox, in PostgreSQL, or in both
- * (counted once); never in neither.
+ * The cut: each segment's stock, markers, claims, outbox and last outbox id are read in one MULTI
+ * (atomic per segment); PostgreSQL is read after every segment, and rows whose outbox id is past
+ * their segment's cut (sold after it was read) are left out. The worker deletes an outbox entry
+ * only after its row is committed, so an order inside the cut is seen in the outbox, in
+ * PostgreSQL, or in both (counted once); never in neither. The units equation is therefore exact
+ * even while the sale runs. Marker checks need a still sale (a spill touches two segments read at
+ * different moments): while sales happen during the reconciliation they cover only the orders
+ * sold before it began, and the report says `live: true`.
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/index.js';
@@ -27,6 +31,10 @@ export interface ReconcileReport {
   persistedOrders: number;
   distinctBuyers: number;
   openClaims: number;
+  /** sales happened while reconciling (marker checks limited to earlier orders) */
+  live: boolean;
+  /** order rows sold after their segment was read, left out of this cut */
+  afterCut: number;
   /** empty when everything adds up */
   problems: string[];
   ok: boolean;
@@ -38,6 +46,8 @@ const MAX_LISTED = 20;
 export async function reconcile(
   d: { redis: Redis; keys: Keys; db: Db },
   productId: string,
+  /** test hook: runs between reading Redis and reading PostgreSQL (widens the race window) */
+  hooks: { beforeDbRead?: () => Promise<unknown> } = {},
 ): Promise<ReconcileReport | null> {
   const meta = await d.redis.hgetall(d.keys.product(productId).meta);
   if (!meta.epoch) return null;
@@ -56,6 +66,9 @@ export async function reconcile(
   /** orderId -> user with an open spill claim for it (the order may not exist yet) */
   const claimed = new Map<string, string>();
   const markerUnits = new Map<string, number>();
+  /** per segment: the newest outbox id at its cut */
+  const cut: string[] = [];
+  let startedMs = Infinity;
   for (let seg = 0; seg < segments; seg++) {
     const k = d.keys.segment(productId, seg);
     const r = await d.redis
@@ -64,9 +77,14 @@ export async function reconcile(
       .hgetall(k.buyers)
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')
+      .time()
+      .xinfo('STREAM', k.outbox)
       .exec();
     if (!r) throw new Error('reconcile: MULTI aborted');
-    for (const [err] of r) if (err) throw err;
+    for (const [err] of r.slice(0, 5)) if (err) throw err;
+    cut.push(lastGeneratedId(r[5]!));
+    const [secs, micros] = r[4]![1] as [string, string];
+    startedMs = Math.min(startedMs, Number(secs) * 1000 + Math.floor(Number(micros) / 1000));
     const [stock, segEpoch] = r[0]![1] as [string | null, string | null];
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
@@ -85,14 +103,20 @@ export async function reconcile(
     }
   }
 
-  const rows = await ordersOf(d.db, productId, epoch);
-  const orders = new Map<string, { userId: string; quantity: number }>();
-  for (const row of rows) orders.set(row.id, { userId: row.user_id, quantity: row.quantity });
+  await hooks.beforeDbRead?.();
+  const all = await ordersOf(d.db, productId, epoch);
+  const rows = all.filter((r) => compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0);
+  const afterCut = new Set(all.filter((r) => !rows.includes(r)).map((r) => r.id));
+  const live = (await lastIds(d, productId, segments)).some((id, i) => id !== cut[i]);
+  const orders = new Map<string, { userId: string; quantity: number; outboxId: string }>();
+  for (const row of rows) {
+    orders.set(row.id, { userId: row.user_id, quantity: row.quantity, outboxId: row.outbox_id });
+  }
   let pending = 0;
   for (const o of outbox.values()) {
     if (orders.has(o.orderId)) continue; // committed, its outbox delete still to come
     pending += o.quantity;
-    orders.set(o.orderId, { userId: o.userId, quantity: o.quantity });
+    orders.set(o.orderId, { userId: o.userId, quantity: o.quantity, outboxId: o.outboxId });
   }
   const persisted = rows.reduce((a, r) => a + r.quantity, 0);
   const total = Number(meta.total);
@@ -106,17 +130,23 @@ export async function reconcile(
   const buyers = new Set<string>();
   for (const [id, o] of orders) {
     buyers.add(o.userId);
+    if (marked.has(id)) markedUnits.set(o.userId, (markedUnits.get(o.userId) ?? 0) + o.quantity);
+    // While the sale runs, only orders sold before the first segment was read are sure to have
+    // their marker (or claim) inside the cut.
+    if (live && Number(o.outboxId.split('-')[0]) >= startedMs) continue;
     const owner = marked.get(id) ?? claimed.get(id);
     if (owner === undefined) problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
-    if (marked.has(id)) markedUnits.set(o.userId, (markedUnits.get(o.userId) ?? 0) + o.quantity);
   }
-  for (const [id, user] of marked) {
-    if (!orders.has(id)) problem(`marker of ${user} lists order ${id}, which does not exist`);
-  }
-  for (const [user, units] of markerUnits) {
-    const found = markedUnits.get(user) ?? 0;
-    if (found !== units) problem(`marker of ${user} says ${units} units, its orders hold ${found}`);
+  if (!live) {
+    for (const [id, user] of marked) {
+      if (!orders.has(id)) problem(`marker of ${user} lists order ${id}, which does not exist`);
+    }
+    for (const [user, units] of markerUnits) {
+      const found = markedUnits.get(user) ?? 0;
+      if (found !== units)
+        problem(`marker of ${user} says ${units} units, its orders hold ${found}`);
+    }
   }
 
   return {
@@ -129,7 +159,33 @@ export async function reconcile(
     persistedOrders: rows.length,
     distinctBuyers: buyers.size,
     openClaims: claimed.size,
+    live,
+    afterCut: afterCut.size,
     problems,
     ok: problems.length === 0,
   };
+}
+
+/** `ms-seq` stream ids compared as numbers. */
+function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am !== bm ? am - bm : as - bs;
+}
+
+/** XINFO STREAM's last-generated-id (survives XDEL); "0-0" for a stream never written. */
+function lastGeneratedId([err, info]: [Error | null, unknown]): string {
+  if (err) {
+    if (/no such key/i.test(err.message)) return '0-0';
+    throw err;
+  }
+  const list = info as unknown[];
+  const i = list.indexOf('last-generated-id');
+  return String(list[i + 1]);
+}
+
+async function lastIds(d: { redis: Redis; keys: Keys }, productId: string, segments: number) {
+  const p = d.redis.pipeline();
+  for (let seg = 0; seg < segments; seg++) p.xinfo('STREAM', d.keys.segment(productId, seg).outbox);
+  return ((await p.exec()) ?? []).map((r) => lastGeneratedId(r as [Error | null, unknown]));
 }

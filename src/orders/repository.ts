@@ -52,7 +52,7 @@ export async function persistedIds(db: Db, ids: readonly string[]): Promise<Set<
 export async function ordersOf(db: Db, productId: string, epoch: number) {
   return db
     .selectFrom('orders')
-    .select(['id', 'user_id', 'quantity', 'segment'])
+    .select(['id', 'user_id', 'quantity', 'segment', 'outbox_id'])
     .where('product_id', '=', productId)
     .where('epoch', '=', epoch)
     .execute();

@@ -1,0 +1,164 @@
+// Shared parts of the k6 flash-sale scenarios: environment, seeding through the admin API,
+// one purchase with its outcome counted, and the invariant check after a run.
+import { check, sleep } from 'k6';
+import exec from 'k6/execution';
+import http from 'k6/http';
+import { Counter } from 'k6/metrics';
+
+/** Every knob comes from the environment (k6 run -e NAME=value, or the shell). */
+export const env = {
+  BASE_URL: __ENV.BASE_URL || 'http://127.0.0.1:3000',
+  ADMIN_TOKEN: __ENV.ADMIN_TOKEN || '',
+  STRATEGY: __ENV.STRATEGY || 'segmented',
+  SEGMENTS: Number(__ENV.SEGMENTS || 16),
+  STOCK: Number(__ENV.STOCK || 1000),
+  RATE: Number(__ENV.RATE || 2000),
+  VUS: Number(__ENV.VUS || 100),
+  DURATION: __ENV.DURATION || '20s',
+  RESULTS_DIR: __ENV.RESULTS_DIR || 'load-tests/results',
+  /** How long teardown waits for the order workers to persist every sale. */
+  PERSIST_TIMEOUT_S: Number(__ENV.PERSIST_TIMEOUT_S || 120),
+};
+
+export const metrics = {
+  accepted: new Counter('seckill_accepted'),
+  soldOut: new Counter('seckill_sold_out'),
+  limitReached: new Counter('seckill_limit_reached'),
+  /** refused for a reason that is not an error: busy (503 + Retry-After), window, other 4xx */
+  rejected: new Counter('seckill_rejected'),
+  /** 5xx other than a 503 busy answer, network errors, unexpected bodies */
+  errors: new Counter('seckill_errors'),
+  invariantViolations: new Counter('seckill_invariant_violations'),
+};
+
+// 409/410/425/503 are answers a flash sale gives on purpose; only the rest counts as failed.
+http.setResponseCallback(http.expectedStatuses(202, 409, 410, 425, 503));
+
+const adminHeaders = () => ({
+  'content-type': 'application/json',
+  authorization: `Bearer ${env.ADMIN_TOKEN}`,
+});
+
+/**
+ * Seeds (or force-reseeds) a product through the admin API.
+ * @param {string} productId
+ * @param {{ strategy: string, segments: number, total: number }} spec
+ */
+export function seed(productId, spec) {
+  const body = {
+    total: spec.total,
+    strategy: spec.strategy,
+    ...(spec.strategy === 'global' ? {} : { segments: spec.segments }),
+  };
+  const res = http.put(
+    `${env.BASE_URL}/admin/products/${productId}?force=true`,
+    JSON.stringify(body),
+    { headers: adminHeaders(), tags: { name: 'seed' } },
+  );
+  if (res.status !== 200 && res.status !== 201) {
+    throw new Error(`seeding ${productId} failed: ${res.status} ${res.body}`);
+  }
+}
+
+/** A shopper id no other iteration of this run uses. */
+export function shopperId() {
+  return `k6-${exec.scenario.name}-${exec.scenario.iterationInTest}`;
+}
+
+/**
+ * One purchase; counts its outcome.
+ * @param {string} productId
+ * @param {Record<string, string>} [tags]
+ */
+export function buy(productId, tags = {}) {
+  const res = http.post(`${env.BASE_URL}/seckill`, JSON.stringify({ productId }), {
+    headers: { 'content-type': 'application/json', 'x-user-id': shopperId() },
+    tags: { name: 'seckill', ...tags },
+  });
+  const type = res.status >= 400 ? problemType(res) : '';
+  if (res.status === 202) metrics.accepted.add(1, tags);
+  else if (type.endsWith(':sold-out')) metrics.soldOut.add(1, tags);
+  else if (type.endsWith(':limit-reached')) metrics.limitReached.add(1, tags);
+  else if (res.status === 503 || (res.status >= 400 && res.status < 500))
+    metrics.rejected.add(1, tags);
+  else metrics.errors.add(1, tags);
+  return res;
+}
+
+/** @param {import('k6/http').RefinedResponse<any>} res */
+function problemType(res) {
+  try {
+    const body = /** @type {{ type?: string }} */ (res.json());
+    return body.type || '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * @typedef {{ ok: boolean, total: number, remaining: number, pending: number, persisted: number,
+ *   problems: string[] }} Reconcile
+ */
+
+/**
+ * After the load: waits until the order workers persisted every sale, then reconciles. Counts an
+ * invariant violation for an unclean reconciliation, oversell, or a sale that never persisted.
+ * @param {string} productId
+ * @returns {Reconcile | undefined}
+ */
+export function verify(productId) {
+  const deadline = Date.now() + env.PERSIST_TIMEOUT_S * 1000;
+  /** @type {Reconcile | undefined} */
+  let report;
+  for (;;) {
+    const res = http.post(`${env.BASE_URL}/admin/products/${productId}/reconcile`, null, {
+      headers: adminHeaders(),
+      tags: { name: 'reconcile' },
+    });
+    report = res.status === 200 ? /** @type {Reconcile} */ (res.json()) : undefined;
+    if ((report && report.pending === 0) || Date.now() > deadline) break;
+    sleep(1);
+  }
+  const ok = check(report, {
+    'every sale persisted': (r) => r !== undefined && r.pending === 0,
+    'reconciliation clean': (r) => r !== undefined && r.ok,
+    'no oversell': (r) => r !== undefined && r.remaining >= 0 && r.persisted <= r.total,
+  });
+  if (!ok) {
+    metrics.invariantViolations.add(1, { product: productId });
+    console.error(`invariants of ${productId} violated: ${JSON.stringify(report)}`);
+  }
+  return report;
+}
+
+/** Thresholds every scenario shares: no 5xx, no error, no invariant violation. */
+export const thresholds = {
+  seckill_errors: ['count==0'],
+  seckill_invariant_violations: ['count==0'],
+  http_req_failed: ['rate==0'],
+};
+
+/**
+ * The run's summary as JSON in RESULTS_DIR, and a short text on stdout.
+ * @param {Record<string, any>} data  k6's summary data
+ * @param {string} name
+ * @param {string[]} extraLines
+ */
+export function summary(data, name, extraLines = []) {
+  const m = data.metrics;
+  const count = (/** @type {string} */ k) => (m[k] && m[k].values.count) || 0;
+  const d = m.http_req_duration && m.http_req_duration.values;
+  const lines = [
+    `${name}: accepted ${count('seckill_accepted')}, sold out ${count('seckill_sold_out')}, ` +
+      `limit ${count('seckill_limit_reached')}, rejected ${count('seckill_rejected')}, ` +
+      `errors ${count('seckill_errors')}, invariant violations ${count('seckill_invariant_violations')}`,
+    d
+      ? `latency ms: p50 ${d.med.toFixed(2)}  p95 ${d['p(95)'].toFixed(2)}  p99 ${(d['p(99)'] || 0).toFixed(2)}`
+      : '',
+    ...extraLines,
+  ];
+  return {
+    stdout: `${lines.filter(Boolean).join('\n')}\n`,
+    [`${env.RESULTS_DIR}/${name}.json`]: JSON.stringify(data, null, 2),
+  };
+}

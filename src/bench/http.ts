@@ -1,0 +1,389 @@
+/**
+ * `npm run bench`: the k6 scenario matrix (load-tests/compare.js) driven from Node with
+ * autocannon, in ONE run against one API process and one worker process:
+ *   - ceiling: POST /bench/noop, the shop's Express middleware, validation and auth, no Redis;
+ *   - global (1 segment, one lock), segmented N = 4, 16, 64, lockfree (16 segments), each on its
+ *     own product with stock that outlasts the run, so accepted/s is the strategy's throughput;
+ *   - after sold out: a sold-out product, answered from memory.
+ * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
+ * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
+ * Writes load-tests/results/{report.md,bench.json,throughput.svg,latency.svg}; prints a table and
+ * ends with one JSON line.
+ *
+ * Options: --duration 10 (s per scenario) --connections 100 --only <scenario> --no-write
+ *          --redis-url --database-url (else throwaway servers)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { loadConfig } from '../config/index.js';
+import { machine, percentile, progress, ratio, table } from './report.js';
+import { freePort } from './redis.js';
+import { benchStack } from './stack.js';
+import { barChart, groupedBarChart } from './svg.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const RESULTS = join(ROOT, 'load-tests', 'results');
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+/** Outlasts any run here, so accepted/s is never capped by the stock. */
+const BIG_STOCK = 10_000_000;
+
+interface Scenario {
+  name: string;
+  kind: 'ceiling' | 'sale' | 'sold-out';
+  strategy?: 'global' | 'segmented' | 'lockfree';
+  segments?: number;
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: 'ceiling (no-op route)', kind: 'ceiling' },
+  { name: 'global', kind: 'sale', strategy: 'global', segments: 1 },
+  { name: 'segmented N=4', kind: 'sale', strategy: 'segmented', segments: 4 },
+  { name: 'segmented N=16', kind: 'sale', strategy: 'segmented', segments: 16 },
+  { name: 'segmented N=64', kind: 'sale', strategy: 'segmented', segments: 64 },
+  { name: 'lockfree N=16', kind: 'sale', strategy: 'lockfree', segments: 16 },
+  { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
+];
+
+function child(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  label: string,
+  nodeFlags: string[] = [],
+): ChildProcess {
+  const c = spawn(
+    process.execPath,
+    [...nodeFlags, '--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'inherit', 'inherit'],
+    },
+  );
+  c.once('exit', (code, signal) => {
+    if (code !== 0 && signal !== 'SIGTERM') progress(`${label} exited (${code ?? signal})`);
+  });
+  return c;
+}
+
+async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const admin = (base: string, method: string, path: string, body?: unknown) =>
+  fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+
+interface Load {
+  seconds: number;
+  requests: number;
+  status: Record<string, number>;
+  errors: number;
+  latencies: number[];
+}
+
+/** autocannon against POST `path`, a distinct X-User-Id per request. */
+async function load(
+  base: string,
+  path: string,
+  productId: string,
+  tag: string,
+  o: { duration: number; connections: number },
+): Promise<Load> {
+  let n = 0;
+  const latencies: number[] = [];
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: base,
+        connections: o.connections,
+        duration: o.duration,
+        requests: [
+          {
+            method: 'POST',
+            path,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ productId }),
+            setupRequest: (req) => ({
+              ...req,
+              headers: { ...req.headers, 'x-user-id': `${tag}-${n++}` },
+            }),
+          },
+        ],
+      },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
+  });
+  const status: Record<string, number> = {};
+  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) {
+    status[code] = (s as { count: number }).count;
+  }
+  latencies.sort((a, b) => a - b);
+  return {
+    seconds: r.duration,
+    requests: r.requests.total,
+    status,
+    errors: r.errors + r.timeouts,
+    latencies,
+  };
+}
+
+interface Reconcile {
+  ok: boolean;
+  total: number;
+  remaining: number;
+  pending: number;
+  persisted: number;
+  persistedOrders: number;
+  problems: string[];
+}
+
+async function persistedAndReconciled(base: string, productId: string): Promise<Reconcile> {
+  let report: Reconcile | undefined;
+  await until(
+    `persistence of ${productId}`,
+    async () => {
+      const res = await admin(base, 'POST', `/admin/products/${productId}/reconcile`);
+      report = (await res.json()) as Reconcile;
+      return report.pending === 0;
+    },
+    300_000,
+  );
+  return report!;
+}
+
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      duration: { type: 'string', default: '10' },
+      connections: { type: 'string', default: '100' },
+      only: { type: 'string' },
+      'no-write': { type: 'boolean', default: false },
+      /** write a V8 CPU profile of the API process to this folder (see src/bench/profile.ts) */
+      'cpu-prof': { type: 'string' },
+      'redis-url': { type: 'string' },
+      'database-url': { type: 'string' },
+    },
+  });
+  const duration = Number(values.duration);
+  const connections = Number(values.connections);
+  const base0 = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  progress('starting redis-server and PostgreSQL');
+  const stack = await benchStack({
+    redisUrl: values['redis-url'],
+    databaseUrl: values['database-url'],
+    pathEnv: base0.launcher.searchPath,
+  });
+  const port = await freePort();
+  const run = Date.now().toString(36);
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL: stack.redisUrl,
+    DATABASE_URL: stack.databaseUrl,
+    KEY_PREFIX: `bench${run}`.slice(0, 16),
+    QUEUE_PREFIX: `{bench${run}}`,
+    AUTH_MODE: 'dev',
+    ADMIN_TOKEN,
+    BENCH_ROUTES: 'true',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    NODE_ENV: 'development',
+  };
+  const base = `http://127.0.0.1:${port}`;
+  const profDir = values['cpu-prof'];
+  const api = child(
+    ['serve'],
+    env,
+    'API',
+    profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+  );
+  const worker = child(['worker'], env, 'worker');
+  const results: Array<Record<string, string | number>> = [];
+  const checks: string[] = [];
+  let violations = 0;
+  try {
+    await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
+    for (const s of SCENARIOS.filter((x) => !values.only || x.name === values.only)) {
+      const productId = `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}-${run}`;
+      if (s.kind !== 'ceiling') {
+        const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
+          total: s.kind === 'sold-out' ? 1_000 : BIG_STOCK,
+          strategy: s.strategy,
+          ...(s.strategy !== 'global' && { segments: s.segments }),
+        });
+        if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
+      }
+      if (s.kind === 'sold-out') {
+        progress(`${s.name}: selling out 1000 units first`);
+        await load(base, '/seckill', productId, `${productId}-warm`, { duration: 2, connections });
+        await new Promise((r) => setTimeout(r, 500)); // sold-out notices reach the API
+      }
+      progress(`${s.name}: ${connections} connections for ${duration} s`);
+      const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
+      const l = await load(base, path, productId, productId, { duration, connections });
+      const accepted = l.status['202'] ?? 0;
+      const fiveXX = Object.entries(l.status)
+        .filter(([c]) => c.startsWith('5') && c !== '503')
+        .reduce((a, [, n]) => a + n, 0);
+      const row = {
+        scenario: s.name,
+        'req/s': Math.round(l.requests / l.seconds),
+        'accepted/s': s.kind === 'sold-out' ? 0 : Math.round(accepted / l.seconds),
+        p50ms: percentile(l.latencies, 50),
+        p95ms: percentile(l.latencies, 95),
+        p99ms: percentile(l.latencies, 99),
+        '409': l.status['409'] ?? 0,
+        '503': l.status['503'] ?? 0,
+        '5xx': fiveXX,
+        errors: l.errors,
+      };
+      results.push(row);
+      if (fiveXX > 0 || l.errors > 0) {
+        violations++;
+        checks.push(`${s.name}: ${fiveXX} 5xx, ${l.errors} errors`);
+      }
+      if (s.kind === 'sale' || s.kind === 'sold-out') {
+        const r = await persistedAndReconciled(base, productId);
+        const sold = r.total - r.remaining;
+        const soldHere = s.kind === 'sold-out' ? sold - 1_000 : sold;
+        // autocannon stops at the deadline with up to `connections` requests in flight: their
+        // sales are real (and persisted) but their 202s are never read.
+        const cutOff = sold - accepted;
+        const good =
+          r.ok &&
+          r.remaining >= 0 &&
+          r.persisted === sold &&
+          (s.kind === 'sold-out'
+            ? accepted === 0 && soldHere === 0
+            : cutOff >= 0 && cutOff <= connections);
+        checks.push(
+          `${s.name}: ${good ? 'OK' : 'VIOLATED'}: accepted ${accepted} (+${sold - accepted - (s.kind === 'sold-out' ? 1_000 : 0)} cut off in flight), sold ${sold}, order rows ` +
+            `${r.persistedOrders}, remaining ${r.remaining}, reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}`,
+        );
+        if (!good) violations++;
+      }
+    }
+  } finally {
+    api.kill('SIGTERM');
+    worker.kill('SIGTERM');
+    await Promise.all(
+      [api, worker].map(
+        (c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r))),
+      ),
+    );
+    await stack.stop();
+  }
+
+  const by = (name: string) => results.find((r) => r.scenario === name);
+  const acc = (name: string) => Number(by(name)?.['accepted/s'] ?? 0);
+  const rps = (name: string) => Number(by(name)?.['req/s'] ?? 0);
+  const ceiling = rps('ceiling (no-op route)');
+  const ratios = {
+    segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
+    segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
+    lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
+    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
+    soldOutVsCeiling: ratio(rps('after sold out'), ceiling),
+  };
+  const figures = {
+    bench: 'http',
+    machine: machine(),
+    durationS: duration,
+    connections,
+    results,
+    ratios,
+    checks,
+    violations,
+  };
+  const text = [
+    `\nHTTP benchmark: ${connections} connections, ${duration} s per scenario, one API process + one worker\n`,
+    table(results),
+    '',
+    `segmented N=16 / global (accepted/s): ${ratios.segmented16VsGlobal}x   (target >= 2.5)`,
+    `lockfree / ceiling (accepted/s vs req/s): ${ratios.lockfreeVsCeiling}x   (target >= 0.75)`,
+    `after sold out / ceiling (req/s): ${ratios.soldOutVsCeiling}x   (target >= 0.9)`,
+    '',
+    'invariants:',
+    ...checks.map((c) => `  ${c}`),
+    '',
+  ].join('\n');
+  process.stdout.write(`${text}\n`);
+  if (!values['no-write'] && !values.only) writeReport(figures, text);
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+  if (violations > 0) process.exitCode = 1;
+}
+
+function writeReport(
+  figures: Record<string, unknown> & { results: Array<Record<string, string | number>> },
+  text: string,
+) {
+  mkdirSync(RESULTS, { recursive: true });
+  const rows = figures.results;
+  writeFileSync(join(RESULTS, 'bench.json'), `${JSON.stringify(figures, null, 2)}\n`);
+  writeFileSync(
+    join(RESULTS, 'throughput.svg'),
+    barChart(
+      'Throughput by strategy (accepted/s; ceiling and sold out: req/s)',
+      '/s',
+      rows.map((r) => ({
+        label: String(r.scenario),
+        value: Number(r['accepted/s']) || Number(r['req/s']),
+      })),
+    ),
+  );
+  writeFileSync(
+    join(RESULTS, 'latency.svg'),
+    groupedBarChart(
+      'Latency percentiles by scenario',
+      'ms',
+      ['p50', 'p95', 'p99'],
+      rows.map((r) => ({
+        label: String(r.scenario),
+        values: [Number(r.p50ms), Number(r.p95ms), Number(r.p99ms)],
+      })),
+    ),
+  );
+  writeFileSync(join(RESULTS, 'report.md'), renderReport(figures, text));
+}
+
+function renderReport(
+  f: Record<string, unknown> & { results: Array<Record<string, string | number>> },
+  text: string,
+): string {
+  const m = f.machine as ReturnType<typeof machine>;
+  return [
+    '# Load test report',
+    '',
+    `Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${m.cpus} cores (${m.model}), ${m.memGiB} GiB, Node ${m.node}.`,
+    `One API process and one order worker process on the same machine as redis-server, PostgreSQL`,
+    `and the load generator (autocannon, ${f.connections} connections, ${f.durationS} s per scenario).`,
+    '',
+    '![throughput](throughput.svg)',
+    '',
+    '![latency](latency.svg)',
+    '',
+    '```',
+    text.trim(),
+    '```',
+    '',
+    'Raw figures: [bench.json](bench.json).',
+    '',
+  ].join('\n');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});
