@@ -77,6 +77,9 @@ export const envSchema = z.object({
   WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
   LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
   LOCK_LEASE_MS: ms.default(2_000),
+  LOCK_LOCAL_QUEUE: bool
+    .default(true)
+    .describe("queue a process's requests for a segment lock in memory before Redis"),
   CLAIM_TTL_MS: ms.default(10_000),
   IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
 
@@ -137,7 +140,12 @@ export interface Config {
     jwtAudience: string | undefined;
     adminToken: string | undefined;
   };
-  readonly lock: { watchdogTimeoutMs: number; waitMs: number; leaseMs: number };
+  readonly lock: {
+    watchdogTimeoutMs: number;
+    waitMs: number;
+    leaseMs: number;
+    localQueue: boolean;
+  };
   readonly sale: { claimTtlMs: number; idempotencyTtlSeconds: number };
   readonly orders: {
     enqueueBatchSize: number;
@@ -227,6 +235,7 @@ export function loadConfig(
       watchdogTimeoutMs: e.WATCHDOG_TIMEOUT_MS,
       waitMs: e.LOCK_WAIT_MS,
       leaseMs: e.LOCK_LEASE_MS,
+      localQueue: e.LOCK_LOCAL_QUEUE,
     },
     sale: { claimTtlMs: e.CLAIM_TTL_MS, idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS },
     orders: {

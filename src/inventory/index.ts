@@ -76,6 +76,7 @@ export function createInventory(o: {
     locks,
     lockWaitMs: config.lock.waitMs,
     lockLeaseMs: config.lock.leaseMs,
+    localGate: config.lock.localQueue,
     ...(o.logger && { logger: o.logger }),
     ...(o.registry && { metrics: promSaleMetrics(o.registry) }),
   });

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { LocalGate } from '../lock/gate.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
@@ -51,6 +52,11 @@ export interface SaleOptions {
   lockWaitMs: number;
   /** Lease of a segment lock held around one deduct. */
   lockLeaseMs: number;
+  /**
+   * Queue this process's requests for a segment lock in memory first (default true): one
+   * request per process waits on Redis, the rest wait for free. See src/lock/gate.ts.
+   */
+  localGate?: boolean;
   logger?: Logger;
   metrics?: SaleMetrics;
 }
@@ -66,11 +72,20 @@ const MAX_BUSY_PROBES = 3;
 
 class StaleEpoch extends Error {}
 
+interface Hold {
+  held: HeldLock;
+  /** opens this process's gate for the next local request */
+  leave: () => void;
+}
+const noop = () => {};
+
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
+  private readonly gate: LocalGate | undefined;
 
   constructor(private readonly o: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(o.keys);
+    this.gate = (o.localGate ?? true) ? new LocalGate() : undefined;
   }
 
   /**
@@ -232,15 +247,34 @@ export class Sale {
     });
   }
 
-  private lockSegment(view: ProductView, seg: number, waitMs: number): Promise<HeldLock | null> {
-    return this.o.locks.acquire(this.o.keys.segmentLockName(view.id, seg), {
-      waitMs,
-      leaseMs: this.o.lockLeaseMs,
-    });
+  /**
+   * Takes a segment's lock within `waitMs`: first this process's gate for it (when enabled), so
+   * local requests queue in memory and only one at a time waits on Redis, then the lock itself.
+   */
+  private async lockSegment(view: ProductView, seg: number, waitMs: number): Promise<Hold | null> {
+    const name = this.o.keys.segmentLockName(view.id, seg);
+    if (!this.gate) {
+      const held = await this.o.locks.acquire(name, { waitMs, leaseMs: this.o.lockLeaseMs });
+      return held && { held, leave: noop };
+    }
+    const started = performance.now();
+    const entered = this.gate.enter(name, waitMs);
+    const leave = entered instanceof Promise ? await entered : entered;
+    if (!leave) return null;
+    try {
+      const left = Math.max(0, waitMs - (performance.now() - started));
+      const held = await this.o.locks.acquire(name, { waitMs: left, leaseMs: this.o.lockLeaseMs });
+      if (held) return { held, leave };
+    } catch (err) {
+      leave();
+      throw err;
+    }
+    leave();
+    return null;
   }
 
   /** The deduct under a held segment lock, fenced by its token; the lock is always released. */
-  private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
+  private async deductHolding({ held, leave }: Hold, args: DeductArgs): Promise<DeductReply> {
     try {
       return await deduct(this.o.redis, this.segment({ id: args.productId }, args.segment), {
         ...args,
@@ -252,7 +286,8 @@ export class Sale {
         .release()
         .catch((err: unknown) =>
           this.o.logger?.warn({ err, lock: held.name }, 'segment lock release failed'),
-        );
+        )
+        .finally(leave);
     }
   }
 
