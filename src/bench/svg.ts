@@ -21,7 +21,7 @@ export function barChart(title: string, unit: string, bars: Bar[]): string {
     return [
       `<text x="${labelW - 8}" y="${y + 18}" text-anchor="end">${esc(b.label)}</text>`,
       `<rect x="${labelW}" y="${y + 4}" width="${w.toFixed(1)}" height="${rowH - 8}" fill="#4e79a7"/>`,
-      `<text x="${labelW + w + 6}" y="${y + 18}">${Math.round(b.value).toLocaleString('en-US')} ${esc(unit)}</text>`,
+      `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 18}">${Math.round(b.value).toLocaleString('en-US')} ${esc(unit)}</text>`,
     ].join('');
   });
   return svg(labelW + barW + 140, height, title, rows.join('\n'));
@@ -55,7 +55,7 @@ export function groupedBarChart(
       const y = y0 + si * barH;
       return (
         `<rect x="${labelW}" y="${y}" width="${w.toFixed(1)}" height="${barH - 2}" fill="${colors[si % colors.length]}"/>` +
-        `<text x="${labelW + w + 4}" y="${y + 8}" font-size="9">${v.toFixed(1)} ${esc(unit)}</text>`
+        `<text x="${(labelW + w + 4).toFixed(1)}" y="${y + 8}" font-size="9">${v.toFixed(1)} ${esc(unit)}</text>`
       );
     });
     return `<text x="${labelW - 8}" y="${y0 + (series.length * barH) / 2 + 4}" text-anchor="end">${esc(r.label)}</text>${bars.join('')}`;
