@@ -259,6 +259,15 @@ describe('GET /orders/:id', () => {
         headers: { authorization: `Bearer ${ns.adminToken}` },
       });
       expect(await rec.json()).toMatchObject({ ok: true, persisted: 1, remaining: 1 });
+      const view = (await (
+        await fetch(`${app.url}/admin/products/${productId}`, {
+          headers: { authorization: `Bearer ${ns.adminToken}` },
+        })
+      ).json()) as {
+        segments: Array<{ stock: number; sold: number; pending: number; persisted: number }>;
+      };
+      expect(view.segments.reduce((a, s) => a + s.persisted, 0)).toBe(1);
+      expect(view.segments.reduce((a, s) => a + s.sold, 0)).toBe(1);
       const board = await fetch(`${app.url}/admin/queues`, {
         headers: { authorization: `Bearer ${ns.adminToken}` },
       });

@@ -19,7 +19,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { reconcile } from '../orders/index.js';
+import { persistedBySegment, reconcile } from '../orders/index.js';
 import type { Keys } from '../redis/keys.js';
 import { requireAdmin } from './auth.js';
 import { parseOr400, productIdParam } from './validation.js';
@@ -100,8 +100,10 @@ export function adminRouter(d: AdminDeps): Router {
         new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
       );
     }
+    const persisted = await persistedBySegment(d.db, productId, s.epoch);
     res.json({
       ...s,
+      segments: s.segments.map((seg) => ({ ...seg, persisted: persisted.get(seg.segment) ?? 0 })),
       startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
     });

@@ -14,7 +14,7 @@ import { sweep } from './sweeper.js';
 import { createOrderWorker } from './worker.js';
 
 export { reconcile, type ReconcileReport } from './reconcile.js';
-export { findOrder } from './repository.js';
+export { findOrder, persistedBySegment } from './repository.js';
 
 /** The order queue on its own BullMQ connection (maxRetriesPerRequest: null). */
 export function startOrderQueue(rt: Runtime): Queue {

@@ -57,3 +57,19 @@ export async function ordersOf(db: Db, productId: string, epoch: number) {
     .where('epoch', '=', epoch)
     .execute();
 }
+
+/** Units persisted per segment for one sale epoch. */
+export async function persistedBySegment(
+  db: Db,
+  productId: string,
+  epoch: number,
+): Promise<Map<number, number>> {
+  const rows = await db
+    .selectFrom('orders')
+    .select(['segment', sql<string>`sum(quantity)`.as('units')])
+    .where('product_id', '=', productId)
+    .where('epoch', '=', epoch)
+    .groupBy('segment')
+    .execute();
+  return new Map(rows.map((r) => [r.segment, Number(r.units)]));
+}
