@@ -32,6 +32,21 @@ const purchaseBody = z.strictObject({
   userId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`).optional(),
 });
 
+/**
+ * Redis failed mid-purchase (down, restarting, reply lost). A 503 the client may retry: if the
+ * deduct did run, the order is in the outbox and a retry answers limit-reached with its id.
+ */
+function storeUnavailable(cause: unknown): ProblemError {
+  return new ProblemError({
+    status: 503,
+    code: 'store-unavailable',
+    title: 'Inventory store unavailable, try again',
+    detail: 'the purchase could not be completed; retry with the same Idempotency-Key',
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
+}
+
 export interface ShopDeps {
   config: Config;
   sale: Sale;
@@ -80,7 +95,7 @@ export function shopRouter(d: ShopDeps): Router {
         }),
       } satisfies StoredResponse;
     } catch (err) {
-      if (!(err instanceof SaleError)) throw err;
+      if (!(err instanceof SaleError)) throw storeUnavailable(err);
       const problem = saleProblem(err);
       return {
         status: problem.status,

@@ -64,6 +64,8 @@ export class Catalog {
   private async load(productId: string): Promise<ProductView | null> {
     const k = this.o.keys.product(productId);
     let entry = this.entries.get(productId);
+    // Unknown ids (typos, or a flood of made-up ones) must not cost a subscription each.
+    if (!entry && (await this.o.redis.exists(k.meta)) === 0) return null;
     if (!entry) {
       // Subscribe before reading, so no notice between the read and the subscription is missed.
       const e: Entry = { view: null, unsubscribe: () => {} };

@@ -24,6 +24,9 @@ export function startOrderQueue(rt: Runtime): Queue {
     logger: rt.logger,
   });
   const queue = createOrderQueue(connection, rt.config.redis.queuePrefix);
+  // Connection errors are already logged (throttled) by the connection; without a listener
+  // BullMQ would print each one to the console.
+  queue.on('error', (err) => rt.logger.debug({ err: err.message }, 'order queue error'));
   rt.lifecycle.add('order queue', async () => {
     await queue.close();
     await closeRedis(connection);
