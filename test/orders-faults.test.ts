@@ -104,6 +104,61 @@ describe('a worker SIGKILLed mid-batch', () => {
   });
 });
 
+describe('a worker stopped with SIGTERM', () => {
+  it('finishes the batch in hand, exits 0, and leaves the rest to the next worker', async () => {
+    const config = ns.config({ ...fast, ENQUEUE_BATCH_SIZE: '500' });
+    const api = await started(stackProcess(config));
+    const productId = newProduct();
+    await seedProduct({ redis: api.rt.redis, keys, db: api.rt.db }, productId, {
+      total: 3_000,
+      segments: 4,
+      strategy: 'lockfree',
+    });
+    expect(
+      await sellTo(
+        api,
+        productId,
+        Array.from({ length: 3_000 }, (_, i) => `t${i}`),
+      ),
+    ).toBe(3_000);
+    const env = {
+      REDIS_URL: ns.redisUrl,
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
+      QUEUE_PREFIX: `{${ns.id}q}`,
+      LOG_LEVEL: 'warn',
+      WORKER_CONCURRENCY: '1',
+      WORKER_BATCH_SIZE: '25',
+      ...fast,
+      SWEEP_MIN_AGE_MS: '600000', // only the queue: the count below must come from whole jobs
+    };
+    const first = runCli(['worker'], env);
+    cleanups.push(() => first.child.kill('SIGKILL'));
+    await waitFor(
+      'a job under way',
+      async () => {
+        const { rows } = await orderCount(api.rt.db, productId);
+        return rows > 0 && rows % 500 !== 0;
+      },
+      60_000,
+      5,
+    );
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+    const { rows: atExit } = await orderCount(api.rt.db, productId);
+    expect(atExit % 500).toBe(0); // the batch in hand was finished, not cut
+    expect(atExit).toBeLessThan(3_000);
+
+    const second = runCli(['worker'], env);
+    cleanups.push(async () => {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    });
+    await waitForRows(api.rt.db, productId, 3_000, 60_000);
+    expect(await orderCount(api.rt.db, productId)).toEqual({ rows: 3_000, users: 3_000 });
+  });
+});
+
 describe('PostgreSQL down for 10 s in the middle of a sale', () => {
   it('keeps selling, then persists every order exactly once', async () => {
     const dir = tempDir('pg-down');
