@@ -205,10 +205,20 @@ export class Sale {
           }
           if (r.code === 'ok') {
             if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
-            const settled = await settle('finalise');
-            if (settled.code === 'no-claim') {
-              this.o.logger?.warn({ orderId: args.orderId }, 'spill claim was settled by another');
-            }
+            // Sold: whatever happens now, the claim must never be released. If finalising
+            // fails, the claim stays and the sweeper finalises it from the outbox.
+            await settle('finalise').then(
+              (settled) => {
+                if (settled.code === 'no-claim') {
+                  this.o.logger?.warn({ orderId: args.orderId }, 'spill claim settled by another');
+                }
+              },
+              (err: unknown) =>
+                this.o.logger?.warn(
+                  { err, orderId: args.orderId },
+                  'finalising a spill claim failed; the sweeper will',
+                ),
+            );
             return this.purchaseOf(spillArgs, seg, r.outboxId);
           }
           if (r.code === 'empty') {
@@ -227,7 +237,14 @@ export class Sale {
         if (candidates.length === 0) break;
       }
     } catch (err) {
-      await settle('release');
+      // A refusal (window, reseed) sold nothing: release. A Redis failure may have lost the reply
+      // of a deduct that ran: leave the claim to the sweeper, which settles it from the outbox.
+      if (err instanceof SaleError || err instanceof StaleEpoch) await settle('release');
+      else
+        this.o.logger?.warn(
+          { err, orderId: args.orderId },
+          'spill interrupted; claim left to the sweeper',
+        );
       throw err;
     }
     await settle('release');
