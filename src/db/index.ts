@@ -21,6 +21,12 @@ export function createDb(url: string, opts: { max?: number; logger?: Logger } = 
     // Without a listener an idle client's error (server restart) would crash the process.
   });
   pool.on('error', (err) => opts.logger?.warn({ err }, 'idle PostgreSQL client error'));
+  // pg-pool removes its listener while a client is checked out; a socket that dies mid-query
+  // (PostgreSQL restarted) then emits 'error' with no listener, which would crash the process.
+  // The query itself still fails (and is retried by its caller).
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.logger?.warn({ err }, 'PostgreSQL connection lost'));
+  });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
