@@ -105,8 +105,12 @@ export async function reconcile(
 
   await hooks.beforeDbRead?.();
   const all = await ordersOf(d.db, productId, epoch);
-  const rows = all.filter((r) => compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0);
-  const afterCut = new Set(all.filter((r) => !rows.includes(r)).map((r) => r.id));
+  const rows: typeof all = [];
+  const afterCut = new Set<string>();
+  for (const r of all) {
+    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
+    else afterCut.add(r.id);
+  }
   const live = (await lastIds(d, productId, segments)).some((id, i) => id !== cut[i]);
   const orders = new Map<string, { userId: string; quantity: number; outboxId: string }>();
   for (const row of rows) {
