@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { loadConfig } from '../config/index.js';
 import { machine, percentile, progress, ratio, table } from './report.js';
-import { freePort } from './redis.js';
+import { freePort } from '../services/process.js';
 import { benchStack } from './stack.js';
 import { barChart, groupedBarChart } from './svg.js';
 

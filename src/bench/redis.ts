@@ -1,20 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureBinaries, searchDirs } from '../services/binaries.js';
+import { freePort } from '../services/process.js';
 import { startRedisServer } from '../services/redis-server.js';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-}
 
 /** A throwaway redis-server (no persistence) for a benchmark run, or the one at `url`. */
 export async function benchRedis(

@@ -9,7 +9,8 @@ import { createDb } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { ensureBinaries, searchDirs } from '../services/binaries.js';
 import { startPostgres } from '../services/postgres-server.js';
-import { benchRedis, freePort } from './redis.js';
+import { freePort } from '../services/process.js';
+import { benchRedis } from './redis.js';
 
 export interface BenchStack {
   redisUrl: string;

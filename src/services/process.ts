@@ -147,3 +147,16 @@ export function assertPortFree(port: number): Promise<void> {
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
   });
 }
+
+/** A port the kernel just handed out and we released; good enough for throwaway servers. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const addr = s.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}

@@ -1,14 +1,2 @@
-import { createServer } from 'node:net';
-
-/** A port the kernel just handed out and we released; good enough for throwaway servers. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+// The tests take free ports from the same helper the benchmarks use.
+export { freePort } from '../../src/services/process.js';
