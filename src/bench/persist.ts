@@ -18,7 +18,7 @@ import type { Db } from '../db/index.js';
 import { seedProduct } from '../inventory/index.js';
 import { createLogger } from '../log.js';
 import { startOrderQueue, startOrderSubmitter, startOrderWorker } from '../orders/index.js';
-import { clearOutbox, readOutbox, type OutboxOrder } from '../orders/outbox.js';
+import { clearOutbox, outboxOrderOf, readOutbox, type OutboxOrder } from '../orders/outbox.js';
 import { OrderSubmitter } from '../orders/queue.js';
 import { insertOrders } from '../orders/repository.js';
 import { createRedis } from '../redis/connection.js';
@@ -66,7 +66,7 @@ async function soldOrders(rt: Runtime, n: number, submit?: (o: OutboxOrder) => v
       while (next < n) {
         const i = next++;
         const p = await rt.inventory.sale.purchase({ productId, userId: `s${i}`, quantity: 1 });
-        submit?.({ ...p, deductedAt: Number(p.outboxId.split('-')[0]) });
+        submit?.(outboxOrderOf(p));
         lastSale = performance.now();
       }
     }),

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
+import { timeReplyMs } from '../redis/time.js';
 import type { Catalog } from './catalog.js';
 import { SaleError } from './errors.js';
 import { splitStock } from './layout.js';
@@ -146,8 +147,7 @@ export async function readProductState(
       pending: replies[2 * i + 1]![1] as number,
     });
   }
-  const [secs, micros] = replies[2 * n]![1] as [string, string];
-  const now = Number(secs) * 1000 + Math.floor(Number(micros) / 1000);
+  const now = timeReplyMs(replies[2 * n]![1] as [string, string]);
   const epoch = Number(meta.epoch);
   const remaining = segments.reduce((a, s) => a + s.stock, 0);
   const startsAt = Number(meta.startsAt);

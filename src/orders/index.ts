@@ -9,6 +9,7 @@ import { Counter } from 'prom-client';
 import type { Purchase } from '../inventory/index.js';
 import { closeRedis, createRedis } from '../redis/connection.js';
 import type { Runtime } from '../runtime.js';
+import { outboxOrderOf } from './outbox.js';
 import { createOrderQueue, ORDER_QUEUE, OrderSubmitter } from './queue.js';
 import { sweep } from './sweeper.js';
 import { createOrderWorker } from './worker.js';
@@ -43,8 +44,7 @@ export function startOrderSubmitter(rt: Runtime, queue: Queue): (p: Purchase) =>
     logger: rt.logger,
   });
   rt.lifecycle.add('order submitter', () => submitter.close());
-  // A stream id is "<Redis server ms>-<seq>": the deduct's own clock, as the outbox has it.
-  return (p) => submitter.add({ ...p, deductedAt: Number(p.outboxId.split('-')[0]) });
+  return (p) => submitter.add(outboxOrderOf(p));
 }
 
 /** Worker side: persists batches and runs the sweeper on its schedule. */

@@ -4,7 +4,9 @@
  * entry only after its row is committed.
  */
 import type { Redis } from 'ioredis';
+import type { Purchase } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
+import { streamIdMs } from '../redis/time.js';
 
 /** One sale, as the deduct recorded it: everything the order row needs. */
 export interface OutboxOrder {
@@ -19,6 +21,11 @@ export interface OutboxOrder {
   deductedAt: number;
   /** stream entry id in the segment's outbox */
   outboxId: string;
+}
+
+/** The outbox entry a purchase wrote, rebuilt from the deduct's reply (no read back). */
+export function outboxOrderOf(p: Purchase): OutboxOrder {
+  return { ...p, deductedAt: streamIdMs(p.outboxId) };
 }
 
 type StreamEntry = [id: string, fields: string[]];

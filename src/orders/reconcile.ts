@@ -17,6 +17,7 @@
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/index.js';
 import type { Keys } from '../redis/keys.js';
+import { streamIdMs, timeReplyMs } from '../redis/time.js';
 import { decodeEntry, type OutboxOrder } from './outbox.js';
 import { ordersOf } from './repository.js';
 
@@ -83,8 +84,7 @@ export async function reconcile(
     if (!r) throw new Error('reconcile: MULTI aborted');
     for (const [err] of r.slice(0, 5)) if (err) throw err;
     cut.push(lastGeneratedId(r[5]!));
-    const [secs, micros] = r[4]![1] as [string, string];
-    startedMs = Math.min(startedMs, Number(secs) * 1000 + Math.floor(Number(micros) / 1000));
+    startedMs = Math.min(startedMs, timeReplyMs(r[4]![1] as [string, string]));
     const [stock, segEpoch] = r[0]![1] as [string | null, string | null];
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
@@ -137,7 +137,7 @@ export async function reconcile(
     if (marked.has(id)) markedUnits.set(o.userId, (markedUnits.get(o.userId) ?? 0) + o.quantity);
     // While the sale runs, only orders sold before the first segment was read are sure to have
     // their marker (or claim) inside the cut.
-    if (live && Number(o.outboxId.split('-')[0]) >= startedMs) continue;
+    if (live && streamIdMs(o.outboxId) >= startedMs) continue;
     const owner = marked.get(id) ?? claimed.get(id);
     if (owner === undefined) problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);

@@ -10,6 +10,7 @@ import type { Db } from '../db/index.js';
 import { claimSettle } from '../inventory/protocol.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
+import { serverNowMs } from '../redis/time.js';
 import { readOutbox, type OutboxOrder } from './outbox.js';
 import type { PersistJob } from './queue.js';
 import { findOrder } from './repository.js';
@@ -33,11 +34,6 @@ export interface SweepReport {
 
 /** Most entries re-enqueued per segment per sweep (the next sweep takes the rest). */
 const MAX_PER_SEGMENT = 20_000;
-
-async function serverNowMs(redis: Redis): Promise<number> {
-  const [s, us] = await redis.time();
-  return Number(s) * 1000 + Math.floor(Number(us) / 1000);
-}
 
 /** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
 async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
