@@ -54,6 +54,8 @@ export function createInventory(o: {
     name: 'seckill-sub',
     role: 'subscriber',
     ...(o.logger && { logger: o.logger }),
+    // Connects on the first subscription: CLI commands (migrate, seed, reconcile) never open it.
+    overrides: { lazyConnect: true },
   });
   const pubsub = new PubSub(subscriber);
   const locks = new LockClient({
