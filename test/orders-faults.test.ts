@@ -23,6 +23,18 @@ const fast = {
   WORKER_LOCK_MS: '2000',
   LOCK_WAIT_MS: '1000',
 };
+/** Env for a `seckill worker` child in this file's namespace: one job at a time, 25-row INSERTs. */
+const workerEnv = (extra: Record<string, string> = {}) => ({
+  REDIS_URL: ns.redisUrl,
+  DATABASE_URL: ns.databaseUrl,
+  KEY_PREFIX: ns.id,
+  QUEUE_PREFIX: `{${ns.id}q}`,
+  LOG_LEVEL: 'warn',
+  WORKER_CONCURRENCY: '1',
+  WORKER_BATCH_SIZE: '25',
+  ...fast,
+  ...extra,
+});
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
@@ -60,16 +72,7 @@ describe('a worker SIGKILLed mid-batch', () => {
     const users = Array.from({ length: 3_000 }, (_, i) => `k${i}`);
     expect(await sellTo(api, productId, users)).toBe(3_000);
 
-    const env = {
-      REDIS_URL: ns.redisUrl,
-      DATABASE_URL: ns.databaseUrl,
-      KEY_PREFIX: ns.id,
-      QUEUE_PREFIX: `{${ns.id}q}`,
-      LOG_LEVEL: 'warn',
-      WORKER_CONCURRENCY: '1',
-      WORKER_BATCH_SIZE: '25', // 20 INSERTs per 500-order job: a kill lands mid-job
-      ...fast,
-    };
+    const env = workerEnv(); // 20 INSERTs per 500-order job: a kill lands mid-job
     const first = runCli(['worker'], env);
     cleanups.push(() => first.child.kill('SIGKILL'));
     const atKill = await waitFor(
@@ -121,17 +124,8 @@ describe('a worker stopped with SIGTERM', () => {
         Array.from({ length: 3_000 }, (_, i) => `t${i}`),
       ),
     ).toBe(3_000);
-    const env = {
-      REDIS_URL: ns.redisUrl,
-      DATABASE_URL: ns.databaseUrl,
-      KEY_PREFIX: ns.id,
-      QUEUE_PREFIX: `{${ns.id}q}`,
-      LOG_LEVEL: 'warn',
-      WORKER_CONCURRENCY: '1',
-      WORKER_BATCH_SIZE: '25',
-      ...fast,
-      SWEEP_MIN_AGE_MS: '600000', // only the queue: the count below must come from whole jobs
-    };
+    // Only the queue (no sweeper rescue): the count below must come from whole jobs.
+    const env = workerEnv({ SWEEP_MIN_AGE_MS: '600000' });
     const first = runCli(['worker'], env);
     cleanups.push(() => first.child.kill('SIGKILL'));
     await waitFor(
