@@ -1,4 +1,10 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProblemError } from '../src/errors.js';
+import { errorHandler } from '../src/http/problem.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
 
@@ -104,5 +110,51 @@ describe('readiness when Redis is unreachable', () => {
     for (let i = 0; i < 3; i++) {
       expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
     }
+  });
+});
+
+describe('error logging', () => {
+  async function logsOf(thrown: unknown): Promise<Array<Record<string, unknown>>> {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const app = express();
+    app.get('/x', () => {
+      throw thrown;
+    });
+    app.use(errorHandler(logger));
+    const server = app.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const { port } = server.address() as AddressInfo;
+      await fetch(`http://127.0.0.1:${port}/x`);
+    } finally {
+      server.close();
+    }
+    return lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+
+  it('logs an unexpected error at error level with its stack', async () => {
+    const logs = await logsOf(new TypeError('boom'));
+    expect(logs).toHaveLength(1);
+    expect(logs[0]!.level).toBe(50);
+    expect((logs[0]!.err as { stack: string }).stack).toContain('TypeError: boom');
+  });
+
+  it('logs a deliberate 503 as one warning line naming its cause, without a stack', async () => {
+    const logs = await logsOf(
+      new ProblemError({
+        status: 503,
+        code: 'store-unavailable',
+        title: 'Store unavailable',
+        cause: new Error('connect ECONNREFUSED'),
+      }),
+    );
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({
+      level: 40,
+      problem: 'store-unavailable',
+      cause: 'Error: connect ECONNREFUSED',
+    });
+    expect(JSON.stringify(logs[0])).not.toContain('    at ');
   });
 });

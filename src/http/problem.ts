@@ -3,7 +3,7 @@
  * body-parser failures to clear 4xx answers (never a 5xx for bad input).
  */
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { ProblemError, problemType } from '../errors.js';
+import { messageOf, ProblemError, problemType } from '../errors.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
@@ -80,8 +80,16 @@ export function toProblem(err: unknown): ProblemError {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     const problem = toProblem(err);
-    if (problem.status >= 500) {
-      (req.log ?? logger).error({ err, requestId: req.id }, 'request failed');
+    const log = req.log ?? logger;
+    if (!(err instanceof ProblemError) && problem.status >= 500) {
+      log.error({ err, requestId: req.id }, 'request failed');
+    } else if (problem.status >= 500) {
+      // A deliberate 503 (not ready, store away, lock busy) is an outage, not a bug: one line,
+      // no stack, so a probe every second or a burst of shoppers does not bury the log.
+      const c = problem.cause;
+      const cause =
+        c === undefined ? undefined : `${c instanceof Error ? `${c.name}: ` : ''}${messageOf(c)}`;
+      log.warn({ problem: problem.code, detail: problem.detail, cause }, 'request refused');
     }
     if (res.headersSent) return next(err);
     sendProblem(req, res, problem);
