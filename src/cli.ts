@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * One entry: `seckill up | serve | migrate`. The composition root: it reads the environment
+ * One entry: `seckill up | serve | worker | migrate | seed | reconcile`. The composition root: it reads the environment
  * through the config module and wires the parts each command needs.
  */
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { MigrationError, migrateToLatest } from './db/migrate.js';
@@ -11,6 +12,7 @@ import { messageOf } from './errors.js';
 import { closeOnSignals, Lifecycle } from './lifecycle.js';
 import { createLogger, type Logger } from './log.js';
 import { serveApi } from './main.js';
+import { pingRedis } from './redis/connection.js';
 import { createRuntime, type Runtime } from './runtime.js';
 import { MissingBinaryError } from './services/binaries.js';
 import { localAdminToken, startLocalServices } from './services/local-stack.js';
@@ -87,16 +89,72 @@ async function up(): Promise<void> {
     const rt = createRuntime(config, logger, lifecycle);
     const applied = await migrateToLatest(rt.db);
     if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
-    await seedDemo(rt);
     warnDevAuth(config);
     const queue = startOrderQueue(rt);
-    await startOrderWorker(rt, queue);
+    // The demo seed and the worker need Redis (BullMQ would wait for it forever). A given
+    // REDIS_URL that does not answer must not stop the API: it serves /healthz, and /readyz
+    // says 503 naming Redis, until Redis answers; then the rest starts.
+    const redisParts = async () => {
+      await seedDemo(rt);
+      await startOrderWorker(rt, queue);
+    };
+    const redisDown = await redisProblem(rt);
+    if (!redisDown) await redisParts();
     await serveApi(rt, { onPurchase: startOrderSubmitter(rt, queue), queues: [queue] });
+    if (redisDown) {
+      progress(
+        `Redis at ${redactUrl(config.redis.url)} does not answer, ${redisDown}: serving ` +
+          '/healthz, and /readyz answers 503 until it does; the demo sale and the order workers start then',
+      );
+      void startWhenRedisAnswers(rt, redisParts).then(
+        (started) => started && printReady(config),
+        (err: unknown) => {
+          logger.fatal({ err: messageOf(err) }, 'start-up failed after Redis came back');
+          void lifecycle.close().then(() => process.exit(1));
+        },
+      );
+      return;
+    }
   } catch (err) {
     // Stop whatever already started: a failed start must not leave servers behind.
     await lifecycle.close();
     throw err;
   }
+  printReady(config);
+}
+
+/** A URL fit for a log line: the password, if any, masked. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/** Why Redis does not answer a PING within a second, or undefined when it does. */
+async function redisProblem(rt: Runtime): Promise<string | undefined> {
+  const timeout = new Promise<string>((r) => setTimeout(r, 1_000, 'no answer within 1 s').unref());
+  return Promise.race([pingRedis(rt.redis).then(() => undefined, messageOf), timeout]);
+}
+
+/** Polls Redis each second until it answers, then runs `start`; false if shutdown came first. */
+async function startWhenRedisAnswers(rt: Runtime, start: () => Promise<void>): Promise<boolean> {
+  while (!rt.lifecycle.isClosing) {
+    if (!(await redisProblem(rt))) {
+      if (rt.lifecycle.isClosing) return false;
+      progress('Redis answers: starting the demo sale and the order workers');
+      await start();
+      return true;
+    }
+    await sleep(1_000);
+  }
+  return false;
+}
+
+function printReady(config: Config): void {
   const base = `http://${config.http.host}:${config.http.port}`;
   progress(
     `ready: ${base}/readyz   admin token in ${resolve(config.launcher.dataDir, 'admin-token')}   ` +

@@ -33,6 +33,11 @@ export class Lifecycle {
     }
   }
 
+  /** True once shutdown has begun: background start-up work should give up. */
+  get isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const { name, close } of this.closers.reverse()) {

@@ -195,6 +195,80 @@ describe('seckill up (the README first command)', () => {
     expect(await run.exited).toBe(0);
   });
 
+  it('with a REDIS_URL that does not answer, serves /healthz and a 503 /readyz naming Redis, then starts the rest when Redis comes', async () => {
+    const dir = tempDir('l-late');
+    cleanups.push(() => dir.remove());
+    const postgres = await startTestPostgres(join(dir.path, 'pg'));
+    cleanups.push(() => postgres.stop());
+    const redisPort = await freePort();
+    const port = await freePort();
+    const run = runCli(['up'], {
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      DATA_DIR: join(dir.path, 'data'),
+      REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+      DATABASE_URL: postgres.url,
+    });
+    cleanups.push(async () => {
+      if (run.child.exitCode === null) {
+        run.child.kill('SIGINT');
+        await run.exited;
+      }
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      `healthz 200 (output so far:\n${run.output()})`,
+      async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200,
+      30_000,
+    );
+    for (let i = 0; i < 3; i++) {
+      const ready = await fetch(`${base}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const body = (await ready.json()) as { checks: unknown; detail: string };
+      expect(body.checks).toEqual({ redis: 'down', postgres: 'up' });
+      expect(body.detail).toMatch(/^redis: unreachable \(.*ECONNREFUSED/);
+    }
+    expect(run.output()).toContain(`Redis at redis://127.0.0.1:${redisPort} does not answer`);
+    expect(run.output()).not.toContain('ready: ');
+
+    const redis = await startRedisServer({
+      port: redisPort,
+      dir: join(dir.path, 'r'),
+      binDir: binDirs().redis,
+    });
+    cleanups.push(() => redis.stop());
+    await waitFor(
+      `ready line (output so far:\n${run.output()})`,
+      async () => run.output().includes('ready: '),
+      30_000,
+    );
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+    expect(run.output()).toContain('seeded demo sale "demo"');
+    const bought = await fetch(`${base}/seckill`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-user-id': 'late' },
+      body: JSON.stringify({ productId: 'demo' }),
+    });
+    expect(bought.status).toBe(202);
+    const { orderId } = (await bought.json()) as { orderId: string };
+    // the worker started too: the order reaches PostgreSQL
+    await waitFor(
+      'order persisted',
+      async () =>
+        (
+          (await (
+            await fetch(`${base}/orders/${orderId}`, { headers: { 'x-user-id': 'late' } })
+          ).json()) as {
+            status: string;
+          }
+        ).status === 'persisted',
+      15_000,
+    );
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+  });
+
   it('exits non-zero with install lines when a binary is missing and installing is off', async () => {
     const dir = tempDir('l-miss');
     cleanups.push(() => dir.remove());

@@ -25,6 +25,9 @@ export interface RedisConnectionOptions {
   overrides?: RedisOptions;
 }
 
+/** Each connection's latest connection error, cleared when it is ready again (for readiness). */
+const lastErrors = new WeakMap<Redis, string>();
+
 /** Connection errors repeat on every reconnect attempt; log one per interval. */
 const ERROR_LOG_INTERVAL_MS = 10_000;
 
@@ -43,7 +46,9 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     ...opts.overrides,
   });
   let lastLogged = 0;
+  redis.on('ready', () => lastErrors.delete(redis));
   redis.on('error', (err) => {
+    lastErrors.set(redis, messageOf(err));
     const now = Date.now();
     if (now - lastLogged < ERROR_LOG_INTERVAL_MS) return;
     lastLogged = now;
@@ -52,9 +57,14 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   return redis;
 }
 
-/** Readiness: needs a PONG (a connection still coming up gets the caller's timeout to do so). */
+/**
+ * Readiness: needs a PONG. A connection that is down says why at once (the connection error, not
+ * "max retries"); one still coming up for the first time gets the caller's timeout to answer.
+ */
 export async function pingRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') throw new Error('redis connection is closed');
+  const down = redis.status !== 'ready' && lastErrors.get(redis);
+  if (down) throw new Error(`unreachable (${down})`);
   await redis.ping();
 }
 
