@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
- * One entry: `seckill up | serve | worker | migrate | seed | reconcile`. The composition root: it reads the environment
- * through the config module and wires the parts each command needs.
+ * One entry: `seckill up | serve | worker | migrate | seed | reconcile`. The composition root:
+ * it reads the environment through the config module and wires the parts each command needs.
  */
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -84,7 +84,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (!(err instanceof ProblemError) && problem.status >= 500) {
       log.error({ err, requestId: req.id }, 'request failed');
     } else if (problem.status >= 500) {
-      // A deliberate 503 (not ready, store away, lock busy) is an outage, not a bug: one line,
+      // A deliberate 503 (not ready, store unavailable) is an outage, not a bug: one line,
       // no stack, so a probe every second or a burst of shoppers does not bury the log.
       const c = problem.cause;
       const cause =
