@@ -118,7 +118,8 @@ describe('local services', () => {
 });
 
 describe('seckill up (the README first command)', () => {
-  async function up(env: Record<string, string>): Promise<CliRun & { base: string }> {
+  /** Spawns `seckill up` on a free API port (Ctrl-C'd after the test if still running). */
+  async function spawnUp(env: Record<string, string>): Promise<CliRun & { base: string }> {
     const port = await freePort();
     const run = runCli(['up'], { LOG_LEVEL: 'warn', PORT: String(port), ...env });
     cleanups.push(async () => {
@@ -127,13 +128,19 @@ describe('seckill up (the README first command)', () => {
         await run.exited;
       }
     });
-    const base = `http://127.0.0.1:${port}`;
+    return { ...run, base: `http://127.0.0.1:${port}` };
+  }
+
+  /** `seckill up`, once /readyz answers 200. */
+  async function up(env: Record<string, string>): Promise<CliRun & { base: string }> {
+    const run = await spawnUp(env);
+    const { base } = run;
     await waitFor(
       `readyz 200 (output so far:\n${run.output()})`,
       async () => (await fetch(`${base}/readyz`)).status === 200,
       60_000,
     );
-    return { ...run, base };
+    return run;
   }
 
   it('brings the stack up, stops everything on SIGINT, and works again on the same data folder', async () => {
@@ -201,21 +208,12 @@ describe('seckill up (the README first command)', () => {
     const postgres = await startTestPostgres(join(dir.path, 'pg'));
     cleanups.push(() => postgres.stop());
     const redisPort = await freePort();
-    const port = await freePort();
-    const run = runCli(['up'], {
-      LOG_LEVEL: 'warn',
-      PORT: String(port),
+    const run = await spawnUp({
       DATA_DIR: join(dir.path, 'data'),
       REDIS_URL: `redis://127.0.0.1:${redisPort}`,
       DATABASE_URL: postgres.url,
     });
-    cleanups.push(async () => {
-      if (run.child.exitCode === null) {
-        run.child.kill('SIGINT');
-        await run.exited;
-      }
-    });
-    const base = `http://127.0.0.1:${port}`;
+    const { base } = run;
     await waitFor(
       `healthz 200 (output so far:\n${run.output()})`,
       async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200,
