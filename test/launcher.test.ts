@@ -136,7 +136,7 @@ describe('seckill up (the README first command)', () => {
     const run = await spawnUp(env);
     const { base } = run;
     await waitFor(
-      `readyz 200 (output so far:\n${run.output()})`,
+      () => `readyz 200 (output so far:\n${run.output()})`,
       async () => (await fetch(`${base}/readyz`)).status === 200,
       60_000,
     );
@@ -215,7 +215,7 @@ describe('seckill up (the README first command)', () => {
     });
     const { base } = run;
     await waitFor(
-      `healthz 200 (output so far:\n${run.output()})`,
+      () => `healthz 200 (output so far:\n${run.output()})`,
       async () => (await fetch(`${base}/healthz`).catch(() => null))?.status === 200,
       30_000,
     );
@@ -237,7 +237,7 @@ describe('seckill up (the README first command)', () => {
     });
     cleanups.push(() => redis.stop());
     await waitFor(
-      `ready line (output so far:\n${run.output()})`,
+      () => `ready line (output so far:\n${run.output()})`,
       async () => run.output().includes('ready: '),
       30_000,
     );

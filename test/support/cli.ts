@@ -29,8 +29,12 @@ export function runCli(args: string[], env: Record<string, string>): CliRun {
   return { child, output: () => out, exited };
 }
 
+/**
+ * Polls `probe` until it returns something truthy.
+ * @param what - named in the timeout error; a function is read at timeout (e.g. output so far).
+ */
 export async function waitFor<T>(
-  what: string,
+  what: string | (() => string),
   probe: () => Promise<T | undefined | false>,
   timeoutMs: number,
   intervalMs = 200,
@@ -40,7 +44,9 @@ export async function waitFor<T>(
     const v = await probe().catch(() => undefined);
     if (v) return v;
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`,
+      );
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
