@@ -12,7 +12,13 @@ import { Keys } from '../src/redis/keys.js';
 import { runCli, waitFor } from './support/cli.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
-import { orderCount, stackProcess, waitForRows, type StackProcess } from './support/orders.js';
+import {
+  orderCount,
+  stackProcess,
+  waitForDrainedOutbox,
+  waitForRows,
+  type StackProcess,
+} from './support/orders.js';
 import { startTestPostgres, startTestRedis, tempDir } from './support/servers.js';
 
 const ns = useNamespace();
@@ -46,12 +52,6 @@ async function started(p: Promise<StackProcess>): Promise<StackProcess> {
   const s = await p;
   cleanups.push(() => s.close());
   return s;
-}
-
-async function outboxSize(s: StackProcess, productId: string, segments: number) {
-  let n = 0;
-  for (let i = 0; i < segments; i++) n += await s.rt.redis.xlen(keys.segment(productId, i).outbox);
-  return n;
 }
 
 async function sellTo(s: StackProcess, productId: string, users: string[]) {
@@ -95,11 +95,7 @@ describe('a worker SIGKILLed mid-batch', () => {
       await second.exited;
     });
     await waitForRows(api.rt.db, productId, 3_000, 60_000);
-    await waitFor(
-      'outbox drained',
-      async () => (await outboxSize(api, productId, 8)) === 0,
-      30_000,
-    );
+    await waitForDrainedOutbox(api, productId);
     expect(await orderCount(api.rt.db, productId)).toEqual({ rows: 3_000, users: 3_000 });
     expect((await reconcile({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!.ok).toBe(
       true,
@@ -187,11 +183,7 @@ describe('PostgreSQL down for 10 s in the middle of a sale', () => {
     expect(sold).toBe(1_500);
 
     await waitForRows(node.rt.db, productId, 1_500, 60_000);
-    await waitFor(
-      'outbox drained',
-      async () => (await outboxSize(node, productId, 4)) === 0,
-      30_000,
-    );
+    await waitForDrainedOutbox(node, productId);
     expect(await orderCount(node.rt.db, productId)).toEqual({ rows: 1_500, users: 1_500 });
     expect((await reconcile({ redis: node.rt.redis, keys, db: node.rt.db }, productId))!.ok).toBe(
       true,
@@ -240,11 +232,7 @@ describe('Redis restarted (AOF) in the middle of a sale', () => {
     );
     expect(sold2).toBe(300);
     await waitForRows(worker.rt.db, productId, 800, 60_000);
-    await waitFor(
-      'outbox drained',
-      async () => (await outboxSize(api, productId, 4)) === 0,
-      30_000,
-    );
+    await waitForDrainedOutbox(api, productId);
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 800, users: 800 });
     const report = (await reconcile({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!;
     expect(report).toMatchObject({ ok: true, remaining: 0, persisted: 800 });

@@ -4,10 +4,17 @@ import { seedProduct } from '../src/inventory/index.js';
 import { readOutbox } from '../src/orders/outbox.js';
 import { reconcile } from '../src/orders/index.js';
 import { Keys } from '../src/redis/keys.js';
-import { runCli, waitFor } from './support/cli.js';
+import { waitFor } from './support/cli.js';
 import { barrier, sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
-import { orderCount, stackProcess, waitForRows, type StackProcess } from './support/orders.js';
+import {
+  orderCount,
+  outboxPending,
+  stackProcess,
+  waitForDrainedOutbox,
+  waitForRows,
+  type StackProcess,
+} from './support/orders.js';
 
 const ns = useNamespace();
 const config = ns.config({
@@ -34,13 +41,6 @@ afterAll(async () => {
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 const deps = () => ({ redis: api[0]!.rt.redis, keys, db: api[0]!.rt.db });
 
-async function outboxSize(productId: string, segments: number) {
-  let n = 0;
-  for (let i = 0; i < segments; i++)
-    n += await api[0]!.rt.redis.xlen(keys.segment(productId, i).outbox);
-  return n;
-}
-
 describe('every sale becomes exactly one order row', () => {
   it('a 1 000-unit sale bought by 3 000 concurrent users ends with 1 000 rows and a clean reconciliation', async () => {
     const productId = newProduct();
@@ -56,7 +56,7 @@ describe('every sale becomes exactly one order row', () => {
     expect(outcomes.filter((o) => o === 'accepted').length).toBe(1_000);
     expect(outcomes.filter((o) => o === 'sold-out').length).toBe(2_000);
     await waitForRows(worker.rt.db, productId, 1_000);
-    await waitFor('outbox drained', async () => (await outboxSize(productId, 16)) === 0, 30_000);
+    await waitForDrainedOutbox(api[0]!, productId);
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1_000, users: 1_000 });
     const report = (await reconcile(deps(), productId))!;
     expect(report).toMatchObject({
@@ -100,7 +100,7 @@ describe('every sale becomes exactly one order row', () => {
     await waitForRows(worker.rt.db, productId, 1, 20_000);
     await sleep(1_500); // several more sweeps: nothing is persisted twice
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1, users: 1 });
-    expect(await outboxSize(productId, 2)).toBe(0);
+    expect(await outboxPending(api[0]!, productId)).toBe(0);
     expect((await reconcile(deps(), productId))!.ok).toBe(true);
   });
 

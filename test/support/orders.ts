@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Config } from '../../src/config/index.js';
 import type { Db } from '../../src/db/index.js';
 import type { Purchase } from '../../src/inventory/index.js';
-import { SaleError } from '../../src/inventory/index.js';
+import { readProductState, SaleError } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
 import { startOrderQueue, startOrderSubmitter, startOrderWorker } from '../../src/orders/index.js';
 import { createRuntime, type Runtime } from '../../src/runtime.js';
@@ -63,6 +63,20 @@ export function waitForRows(db: Db, productId: string, rows: number, timeoutMs =
   return waitFor(
     `${rows} order rows of ${productId}`,
     async () => (await orderCount(db, productId)).rows >= rows,
+    timeoutMs,
+  );
+}
+
+/** Orders of `productId` still in its segments' outboxes (sold, not yet persisted and cleared). */
+export async function outboxPending(s: StackProcess, productId: string): Promise<number> {
+  const state = await readProductState({ redis: s.rt.redis, keys: s.rt.inventory.keys }, productId);
+  return (state?.segments ?? []).reduce((n, seg) => n + seg.pending, 0);
+}
+
+export function waitForDrainedOutbox(s: StackProcess, productId: string, timeoutMs = 30_000) {
+  return waitFor(
+    `outbox of ${productId} drained`,
+    async () => (await outboxPending(s, productId)) === 0,
     timeoutMs,
   );
 }
