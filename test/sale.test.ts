@@ -206,19 +206,22 @@ describe('home segment and spill', () => {
 });
 
 describe('fencing', () => {
+  /** A one-unit deduct in segment 0, the home segment, at epoch 1 (fence, user, order added). */
+  const homeDeductArgs = (productId: string) => ({
+    mode: 'home' as const,
+    epoch: 1,
+    quantity: 1,
+    productId,
+    segment: 0,
+    homeSegment: 0,
+  });
+
   it('the deduct refuses a token older than the last one it accepted, and changes nothing', async () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 10, segments: 1, strategy: 'global' });
     const redis = procs[0]!.redis;
     const seg = keys.segment(productId, 0);
-    const base = {
-      mode: 'home' as const,
-      epoch: 1,
-      quantity: 1,
-      productId,
-      segment: 0,
-      homeSegment: 0,
-    };
+    const base = homeDeductArgs(productId);
     const ok = await deduct(redis, seg, { ...base, fence: 7, userId: 'a', orderId: 'o1' });
     expect(ok.code).toBe('ok');
     const before = await facts(productId);
@@ -238,14 +241,7 @@ describe('fencing', () => {
     const b = (await locks.acquire(name, { leaseMs: 5_000 }))!;
     expect(b.fence).toBeGreaterThan(a.fence);
     const seg = keys.segment(productId, 0);
-    const base = {
-      mode: 'home' as const,
-      epoch: 1,
-      quantity: 1,
-      productId,
-      segment: 0,
-      homeSegment: 0,
-    };
+    const base = homeDeductArgs(productId);
     expect(
       (await deduct(procs[0]!.redis, seg, { ...base, fence: b.fence, userId: 'b', orderId: 'ob' }))
         .code,
