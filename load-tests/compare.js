@@ -4,7 +4,7 @@
 // STOCK (default 10 000 000) is meant to outlast the run, so accepted/s measures each strategy's
 // throughput; set it lower to compare sellouts. Writes RESULTS_DIR/compare.json.
 import exec from 'k6/execution';
-import { buy, env, seed, summary, thresholds, verify } from './lib/sale.js';
+import { arrivalScenario, buy, env, seed, summary, thresholds, verify } from './lib/sale.js';
 
 export const VARIANTS = [
   { name: 'global', strategy: 'global', segments: 1 },
@@ -23,16 +23,10 @@ const scenarios = {};
 /** @type {Record<string, string[]>} */
 const perVariant = {};
 VARIANTS.forEach((v, i) => {
-  scenarios[v.name] = {
-    executor: 'constant-arrival-rate',
-    rate: env.RATE,
-    timeUnit: '1s',
-    duration: env.DURATION,
-    preAllocatedVUs: Math.min(env.VUS, 1000),
-    maxVUs: Math.max(env.VUS, 1000),
+  scenarios[v.name] = arrivalScenario({
     startTime: `${i * (seconds + GAP_S)}s`,
     tags: { variant: v.name },
-  };
+  });
   // sub-metrics per variant, so the summary has each one's figures
   perVariant[`seckill_accepted{variant:${v.name}}`] = ['count>=0'];
   perVariant[`http_req_duration{variant:${v.name}}`] = ['max>=0'];

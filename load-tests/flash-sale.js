@@ -4,17 +4,18 @@
 //   k6 run -e EXECUTOR=ramp -e VUS=200 ... load-tests/flash-sale.js   (VU ramp)
 // setup() seeds the product through the admin API; teardown() waits for persistence and checks
 // the invariants (reconciliation clean, no oversell; accepted == stock when demand exceeds it).
-import { buy, env, metrics, seed, summary, thresholds, verify } from './lib/sale.js';
+import {
+  arrivalScenario,
+  buy,
+  env,
+  metrics,
+  seed,
+  summary,
+  thresholds,
+  verify,
+} from './lib/sale.js';
 
-/** @type {import('k6/options').Scenario} */
-const arrival = {
-  executor: 'constant-arrival-rate',
-  rate: env.RATE,
-  timeUnit: '1s',
-  duration: env.DURATION,
-  preAllocatedVUs: Math.min(env.VUS, 1000),
-  maxVUs: Math.max(env.VUS, 1000),
-};
+const arrival = arrivalScenario();
 /** @type {import('k6/options').Scenario} */
 const ramp = {
   executor: 'ramping-vus',

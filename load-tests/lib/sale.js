@@ -20,6 +20,24 @@ export const env = {
   PERSIST_TIMEOUT_S: Number(__ENV.PERSIST_TIMEOUT_S || 120),
 };
 
+/**
+ * The open-model executor both scripts use: env.RATE purchases a second for env.DURATION, with
+ * enough VUs on hand that arrivals are not dropped while the server is slow.
+ * @param {Partial<import('k6/options').Scenario>} [extra] - fields to add (startTime, tags, ...)
+ * @returns {import('k6/options').Scenario}
+ */
+export function arrivalScenario(extra = {}) {
+  return /** @type {import('k6/options').Scenario} */ ({
+    executor: 'constant-arrival-rate',
+    rate: env.RATE,
+    timeUnit: '1s',
+    duration: env.DURATION,
+    preAllocatedVUs: Math.min(env.VUS, 1000),
+    maxVUs: Math.max(env.VUS, 1000),
+    ...extra,
+  });
+}
+
 export const metrics = {
   accepted: new Counter('seckill_accepted'),
   soldOut: new Counter('seckill_sold_out'),
