@@ -25,7 +25,6 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { loadConfig } from '../config/index.js';
 import { machine, percentile, progress, ratio, table } from './report.js';
 import { freePort } from '../services/process.js';
 import { benchStack } from './stack.js';
@@ -189,12 +188,9 @@ async function main() {
   const duration = Number(values.duration);
   const rounds = Number(values.rounds);
   const connections = Number(values.connections);
-  const base0 = loadConfig(process.env, { AUTH_MODE: 'dev' });
-  progress('starting redis-server and PostgreSQL');
   const stack = await benchStack({
     redisUrl: values['redis-url'],
     databaseUrl: values['database-url'],
-    pathEnv: base0.launcher.searchPath,
   });
   const port = await freePort();
   const run = Date.now().toString(36);

@@ -105,9 +105,14 @@ async function oneRowPerJob(rt: Runtime, config: Config, n: number, concurrency:
   await worker.close();
   await queue.close();
   connection.disconnect();
-  const seconds = (done - started) / 1000;
+  return throughput('one row per job', n, done - started);
+}
+
+/** A scenario's figures: `n` orders persisted in `ms`. */
+function throughput(scenario: string, n: number, ms: number) {
+  const seconds = ms / 1000;
   return {
-    scenario: 'one row per job',
+    scenario,
     orders: n,
     seconds: Math.round(seconds * 100) / 100,
     ordersPerSec: Math.round(n / seconds),
@@ -126,13 +131,7 @@ async function batched(rt: Runtime, config: Config, n: number) {
   for (const o of orders) submitter.add(o);
   await submitter.close();
   const done = await untilRows(rt.db, productId, n);
-  const seconds = (done - started) / 1000;
-  return {
-    scenario: 'batched',
-    orders: n,
-    seconds: Math.round(seconds * 100) / 100,
-    ordersPerSec: Math.round(n / seconds),
-  };
+  return throughput('batched', n, done - started);
 }
 
 async function main() {
@@ -146,12 +145,9 @@ async function main() {
     },
   });
   const n = Number(values.orders);
-  const base = loadConfig(process.env, { AUTH_MODE: 'dev' });
-  progress('starting redis-server and PostgreSQL');
   const stack = await benchStack({
     redisUrl: values['redis-url'],
     databaseUrl: values['database-url'],
-    pathEnv: base.launcher.searchPath,
   });
   const id = randomBytes(3).toString('hex');
   const env = {

@@ -5,12 +5,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { loadConfig } from '../config/index.js';
 import { createDb } from '../db/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { ensureBinaries, searchDirs } from '../services/binaries.js';
 import { startPostgres } from '../services/postgres-server.js';
 import { freePort } from '../services/process.js';
 import { benchRedis } from './redis.js';
+import { progress } from './report.js';
 
 export interface BenchStack {
   redisUrl: string;
@@ -18,19 +20,21 @@ export interface BenchStack {
   stop(): Promise<void>;
 }
 
+/** Starts what is missing (binaries looked up on the launcher's search path), then migrates. */
 export async function benchStack(o: {
   redisUrl?: string | undefined;
   databaseUrl?: string | undefined;
-  pathEnv: string;
 }): Promise<BenchStack> {
-  const redis = await benchRedis(o.redisUrl, o.pathEnv);
+  progress('starting redis-server and PostgreSQL');
+  const pathEnv = loadConfig(process.env, { AUTH_MODE: 'dev' }).launcher.searchPath;
+  const redis = await benchRedis(o.redisUrl, pathEnv);
   let databaseUrl = o.databaseUrl;
   let stopPg = async () => {};
   if (!databaseUrl) {
     const bins = ensureBinaries({
       need: ['postgres'],
       autoInstall: true,
-      dirs: searchDirs(o.pathEnv),
+      dirs: searchDirs(pathEnv),
     });
     const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-pg-'));
     const pg = await startPostgres({
