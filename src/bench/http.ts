@@ -188,6 +188,15 @@ async function main() {
   const duration = Number(values.duration);
   const rounds = Number(values.rounds);
   const connections = Number(values.connections);
+  const only = values.only?.split(',').map((x) => x.trim());
+  const unknown = only?.filter((name) => !SCENARIOS.some((x) => x.name === name)) ?? [];
+  if (unknown.length) {
+    process.stderr.write(
+      `bench: no scenario ${unknown.map((u) => `"${u}"`).join(', ')}; --only takes these names, ` +
+        `comma-separated:\n${SCENARIOS.map((x) => `  ${x.name}`).join('\n')}\n`,
+    );
+    process.exit(2);
+  }
   const stack = await benchStack({
     redisUrl: values['redis-url'],
     databaseUrl: values['database-url'],
@@ -252,7 +261,6 @@ async function main() {
   let violations = 0;
   try {
     await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
-    const only = values.only?.split(',').map((x) => x.trim());
     const chosen = SCENARIOS.filter((x) => !only || only.includes(x.name));
     const productOf = (s: Scenario) =>
       `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}-${run}`;
