@@ -21,7 +21,7 @@ import { createRedis } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
 import { benchRedis } from './redis.js';
-import { machine, percentile, progress, ratio, table } from './report.js';
+import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
 
 interface Scenario {
   name: string;
@@ -152,10 +152,12 @@ async function main() {
   const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
   const contenders = Number(values.contenders);
   const durationMs = Number(values.duration);
+  // one name: the plain-spin names have a comma in them
+  const chosen = pickScenarios(SCENARIOS, values.only === undefined ? undefined : [values.only]);
   const redis = await benchRedis(values['redis-url'], config.launcher.searchPath);
   const results: Array<Awaited<ReturnType<typeof run>>> = [];
   try {
-    for (const s of SCENARIOS.filter((x) => !values.only || x.name === values.only)) {
+    for (const s of chosen) {
       progress(`${s.name}: ${contenders} contenders for ${durationMs} ms`);
       results.push(
         await run(

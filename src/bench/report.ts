@@ -38,3 +38,23 @@ export const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b)
 export function progress(line: string): void {
   process.stderr.write(`[bench] ${line}\n`);
 }
+
+/**
+ * The scenarios `--only` names (all of them without it). An unknown name ends the run with exit 2
+ * and the list of names: a typo must not run nothing and print empty ratios.
+ */
+export function pickScenarios<S extends { name: string }>(
+  all: S[],
+  only: string[] | undefined,
+): S[] {
+  if (!only) return all;
+  const unknown = only.filter((name) => !all.some((s) => s.name === name));
+  if (unknown.length) {
+    process.stderr.write(
+      `bench: no scenario ${unknown.map((u) => `"${u}"`).join(', ')}; --only takes these names:\n` +
+        `${all.map((s) => `  ${s.name}`).join('\n')}\n`,
+    );
+    process.exit(2);
+  }
+  return all.filter((s) => only.includes(s.name));
+}
