@@ -20,21 +20,16 @@
 ]]
 --- @include "serverTimeMs"
 --- @include "waitQueue"
+--- @include "lockHold"
 
 local now = serverTimeMs()
 local head = liveHead(KEYS[3], KEYS[4], now)
 
 if redis.call('EXISTS', KEYS[1]) == 0 and (head == nil or head == ARGV[2]) then
-  leaveLine(KEYS[3], KEYS[4], ARGV[2])
-  redis.call('HSET', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {0, redis.call('INCR', KEYS[2]), 1}
+  return takeLock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[1])
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
-  local count = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or 0), count}
-end
+local reentered = reenterLock(KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+if reentered then return reentered end
 
 keepPlace(KEYS[3], KEYS[4], ARGV[2], now + tonumber(ARGV[3]))
 local wait = redis.call('PTTL', KEYS[1])

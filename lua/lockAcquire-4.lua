@@ -19,18 +19,13 @@
 ]]
 --- @include "serverTimeMs"
 --- @include "waitQueue"
+--- @include "lockHold"
 
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  leaveLine(KEYS[3], KEYS[4], ARGV[2])
-  redis.call('HSET', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {0, redis.call('INCR', KEYS[2]), 1}
+  return takeLock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[1])
 end
-if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 1 then
-  local count = redis.call('HINCRBY', KEYS[1], ARGV[2], 1)
-  redis.call('PEXPIRE', KEYS[1], ARGV[1])
-  return {1, tonumber(redis.call('GET', KEYS[2]) or 0), count}
-end
+local reentered = reenterLock(KEYS[1], KEYS[2], ARGV[2], ARGV[1])
+if reentered then return reentered end
 local place = tonumber(ARGV[3])
 if place > 0 then
   keepPlace(KEYS[3], KEYS[4], ARGV[2], serverTimeMs() + place)
