@@ -12,6 +12,7 @@ import {
   readProductState,
   SaleError,
   saleProblem,
+  unknownProduct,
   seedProduct,
   type Catalog,
 } from '../inventory/index.js';
@@ -96,9 +97,7 @@ export function adminRouter(d: AdminDeps): Router {
     const productId = productIdParam(req.params.id);
     const s = await readProductState(d, productId);
     if (!s) {
-      throw saleProblem(
-        new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
-      );
+      throw saleProblem(unknownProduct(productId));
     }
     const persisted = await persistedBySegment(d.db, productId, s.epoch);
     res.json({
@@ -113,9 +112,7 @@ export function adminRouter(d: AdminDeps): Router {
     const productId = productIdParam(req.params.id);
     const report = await reconcile(d, productId);
     if (!report) {
-      throw saleProblem(
-        new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
-      );
+      throw saleProblem(unknownProduct(productId));
     }
     res.json(report);
   });

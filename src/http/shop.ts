@@ -11,6 +11,7 @@ import {
   readProductState,
   SaleError,
   saleProblem,
+  unknownProduct,
   type Purchase,
   type Sale,
 } from '../inventory/index.js';
@@ -169,10 +170,7 @@ export function shopRouter(d: ShopDeps): Router {
   router.get('/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const s = await readProductState(d, productId);
-    if (!s)
-      throw saleProblem(
-        new SaleError({ code: 'unknown-product', message: `no product "${productId}"` }),
-      );
+    if (!s) throw saleProblem(unknownProduct(productId));
     res.json({
       productId,
       status: s.status,

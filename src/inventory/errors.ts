@@ -48,6 +48,11 @@ const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
 /** Seconds a client should wait before retrying a 503. */
 const RETRY_AFTER_SECONDS = '1';
 
+/** The 404 every product route answers for a product that was never seeded. */
+export function unknownProduct(productId: string): SaleError {
+  return new SaleError({ code: 'unknown-product', message: `no product "${productId}"` });
+}
+
 export function saleProblem(err: SaleError): ProblemError {
   const { status, title } = HTTP[err.code];
   return new ProblemError({

@@ -13,7 +13,7 @@ import { Catalog } from './catalog.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
 export { Catalog, type ProductView } from './catalog.js';
-export { SaleError, saleProblem, type SaleErrorCode } from './errors.js';
+export { SaleError, saleProblem, unknownProduct, type SaleErrorCode } from './errors.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
 export {
   readProductState,
