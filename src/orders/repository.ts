@@ -38,17 +38,6 @@ export async function findOrder(db: Db, id: string): Promise<OrderRow | undefine
   return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Which of these order ids have rows. */
-export async function persistedIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('orders')
-    .select('id')
-    .where('id', '=', sql<string>`any(${sql.val(ids)}::uuid[])`)
-    .execute();
-  return new Set(rows.map((r) => r.id));
-}
-
 export async function ordersOf(db: Db, productId: string, epoch: number) {
   return db
     .selectFrom('orders')
