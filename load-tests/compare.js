@@ -6,17 +6,28 @@
 import exec from 'k6/execution';
 import { arrivalScenario, buy, env, seed, summary, thresholds, verify } from './lib/sale.js';
 
-export const VARIANTS = [
+const ALL_VARIANTS = [
   { name: 'global', strategy: 'global', segments: 1 },
   { name: 'segmented_4', strategy: 'segmented', segments: 4 },
   { name: 'segmented_16', strategy: 'segmented', segments: 16 },
   { name: 'segmented_64', strategy: 'segmented', segments: 64 },
   { name: 'lockfree_16', strategy: 'lockfree', segments: 16 },
 ];
+/** VARIANTS=global,lockfree_16 runs only those (default: all of them). */
+const chosen = (__ENV.VARIANTS || '').split(',').filter(Boolean);
+const unknown = chosen.filter((n) => !ALL_VARIANTS.some((v) => v.name === n));
+if (unknown.length) {
+  throw new Error(
+    `VARIANTS: no variant ${unknown.join(', ')}; choose from ${ALL_VARIANTS.map((v) => v.name).join(', ')}`,
+  );
+}
+export const VARIANTS = chosen.length
+  ? ALL_VARIANTS.filter((v) => chosen.includes(v.name))
+  : ALL_VARIANTS;
 const STOCK = Number(__ENV.STOCK || 10_000_000);
 const seconds = parseInt(env.DURATION, 10);
-/** Pause between scenarios, so one's tail does not overlap the next. */
-const GAP_S = 5;
+/** Pause between scenarios (GAP_S, default 5 s), so one's tail does not overlap the next. */
+const GAP_S = Number(__ENV.GAP_S || 5);
 
 /** @type {Record<string, import('k6/options').Scenario>} */
 const scenarios = {};
@@ -70,13 +81,13 @@ export function handleSummary(data) {
     const m = data.metrics[`seckill_accepted{variant:${name}}`];
     return m ? m.values.count / seconds : 0;
   };
-  const base = acc('global') || 1;
+  const base = acc('global');
   for (const v of VARIANTS) {
     const d = data.metrics[`http_req_duration{variant:${v.name}}`];
     const q = d ? d.values : { med: 0, 'p(95)': 0, 'p(99)': 0 };
     lines.push(
       `${v.name.padEnd(14)}  ${acc(v.name).toFixed(0).padStart(10)}  ${q.med.toFixed(2).padStart(7)}  ` +
-        `${q['p(95)'].toFixed(2).padStart(7)}  ${q['p(99)'].toFixed(2).padStart(7)}  ${(acc(v.name) / base).toFixed(2).padStart(8)}x`,
+        `${q['p(95)'].toFixed(2).padStart(7)}  ${q['p(99)'].toFixed(2).padStart(7)}  ${base ? `${(acc(v.name) / base).toFixed(2).padStart(8)}x` : '       -'}`,
     );
   }
   return summary(data, 'compare', lines);

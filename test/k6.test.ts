@@ -1,0 +1,128 @@
+/**
+ * The k6 scripts under a real k6, when one is on PATH (CI has none: there the scripts are only
+ * type-checked by `npm test`, and this file says so). A short run of one strategy each, against
+ * the real API and an order worker, with the scripts' own thresholds and teardown invariants.
+ */
+import { execFile } from 'node:child_process';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './support/app.js';
+import { useNamespace } from './support/namespace.js';
+import { stackProcess, type StackProcess } from './support/orders.js';
+import { tempDir } from './support/servers.js';
+
+const ROOT = join(import.meta.dirname, '..');
+
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    try {
+      accessSync(join(dir, name), constants.X_OK);
+      return join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+const k6 = onPath('k6');
+if (!k6) {
+  process.stderr.write(
+    '[k6.test] no k6 binary on PATH: the k6 scripts were type-checked but NOT run (tests skipped)\n',
+  );
+}
+
+const ns = useNamespace();
+let app: RunningApp;
+let worker: StackProcess;
+const results = tempDir('k6');
+
+beforeAll(async () => {
+  if (!k6) return;
+  app = await startApp(ns.config());
+  worker = await stackProcess(ns.config(), { worker: true });
+});
+afterAll(async () => {
+  await app?.close();
+  await worker?.close();
+  results.remove();
+});
+
+interface K6Run {
+  code: number | null;
+  output: string;
+}
+
+function runK6(script: string, env: Record<string, string>): Promise<K6Run> {
+  const args = ['run', '-q', '--no-color'];
+  for (const [k, v] of Object.entries({
+    BASE_URL: app.url,
+    ADMIN_TOKEN: ns.adminToken,
+    RESULTS_DIR: results.path,
+    ...env,
+  }))
+    args.push('-e', `${k}=${v}`);
+  args.push(join(ROOT, 'load-tests', script));
+  return new Promise((resolve) => {
+    execFile(k6!, args, { cwd: ROOT, timeout: 120_000 }, (err, stdout, stderr) => {
+      const code = err ? ((err as { code?: number }).code ?? null) : 0;
+      resolve({ code: typeof code === 'number' ? code : null, output: `${stdout}${stderr}` });
+    });
+  });
+}
+
+const count = (summary: { metrics: Record<string, { values: { count?: number } }> }, m: string) =>
+  summary.metrics[m]?.values.count ?? 0;
+
+describe.skipIf(!k6)('k6 scripts under a real k6', () => {
+  it('flash-sale.js: demand over the stock sells exactly the stock, thresholds pass', async () => {
+    const run = await runK6('flash-sale.js', {
+      STRATEGY: 'segmented',
+      SEGMENTS: '4',
+      STOCK: '60',
+      RATE: '100',
+      DURATION: '2s',
+      PRODUCT_ID: `${ns.id}-flash`,
+    });
+    expect(run.output).not.toMatch(/thresholds on metrics .* crossed/);
+    expect(run.code, run.output).toBe(0);
+    const summary = JSON.parse(readFileSync(join(results.path, 'flash-sale.json'), 'utf8'));
+    expect(count(summary, 'seckill_accepted')).toBe(60);
+    expect(count(summary, 'seckill_errors')).toBe(0);
+    expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+    // every purchase got an answer a sale gives on purpose, admin calls included
+    expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+  });
+
+  it('compare.js: one variant runs, its purchases are all persisted and reconciled', async () => {
+    const run = await runK6('compare.js', {
+      VARIANTS: 'lockfree_16',
+      STOCK: '1000',
+      RATE: '100',
+      DURATION: '2s',
+      GAP_S: '0',
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(run.output).toMatch(/lockfree_16/);
+    const summary = JSON.parse(readFileSync(join(results.path, 'compare.json'), 'utf8'));
+    const accepted = count(summary, 'seckill_accepted');
+    expect(accepted).toBeGreaterThan(150);
+    expect(accepted).toBeLessThanOrEqual(201);
+    expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+  });
+
+  it('the latency thresholds can fail: an impossible P99_MS exits 99', async () => {
+    const run = await runK6('flash-sale.js', {
+      STRATEGY: 'lockfree',
+      SEGMENTS: '2',
+      STOCK: '5',
+      RATE: '20',
+      DURATION: '1s',
+      P95_MS: '0',
+      P99_MS: '0',
+    });
+    expect(run.code).toBe(99);
+    expect(run.output).toMatch(/http_req_duration\{name:seckill\}/);
+  });
+});
