@@ -9,22 +9,27 @@
           sold them); release just drops the claim (nothing was sold)
 
   Returns
-    {0, units}  settled; units = the shopper's units after it
-    {1}         no such claim (already settled by the sweeper, or never placed): nothing changed
+    {settled, units}  settled; units = the shopper's units after it
+    {noClaim}         no such claim (already settled by the sweeper, or never placed): nothing
+                      changed
 ]]
-local claim = redis.call('HGET', KEYS[2], ARGV[1])
-if not claim then return {1} end
-local orderId, qty = string.match(claim, '^([^|]*)|(%d+)|')
-if orderId ~= ARGV[2] then return {1} end
-redis.call('HDEL', KEYS[2], ARGV[1])
+local buyersKey, claimsKey = KEYS[1], KEYS[2]
+local user, orderId, outcome = ARGV[1], ARGV[2], ARGV[3]
+--- @replies
+
+local claim = redis.call('HGET', claimsKey, user)
+if not claim then return {REPLY.noClaim} end
+local claimedOrder, qty = string.match(claim, '^([^|]*)|(%d+)|')
+if claimedOrder ~= orderId then return {REPLY.noClaim} end
+redis.call('HDEL', claimsKey, user)
 local units, orders = 0, nil
-local marker = redis.call('HGET', KEYS[1], ARGV[1])
+local marker = redis.call('HGET', buyersKey, user)
 if marker then
   local u, list = string.match(marker, '^(%d+):(.*)$')
   units, orders = tonumber(u), list
 end
-if ARGV[3] == 'finalise' then
+if outcome == 'finalise' then
   units = units + tonumber(qty)
-  redis.call('HSET', KEYS[1], ARGV[1], units .. ':' .. (orders and (orders .. ',') or '') .. orderId)
+  redis.call('HSET', buyersKey, user, units .. ':' .. (orders and (orders .. ',') or '') .. orderId)
 end
-return {0, units}
+return {REPLY.settled, units}

@@ -13,9 +13,9 @@
 
   KEYS[1] segment state hash: epoch, stock, sold, startsAt, endsAt, limit, fence
   KEYS[2] buyers hash: userId -> "<units>:<orderId>,<orderId>,..." (the shopper's orders, oldest
-          first)
-  KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim)
-  KEYS[4] outbox stream
+          first; src/inventory/records/marker.ts)
+  KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim; records/claim.ts)
+  KEYS[4] outbox stream (fields: records/outbox-entry.ts)
   ARGV[1] mode: home | claim | spill
   ARGV[2] sale epoch the caller believes in
   ARGV[3] fencing token of the segment lock held by the caller, 0 = no lock (lockfree)
@@ -27,57 +27,60 @@
   ARGV[9] the shopper's home segment index
 
   Returns
-    {0, outboxId, remaining}   OK: sold; remaining = stock left in this segment
-    {1, lastOrderId, units}    LIMIT: the shopper already has `units`; more would pass the limit
-    {2, remaining}             EMPTY: this segment lacks the units (spill mode)
-    {3, startsAt}              NOT_STARTED (ms)
-    {4, endsAt}                ENDED (ms)
-    {5, lastFence}             STALE_FENCE: a newer lock holder already wrote here
-    {6, epoch}                 STALE_EPOCH: the product was reseeded; reload and retry
-    {7, remaining}             SPILL: claim placed at home; take the units elsewhere
-    {8, claimedOrderId}        CLAIM_BUSY: a spill of this shopper is still in flight
-    {9}                        UNKNOWN: the segment was never seeded
+    {ok, outboxId, remaining}     sold; remaining = stock left in this segment
+    {limit, lastOrderId, units}   the shopper already has `units`; more would pass the limit
+    {empty, remaining}            this segment lacks the units (spill mode)
+    {notStarted, startsAt}        before the sale window (ms)
+    {ended, endsAt}               after it (ms)
+    {staleFence, lastFence}       a newer lock holder already wrote here
+    {staleEpoch, epoch}           the product was reseeded; reload and retry
+    {spill, remaining}            claim placed at home; take the units elsewhere
+    {claimBusy, claimedOrderId}   a spill of this shopper is still in flight
+    {unknown}                     the segment was never seeded
 ]]
+local stateKey, buyersKey, claimsKey, outboxKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+--- @replies
 --- @include "serverTimeMs"
 
-local s = redis.call('HMGET', KEYS[1], 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence')
-if not s[1] then return {9} end
-if s[1] ~= ARGV[2] then return {6, tonumber(s[1])} end
+local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence')
+if not s[1] then return {REPLY.unknown} end
+if s[1] ~= epoch then return {REPLY.staleEpoch, tonumber(s[1])} end
 local now = serverTimeMs()
-local startsAt, endsAt = tonumber(s[3]), tonumber(s[4])
-if startsAt > 0 and now < startsAt then return {3, startsAt} end
-if endsAt > 0 and now >= endsAt then return {4, endsAt} end
-local fence, lastFence = tonumber(ARGV[3]), tonumber(s[6] or 0)
-if fence > 0 and fence < lastFence then return {5, lastFence} end
+local startsAt, endsAt, limit = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
+if startsAt > 0 and now < startsAt then return {REPLY.notStarted, startsAt} end
+if endsAt > 0 and now >= endsAt then return {REPLY.ended, endsAt} end
+local lastFence = tonumber(s[6] or 0)
+if fence > 0 and fence < lastFence then return {REPLY.staleFence, lastFence} end
 
-local mode, user, qty = ARGV[1], ARGV[4], tonumber(ARGV[5])
 local stock = tonumber(s[2])
 local units, orders = 0, nil
 if mode ~= 'spill' then
-  local claim = redis.call('HGET', KEYS[3], user)
-  if claim then return {8, string.match(claim, '^[^|]*')} end
-  local marker = redis.call('HGET', KEYS[2], user)
+  local claim = redis.call('HGET', claimsKey, user)
+  if claim then return {REPLY.claimBusy, string.match(claim, '^[^|]*')} end
+  local marker = redis.call('HGET', buyersKey, user)
   if marker then
     local u, list = string.match(marker, '^(%d+):(.*)$')
     units, orders = tonumber(u), list
-    if units + qty > tonumber(s[5]) then return {1, string.match(list, '([^,]*)$'), units} end
-  elseif qty > tonumber(s[5]) then
-    return {1, '', 0}
+    if units + qty > limit then return {REPLY.limit, string.match(list, '([^,]*)$'), units} end
+  elseif qty > limit then
+    return {REPLY.limit, '', 0}
   end
   if mode == 'claim' or stock < qty then
-    redis.call('HSET', KEYS[3], user, ARGV[6] .. '|' .. qty .. '|' .. now)
-    return {7, stock}
+    redis.call('HSET', claimsKey, user, orderId .. '|' .. qty .. '|' .. now)
+    return {REPLY.spill, stock}
   end
 elseif stock < qty then
-  return {2, stock}
+  return {REPLY.empty, stock}
 end
 
-if fence > lastFence then redis.call('HSET', KEYS[1], 'fence', fence) end
-local remaining = redis.call('HINCRBY', KEYS[1], 'stock', -qty)
-redis.call('HINCRBY', KEYS[1], 'sold', qty)
+if fence > lastFence then redis.call('HSET', stateKey, 'fence', fence) end
+local remaining = redis.call('HINCRBY', stateKey, 'stock', -qty)
+redis.call('HINCRBY', stateKey, 'sold', qty)
 if mode == 'home' then
-  redis.call('HSET', KEYS[2], user, (units + qty) .. ':' .. (orders and (orders .. ',') or '') .. ARGV[6])
+  redis.call('HSET', buyersKey, user, (units + qty) .. ':' .. (orders and (orders .. ',') or '') .. orderId)
 end
-local id = redis.call('XADD', KEYS[4], '*',
-  'o', ARGV[6], 'p', ARGV[7], 'u', user, 'q', qty, 's', ARGV[8], 'h', ARGV[9], 't', now, 'e', ARGV[2])
-return {0, id, remaining}
+local id = redis.call('XADD', outboxKey, '*',
+  'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch)
+return {REPLY.ok, id, remaining}

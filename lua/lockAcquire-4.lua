@@ -1,33 +1,34 @@
 --[[
-  lockAcquire: take or re-enter a Redisson-style reentrant lock, default (non-fair) mode: a free
-  lock goes to whoever asks first, even when others wait (barging: the cheapest hand-off). A
-  caller that will wait joins the lock's line, so a release wakes exactly one waiter.
+  lockAcquire: take or re-enter a Redisson-style reentrant lock, default mode. A free lock goes to
+  whoever asks first, except while it is reserved for the waiter a release just woke (see
+  wakeNext): no barging past a woken waiter, so no contender starves. A caller that will wait
+  joins the lock's line, so a release wakes exactly one waiter.
 
   KEYS[1] lock hash: owner -> reentry count; its PEXPIRE is the lease
   KEYS[2] fence counter (never expires): INCR'd on every first acquisition
   KEYS[3] waiters: zset owner -> arrival (us), oldest first
-  KEYS[4] waiters' deadlines: zset owner -> ms
+  KEYS[4] hand-off reservation: the owner a release woke, PX = how long it is kept for it
   ARGV[1] lease in ms
-  ARGV[2] owner id ("<process uuid>:<context id>")
-  ARGV[3] place in line, in ms: 0 = do not wait (no place taken); else how long the place is
-          kept without another attempt
+  ARGV[2] owner id ("<process id>:<context id>")
+  ARGV[3] join the line when busy: 0 = no (a single attempt), > 0 = yes (the caller will wait)
+  ARGV[4] 1 when the caller joined the line before (it leaves it when it takes the lock)
 
   Returns
-    {0, fence, 1}      ACQUIRED: the lock was free; fence is the new fencing token
-    {1, fence, count}  REENTERED: already held by this owner; count is the new hold count
-    {2, pttl}          BUSY: held by another owner; pttl = its remaining lease in ms (-1: none)
+    {acquired, fence, 1}      the lock was free; fence is the new fencing token
+    {reentered, fence, count} already held by this owner; count is the new hold count
+    {busy, waitMs}            held by another owner (waitMs: its remaining lease, -1: none), or
+                              reserved for another waiter (waitMs: what is left of the reservation)
 ]]
---- @include "serverTimeMs"
---- @include "waitQueue"
+local lockKey, fenceKey, lineKey, handoffKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local leaseMs, owner, wait, inLine = ARGV[1], ARGV[2], ARGV[3] ~= '0', ARGV[4] == '1'
+--- @replies
 --- @include "lockHold"
 
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  return takeLock(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[2], ARGV[1])
+if redis.call('EXISTS', lockKey) == 1 then
+  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait)
 end
-local reentered = reenterLock(KEYS[1], KEYS[2], ARGV[2], ARGV[1])
-if reentered then return reentered end
-local place = tonumber(ARGV[3])
-if place > 0 then
-  keepPlace(KEYS[3], KEYS[4], ARGV[2], serverTimeMs() + place)
+local reserved = redis.call('GET', handoffKey)
+if not reserved or reserved == owner then
+  return takeLock(lockKey, fenceKey, lineKey, handoffKey, owner, leaseMs, inLine, reserved)
 end
-return {2, redis.call('PTTL', KEYS[1])}
+return keptForAnother(lineKey, handoffKey, owner, wait)

@@ -7,8 +7,11 @@
 
   Returns 1 when renewed, 0 when the lock is gone or held by another owner (the holder lost it).
 ]]
-if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local lockKey = KEYS[1]
+local owner, leaseMs = ARGV[1], ARGV[2]
+
+if redis.call('HEXISTS', lockKey, owner) == 1 then
+  redis.call('PEXPIRE', lockKey, leaseMs)
   return 1
 end
 return 0

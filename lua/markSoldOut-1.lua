@@ -7,6 +7,9 @@
 
   Returns 1 when recorded, 0 when the product has moved on to another epoch.
 ]]
-if redis.call('HGET', KEYS[1], 'epoch') ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'soldOut', ARGV[1])
+local metaKey = KEYS[1]
+local epoch = ARGV[1]
+
+if redis.call('HGET', metaKey, 'epoch') ~= epoch then return 0 end
+redis.call('HSET', metaKey, 'soldOut', epoch)
 return 1

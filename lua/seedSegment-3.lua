@@ -14,7 +14,10 @@
 
   Returns 1.
 ]]
-redis.call('DEL', KEYS[2], KEYS[3])
-redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'stock', ARGV[2], 'sold', 0,
-  'startsAt', ARGV[3], 'endsAt', ARGV[4], 'limit', ARGV[5])
+local stateKey, buyersKey, claimsKey = KEYS[1], KEYS[2], KEYS[3]
+local epoch, stock, startsAt, endsAt, limit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+
+redis.call('DEL', buyersKey, claimsKey)
+redis.call('HSET', stateKey, 'epoch', epoch, 'stock', stock, 'sold', 0,
+  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit)
 return 1

@@ -11,7 +11,7 @@ import * as inventory from '../src/inventory/protocol.js';
 import { splitStock } from '../src/inventory/layout.js';
 import * as lock from '../src/lock/protocol.js';
 import { Keys } from '../src/redis/keys.js';
-import { startRedisServer, type RunningRedis } from '../src/services/redis-server.js';
+import { startRedisServer, type RunningRedis } from '../src/launcher/redis-server.js';
 import { waitFor } from './support/cli.js';
 import { freePort } from './support/ports.js';
 import { binDirs, tempDir } from './support/servers.js';

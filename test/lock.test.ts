@@ -83,7 +83,7 @@ describe('mutual exclusion', () => {
 });
 
 describe('ownership', () => {
-  it("follows the seed's timeline: A's lease expires, B acquires, A's late unlock fails, B is intact", async () => {
+  it("follows an expired lease's timeline: A's lease expires, B acquires, A's late unlock fails, B is intact", async () => {
     const { locks, redis } = client();
     const name = lockName('timeline');
     const keys = new Keys(ns.id).lock(name);

@@ -85,7 +85,7 @@ async function race(productId: string, buyers: number) {
   return { outcomes, count, maxInFlight };
 }
 
-describe('the oversell race (seed 001)', () => {
+describe('the oversell race', () => {
   it('a naive check-then-set deduct oversells 10 units under 200 concurrent buyers', async () => {
     const key = `${ns.id}:naive:stock`;
     const redis = procs[0]!.redis;

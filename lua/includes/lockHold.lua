@@ -1,20 +1,40 @@
 -- Taking and re-entering a reentrant lock: the steps both acquire modes share, so a fair and a
--- default lock hold, lease and fence alike. Needs waitQueue (include it first).
+-- default lock hold, lease and fence alike. The including script defines REPLY (acquired,
+-- reentered, busy).
+--- @include "waitQueue"
 
--- Takes the (free) lock for owner: out of the line, one hold, the lease, the next fencing token.
--- Returns the ACQUIRED reply {0, fence, 1}.
-local function takeLock(lockKey, fenceKey, queueKey, deadlinesKey, owner, leaseMs)
-  leaveLine(queueKey, deadlinesKey, owner)
+-- Takes the (free) lock for owner: out of the line (when it was in it), its reservation spent
+-- (when it had one), one hold, the lease, the next fencing token.
+-- Returns the ACQUIRED reply {acquired, fence, 1}.
+local function takeLock(lockKey, fenceKey, lineKey, handoffKey, owner, leaseMs, inLine, reserved)
+  if inLine then redis.call('ZREM', lineKey, owner) end
+  if reserved then redis.call('DEL', handoffKey) end
   redis.call('HSET', lockKey, owner, 1)
   redis.call('PEXPIRE', lockKey, leaseMs)
-  return {0, redis.call('INCR', fenceKey), 1}
+  return {REPLY.acquired, redis.call('INCR', fenceKey), 1}
 end
 
 -- Re-enters when owner holds the lock: one more hold, the lease renewed, the fence unchanged.
--- Returns the REENTERED reply {1, fence, count}, or nil when owner does not hold it.
+-- Returns the REENTERED reply {reentered, fence, count}, or nil when owner does not hold it.
 local function reenterLock(lockKey, fenceKey, owner, leaseMs)
   if redis.call('HEXISTS', lockKey, owner) == 0 then return nil end
   local count = redis.call('HINCRBY', lockKey, owner, 1)
   redis.call('PEXPIRE', lockKey, leaseMs)
-  return {1, tonumber(redis.call('GET', fenceKey) or 0), count}
+  return {REPLY.reentered, tonumber(redis.call('GET', fenceKey) or 0), count}
+end
+
+-- The lock is held: re-enters it when owner is the holder; else the caller joins the line (when
+-- it will wait) and learns the holder's remaining lease. Returns the reply.
+local function reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait)
+  local reentered = reenterLock(lockKey, fenceKey, owner, leaseMs)
+  if reentered then return reentered end
+  if wait then joinLine(lineKey, owner) end
+  return {REPLY.busy, redis.call('PTTL', lockKey)}
+end
+
+-- The lock is free but kept for another waiter: the caller joins the line (when it will wait) and
+-- learns what is left of the reservation. Returns the BUSY reply.
+local function keptForAnother(lineKey, handoffKey, owner, wait)
+  if wait then joinLine(lineKey, owner) end
+  return {REPLY.busy, math.max(0, redis.call('PTTL', handoffKey))}
 end

@@ -6,7 +6,7 @@ import { createHmac, timingSafeEqual, createHash } from 'node:crypto';
 import type { Request } from 'express';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import { ID_PATTERN } from '../redis/keys.js';
+import { ID_PATTERN } from '../ids.js';
 
 const unauthorized = (detail: string) =>
   new ProblemError({

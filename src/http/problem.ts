@@ -80,16 +80,22 @@ export function toProblem(err: unknown): ProblemError {
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     const problem = toProblem(err);
-    const log = req.log ?? logger;
+    const log = logger;
     if (!(err instanceof ProblemError) && problem.status >= 500) {
-      log.error({ err, requestId: req.id }, 'request failed');
+      log.error(
+        { err, requestId: req.id, method: req.method, url: req.originalUrl },
+        'request failed',
+      );
     } else if (problem.status >= 500) {
       // A deliberate 503 (not ready, store unavailable) is an outage, not a bug: one line,
       // no stack, so a probe every second or a burst of shoppers does not bury the log.
       const c = problem.cause;
       const cause =
         c === undefined ? undefined : `${c instanceof Error ? `${c.name}: ` : ''}${messageOf(c)}`;
-      log.warn({ problem: problem.code, detail: problem.detail, cause }, 'request refused');
+      log.warn(
+        { requestId: req.id, problem: problem.code, detail: problem.detail, cause },
+        'request refused',
+      );
     }
     if (res.headersSent) return next(err);
     sendProblem(req, res, problem);
@@ -105,26 +111,4 @@ export const notFound: RequestHandler = (req, _res, next) => {
       detail: `No route for ${req.method} ${req.path}`,
     }),
   );
-};
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-
-/** 415 for a request that carries a body that is not JSON (before the JSON parser skips it). */
-export const requireJsonBody: RequestHandler = (req, _res, next) => {
-  if (!BODY_METHODS.has(req.method)) return next();
-  const hasBody =
-    req.headers['transfer-encoding'] !== undefined ||
-    Number(req.headers['content-length'] ?? 0) > 0;
-  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-    return next(
-      new ProblemError({
-        status: 415,
-        code: 'unsupported-media-type',
-        title: 'Unsupported media type',
-        detail: `Send the body as application/json (got ${req.headers['content-type'] ?? 'no Content-Type'})`,
-        headers: { 'Accept-Post': 'application/json' },
-      }),
-    );
-  }
-  next();
 };

@@ -1,26 +1,23 @@
 /**
  * Shopper routes: `POST /seckill` (buy) and `GET /products/:id` (public view). Thin: parse and
- * validate, call the sale, shape the reply.
+ * validate, call the use case, shape the reply.
  */
 import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
+import { ID_PATTERN } from '../ids.js';
+import { SaleError, unknownProduct } from '../inventory/index.js';
 import {
-  readProductState,
-  SaleError,
-  saleProblem,
-  unknownProduct,
-  type Purchase,
-  type Sale,
-} from '../inventory/index.js';
-import type { Redis } from 'ioredis';
-import { ID_PATTERN, type Keys } from '../redis/keys.js';
-
+  IdempotencyStore,
+  type Checkout,
+  type Products,
+  type StoredResponse,
+} from '../services/index.js';
 import { shopperId } from './auth.js';
-import { IdempotencyStore, type StoredResponse } from './idempotency.js';
 import { problemBody, PROBLEM_JSON } from './problem.js';
+import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
 /** Largest quantity one request may ask for (the per-user limit is usually far lower). */
@@ -32,6 +29,23 @@ const purchaseBody = z.strictObject({
   /** dev auth mode only: who is buying (else the X-User-Id header) */
   userId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`).optional(),
 });
+
+/** Visible ASCII, as the draft's examples; bounded so it cannot bloat Redis. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The Idempotency-Key header, validated. @throws ProblemError 400 */
+function idempotencyKey(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(value)) {
+    throw new ProblemError({
+      status: 400,
+      code: 'invalid-idempotency-key',
+      title: 'Invalid Idempotency-Key',
+      detail: 'Idempotency-Key must be 1-255 visible ASCII characters',
+    });
+  }
+  return value;
+}
 
 /**
  * Redis failed mid-purchase (down, restarting, reply lost). A 503 the client may retry: if the
@@ -48,22 +62,21 @@ function storeUnavailable(cause: unknown): ProblemError {
   });
 }
 
-export interface ShopDeps {
-  config: Config;
-  sale: Sale;
-  redis: Redis;
-  keys: Keys;
-  /** Hands a sold order on for persistence (the order queue); the outbox already holds it. */
-  onPurchase?: (p: Purchase) => void;
+export interface ShopRoutes {
+  auth: Config['auth'];
+  checkout: Checkout;
+  products: Products;
+  idempotency: IdempotencyStore;
+  /** mount POST /bench/noop (the benchmark ceiling) */
+  benchRoutes: boolean;
 }
 
-export function shopRouter(d: ShopDeps): Router {
+export function shopRouter(d: ShopRoutes): Router {
   const router = Router();
-  const idempotency = new IdempotencyStore(d.redis, d.keys, d.config.sale.idempotencyTtlSeconds);
 
   function buyer(req: Request, body: z.output<typeof purchaseBody>): string {
     if (body.userId !== undefined) {
-      if (d.config.auth.mode !== 'dev') {
+      if (d.auth.mode !== 'dev') {
         throw new ProblemError({
           status: 400,
           code: 'invalid-request',
@@ -73,17 +86,16 @@ export function shopRouter(d: ShopDeps): Router {
       }
       if (req.headers['x-user-id'] === undefined) return body.userId;
     }
-    return shopperId(req, d.config.auth);
+    return shopperId(req, d.auth);
   }
 
   async function answer(req: Request, userId: string, body: z.output<typeof purchaseBody>) {
     try {
-      const p = await d.sale.purchase({
+      const p = await d.checkout.buy({
         productId: body.productId,
         userId,
         quantity: body.quantity ?? 1,
       });
-      d.onPurchase?.(p);
       return {
         status: 202,
         contentType: 'application/json',
@@ -108,7 +120,7 @@ export function shopRouter(d: ShopDeps): Router {
   }
 
   const send = (res: Response, r: StoredResponse) => {
-    for (const [k, v] of Object.entries(r.headers ?? {})) res.setHeader(k, v);
+    if (r.headers) for (const k in r.headers) res.setHeader(k, r.headers[k]!);
     res.status(r.status).type(r.contentType).send(r.body);
   };
 
@@ -127,49 +139,64 @@ export function shopRouter(d: ShopDeps): Router {
 
   router.post('/seckill', async (req, res) => {
     const { body, userId } = parsePurchase(req);
-    const key = IdempotencyStore.parseKey(req.get('idempotency-key'));
+    const key = idempotencyKey(req.get('idempotency-key'));
     if (key === undefined) return send(res, await answer(req, userId, body));
 
     const fp = IdempotencyStore.fingerprint(body);
-    const begun = await idempotency.begin(userId, key, fp);
-    if (begun.kind === 'replay') {
-      res.setHeader('Idempotent-Replayed', 'true');
-      return send(res, begun.response);
+    const begun = await d.idempotency.begin(userId, key, fp);
+    switch (begun.kind) {
+      case 'replay':
+        res.setHeader('Idempotent-Replayed', 'true');
+        return send(res, begun.response);
+      case 'mismatch':
+        throw new ProblemError({
+          status: 422,
+          code: 'idempotency-key-reused',
+          title: 'Idempotency-Key reused with another request',
+          detail: 'this Idempotency-Key was used with a different body',
+        });
+      case 'in-progress':
+        throw new ProblemError({
+          status: 409,
+          code: 'idempotency-key-in-use',
+          title: 'A request with this Idempotency-Key is in progress',
+          detail: 'retry once the first request has been answered',
+          headers: { 'Retry-After': '1' },
+        });
     }
     let r: StoredResponse;
     try {
       r = await answer(req, userId, body);
     } catch (err) {
-      await idempotency.finish(begun.key, fp, { status: 500, contentType: '', body: '' });
+      await d.idempotency.finish(begun.key, fp, { status: 500, contentType: '', body: '' });
       throw err;
     }
-    await idempotency.finish(begun.key, fp, r);
+    await d.idempotency.finish(begun.key, fp, r);
     send(res, r);
   });
 
-  if (d.config.bench.routes) {
+  if (d.benchRoutes) {
     // The benchmark ceiling: everything POST /seckill does in Express, minus Redis.
     router.post('/bench/noop', (req, res) => {
       const { body } = parsePurchase(req);
       const orderId = randomUUID();
-      res
-        .status(202)
-        .setHeader('Location', `/orders/${orderId}`)
-        .type('application/json')
-        .send(
-          JSON.stringify({
-            orderId,
-            status: 'pending',
-            productId: body.productId,
-            quantity: body.quantity ?? 1,
-          }),
-        );
+      send(res, {
+        status: 202,
+        contentType: 'application/json',
+        headers: { Location: `/orders/${orderId}` },
+        body: JSON.stringify({
+          orderId,
+          status: 'pending',
+          productId: body.productId,
+          quantity: body.quantity ?? 1,
+        }),
+      });
     });
   }
 
   router.get('/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
-    const s = await readProductState(d, productId);
+    const s = await d.products.state(productId);
     if (!s) throw saleProblem(unknownProduct(productId));
     res.json({
       productId,

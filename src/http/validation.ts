@@ -1,7 +1,7 @@
 /** zod at the edge: a failed parse becomes a 400 problem listing every issue. */
 import type { z } from 'zod';
 import { ProblemError } from '../errors.js';
-import { ID_PATTERN } from '../redis/keys.js';
+import { ID_PATTERN } from '../ids.js';
 
 export function parseOr400<S extends z.ZodType>(
   schema: S,

@@ -1,13 +1,8 @@
 /**
  * What this process knows of each product: its config and epoch (from the product meta hash),
  * which segments are empty, and whether it is sold out. Processes tell each other through the
- * product's events channel (sharded pub/sub):
- *
- *   empty <epoch> <segment>   a segment ran out: skip it
- *   soldout <epoch>           every segment ran out: answer from memory
- *   reseed <epoch>            a new sale: forget what you knew
- *
- * Once a product is known sold out, a purchase is refused without any Redis command.
+ * product's events channel (sharded pub/sub; messages in records/product-events.ts). Once a
+ * product is known sold out, a purchase is refused without any Redis command.
  */
 import type { Redis } from 'ioredis';
 import type { Strategy } from '../db/schema.js';
@@ -15,6 +10,8 @@ import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
 import { markSoldOut } from './protocol.js';
+import { decodeEvent, encodeEvent } from './records/product-events.js';
+import { decodeMeta, isSoldOut } from './records/product-meta.js';
 
 export interface ProductView {
   readonly id: string;
@@ -44,7 +41,9 @@ export class Catalog {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<ProductView | null>>();
 
-  constructor(private readonly o: { redis: Redis; pubsub: PubSub; keys: Keys; logger?: Logger }) {
+  constructor(
+    private readonly o: { redis: Redis; pubsub: PubSub; keys: Keys; logger?: Logger | undefined },
+  ) {
     // Notices published while the subscriber was away are lost: start again from Redis.
     o.pubsub.onReconnect(() => this.clear());
   }
@@ -74,24 +73,23 @@ export class Catalog {
       this.entries.set(productId, e);
       entry = e;
     }
-    const m = await this.o.redis.hgetall(k.meta);
-    if (!m.epoch) {
+    const meta = decodeMeta(await this.o.redis.hgetall(k.meta));
+    if (!meta) {
       entry.unsubscribe();
       this.entries.delete(productId);
       return null;
     }
-    const epoch = Number(m.epoch);
     const view: ProductView = {
       id: productId,
-      epoch,
-      total: Number(m.total),
-      segments: Number(m.segments),
-      strategy: m.strategy as Strategy,
-      startsAt: Number(m.startsAt),
-      endsAt: Number(m.endsAt),
-      limitPerUser: Number(m.limit),
+      epoch: meta.epoch,
+      total: meta.total,
+      segments: meta.segments,
+      strategy: meta.strategy,
+      startsAt: meta.startsAt,
+      endsAt: meta.endsAt,
+      limitPerUser: meta.limitPerUser,
       empty: new Set(),
-      soldOut: Number(m.soldOut) === epoch,
+      soldOut: isSoldOut(meta),
     };
     entry.view = view;
     return view;
@@ -104,17 +102,16 @@ export class Catalog {
   }
 
   private onEvent(productId: string, message: string): void {
-    const [kind, epochText, segment] = message.split(' ');
+    const event = decodeEvent(message);
     const view = this.entries.get(productId)?.view;
-    if (!view) return;
-    const epoch = Number(epochText);
-    if (epoch > view.epoch || kind === 'reseed') {
+    if (!view || !event) return;
+    if (event.epoch > view.epoch || event.kind === 'reseed') {
       this.forget(productId);
       return;
     }
-    if (epoch < view.epoch) return;
-    if (kind === 'empty') this.addEmpty(view, Number(segment), false);
-    else if (kind === 'soldout') view.soldOut = true;
+    if (event.epoch < view.epoch) return;
+    if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
+    else view.soldOut = true;
   }
 
   /** Drops what is known of a product (the next request reloads it). */
@@ -140,13 +137,19 @@ export class Catalog {
     view.empty.add(segment);
     const k = this.o.keys.product(view.id);
     const fail = (err: unknown) => this.o.logger?.warn({ err, product: view.id }, 'notice failed');
-    if (announce) this.o.redis.spublish(k.events, `empty ${view.epoch} ${segment}`).catch(fail);
+    if (announce) {
+      this.o.redis
+        .spublish(k.events, encodeEvent({ kind: 'empty', epoch: view.epoch, segment }))
+        .catch(fail);
+    }
     if (view.empty.size < view.segments || view.soldOut) return;
     view.soldOut = true;
     // Whoever completes the set records it (idempotent), so a process loading later starts sold out.
     markSoldOut(this.o.redis, k, view.epoch)
       .then((recorded) =>
-        recorded ? this.o.redis.spublish(k.events, `soldout ${view.epoch}`) : undefined,
+        recorded
+          ? this.o.redis.spublish(k.events, encodeEvent({ kind: 'soldout', epoch: view.epoch }))
+          : undefined,
       )
       .catch(fail);
   }
@@ -154,7 +157,10 @@ export class Catalog {
   /** Tells every process a product was reseeded (the seeding process included). */
   async announceReseed(productId: string, epoch: number): Promise<void> {
     this.forget(productId);
-    await this.o.redis.spublish(this.o.keys.product(productId).events, `reseed ${epoch}`);
+    await this.o.redis.spublish(
+      this.o.keys.product(productId).events,
+      encodeEvent({ kind: 'reseed', epoch }),
+    );
   }
 
   close(): void {

@@ -1,27 +1,34 @@
 /**
- * The inventory of one process: key schema, shared subscriber, lock client, product catalog and
- * the sale. `createInventory` wires them from config; the runtime closes them.
+ * The inventory of one process: the shared subscriber, the segment locks, the product catalog and
+ * the sale, over connections the composition root hands in.
  */
 import { Counter, type Registry } from 'prom-client';
-import type { Config } from '../config/index.js';
+import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
 import type { Logger } from '../log.js';
-import { LockClient, promLockMetrics } from '../lock/index.js';
-import { closeRedis, createRedis, type Redis } from '../redis/connection.js';
-import { Keys } from '../redis/keys.js';
+import type { Redis } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
 import { Catalog } from './catalog.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
 export { Catalog, type ProductView } from './catalog.js';
-export { SaleError, saleProblem, unknownProduct, type SaleErrorCode } from './errors.js';
-export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
+export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
+export { homeSegment } from './layout.js';
+export { findPendingOrder, type PendingOrderRef } from './pending-orders.js';
 export {
+  readMeta,
   readProductState,
-  seedProduct,
   type ProductState,
-  type SeedResult,
-  type SeedSpec,
-} from './seeding.js';
+  type ProductStatus,
+  type SegmentView,
+} from './product-state.js';
+export { decodeClaim, type SpillClaim } from './records/claim.js';
+export { decodeMarker, type BuyerMarker } from './records/marker.js';
+export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
+export { type ProductMeta } from './records/product-meta.js';
+export { claimSettle } from './protocol.js';
+export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
+export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
 
 export interface Inventory {
   keys: Keys;
@@ -32,6 +39,22 @@ export interface Inventory {
   close(): Promise<void>;
 }
 
+export interface InventoryOptions {
+  /** command connection */
+  redis: Redis;
+  /** this process's subscriber connection (connects on first use) */
+  subscriber: Redis;
+  keys: Keys;
+  lock: Partial<LockSettings> & {
+    /** how long a purchase waits for a segment lock before trying another segment */
+    waitMs: number;
+    /** lease of a segment lock held around one deduct */
+    leaseMs: number;
+  };
+  logger?: Logger | undefined;
+  registry?: Registry | undefined;
+}
+
 export function promSaleMetrics(registry: Registry): SaleMetrics {
   const results = new Counter({
     name: 'seckill_purchases_total',
@@ -39,51 +62,40 @@ export function promSaleMetrics(registry: Registry): SaleMetrics {
     labelNames: ['result', 'strategy'],
     registers: [registry],
   });
-  return { result: (result, strategy) => results.inc({ result, strategy }) };
+  const children = new Map<string, Counter.Internal>();
+  return {
+    result(result, strategy) {
+      const key = `${result} ${strategy}`;
+      let c = children.get(key);
+      if (!c) children.set(key, (c = results.labels({ result, strategy })));
+      c.inc();
+    },
+  };
 }
 
-export function createInventory(o: {
-  config: Config;
-  redis: Redis;
-  logger?: Logger;
-  registry?: Registry;
-}): Inventory {
-  const { config } = o;
-  const keys = new Keys(config.redis.keyPrefix);
-  const subscriber = createRedis(config.redis.url, {
-    name: 'seckill-sub',
-    role: 'subscriber',
-    ...(o.logger && { logger: o.logger }),
-    // Connects on the first subscription: CLI commands (migrate, seed, reconcile) never open it.
-    overrides: { lazyConnect: true },
-  });
-  const pubsub = new PubSub(subscriber);
+export function createInventory(o: InventoryOptions): Inventory {
+  const { waitMs, leaseMs, ...lockSettings } = o.lock;
+  const pubsub = new PubSub(o.subscriber);
   const locks = new LockClient({
     redis: o.redis,
     pubsub,
-    keys,
-    watchdogTimeoutMs: config.lock.watchdogTimeoutMs,
+    keys: o.keys,
+    ...lockSettings,
     ...(o.registry && { metrics: promLockMetrics(o.registry) }),
   });
-  const catalog = new Catalog({
-    redis: o.redis,
-    pubsub,
-    keys,
-    ...(o.logger && { logger: o.logger }),
-  });
+  const catalog = new Catalog({ redis: o.redis, pubsub, keys: o.keys, logger: o.logger });
   const sale = new Sale({
     redis: o.redis,
-    keys,
+    keys: o.keys,
     catalog,
     locks,
-    lockWaitMs: config.lock.waitMs,
-    lockLeaseMs: config.lock.leaseMs,
-    localGate: config.lock.localQueue,
-    ...(o.logger && { logger: o.logger }),
-    ...(o.registry && { metrics: promSaleMetrics(o.registry) }),
+    lockWaitMs: waitMs,
+    lockLeaseMs: leaseMs,
+    logger: o.logger,
+    metrics: o.registry && promSaleMetrics(o.registry),
   });
   return {
-    keys,
+    keys: o.keys,
     pubsub,
     locks,
     catalog,
@@ -92,7 +104,6 @@ export function createInventory(o: {
       catalog.close();
       await locks.close();
       pubsub.close();
-      await closeRedis(subscriber);
     },
   };
 }

@@ -1,11 +1,32 @@
 /**
- * The inventory protocol's gateway: every sale script with its key order and arguments, and the
- * decoding of its reply into a typed result. Lua (lua/deduct-4.lua, claimSettle-2, seedSegment-3,
- * beginSeed-1, markSoldOut-1) holds the protocol; callers never see a KEYS array.
+ * The inventory protocol's gateway: every sale script with its key order, arguments and reply
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-4.lua, claimSettle-2,
+ * seedSegment-3, beginSeed-1, markSoldOut-1) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
-import { queueScript, runScript } from '../redis/scripts.js';
+import { luaScript } from '../redis/scripts.js';
+
+const DEDUCT_REPLY = {
+  ok: 0,
+  limit: 1,
+  empty: 2,
+  notStarted: 3,
+  ended: 4,
+  staleFence: 5,
+  staleEpoch: 6,
+  spill: 7,
+  claimBusy: 8,
+  unknown: 9,
+} as const;
+
+const scripts = {
+  deduct: luaScript('deduct', DEDUCT_REPLY),
+  claimSettle: luaScript('claimSettle', { settled: 0, noClaim: 1 }),
+  seedSegment: luaScript('seedSegment'),
+  beginSeed: luaScript('beginSeed', { begun: 0, live: 1 }),
+  markSoldOut: luaScript('markSoldOut'),
+};
 
 export type DeductMode = 'home' | 'claim' | 'spill';
 
@@ -37,29 +58,27 @@ export interface DeductArgs {
 type Raw = [number, ...(string | number)[]];
 
 export function decodeDeduct(r: Raw): DeductReply {
-  switch (r[0]) {
-    case 0:
+  switch (scripts.deduct.replyName(r[0])) {
+    case 'ok':
       return { code: 'ok', outboxId: String(r[1]), remaining: Number(r[2]) };
-    case 1:
+    case 'limit':
       return { code: 'limit', lastOrderId: r[1] ? String(r[1]) : undefined, units: Number(r[2]) };
-    case 2:
+    case 'empty':
       return { code: 'empty', remaining: Number(r[1]) };
-    case 3:
+    case 'notStarted':
       return { code: 'not-started', startsAt: Number(r[1]) };
-    case 4:
+    case 'ended':
       return { code: 'ended', endsAt: Number(r[1]) };
-    case 5:
+    case 'staleFence':
       return { code: 'stale-fence', lastFence: Number(r[1]) };
-    case 6:
+    case 'staleEpoch':
       return { code: 'stale-epoch', epoch: Number(r[1]) };
-    case 7:
+    case 'spill':
       return { code: 'spill', remaining: Number(r[1]) };
-    case 8:
+    case 'claimBusy':
       return { code: 'claim-busy', orderId: String(r[1]) };
-    case 9:
+    case 'unknown':
       return { code: 'unknown' };
-    default:
-      throw new Error(`unexpected deduct reply ${JSON.stringify(r)}`);
   }
 }
 
@@ -73,8 +92,8 @@ function deductKeys(k: SegmentKeys): string[] {
   return list;
 }
 
-export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promise<DeductReply> {
-  const r = await runScript<Raw>(redis, 'deduct', deductKeys(k), [
+function deductArgs(a: DeductArgs): Array<string | number> {
+  return [
     a.mode,
     a.epoch,
     a.fence,
@@ -84,8 +103,20 @@ export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promi
     a.productId,
     a.segment,
     a.homeSegment,
-  ]);
-  return decodeDeduct(r);
+  ];
+}
+
+export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promise<DeductReply> {
+  return decodeDeduct(await scripts.deduct.run<Raw>(redis, deductKeys(k), deductArgs(a)));
+}
+
+/** Queues a deduct on a pipeline (scripts registered on its connection); decode with {@link decodeDeduct}. */
+export function queueDeduct(
+  pipeline: ChainableCommander,
+  k: SegmentKeys,
+  a: DeductArgs,
+): ChainableCommander {
+  return scripts.deduct.queue(pipeline, deductKeys(k), deductArgs(a));
 }
 
 export type SettleReply = { code: 'settled'; units: number } | { code: 'no-claim' };
@@ -97,13 +128,14 @@ export async function claimSettle(
   orderId: string,
   outcome: 'finalise' | 'release',
 ): Promise<SettleReply> {
-  const r = await runScript<number[]>(
+  const r = await scripts.claimSettle.run<number[]>(
     redis,
-    'claimSettle',
     [home.buyers, home.claims],
     [userId, orderId, outcome],
   );
-  return r[0] === 0 ? { code: 'settled', units: r[1]! } : { code: 'no-claim' };
+  return scripts.claimSettle.replyName(r[0]) === 'settled'
+    ? { code: 'settled', units: r[1]! }
+    : { code: 'no-claim' };
 }
 
 export interface SegmentSeed {
@@ -119,9 +151,8 @@ export function queueSeedSegment(
   k: SegmentKeys,
   s: SegmentSeed,
 ): ChainableCommander {
-  return queueScript(
+  return scripts.seedSegment.queue(
     pipeline,
-    'seedSegment',
     [k.state, k.buyers, k.claims],
     [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser],
   );
@@ -145,9 +176,8 @@ export async function beginSeed(
   spec: ProductSpec,
   force: boolean,
 ): Promise<BeginSeedReply> {
-  const r = await runScript<number[]>(
+  const r = await scripts.beginSeed.run<number[]>(
     redis,
-    'beginSeed',
     [k.meta],
     [
       force ? 1 : 0,
@@ -159,13 +189,13 @@ export async function beginSeed(
       spec.limitPerUser,
     ],
   );
-  return r[0] === 0
+  return scripts.beginSeed.replyName(r[0]) === 'begun'
     ? { code: 'begun', epoch: r[1]!, previousSegments: r[2]! }
     : { code: 'live', epoch: r[1]! };
 }
 
 export async function markSoldOut(redis: Redis, k: ProductKeys, epoch: number): Promise<boolean> {
-  return (await runScript<number>(redis, 'markSoldOut', [k.meta], [epoch])) === 1;
+  return (await scripts.markSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
 }
 
 /** Segment keys of a product, built once per (product, segment). */

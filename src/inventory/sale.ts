@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { LocalGate } from '../lock/gate.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
@@ -20,6 +19,8 @@ import {
   type DeductArgs,
   type DeductReply,
 } from './protocol.js';
+import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
+import { refusalOf, StaleEpoch } from './refusals.js';
 
 export interface PurchaseRequest {
   productId: string;
@@ -27,17 +28,8 @@ export interface PurchaseRequest {
   quantity: number;
 }
 
-/** A unit sale recorded in a segment's outbox; the order workers persist it. */
-export interface Purchase {
-  orderId: string;
-  productId: string;
-  userId: string;
-  quantity: number;
-  epoch: number;
-  segment: number;
-  homeSegment: number;
-  outboxId: string;
-}
+/** A sale recorded in a segment's outbox; the order workers persist it. */
+export type Purchase = SoldOrder;
 
 export interface SaleMetrics {
   result(result: string, strategy: string): void;
@@ -47,18 +39,14 @@ export interface SaleOptions {
   redis: Redis;
   keys: Keys;
   catalog: Catalog;
+  /** The segment locks (their in-process latch queues this process's requests per segment). */
   locks: LockClient;
   /** How long to wait for a segment lock before trying elsewhere. */
   lockWaitMs: number;
   /** Lease of a segment lock held around one deduct. */
   lockLeaseMs: number;
-  /**
-   * Queue this process's requests for a segment lock in memory first (default true): one
-   * request per process waits on Redis, the rest wait for free. See src/lock/gate.ts.
-   */
-  localGate?: boolean;
-  logger?: Logger;
-  metrics?: SaleMetrics;
+  logger?: Logger | undefined;
+  metrics?: SaleMetrics | undefined;
 }
 
 /** A reseed between reading the product and deducting: reload and try again this many times. */
@@ -70,22 +58,11 @@ const EPOCH_RETRIES = 3;
  */
 const MAX_BUSY_PROBES = 3;
 
-class StaleEpoch extends Error {}
-
-interface Hold {
-  held: HeldLock;
-  /** opens this process's gate for the next local request */
-  leave: () => void;
-}
-const noop = () => {};
-
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
-  private readonly gate: LocalGate | undefined;
 
   constructor(private readonly o: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(o.keys);
-    this.gate = (o.localGate ?? true) ? new LocalGate() : undefined;
   }
 
   /**
@@ -160,7 +137,7 @@ export class Sale {
       if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
       return this.purchaseOf(args, home, r.outboxId);
     }
-    if (r.code !== 'spill') this.fail(view, r);
+    if (r.code !== 'spill') throw refusalOf(view, r);
     if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
     return this.spill(view, args, home, locked, homeBusy);
   }
@@ -230,7 +207,7 @@ export class Sale {
             busy.push(seg);
             continue;
           }
-          this.fail(view, r);
+          throw refusalOf(view, r);
         }
         // Waiting on every busy lock in turn could take (N-1) x lockWaitMs: wait on one.
         candidates = busy.length > 0 ? [busy[Math.floor(Math.random() * busy.length)]!] : [];
@@ -264,34 +241,16 @@ export class Sale {
     });
   }
 
-  /**
-   * Takes a segment's lock within `waitMs`: first this process's gate for it (when enabled), so
-   * local requests queue in memory and only one at a time waits on Redis, then the lock itself.
-   */
-  private async lockSegment(view: ProductView, seg: number, waitMs: number): Promise<Hold | null> {
-    const name = this.o.keys.segmentLockName(view.id, seg);
-    if (!this.gate) {
-      const held = await this.o.locks.acquire(name, { waitMs, leaseMs: this.o.lockLeaseMs });
-      return held && { held, leave: noop };
-    }
-    const started = performance.now();
-    const entered = this.gate.enter(name, waitMs);
-    const leave = entered instanceof Promise ? await entered : entered;
-    if (!leave) return null;
-    try {
-      const left = Math.max(0, waitMs - (performance.now() - started));
-      const held = await this.o.locks.acquire(name, { waitMs: left, leaseMs: this.o.lockLeaseMs });
-      if (held) return { held, leave };
-    } catch (err) {
-      leave();
-      throw err;
-    }
-    leave();
-    return null;
+  /** Takes a segment's lock within `waitMs` (this process's requests queue in its latch). */
+  private lockSegment(view: ProductView, seg: number, waitMs: number): Promise<HeldLock | null> {
+    return this.o.locks.acquire(this.o.keys.segmentLockName(view.id, seg), {
+      waitMs,
+      leaseMs: this.o.lockLeaseMs,
+    });
   }
 
   /** The deduct under a held segment lock, fenced by its token; the lock is always released. */
-  private async deductHolding({ held, leave }: Hold, args: DeductArgs): Promise<DeductReply> {
+  private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
     try {
       return await deduct(this.o.redis, this.segment({ id: args.productId }, args.segment), {
         ...args,
@@ -303,8 +262,7 @@ export class Sale {
         .release()
         .catch((err: unknown) =>
           this.o.logger?.warn({ err, lock: held.name }, 'segment lock release failed'),
-        )
-        .finally(leave);
+        );
     }
   }
 
@@ -313,7 +271,7 @@ export class Sale {
   }
 
   private purchaseOf(args: DeductArgs, seg: number, outboxId: string): Purchase {
-    return {
+    return soldOrder({
       orderId: args.orderId,
       productId: args.productId,
       userId: args.userId,
@@ -322,46 +280,6 @@ export class Sale {
       segment: seg,
       homeSegment: args.homeSegment,
       outboxId,
-    };
-  }
-
-  /** Maps a refusing deduct reply to its error (one place for every caller). */
-  private fail(view: ProductView, r: DeductReply): never {
-    switch (r.code) {
-      case 'limit':
-        throw new SaleError({
-          code: 'limit-reached',
-          message: `already bought ${r.units} of "${view.id}" (limit ${view.limitPerUser})`,
-          ...(r.lastOrderId && { orderId: r.lastOrderId }),
-        });
-      case 'claim-busy':
-        throw new SaleError({
-          code: 'purchase-in-progress',
-          message: 'another purchase of this product by you is still being completed',
-          orderId: r.orderId,
-        });
-      case 'not-started':
-        throw new SaleError({
-          code: 'not-started',
-          message: `the sale starts at ${new Date(r.startsAt).toISOString()}`,
-          at: r.startsAt,
-        });
-      case 'ended':
-        throw new SaleError({
-          code: 'ended',
-          message: `the sale ended at ${new Date(r.endsAt).toISOString()}`,
-          at: r.endsAt,
-        });
-      case 'stale-epoch':
-      case 'unknown':
-        throw new StaleEpoch();
-      case 'stale-fence':
-        throw new SaleError({
-          code: 'lock-timeout',
-          message: 'the segment lock was lost before the deduct',
-        });
-      default:
-        throw new Error(`unexpected deduct reply ${r.code}`);
-    }
+    });
   }
 }

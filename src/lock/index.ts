@@ -16,3 +16,4 @@ export {
 } from './errors.js';
 export { promLockMetrics } from './metrics.js';
 export { RedLock, type RedLockLease, type RedLockOptions } from './redlock.js';
+export { DEFAULT_LOCK_SETTINGS, resolveLockSettings, type LockSettings } from './settings.js';

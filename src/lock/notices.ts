@@ -5,14 +5,21 @@
  * waiter and disturbs no other process; a waiter in the releasing process is woken directly. A
  * notice for a waiter that is between two attempts is kept as a permit, so it does not sleep
  * through its turn.
+ *
+ * A channel stays subscribed for a while after its last waiter (a hot lock's waiters do not pay
+ * SSUBSCRIBE/SUNSUBSCRIBE every time), so a waiter usually finds it listening already and needs no
+ * extra attempt to cover the moment before its subscription.
  */
 import type { PubSub } from '../redis/pubsub.js';
 
 interface ChannelState {
   refs: number;
+  /** true once SSUBSCRIBE answered: from then on no notice to this process is missed */
+  active: boolean;
   waiters: Map<string, (woken: boolean) => void>;
   permits: Set<string>;
   subscribed: Promise<() => void>;
+  idleTimer: NodeJS.Timeout | undefined;
 }
 
 export interface NoticeListener {
@@ -22,8 +29,12 @@ export interface NoticeListener {
    * @throws the signal's reason when `signal` aborts.
    */
   wait(owner: string, ms: number, signal?: AbortSignal): Promise<boolean>;
-  release(): void;
+  /** Done waiting as `owner`: drops its leftover permit, and the listener itself. */
+  release(owner: string): void;
 }
+
+/** How long a channel nobody waits on stays subscribed. */
+const IDLE_MS = 30_000;
 
 export class UnlockNotices {
   private readonly channels = new Map<string, ChannelState>();
@@ -34,42 +45,71 @@ export class UnlockNotices {
   ) {}
 
   /**
-   * Subscribes to this process's notice channel of a lock (once per lock per process) and returns
-   * a handle to wait with.
+   * A listener on a lock's channel that is subscribed already, or undefined (no round trip).
+   * Taken before the first attempt, it catches a notice sent right after that attempt.
    * @param channelPrefix - the lock's `channel` key (this process's id is appended).
    */
+  listening(channelPrefix: string): NoticeListener | undefined {
+    const state = this.channels.get(channelPrefix);
+    if (!state?.active) return undefined;
+    return this.retain(channelPrefix, state);
+  }
+
+  /** Subscribes to this process's notice channel of a lock (if need be) and returns a listener. */
   async listen(channelPrefix: string): Promise<NoticeListener> {
-    const channel = channelPrefix;
-    let state = this.channels.get(channel);
+    let state = this.channels.get(channelPrefix);
     if (!state) {
       const created: ChannelState = {
         refs: 0,
+        active: false,
         waiters: new Map(),
         permits: new Set(),
+        idleTimer: undefined,
         subscribed: this.pubsub.subscribe(`${channelPrefix}${this.processId}`, (owner) =>
           this.wake(created, owner),
         ),
       };
-      state = created;
-      this.channels.set(channel, state);
-    }
-    state.refs++;
-    const s = state;
-    const release = () => {
-      if (--s.refs > 0) return;
-      if (this.channels.get(channel) === s) this.channels.delete(channel);
-      void s.subscribed.then(
-        (unsubscribe) => unsubscribe(),
-        () => {},
+      created.subscribed.then(
+        () => (created.active = true),
+        () => {
+          if (this.channels.get(channelPrefix) === created) this.channels.delete(channelPrefix);
+        },
       );
-    };
+      state = created;
+      this.channels.set(channelPrefix, state);
+    }
+    const listener = this.retain(channelPrefix, state);
     try {
-      await s.subscribed;
+      await state.subscribed;
     } catch (err) {
-      release();
+      listener.release('');
       throw err;
     }
-    return { wait: (owner, ms, signal) => this.wait(s, owner, ms, signal), release };
+    return listener;
+  }
+
+  private retain(channel: string, s: ChannelState): NoticeListener {
+    s.refs++;
+    clearTimeout(s.idleTimer);
+    let released = false;
+    return {
+      wait: (owner, ms, signal) => this.wait(s, owner, ms, signal),
+      release: (owner) => {
+        if (released) return;
+        released = true;
+        s.permits.delete(owner);
+        if (--s.refs > 0) return;
+        s.idleTimer = setTimeout(() => {
+          if (s.refs > 0 || this.channels.get(channel) !== s) return;
+          this.channels.delete(channel);
+          void s.subscribed.then(
+            (unsubscribe) => unsubscribe(),
+            () => {},
+          );
+        }, IDLE_MS);
+        s.idleTimer.unref();
+      },
+    };
   }
 
   /** This process's release (or give-up) named `owner`, one of our own waiters. */
@@ -83,7 +123,7 @@ export class UnlockNotices {
     if (waiter) {
       state.waiters.delete(owner);
       waiter(true);
-    } else {
+    } else if (state.refs > 0) {
       state.permits.add(owner);
     }
   }
@@ -117,5 +157,10 @@ export class UnlockNotices {
       signal?.addEventListener('abort', onAbort, { once: true });
       state.waiters.set(owner, done);
     });
+  }
+
+  /** Stops the idle timers (shutdown). */
+  close(): void {
+    for (const s of this.channels.values()) clearTimeout(s.idleTimer);
   }
 }

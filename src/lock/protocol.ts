@@ -1,102 +1,124 @@
 /**
- * The lock protocol's gateway: every lock script with its key order and arguments, side by side,
- * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-4.lua) holds the
+ * The lock protocol's gateway: every lock script with its key order, arguments and reply table,
+ * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
  * protocol; this module only chooses keys and arguments.
  */
 import type { Redis } from 'ioredis';
 import type { LockKeys } from '../redis/keys.js';
-import { runScript } from '../redis/scripts.js';
+import { luaScript } from '../redis/scripts.js';
+import { DEFAULT_LOCK_SETTINGS } from './settings.js';
+
+const ACQUIRE_REPLY = { acquired: 0, reentered: 1, busy: 2 } as const;
+const RELEASE_REPLY = { stillHeld: 0, released: 1, notHeld: 2 } as const;
+
+const scripts = {
+  acquire: luaScript('lockAcquire', ACQUIRE_REPLY),
+  fairAcquire: luaScript('fairLockAcquire', ACQUIRE_REPLY),
+  release: luaScript('lockRelease', RELEASE_REPLY),
+  renew: luaScript('lockRenew'),
+  forceUnlock: luaScript('lockForceUnlock'),
+  leaveLine: luaScript('lockLeaveLine'),
+};
 
 export type AcquireReply =
   | { code: 'acquired'; fence: number; count: 1 }
   | { code: 'reentered'; fence: number; count: number }
-  /** waitMs: holder's remaining lease (-1: none) or, fair mode, until the line's head lapses */
+  /** waitMs: holder's remaining lease (-1: none), or what is left of another's reservation or place */
   | { code: 'busy'; waitMs: number };
 
 export type ReleaseReply =
   | { code: 'still-held'; count: number }
-  /** woken: owner id of the waiter that was woken, if any */
+  /** woken: owner id of the waiter that was woken (the lock is kept for it), if any */
   | { code: 'released'; woken: string | undefined }
   | { code: 'not-held' };
 
-// Key order of the two script families, built once per LockKeys object.
-const keyLists = new WeakMap<LockKeys, { line: string[]; notice: string[] }>();
-function keyList(k: LockKeys, which: 'line' | 'notice'): string[] {
+// Key order of every script but renew, built once per LockKeys object.
+const keyLists = new WeakMap<LockKeys, { line: string[]; fair: string[]; notice: string[] }>();
+function keyList(k: LockKeys, which: 'line' | 'fair' | 'notice'): string[] {
   let lists = keyLists.get(k);
   if (!lists) {
     lists = {
-      line: [k.lock, k.fence, k.queue, k.queueDeadlines],
-      notice: [k.lock, k.channel, k.queue, k.queueDeadlines],
+      line: [k.lock, k.fence, k.queue, k.handoff],
+      fair: [k.lock, k.fence, k.queue, k.handoff, k.channel],
+      notice: [k.lock, k.channel, k.queue, k.handoff],
     };
     keyLists.set(k, lists);
   }
   return lists[which];
 }
-const lineKeys = (k: LockKeys) => keyList(k, 'line');
-const noticeKeys = (k: LockKeys) => keyList(k, 'notice');
 
 function acquireReply(r: number[]): AcquireReply {
-  switch (r[0]) {
-    case 0:
+  switch (scripts.acquire.replyName(r[0])) {
+    case 'acquired':
       return { code: 'acquired', fence: r[1]!, count: 1 };
-    case 1:
+    case 'reentered':
       return { code: 'reentered', fence: r[1]!, count: r[2]! };
-    case 2:
+    case 'busy':
       return { code: 'busy', waitMs: r[1]! };
-    default:
-      throw new Error(`unexpected lock acquire reply ${JSON.stringify(r)}`);
   }
 }
 
 /**
- * Default mode (a free lock goes to whoever asks first).
- * @param placeMs - 0: do not wait; else join the line and keep the place this long.
+ * Default mode (a free lock goes to whoever asks first, unless it is kept for a woken waiter).
+ * @param wait - > 0: join the line when busy (the caller will wait); 0: a single attempt.
+ * @param inLine - the caller joined the line before (it leaves it when it takes the lock).
  */
-export async function acquire(
+export function acquire(
   redis: Redis,
   k: LockKeys,
   owner: string,
   leaseMs: number,
-  placeMs = 0,
+  wait = 0,
+  inLine = false,
 ): Promise<AcquireReply> {
-  return acquireReply(
-    await runScript<number[]>(redis, 'lockAcquire', lineKeys(k), [leaseMs, owner, placeMs]),
-  );
+  // then() rather than async/await: one promise less on the hottest path
+  return scripts.acquire
+    .run<number[]>(redis, keyList(k, 'line'), [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0])
+    .then(acquireReply);
 }
 
-/** Fair mode (first come, first served). */
-export async function fairAcquire(
+/** Fair mode (first come, first served). Parameters as {@link acquire}. */
+export function fairAcquire(
   redis: Redis,
   k: LockKeys,
   owner: string,
   leaseMs: number,
-  placeMs: number,
+  wait = 0,
+  inLine = false,
+  handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<AcquireReply> {
-  return acquireReply(
-    await runScript<number[]>(redis, 'fairLockAcquire', lineKeys(k), [leaseMs, owner, placeMs]),
-  );
+  return scripts.fairAcquire
+    .run<number[]>(redis, keyList(k, 'fair'), [
+      leaseMs,
+      owner,
+      wait > 0 ? 1 : 0,
+      inLine ? 1 : 0,
+      handoffMs,
+    ])
+    .then(acquireReply);
 }
 
-export async function release(
+function releaseReply(r: [number, (number | string)?]): ReleaseReply {
+  switch (scripts.release.replyName(r[0])) {
+    case 'stillHeld':
+      return { code: 'still-held', count: Number(r[1]) };
+    case 'released':
+      return { code: 'released', woken: r[1] ? String(r[1]) : undefined };
+    case 'notHeld':
+      return { code: 'not-held' };
+  }
+}
+
+export function release(
   redis: Redis,
   k: LockKeys,
   owner: string,
   processId: string,
+  handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<ReleaseReply> {
-  const r = await runScript<[number, (number | string)?]>(redis, 'lockRelease', noticeKeys(k), [
-    owner,
-    processId,
-  ]);
-  switch (r[0]) {
-    case 0:
-      return { code: 'still-held', count: Number(r[1]) };
-    case 1:
-      return { code: 'released', woken: r[1] ? String(r[1]) : undefined };
-    case 2:
-      return { code: 'not-held' };
-    default:
-      throw new Error(`unexpected lock release reply ${JSON.stringify(r)}`);
-  }
+  return scripts.release
+    .run<[number, (number | string)?]>(redis, keyList(k, 'notice'), [owner, processId, handoffMs])
+    .then(releaseReply);
 }
 
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
@@ -106,7 +128,7 @@ export async function renew(
   owner: string,
   leaseMs: number,
 ): Promise<boolean> {
-  return (await runScript<number>(redis, 'lockRenew', [k.lock], [owner, leaseMs])) === 1;
+  return (await scripts.renew.run<number>(redis, [k.lock], [owner, leaseMs])) === 1;
 }
 
 /** @returns whether a lock was deleted, and the waiter woken. */
@@ -114,12 +136,12 @@ export async function forceUnlock(
   redis: Redis,
   k: LockKeys,
   processId: string,
+  handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<{ deleted: boolean; woken: string | undefined }> {
-  const [deleted, woken] = await runScript<[number, string]>(
+  const [deleted, woken] = await scripts.forceUnlock.run<[number, string]>(
     redis,
-    'lockForceUnlock',
-    noticeKeys(k),
-    [processId],
+    keyList(k, 'notice'),
+    [processId, handoffMs],
   );
   return { deleted: deleted === 1, woken: woken || undefined };
 }
@@ -130,10 +152,12 @@ export async function leaveLine(
   k: LockKeys,
   owner: string,
   processId: string,
+  handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<{ left: boolean; woken: string | undefined }> {
-  const [left, woken] = await runScript<[number, string]>(redis, 'lockLeaveLine', noticeKeys(k), [
+  const [left, woken] = await scripts.leaveLine.run<[number, string]>(redis, keyList(k, 'notice'), [
     owner,
     processId,
+    handoffMs,
   ]);
   return { left: left === 1, woken: woken || undefined };
 }

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis/keys.js';
+import { LockLostError, LockTimeoutError } from './errors.js';
 import * as protocol from './protocol.js';
 
 export interface RedLockOptions {
@@ -94,6 +95,34 @@ export class RedLock {
       const pause = delay / 2 + Math.random() * (delay / 2);
       if (Date.now() + pause > deadline) return null;
       await new Promise((r) => setTimeout(r, pause));
+    }
+  }
+
+  /**
+   * Runs `fn` holding `name` on a majority, then releases it everywhere: the shape of
+   * `LockClient.withLock`. `fn` gets an AbortSignal that aborts with LockLostError when the
+   * lease's validity runs out (RedLock has no watchdog: pick a lease longer than `fn` takes).
+   * @param opts.waitMs - default Infinity (retry rounds until it is held); LockTimeoutError when
+   *   it runs out.
+   */
+  async using<T>(
+    name: string,
+    fn: (signal: AbortSignal, lease: RedLockLease) => Promise<T> | T,
+    opts: { leaseMs: number; waitMs?: number },
+  ): Promise<T> {
+    const waitMs = opts.waitMs ?? Infinity;
+    const lease = await this.acquire(name, { leaseMs: opts.leaseMs, waitMs });
+    if (!lease) throw new LockTimeoutError(name, waitMs);
+    const expiry = new AbortController();
+    const timer = setTimeout(
+      () => expiry.abort(new LockLostError(name, `its validity of ${lease.validityMs} ms ran out`)),
+      Math.max(0, lease.expiresAt - Date.now()),
+    );
+    try {
+      return await fn(expiry.signal, lease);
+    } finally {
+      clearTimeout(timer);
+      await this.release(lease);
     }
   }
 

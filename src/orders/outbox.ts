@@ -1,50 +1,14 @@
 /**
- * A segment's outbox: the stream the deduct appends every sale to (see lua/deduct-4.lua for the
- * fields). It is the durable record of a sale until the order row exists; the worker deletes an
- * entry only after its row is committed.
+ * A segment's outbox: the stream the deduct appends every sale to (entries decoded by
+ * inventory/records/outbox-entry.ts). It is the durable record of a sale until the order row
+ * exists; the worker deletes an entry only after its row is committed.
  */
 import type { Redis } from 'ioredis';
-import type { Purchase } from '../inventory/index.js';
+import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
-import { streamIdMs } from '../redis/time.js';
 
-/** One sale, as the deduct recorded it: everything the order row needs. */
-export interface OutboxOrder {
-  orderId: string;
-  productId: string;
-  userId: string;
-  quantity: number;
-  segment: number;
-  homeSegment: number;
-  epoch: number;
-  /** Redis server time of the deduct, ms */
-  deductedAt: number;
-  /** stream entry id in the segment's outbox */
-  outboxId: string;
-}
-
-/** The outbox entry a purchase wrote, rebuilt from the deduct's reply (no read back). */
-export function outboxOrderOf(p: Purchase): OutboxOrder {
-  return { ...p, deductedAt: streamIdMs(p.outboxId) };
-}
-
-type StreamEntry = [id: string, fields: string[]];
-
-export function decodeEntry([id, f]: StreamEntry): OutboxOrder {
-  const m: Record<string, string> = {};
-  for (let i = 0; i + 1 < f.length; i += 2) m[f[i]!] = f[i + 1]!;
-  return {
-    orderId: m.o!,
-    productId: m.p!,
-    userId: m.u!,
-    quantity: Number(m.q),
-    segment: Number(m.s),
-    homeSegment: Number(m.h),
-    epoch: Number(m.e),
-    deductedAt: Number(m.t),
-    outboxId: id,
-  };
-}
+/** One sale as the outbox holds it (the deduct's record). */
+export type OutboxOrder = SoldOrder;
 
 /**
  * Entries of a segment's outbox, oldest first.
@@ -64,7 +28,7 @@ export async function readOutbox(
       ? await redis.xrange(k, '-', o.until ?? '+', 'COUNT', o.count)
       : await redis.xrange(k, '-', o.until ?? '+')
   ) as StreamEntry[];
-  return entries.map(decodeEntry);
+  return entries.map(decodeOutboxEntry);
 }
 
 /** Deletes persisted orders from their segments' outboxes (one pipeline). */

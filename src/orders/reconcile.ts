@@ -16,9 +16,16 @@
  */
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/index.js';
+import {
+  decodeClaim,
+  decodeMarker,
+  decodeOutboxEntry,
+  readMeta,
+  type StreamEntry,
+} from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
 import { streamIdMs, timeReplyMs } from '../redis/time.js';
-import { decodeEntry, type OutboxOrder } from './outbox.js';
+import type { OutboxOrder } from './outbox.js';
 import { ordersOf } from './repository.js';
 
 export interface ReconcileReport {
@@ -50,10 +57,9 @@ export async function reconcile(
   /** test hook: runs between reading Redis and reading PostgreSQL (widens the race window) */
   hooks: { beforeDbRead?: () => Promise<unknown> } = {},
 ): Promise<ReconcileReport | null> {
-  const meta = await d.redis.hgetall(d.keys.product(productId).meta);
-  if (!meta.epoch) return null;
-  const epoch = Number(meta.epoch);
-  const segments = Number(meta.segments);
+  const meta = await readMeta(d, productId);
+  if (!meta) return null;
+  const { epoch, segments } = meta;
   const problems: string[] = [];
   const problem = (p: string) => {
     if (problems.length < MAX_LISTED) problems.push(p);
@@ -89,16 +95,16 @@ export async function reconcile(
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
     remaining += Number(stock ?? 0);
-    for (const [user, marker] of Object.entries(r[1]![1] as Record<string, string>)) {
-      const [units, list = ''] = marker.split(/:(.*)/s);
-      markerUnits.set(user, Number(units));
-      for (const id of list.split(',')) if (id) marked.set(id, user);
+    for (const [user, raw] of Object.entries(r[1]![1] as Record<string, string>)) {
+      const marker = decodeMarker(raw)!;
+      markerUnits.set(user, marker.units);
+      for (const id of marker.orderIds) marked.set(id, user);
     }
-    for (const [user, claim] of Object.entries(r[2]![1] as Record<string, string>)) {
-      claimed.set(claim.split('|')[0]!, user);
+    for (const [user, raw] of Object.entries(r[2]![1] as Record<string, string>)) {
+      claimed.set(decodeClaim(raw)!.orderId, user);
     }
-    for (const e of r[3]![1] as Array<[string, string[]]>) {
-      const o = decodeEntry(e);
+    for (const e of r[3]![1] as StreamEntry[]) {
+      const o = decodeOutboxEntry(e);
       if (o.epoch === epoch) outbox.set(o.orderId, o);
     }
   }
@@ -123,7 +129,7 @@ export async function reconcile(
     orders.set(o.orderId, { userId: o.userId, quantity: o.quantity, outboxId: o.outboxId });
   }
   const persisted = rows.reduce((a, r) => a + r.quantity, 0);
-  const total = Number(meta.total);
+  const total = meta.total;
   if (remaining + pending + persisted !== total) {
     problem(
       `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ${persisted}`,

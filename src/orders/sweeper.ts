@@ -7,7 +7,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Db } from '../db/index.js';
-import { claimSettle } from '../inventory/protocol.js';
+import { claimSettle, decodeClaim, readMeta } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
@@ -56,7 +56,7 @@ export async function sweep(d: SweepDeps): Promise<SweepReport> {
   const report: SweepReport = { reenqueued: 0, claimsFinalised: 0, claimsReleased: 0 };
   const now = await serverNowMs(d.redis);
   for (const productId of await d.redis.smembers(d.keys.products())) {
-    const segments = Number(await d.redis.hget(d.keys.product(productId).meta, 'maxSegments'));
+    const segments = (await readMeta(d, productId))?.maxSegments ?? 0;
     for (let seg = 0; seg < segments; seg++) {
       const stale = await readOutbox(d.redis, d.keys, productId, seg, {
         until: String(now - d.minAgeMs),
@@ -68,9 +68,10 @@ export async function sweep(d: SweepDeps): Promise<SweepReport> {
       }
       const k = d.keys.segment(productId, seg);
       const claims = await d.redis.hgetall(k.claims);
-      for (const [userId, claim] of Object.entries(claims)) {
-        const [orderId, , at] = claim.split('|');
-        if (!orderId || now - Number(at) < d.claimTtlMs) continue;
+      for (const [userId, raw] of Object.entries(claims)) {
+        const claim = decodeClaim(raw);
+        if (!claim || now - claim.at < d.claimTtlMs) continue;
+        const { orderId } = claim;
         const sold = await orderExists(d, productId, segments, orderId);
         const r = await claimSettle(d.redis, k, userId, orderId, sold ? 'finalise' : 'release');
         if (r.code !== 'settled') continue;

@@ -7,8 +7,9 @@
  * everything one deduct touches is in one slot, and segments spread over the shards of a cluster.
  */
 
-/** Ids that become part of key names: no braces (they would change the hash tag), no spaces. */
-export const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+import { ID_PATTERN } from '../ids.js';
+
+export { ID_PATTERN };
 
 export class InvalidKeyPartError extends Error {
   constructor(what: string, value: string) {
@@ -31,8 +32,8 @@ export interface LockKeys {
   channel: string;
   /** zset of waiting owners by arrival, oldest first (both modes) */
   queue: string;
-  /** zset owner -> deadline (ms) of its place in the line */
-  queueDeadlines: string;
+  /** the waiter a release woke: the free lock is kept for it a short while (PX) */
+  handoff: string;
 }
 
 export interface SegmentKeys {
@@ -65,7 +66,7 @@ export class Keys {
       fence: `${tag}:fence`,
       channel: `${tag}:unlocked:`,
       queue: `${tag}:line`,
-      queueDeadlines: `${tag}:line:deadline`,
+      handoff: `${tag}:handoff`,
     };
   }
 

@@ -1,8 +1,12 @@
 /**
- * Loads `lua/<name>-<numberOfKeys>.lua` once and registers each file on a connection with ioredis
- * `defineCommand`, which calls it by SHA (EVALSHA) and falls back to EVAL after a script cache
- * flush (a Redis restart). Callers go through the typed gateways (lock/protocol.ts,
- * inventory/protocol.ts); they never see a KEYS array.
+ * Lua scripts: `lua/<name>-<numberOfKeys>.lua`, one file per atomic operation. A gateway module
+ * declares each script once with {@link luaScript}, together with its reply table (reply name ->
+ * code); the loader renders the file (includes inlined once each, `--- @replies` replaced by that
+ * table as `local REPLY = {...}`), so the Lua and its TypeScript decoder share one table.
+ *
+ * Scripts run through ioredis `defineCommand` (EVALSHA, falling back to EVAL after a script cache
+ * flush). Callers go through the typed gateways (lock/protocol.ts, inventory/protocol.ts); they
+ * never see a KEYS array.
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,92 +17,135 @@ import type { ChainableCommander, Cluster, Redis } from 'ioredis';
 /** `lua/` next to `src/` (repo) or next to `dist/src/` (build copies it there). */
 export const LUA_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'lua');
 
-export interface ScriptDef {
-  name: string;
-  numberOfKeys: number;
-  lua: string;
-  sha: string;
-}
+/** Reply name -> the number the script returns first (`-` in a name is `_` in Lua). */
+export type ReplyTable = Readonly<Record<string, number>>;
+
+type Connection = Redis | Cluster;
+type Arg = string | number;
 
 const FILE = /^([A-Za-z][A-Za-z0-9]*)-(\d+)\.lua$/;
 const INCLUDE = /^--- @include "([A-Za-z0-9]+)"$/gm;
+const REPLIES = /^--- @replies$/m;
 
-/** Inlines `--- @include "name"` lines with `lua/includes/name.lua` (shared helpers). */
-function expandIncludes(lua: string): string {
-  return lua.replace(INCLUDE, (_, name: string) =>
-    readFileSync(join(LUA_DIR, 'includes', `${name}.lua`), 'utf8').trimEnd(),
-  );
-}
+let files: Map<string, { file: string; numberOfKeys: number }> | undefined;
 
-let loaded: Map<string, ScriptDef> | undefined;
-
-/** Reads every script file (once per process). */
-export function scriptDefs(): Map<string, ScriptDef> {
-  if (loaded) return loaded;
-  loaded = new Map();
-  for (const file of readdirSync(LUA_DIR).sort()) {
-    const m = FILE.exec(file);
-    if (!m) continue;
-    const lua = expandIncludes(readFileSync(join(LUA_DIR, file), 'utf8'));
-    loaded.set(m[1]!, {
-      name: m[1]!,
-      numberOfKeys: Number(m[2]),
-      lua,
-      sha: createHash('sha1').update(lua).digest('hex'),
-    });
+function scriptFiles() {
+  if (!files) {
+    files = new Map();
+    for (const file of readdirSync(LUA_DIR)) {
+      const m = FILE.exec(file);
+      if (m) files.set(m[1]!, { file, numberOfKeys: Number(m[2]) });
+    }
   }
-  return loaded;
+  return files;
 }
 
-type Connection = Redis | Cluster;
-const registered = new WeakSet<Connection>();
-const commandName = (name: string) => `sk_${name}`;
+/** Inlines `--- @include "name"` with `lua/includes/name.lua`, each helper once, recursively. */
+function expandIncludes(lua: string, seen: Set<string>): string {
+  return lua.replace(INCLUDE, (_, name: string) => {
+    if (seen.has(name)) return `-- (${name} already included)`;
+    seen.add(name);
+    const body = readFileSync(join(LUA_DIR, 'includes', `${name}.lua`), 'utf8').trimEnd();
+    return expandIncludes(body, seen);
+  });
+}
 
-/** Defines every script as a command on `redis` (idempotent). */
-export function registerScripts(redis: Connection): void {
-  if (registered.has(redis)) return;
-  for (const def of scriptDefs().values()) {
-    redis.defineCommand(commandName(def.name), { numberOfKeys: def.numberOfKeys, lua: def.lua });
+function replyTableLua(replies: ReplyTable): string {
+  const fields = Object.entries(replies).map(([k, v]) => `${k.replaceAll('-', '_')} = ${v}`);
+  return `local REPLY = { ${fields.join(', ')} }`;
+}
+
+/** Renders a script file: includes inlined, the reply table in place of `--- @replies`. */
+export function renderScript(name: string, replies: ReplyTable): string {
+  const found = scriptFiles().get(name);
+  if (!found) throw new Error(`no script lua/${name}-N.lua`);
+  let lua = expandIncludes(readFileSync(join(LUA_DIR, found.file), 'utf8'), new Set());
+  const hasMarker = REPLIES.test(lua);
+  if (Object.keys(replies).length > 0 && !hasMarker) {
+    throw new Error(`lua/${found.file} has a reply table but no "--- @replies" line`);
   }
-  registered.add(redis);
+  if (hasMarker) lua = lua.replace(REPLIES, replyTableLua(replies));
+  return lua;
 }
 
-function definition(name: string, keys: readonly string[]): ScriptDef {
-  const def = scriptDefs().get(name);
-  if (!def) throw new Error(`no script lua/${name}-N.lua`);
-  if (keys.length !== def.numberOfKeys) {
-    throw new Error(`script ${name} takes ${def.numberOfKeys} keys, got ${keys.length}`);
+/** Every script declared in this process: a connection gets them all at once. */
+const declared: LuaScript[] = [];
+/** How many of `declared` each connection has defined. */
+const registered = new WeakMap<Connection, number>();
+
+/** Defines every declared script as a command on `conn` (each once per connection). */
+export function registerScripts(conn: Connection): void {
+  const done = registered.get(conn) ?? 0;
+  if (done === declared.length) return;
+  for (const s of declared.slice(done)) s.defineOn(conn);
+  registered.set(conn, declared.length);
+}
+
+export class LuaScript<R extends ReplyTable = ReplyTable> {
+  readonly numberOfKeys: number;
+  readonly lua: string;
+  readonly sha: string;
+  private readonly command: string;
+  private readonly names = new Map<number, keyof R & string>();
+
+  constructor(
+    readonly name: string,
+    readonly replies: R,
+  ) {
+    const found = scriptFiles().get(name);
+    if (!found) throw new Error(`no script lua/${name}-N.lua`);
+    this.numberOfKeys = found.numberOfKeys;
+    this.lua = renderScript(name, replies);
+    this.sha = createHash('sha1').update(this.lua).digest('hex');
+    this.command = `sk_${name}`;
+    for (const [k, v] of Object.entries(replies)) this.names.set(v, k as keyof R & string);
+    declared.push(this as unknown as LuaScript);
   }
-  return def;
+
+  /** The reply name of a script's first element. @throws on a code the table does not know. */
+  replyName(code: unknown): keyof R & string {
+    const n = this.names.get(Number(code));
+    if (n === undefined) throw new Error(`script ${this.name}: unexpected reply ${String(code)}`);
+    return n;
+  }
+
+  private checkKeys(keys: readonly string[]): void {
+    if (keys.length !== this.numberOfKeys) {
+      throw new Error(`script ${this.name} takes ${this.numberOfKeys} keys, got ${keys.length}`);
+    }
+  }
+
+  /** @internal use {@link registerScripts} */
+  defineOn(conn: Connection): void {
+    conn.defineCommand(this.command, { numberOfKeys: this.numberOfKeys, lua: this.lua });
+  }
+
+  run<T>(conn: Connection, keys: readonly string[], args: readonly Arg[]): Promise<T> {
+    this.checkKeys(keys);
+    registerScripts(conn);
+    const fn = (conn as unknown as Record<string, (...a: Arg[]) => Promise<T>>)[this.command]!;
+    return fn.call(conn, ...keys, ...args);
+  }
+
+  /**
+   * Queues the script on a pipeline or MULTI. ioredis copies a connection's scripts into a
+   * pipeline when the pipeline is created: call {@link registerScripts} on the connection first.
+   */
+  queue(
+    pipeline: ChainableCommander,
+    keys: readonly string[],
+    args: readonly Arg[],
+  ): ChainableCommander {
+    this.checkKeys(keys);
+    const fn = (pipeline as unknown as Record<string, (...a: Arg[]) => ChainableCommander>)[
+      this.command
+    ];
+    if (!fn) throw new Error(`script ${this.name}: registerScripts(connection) before pipeline()`);
+    return fn.call(pipeline, ...keys, ...args);
+  }
 }
 
-type Arg = string | number;
-
-/** Runs script `name` with `keys` and `args` (strings or numbers). */
-export function runScript<T>(
-  redis: Connection,
-  name: string,
-  keys: readonly string[],
-  args: readonly Arg[],
-): Promise<T> {
-  definition(name, keys);
-  registerScripts(redis);
-  const command = (redis as unknown as Record<string, (...a: Arg[]) => Promise<T>>)[
-    commandName(name)
-  ]!;
-  return command.call(redis, ...keys, ...args);
-}
-
-/** Queues script `name` on a pipeline or MULTI (the connection must have it registered). */
-export function queueScript(
-  pipeline: ChainableCommander,
-  name: string,
-  keys: readonly string[],
-  args: readonly Arg[],
-): ChainableCommander {
-  definition(name, keys);
-  const command = (pipeline as unknown as Record<string, (...a: Arg[]) => ChainableCommander>)[
-    commandName(name)
-  ]!;
-  return command.call(pipeline, ...keys, ...args);
+/** Declares the script `lua/<name>-N.lua` with its reply table (empty for scalar replies). */
+export function luaScript<R extends ReplyTable>(name: string, replies: R = {} as R): LuaScript<R> {
+  return new LuaScript(name, replies);
 }

@@ -2,18 +2,22 @@ import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import type { Config } from '../../src/config/index.js';
 import type { Db } from '../../src/db/index.js';
+import { createCore, type Core } from '../../src/composition/core.js';
+import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
 import type { Purchase } from '../../src/inventory/index.js';
 import { readProductState, SaleError } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
-import { startOrderQueue, startOrderSubmitter, startOrderWorker } from '../../src/orders/index.js';
-import { createRuntime, type Runtime } from '../../src/runtime.js';
 import { waitFor } from './cli.js';
 
 export interface StackProcess {
-  rt: Runtime;
+  rt: Core;
   queue: Queue;
+  /** hands a sold order to the order queue (what checkout does after the deduct) */
   submit: (p: Purchase) => void;
-  /** buys through the sale and hands the order on, as POST /seckill does; retries 503s */
+  /**
+   * buys through checkout, as POST /seckill does (submit: false = the deduct alone, as if the
+   * process died before the hand-off); retries 503s
+   */
   buy(productId: string, userId: string, o?: { submit?: boolean }): Promise<string>;
   close(): Promise<void>;
 }
@@ -23,10 +27,11 @@ export async function stackProcess(
   config: Config,
   o: { worker?: boolean } = {},
 ): Promise<StackProcess> {
-  const rt = createRuntime(config, createLogger(config));
+  const rt = createCore(config, createLogger(config));
   const queue = startOrderQueue(rt);
   if (o.worker) await startOrderWorker(rt, queue);
-  const submit = startOrderSubmitter(rt, queue);
+  const { checkout, submitter } = apiServices(rt, queue);
+  const submit = (p: Purchase) => submitter.add(p);
   return {
     rt,
     queue,
@@ -34,8 +39,8 @@ export async function stackProcess(
     async buy(productId, userId, opts = {}) {
       for (;;) {
         try {
-          const p = await rt.inventory.sale.purchase({ productId, userId, quantity: 1 });
-          if (opts.submit ?? true) submit(p);
+          const req = { productId, userId, quantity: 1 };
+          await ((opts.submit ?? true) ? checkout.buy(req) : rt.inventory.sale.purchase(req));
           return 'accepted';
         } catch (err) {
           if (!(err instanceof SaleError)) throw err;
@@ -69,7 +74,7 @@ export function waitForRows(db: Db, productId: string, rows: number, timeoutMs =
 
 /** Orders of `productId` still in its segments' outboxes (sold, not yet persisted and cleared). */
 export async function outboxPending(s: StackProcess, productId: string): Promise<number> {
-  const state = await readProductState({ redis: s.rt.redis, keys: s.rt.inventory.keys }, productId);
+  const state = await readProductState({ redis: s.rt.redis, keys: s.rt.keys }, productId);
   return (state?.segments ?? []).reduce((n, seg) => n + seg.pending, 0);
 }
 

@@ -1,2 +1,2 @@
 // The tests take free ports from the same helper the benchmarks use.
-export { freePort } from '../../src/services/process.js';
+export { freePort } from '../../src/launcher/process.js';

@@ -2,6 +2,7 @@ import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
 import { createInventory, type Inventory } from '../../src/inventory/index.js';
 import { createRedis, type Redis } from '../../src/redis/connection.js';
+import { Keys } from '../../src/redis/keys.js';
 
 export interface SaleProcess {
   inv: Inventory;
@@ -12,13 +13,29 @@ export interface SaleProcess {
 /** The inventory of one API process: its own command and subscriber connections. */
 export function saleProcess(config: Config): SaleProcess {
   const redis = createRedis(config.redis.url, { name: 'test-sale' });
-  const inv = createInventory({ config, redis });
+  const subscriber = createRedis(config.redis.url, {
+    name: 'test-sale-sub',
+    role: 'subscriber',
+    overrides: { lazyConnect: true },
+  });
+  const inv = createInventory({
+    redis,
+    subscriber,
+    keys: new Keys(config.redis.keyPrefix),
+    lock: {
+      watchdogTimeoutMs: config.lock.watchdogTimeoutMs,
+      localQueue: config.lock.localQueue,
+      waitMs: config.lock.waitMs,
+      leaseMs: config.lock.leaseMs,
+    },
+  });
   return {
     inv,
     redis,
     async close() {
       await inv.close();
       redis.disconnect();
+      subscriber.disconnect();
     },
   };
 }

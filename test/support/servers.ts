@@ -4,9 +4,9 @@
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBinaries, searchDirs } from '../../src/services/binaries.js';
-import { startPostgres, type RunningPostgres } from '../../src/services/postgres-server.js';
-import { startRedisServer, type RunningRedis } from '../../src/services/redis-server.js';
+import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
+import { startPostgres, type RunningPostgres } from '../../src/launcher/postgres-server.js';
+import { startRedisServer, type RunningRedis } from '../../src/launcher/redis-server.js';
 import { freePort } from './ports.js';
 
 /** As the launcher does: found on PATH, or installed with apt-get when root on Debian. */

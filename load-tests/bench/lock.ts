@@ -5,21 +5,24 @@
  *   - fair vs default, 1 lock
  *   - 16 locks in fair mode, and 16 locks through withLock (the context API)
  * The contenders are spread over --processes LockClients (default 5), each with its own command
- * connection (auto-pipelined) and subscriber, as 5 API processes with 10 requests in flight each
- * would be. A section is acquire -> release with no work inside, so the figures are the lock's
- * own cost. Prints a table, the ratios, then one JSON line.
+ * connection and subscriber, as 5 API processes with 10 requests in flight each would be. A
+ * section is acquire -> release with no work inside, so the figures are the lock's own cost: per
+ * section, the commands the clients sent (round trips), the commands Redis ran inside scripts,
+ * Redis CPU (INFO) and the clients' CPU (process.cpuUsage). Prints a table, the ratios with their
+ * targets, then one JSON line.
  *
- * Options: --contenders 50 --processes 5 --duration 3000 (ms per scenario) --no-pipelining
- * --only "<scenario>" --redis-url <url> (else a throwaway redis-server is started).
+ * Options: --contenders 50 --processes 5 --duration 3000 (ms per scenario) --pipelining (ioredis
+ * auto-pipelining; the API does not use it) --only "<scenario>" --redis-url <url> (else a
+ * throwaway redis-server is started).
  */
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
-import { loadConfig } from '../config/index.js';
-import { LockClient } from '../lock/index.js';
-import { createRedis } from '../redis/connection.js';
-import { Keys } from '../redis/keys.js';
-import { PubSub } from '../redis/pubsub.js';
+import { loadConfig } from '../../src/config/index.js';
+import { LockClient } from '../../src/lock/index.js';
+import { createRedis } from '../../src/redis/connection.js';
+import { Keys } from '../../src/redis/keys.js';
+import { PubSub } from '../../src/redis/pubsub.js';
 import { benchRedis } from './redis.js';
 import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
 
@@ -47,8 +50,25 @@ const SCENARIOS: Scenario[] = [
   { name: '16 locks, withLock', locks: 16, fair: false, wakeup: 'pubsub', contextApi: true },
 ];
 
-async function commandsProcessed(redis: Redis): Promise<number> {
-  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? 0);
+/** Redis's own counters: every command it ran (scripts' inner ones too) and its CPU seconds. */
+async function serverCounters(redis: Redis): Promise<{ commands: number; cpuS: number }> {
+  const info = await redis.info();
+  const num = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return {
+    commands: num('total_commands_processed'),
+    cpuS: num('used_cpu_user') + num('used_cpu_sys'),
+  };
+}
+
+/** Counts the commands a connection sends (its round trips; a pipelined one counts too). */
+function countSent(redis: Redis): { readonly n: number } {
+  const counter = { n: 0 };
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((...a: Parameters<Redis['sendCommand']>) => {
+    counter.n++;
+    return send(...a);
+  }) as Redis['sendCommand'];
+  return counter;
 }
 
 const COMPARE_AND_DELETE =
@@ -79,13 +99,15 @@ async function run(
     const subscriber = createRedis(url, { name: `bench-sub-${i}`, role: 'subscriber' });
     const pubsub = new PubSub(subscriber);
     const locks = new LockClient({ redis, pubsub, keys, wakeup: s.wakeup, pollIntervalMs: 5 });
-    return { redis, subscriber, pubsub, locks };
+    return { redis, subscriber, pubsub, locks, sent: countSent(redis) };
   });
   await Promise.all(clients.flatMap((c) => [c.redis.ping(), c.subscriber.ping()]));
   const counts = new Array<number>(contenders).fill(0);
   const waits: number[] = [];
-  const probe = clients[0]!.redis;
-  const callsBefore = await commandsProcessed(probe);
+  const probe = createRedis(url, { name: 'bench-probe' });
+  const sentBefore = clients.reduce((a, c) => a + c.sent.n, 0);
+  const serverBefore = await serverCounters(probe);
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const until = started + durationMs;
   const section = async (c: (typeof clients)[number], name: string, i: number) => {
@@ -117,7 +139,12 @@ async function run(
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  const calls = (await commandsProcessed(probe)) - callsBefore;
+  const cpu = process.cpuUsage(cpuBefore);
+  const serverAfter = await serverCounters(probe);
+  const sent = clients.reduce((a, c) => a + c.sent.n, 0) - sentBefore;
+  // the probe's own INFO is one command
+  const commands = serverAfter.commands - serverBefore.commands - 1;
+  probe.disconnect();
   for (const c of clients) {
     await c.locks.close();
     c.pubsub.close();
@@ -125,7 +152,11 @@ async function run(
     c.subscriber.disconnect();
   }
   waits.sort((a, b) => a - b);
-  const sections = counts.reduce((a, b) => a + b, 0);
+  const sections = Math.max(
+    1,
+    counts.reduce((a, b) => a + b, 0),
+  );
+  const per = (x: number, digits = 1) => Math.round((x / sections) * 10 ** digits) / 10 ** digits;
   return {
     scenario: s.name,
     sectionsPerSec: Math.round(sections / seconds),
@@ -133,8 +164,12 @@ async function run(
     waitP99Ms: Math.round(percentile(waits, 99) * 100) / 100,
     minPerContender: Math.min(...counts),
     maxPerContender: Math.max(...counts),
-    contendersServed: counts.filter((n) => n > 0).length,
-    redisCommandsPerSection: Math.round((calls / Math.max(1, sections)) * 10) / 10,
+    /** commands the clients sent per section (scripts, SETs...): the round trips */
+    roundTripsPerSection: per(sent, 2),
+    /** commands Redis ran inside those scripts, per section */
+    innerCommandsPerSection: per(commands - sent),
+    redisCpuUsPerSection: per(serverAfter.cpuS * 1e6 - serverBefore.cpuS * 1e6),
+    clientCpuUsPerSection: per(cpu.user + cpu.system),
   };
 }
 
@@ -143,7 +178,7 @@ async function main() {
     options: {
       contenders: { type: 'string', default: '50' },
       processes: { type: 'string', default: '5' },
-      'no-pipelining': { type: 'boolean', default: false },
+      pipelining: { type: 'boolean', default: false },
       duration: { type: 'string', default: '3000' },
       'redis-url': { type: 'string' },
       only: { type: 'string' },
@@ -165,7 +200,7 @@ async function main() {
           s,
           contenders,
           Number(values.processes),
-          !values['no-pipelining'],
+          values.pipelining,
           durationMs,
         ),
       );
@@ -178,49 +213,52 @@ async function main() {
     return;
   }
   const by = (name: string) => results.find((r) => r.scenario === name)!;
+  const oneLock = by('1 lock');
   const ratios = {
-    sixteenLocksVsOne: ratio(by('16 locks').sectionsPerSec, by('1 lock').sectionsPerSec),
-    oneLockVsPlain: ratio(
-      by('1 lock').sectionsPerSec,
-      by('plain SET NX spin, 1 lock').sectionsPerSec,
-    ),
+    oneLockRoundTripsPerSection: oneLock.roundTripsPerSection,
+    sixteenLocksVsOne: ratio(by('16 locks').sectionsPerSec, oneLock.sectionsPerSec),
+    oneLockVsPlain: ratio(oneLock.sectionsPerSec, by('plain SET NX spin, 1 lock').sectionsPerSec),
     sixteenLocksVsPlain: ratio(
       by('16 locks').sectionsPerSec,
       by('plain SET NX spin, 16 locks').sectionsPerSec,
     ),
-    pubsubVsPoll: ratio(by('1 lock').sectionsPerSec, by('1 lock, poll 5 ms').sectionsPerSec),
-    pollCommandsVsPubsub: ratio(
-      by('1 lock, poll 5 ms').redisCommandsPerSection,
-      by('1 lock').redisCommandsPerSection,
-    ),
+    pubsubVsPoll: ratio(oneLock.sectionsPerSec, by('1 lock, poll 5 ms').sectionsPerSec),
     fairMaxOverMin: ratio(
       by('1 lock, fair').maxPerContender,
       Math.max(1, by('1 lock, fair').minPerContender),
     ),
-    defaultMaxOverMin: ratio(
-      by('1 lock').maxPerContender,
-      Math.max(1, by('1 lock').minPerContender),
-    ),
+    defaultMaxOverMin: ratio(oneLock.maxPerContender, Math.max(1, oneLock.minPerContender)),
     withLockVsAcquire: ratio(
       by('16 locks, withLock').sectionsPerSec,
       by('16 locks').sectionsPerSec,
     ),
   };
+  const targets: Record<keyof typeof ratios, string> = {
+    oneLockRoundTripsPerSection: '<= 3',
+    sixteenLocksVsOne: '>= 5',
+    oneLockVsPlain: '',
+    sixteenLocksVsPlain: '>= 1.0',
+    pubsubVsPoll: '>= 1.0',
+    fairMaxOverMin: 'near 1',
+    defaultMaxOverMin: '<= 10',
+    withLockVsAcquire: '>= 0.9',
+  };
   process.stdout.write(
-    `\nLock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario\n\n`,
+    `\nLock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario` +
+      `${values.pipelining ? ', auto-pipelining on' : ''}\n\n`,
   );
   process.stdout.write(`${table(results)}\n\n`);
   process.stdout.write(
-    [
-      `16 locks / 1 lock: ${ratios.sixteenLocksVsOne}x`,
-      `vs the plain SET NX spin prototype: 1 lock ${ratios.oneLockVsPlain}x, 16 locks ${ratios.sixteenLocksVsPlain}x`,
-      `pub/sub / poll: ${ratios.pubsubVsPoll}x (poll sends ${ratios.pollCommandsVsPubsub}x the commands per section)`,
-      `fairness max/min per contender: fair ${ratios.fairMaxOverMin}, default ${ratios.defaultMaxOverMin}`,
-      `withLock (AsyncLocalStorage) / acquire(): ${ratios.withLockVsAcquire}x`,
-    ].join('\n') + '\n\n',
+    `${table(
+      Object.entries(ratios).map(([name, value]) => ({
+        ratio: name,
+        value,
+        target: targets[name as keyof typeof ratios],
+      })),
+    )}\n\n`,
   );
   process.stdout.write(
-    `${JSON.stringify({ bench: 'lock', contenders, processes: Number(values.processes), durationMs, machine: machine(), results, ratios })}\n`,
+    `${JSON.stringify({ bench: 'lock', contenders, processes: Number(values.processes), durationMs, pipelining: values.pipelining, machine: machine(), results, ratios })}\n`,
   );
 }
 

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { LocalGate } from '../src/lock/gate.js';
+import { LocalLatch } from '../src/lock/latch.js';
 import { sleep } from './support/locks.js';
 
-const enter = async (g: LocalGate, name: string, waitMs: number) => {
+const enter = async (g: LocalLatch, name: string, waitMs: number) => {
   const e = g.enter(name, waitMs);
   return e instanceof Promise ? e : e;
 };
 
-describe('LocalGate', () => {
+describe('LocalLatch', () => {
   it('admits one at a time, first come first served, and forgets idle names', async () => {
-    const g = new LocalGate();
+    const g = new LocalLatch();
     const order: number[] = [];
     let inside = 0;
     let maxInside = 0;
@@ -30,7 +30,7 @@ describe('LocalGate', () => {
   });
 
   it('gives up after waitMs, and a timed-out waiter is never admitted later', async () => {
-    const g = new LocalGate();
+    const g = new LocalLatch();
     const leave = (await enter(g, 'L', 0))!;
     expect(await enter(g, 'L', 0)).toBeNull();
     const late = enter(g, 'L', 20);
@@ -45,7 +45,7 @@ describe('LocalGate', () => {
   });
 
   it('keeps names apart', async () => {
-    const g = new LocalGate();
+    const g = new LocalLatch();
     const a = await enter(g, 'A', 0);
     const b = await enter(g, 'B', 0);
     expect(a).toBeTypeOf('function');

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ensureBinaries, searchDirs } from '../services/binaries.js';
-import { freePort } from '../services/process.js';
-import { startRedisServer } from '../services/redis-server.js';
+import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
+import { freePort } from '../../src/launcher/process.js';
+import { startRedisServer } from '../../src/launcher/redis-server.js';
 
 /** A throwaway redis-server (no persistence) for a benchmark run, or the one at `url`. */
 export async function benchRedis(

@@ -26,7 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
-import { freePort } from '../services/process.js';
+import { freePort } from '../../src/launcher/process.js';
 import { benchStack } from './stack.js';
 import { barChart, groupedBarChart } from './svg.js';
 
@@ -210,7 +210,7 @@ async function main() {
       [
         '--import',
         'tsx',
-        join(ROOT, 'src', 'bench', 'delay-proxy.ts'),
+        join(ROOT, 'load-tests', 'bench', 'delay-proxy.ts'),
         String(proxyPort),
         `${target.hostname}:${target.port}`,
         String(delayMs),

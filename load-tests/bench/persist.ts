@@ -13,16 +13,21 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Queue, Worker, type Job } from 'bullmq';
 import { sql } from 'kysely';
-import { loadConfig, type Config } from '../config/index.js';
-import type { Db } from '../db/index.js';
-import { seedProduct } from '../inventory/index.js';
-import { createLogger } from '../log.js';
-import { startOrderQueue, startOrderSubmitter, startOrderWorker } from '../orders/index.js';
-import { clearOutbox, outboxOrderOf, readOutbox, type OutboxOrder } from '../orders/outbox.js';
-import { OrderSubmitter } from '../orders/queue.js';
-import { insertOrders } from '../orders/repository.js';
-import { createRedis } from '../redis/connection.js';
-import { createRuntime, type Runtime } from '../runtime.js';
+import { loadConfig, type Config } from '../../src/config/index.js';
+import type { Db } from '../../src/db/index.js';
+import { seedProduct } from '../../src/inventory/index.js';
+import { createLogger } from '../../src/log.js';
+import { createCore, type Core } from '../../src/composition/core.js';
+import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
+import {
+  clearOutbox,
+  insertOrders,
+  OrderSubmitter,
+  readOutbox,
+  type OutboxOrder,
+} from '../../src/orders/index.js';
+import { createRedis } from '../../src/redis/connection.js';
+import type { Checkout } from '../../src/services/index.js';
 import { machine, progress, ratio, table } from './report.js';
 import { benchStack } from './stack.js';
 
@@ -50,10 +55,13 @@ async function untilRows(
   }
 }
 
-/** Sells `n` units of a fresh product to n shoppers; returns the product and its outbox orders. */
-async function soldOrders(rt: Runtime, n: number, submit?: (o: OutboxOrder) => void) {
+/**
+ * Sells `n` units of a fresh product to n shoppers; returns the product and its outbox orders.
+ * @param checkout - buy through checkout (sold orders are submitted); else they stay in the outbox.
+ */
+async function soldOrders(rt: Core, n: number, checkout?: Checkout) {
   const productId = `b${randomBytes(3).toString('hex')}`;
-  await seedProduct({ redis: rt.redis, keys: rt.inventory.keys, db: rt.db }, productId, {
+  await seedProduct({ redis: rt.redis, keys: rt.keys, db: rt.db }, productId, {
     total: n,
     segments: SEGMENTS,
     strategy: 'lockfree',
@@ -65,21 +73,21 @@ async function soldOrders(rt: Runtime, n: number, submit?: (o: OutboxOrder) => v
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < n) {
         const i = next++;
-        const p = await rt.inventory.sale.purchase({ productId, userId: `s${i}`, quantity: 1 });
-        submit?.(outboxOrderOf(p));
+        const req = { productId, userId: `s${i}`, quantity: 1 };
+        await (checkout ? checkout.buy(req) : rt.inventory.sale.purchase(req));
         lastSale = performance.now();
       }
     }),
   );
   const orders: OutboxOrder[] = [];
-  if (!submit) {
+  if (!checkout) {
     for (let s = 0; s < SEGMENTS; s++)
-      orders.push(...(await readOutbox(rt.redis, rt.inventory.keys, productId, s)));
+      orders.push(...(await readOutbox(rt.redis, rt.keys, productId, s)));
   }
   return { productId, orders, lastSale };
 }
 
-async function oneRowPerJob(rt: Runtime, config: Config, n: number, concurrency: number) {
+async function oneRowPerJob(rt: Core, config: Config, n: number, concurrency: number) {
   const { productId, orders } = await soldOrders(rt, n);
   const connection = createRedis(config.redis.url, { name: 'bench-single', role: 'bullmq' });
   const queue = new Queue('single', { connection, prefix: config.redis.queuePrefix });
@@ -87,7 +95,7 @@ async function oneRowPerJob(rt: Runtime, config: Config, n: number, concurrency:
     'single',
     async (job: Job<OutboxOrder>) => {
       await insertOrders(rt.db, [job.data]);
-      await clearOutbox(rt.redis, rt.inventory.keys, [job.data]);
+      await clearOutbox(rt.redis, rt.keys, [job.data]);
     },
     { connection, prefix: config.redis.queuePrefix, concurrency },
   );
@@ -119,7 +127,7 @@ function throughput(scenario: string, n: number, ms: number) {
   };
 }
 
-async function batched(rt: Runtime, config: Config, n: number) {
+async function batched(rt: Core, config: Config, n: number) {
   const { productId, orders } = await soldOrders(rt, n);
   const queue = startOrderQueue(rt);
   await startOrderWorker(rt, queue);
@@ -162,7 +170,7 @@ async function main() {
     SWEEP_MIN_AGE_MS: '600000',
   };
   const config = loadConfig(env);
-  const rt = createRuntime(config, createLogger(config));
+  const rt = createCore(config, createLogger(config));
   try {
     progress(`one row per job: ${n} orders, ${values['single-concurrency']} concurrent jobs`);
     const single = await oneRowPerJob(rt, config, n, Number(values['single-concurrency']));
@@ -173,9 +181,9 @@ async function main() {
 
     const sellout = Number(values.sellout);
     progress(`lag: a ${sellout}-unit sellout with the worker running`);
-    const submit = startOrderSubmitter(rt, startOrderQueue(rt));
+    const { checkout } = apiServices(rt, startOrderQueue(rt));
     const t0 = performance.now();
-    const sale = await soldOrders(rt, sellout, (o) => submit({ ...o }));
+    const sale = await soldOrders(rt, sellout, checkout);
     const last = await untilRows(rt.db, sale.productId, sellout);
     const lag = {
       units: sellout,

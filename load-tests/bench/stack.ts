@@ -5,12 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../config/index.js';
-import { createDb } from '../db/index.js';
-import { migrateToLatest } from '../db/migrate.js';
-import { ensureBinaries, searchDirs } from '../services/binaries.js';
-import { startPostgres } from '../services/postgres-server.js';
-import { freePort } from '../services/process.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createDb } from '../../src/db/index.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
+import { startPostgres } from '../../src/launcher/postgres-server.js';
+import { freePort } from '../../src/launcher/process.js';
 import { benchRedis } from './redis.js';
 import { progress } from './report.js';
 

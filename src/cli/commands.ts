@@ -1,0 +1,126 @@
+/** The commands besides `up`: serve, worker, migrate, seed, reconcile. */
+import { parseArgs } from 'node:util';
+import { createCore, type Core } from '../composition/core.js';
+import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
+import { loadConfig, type Config } from '../config/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { SaleError } from '../inventory/index.js';
+import { closeOnSignals } from '../lifecycle.js';
+import { createLogger } from '../log.js';
+import { seedRequest, seedSpecOf } from '../services/index.js';
+import { ExitError, progress } from './output.js';
+import { warnDevAuth } from './up.js';
+
+/** A core for a one-shot command (dev auth: no JWT secret needed), closed when `fn` ends. */
+async function withCore<T>(fn: (core: Core) => Promise<T>): Promise<T> {
+  const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const core = createCore(config, createLogger(config));
+  try {
+    return await fn(core);
+  } finally {
+    await core.lifecycle.close();
+  }
+}
+
+export async function migrate(): Promise<void> {
+  await withCore(async (core) => {
+    const applied = await migrateToLatest(core.db);
+    progress(
+      applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date',
+    );
+  });
+}
+
+export async function serve(config: Config = loadConfig()): Promise<void> {
+  const logger = createLogger(config);
+  const core = createCore(config, logger);
+  closeOnSignals(core.lifecycle, logger, config.http.shutdownTimeoutMs);
+  warnDevAuth(config);
+  const queue = startOrderQueue(core);
+  await serveApi(core, apiServices(core, queue), [queue]);
+}
+
+export async function worker(): Promise<void> {
+  const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const logger = createLogger(config);
+  const core = createCore(config, logger);
+  closeOnSignals(core.lifecycle, logger, config.http.shutdownTimeoutMs);
+  await startOrderWorker(core, startOrderQueue(core));
+  const o = config.orders;
+  progress(
+    `order worker running: concurrency ${o.workerConcurrency}, ` +
+      `batches of ${o.workerBatchSize}, sweeping every ${o.sweepIntervalMs} ms`,
+  );
+}
+
+const SEED_OPTIONS = {
+  total: { type: 'string' },
+  segments: { type: 'string' },
+  strategy: { type: 'string', default: 'segmented' },
+  'limit-per-user': { type: 'string' },
+  'starts-at': { type: 'string' },
+  'ends-at': { type: 'string' },
+  force: { type: 'boolean', default: false },
+} as const;
+
+export async function seed(argv: string[], usage: string): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: SEED_OPTIONS,
+  });
+  const productId = positionals[1];
+  if (!productId || positionals.length > 2) {
+    throw new ExitError(`seed takes one product id\n\n${usage}`, 2);
+  }
+  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  const parsed = seedRequest.safeParse({
+    total: num(values.total),
+    segments: num(values.segments),
+    strategy: values.strategy,
+    limitPerUser: num(values['limit-per-user']),
+    startsAt: values['starts-at'],
+    endsAt: values['ends-at'],
+  });
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  --${i.path.join('.')}: ${i.message}`);
+    throw new ExitError(`invalid seed:\n${lines.join('\n')}`, 2);
+  }
+  await withCore(async (core) => {
+    try {
+      const r = await core.products.seed(productId, seedSpecOf(parsed.data), {
+        force: values.force,
+      });
+      process.stdout.write(`${JSON.stringify(r)}\n`);
+    } catch (err) {
+      if (err instanceof SaleError) {
+        const hint = err.code === 'sale-live' ? ': add --force' : '';
+        throw new ExitError(`${err.message}${hint}`, 1);
+      }
+      throw err;
+    }
+  });
+}
+
+export async function reconcile(positionals: string[], usage: string): Promise<void> {
+  const productId = positionals[1];
+  if (!productId || positionals.length > 2)
+    throw new ExitError(`reconcile takes one product id\n\n${usage}`, 2);
+  await withCore(async (core) => {
+    const report = await core.products.reconcile(productId);
+    if (!report) throw new ExitError(`no product "${productId}"`, 1);
+    const lines = [
+      `product ${report.productId} (epoch ${report.epoch})`,
+      `  seeded     ${report.total}`,
+      `  remaining  ${report.remaining}`,
+      `  pending    ${report.pending}   (sold, still in an outbox)`,
+      `  persisted  ${report.persisted}   (${report.persistedOrders} order rows, ${report.distinctBuyers} buyers)`,
+      `  claims     ${report.openClaims} open`,
+      report.ok
+        ? 'OK: every unit is accounted for'
+        : `MISMATCH:\n${report.problems.map((p) => `  - ${p}`).join('\n')}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n${JSON.stringify(report)}\n`);
+    if (!report.ok) process.exitCode = 1;
+  });
+}

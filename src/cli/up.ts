@@ -1,0 +1,125 @@
+/**
+ * `seckill up`: the whole stack on one machine. Local redis-server and PostgreSQL (unless URLs
+ * are given), migrations, a demo sale, then the API and the order workers in this process;
+ * Ctrl-C stops everything it started, in reverse order.
+ */
+import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createCore, type Core } from '../composition/core.js';
+import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
+import { loadConfig, type Config } from '../config/index.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { messageOf } from '../errors.js';
+import { localAdminToken, startLocalServices } from '../launcher/local-stack.js';
+import { closeOnSignals, Lifecycle } from '../lifecycle.js';
+import { createLogger } from '../log.js';
+import { pingRedis } from '../redis/connection.js';
+import { progress, redactUrl } from './output.js';
+
+export async function up(): Promise<void> {
+  const first = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const config = loadConfig(process.env, {
+    AUTH_MODE: 'dev',
+    ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
+  });
+  const logger = createLogger(config);
+  const lifecycle = new Lifecycle(logger);
+  closeOnSignals(lifecycle, logger, Math.max(config.http.shutdownTimeoutMs, 30_000));
+  try {
+    await startLocalServices({
+      config,
+      lifecycle,
+      progress,
+      onCrash: (name, code, logFile) => {
+        logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
+        void lifecycle.close().then(() => process.exit(1));
+      },
+    });
+    const core = createCore(config, logger, lifecycle);
+    const applied = await migrateToLatest(core.db);
+    if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
+    warnDevAuth(config);
+    const queue = startOrderQueue(core);
+    // The demo seed and the worker need Redis (BullMQ would wait for it forever). A given
+    // REDIS_URL that does not answer must not stop the API: it serves /healthz, and /readyz
+    // says 503 naming Redis, until Redis answers; then the rest starts.
+    const redisParts = async () => {
+      await seedDemo(core);
+      await startOrderWorker(core, queue);
+    };
+    const redisDown = await redisProblem(core);
+    if (!redisDown) await redisParts();
+    await serveApi(core, apiServices(core, queue), [queue]);
+    if (redisDown) {
+      progress(
+        `Redis at ${redactUrl(config.redis.url)} does not answer, ${redisDown}: serving ` +
+          '/healthz, and /readyz answers 503 until it does; the demo sale and the order workers start then',
+      );
+      void startWhenRedisAnswers(core, redisParts).then(
+        (started) => started && printReady(config),
+        (err: unknown) => {
+          logger.fatal({ err: messageOf(err) }, 'start-up failed after Redis came back');
+          void lifecycle.close().then(() => process.exit(1));
+        },
+      );
+      return;
+    }
+  } catch (err) {
+    // Stop whatever already started: a failed start must not leave servers behind.
+    await lifecycle.close();
+    throw err;
+  }
+  printReady(config);
+}
+
+/** Why Redis does not answer a PING within a second, or undefined when it does. */
+async function redisProblem(core: Core): Promise<string | undefined> {
+  const timeout = new Promise<string>((r) => setTimeout(r, 1_000, 'no answer within 1 s').unref());
+  return Promise.race([pingRedis(core.redis).then(() => undefined, messageOf), timeout]);
+}
+
+/** Polls Redis each second until it answers, then runs `start`; false if shutdown came first. */
+async function startWhenRedisAnswers(core: Core, start: () => Promise<void>): Promise<boolean> {
+  while (!core.lifecycle.isClosing) {
+    if (!(await redisProblem(core))) {
+      if (core.lifecycle.isClosing) return false;
+      progress('Redis answers: starting the demo sale and the order workers');
+      await start();
+      return true;
+    }
+    await sleep(1_000);
+  }
+  return false;
+}
+
+function printReady(config: Config): void {
+  const base = `http://${config.http.host}:${config.http.port}`;
+  progress(
+    `ready: ${base}/readyz   admin token in ${resolve(config.launcher.dataDir, 'admin-token')}   ` +
+      'Ctrl-C stops everything',
+  );
+  progress(
+    `try: curl -si -X POST ${base}/seckill -H 'content-type: application/json' ` +
+      `-H 'x-user-id: alice' -d '{"productId":"${config.demo.productId}"}'`,
+  );
+}
+
+/** The demo sale `up` ends with (seeded once; a later `up` leaves it as it is). */
+async function seedDemo(core: Core): Promise<void> {
+  const { productId, stock } = core.config.demo;
+  const existing = await core.products.state(productId);
+  if (existing) {
+    progress(`demo sale "${productId}": ${existing.status}, ${existing.remaining} left`);
+    return;
+  }
+  await core.products.seed(productId, { total: stock, segments: 4, strategy: 'segmented' });
+  progress(`seeded demo sale "${productId}": ${stock} units over 4 segments, 1 per shopper`);
+}
+
+export function warnDevAuth(config: Config): void {
+  if (config.auth.mode !== 'dev') return;
+  progress(
+    '!!! AUTH_MODE=dev: the shopper id is taken from the X-User-Id header without any check. ' +
+      'For demos and load tests only; never expose this process. !!!',
+  );
+}

@@ -1,0 +1,88 @@
+/**
+ * The composition root's first half, shared by every process role: config -> connections ->
+ * inventory -> the read-side services. Each part registers its close with the lifecycle as it is
+ * made, so shutdown runs in reverse.
+ */
+import type { Config } from '../config/index.js';
+import { createDb, pingDb, type Db } from '../db/index.js';
+import type { ReadinessCheck } from '../http/health.js';
+import { createInventory, type Inventory } from '../inventory/index.js';
+import { Lifecycle } from '../lifecycle.js';
+import type { Logger } from '../log.js';
+import { createRegistry, type Registry } from '../metrics.js';
+import { closeRedis, createRedis, pingRedis, type Redis } from '../redis/connection.js';
+import { Keys } from '../redis/keys.js';
+import { OrderLookup, Products } from '../services/index.js';
+
+export interface Core {
+  config: Config;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  registry: Registry;
+  /** the command connection (request path: fails fast while Redis is away) */
+  redis: Redis;
+  db: Db;
+  keys: Keys;
+  inventory: Inventory;
+  products: Products;
+  orders: OrderLookup;
+  readiness: ReadinessCheck[];
+  /** A new connection for BullMQ (each Queue and Worker needs its own; closed at shutdown). */
+  bullConnection(name: string): Redis;
+}
+
+export function createCore(
+  config: Config,
+  logger: Logger,
+  lifecycle = new Lifecycle(logger),
+): Core {
+  const registry = createRegistry();
+  const keys = new Keys(config.redis.keyPrefix);
+  const redis = createRedis(config.redis.url, { name: 'seckill', logger });
+  lifecycle.add('redis', () => closeRedis(redis));
+  const db = createDb(config.postgres.url, { logger });
+  lifecycle.add('postgres pool', () => db.destroy());
+  // Connects on its first subscription: CLI commands (migrate, seed, reconcile) never open it.
+  const subscriber = createRedis(config.redis.url, {
+    name: 'seckill-sub',
+    role: 'subscriber',
+    logger,
+    overrides: { lazyConnect: true },
+  });
+  lifecycle.add('redis subscriber', () => closeRedis(subscriber));
+  const inventory = createInventory({
+    redis,
+    subscriber,
+    keys,
+    lock: {
+      watchdogTimeoutMs: config.lock.watchdogTimeoutMs,
+      localQueue: config.lock.localQueue,
+      waitMs: config.lock.waitMs,
+      leaseMs: config.lock.leaseMs,
+    },
+    logger,
+    registry,
+  });
+  lifecycle.add('inventory', () => inventory.close());
+  return {
+    config,
+    logger,
+    lifecycle,
+    registry,
+    redis,
+    db,
+    keys,
+    inventory,
+    products: new Products({ redis, keys, db, catalog: inventory.catalog }),
+    orders: new OrderLookup({ redis, keys, db }),
+    readiness: [
+      { name: 'redis', check: () => pingRedis(redis) },
+      { name: 'postgres', check: () => pingDb(db) },
+    ],
+    bullConnection(name) {
+      const connection = createRedis(config.redis.url, { name, role: 'bullmq', logger });
+      lifecycle.add(name, () => closeRedis(connection));
+      return connection;
+    },
+  };
+}

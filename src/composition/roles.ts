@@ -1,0 +1,138 @@
+/**
+ * The composition root's second half: what each process role adds to the core. The API process
+ * gets the order queue, the batching submitter, checkout and idempotency, and the HTTP app; the
+ * worker process gets the order worker and the sweeper schedule. `seckill up` runs both roles in
+ * one process.
+ */
+import type { Server } from 'node:http';
+import type { Queue, Worker } from 'bullmq';
+import { Counter } from 'prom-client';
+import { adminRouter } from '../http/admin.js';
+import { buildApp } from '../http/app.js';
+import { ordersRouter } from '../http/orders.js';
+import { shopRouter } from '../http/shop.js';
+import { createOrderQueue, createOrderWorker, OrderSubmitter, sweep } from '../orders/index.js';
+import { Checkout, IdempotencyStore, type Services } from '../services/index.js';
+import type { Core } from './core.js';
+
+/** The order queue on its own BullMQ connection. */
+export function startOrderQueue(core: Core): Queue {
+  const queue = createOrderQueue(
+    core.bullConnection('seckill-bullmq'),
+    core.config.redis.queuePrefix,
+  );
+  // Connection errors are already logged (throttled) by the connection; without a listener
+  // BullMQ would print each one to the console.
+  queue.on('error', (err) => core.logger.debug({ err: err.message }, 'order queue error'));
+  core.lifecycle.add('order queue', () => queue.close());
+  return queue;
+}
+
+/** The API side's services: every sale is submitted for persistence by checkout itself. */
+export function apiServices(core: Core, queue: Queue): Services & { submitter: OrderSubmitter } {
+  const c = core.config;
+  const submitter = new OrderSubmitter(queue, {
+    batchSize: c.orders.enqueueBatchSize,
+    maxDelayMs: c.orders.enqueueMaxDelayMs,
+    logger: core.logger,
+  });
+  core.lifecycle.add('order submitter', () => submitter.close());
+  return {
+    submitter,
+    checkout: new Checkout(core.inventory.sale, submitter),
+    products: core.products,
+    orders: core.orders,
+    idempotency: new IdempotencyStore(core.redis, core.keys, c.sale.idempotencyTtlSeconds),
+  };
+}
+
+/**
+ * Serves the API on HOST:PORT and registers the server's close (stop accepting, finish
+ * in-flight requests) so it runs first at shutdown.
+ */
+export async function serveApi(
+  core: Core,
+  services: Services,
+  queues: Queue[] = [],
+): Promise<Server> {
+  const { config } = core;
+  const auth = config.auth;
+  const app = buildApp({
+    http: config.http,
+    logger: core.logger,
+    registry: core.registry,
+    readiness: core.readiness,
+    routers: [
+      shopRouter({
+        auth,
+        checkout: services.checkout,
+        products: services.products,
+        idempotency: services.idempotency,
+        benchRoutes: config.bench.routes,
+      }),
+      ordersRouter({ auth, orders: services.orders }),
+      adminRouter({ auth, products: services.products, queues }),
+    ],
+  });
+  const server = app.express.listen(config.http.port, config.http.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  // Keep-alive must outlive the load balancer's idle timeout; headers timeout above it.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  core.lifecycle.add('http server', async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await closed;
+    app.close();
+  });
+  const addr = server.address();
+  core.logger.info(
+    { url: typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : addr },
+    'API listening',
+  );
+  return server;
+}
+
+/** Worker side: persists batches and runs the sweeper on its schedule. */
+export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker> {
+  const c = core.config.orders;
+  const persisted = new Counter({
+    name: 'seckill_orders_persisted_total',
+    help: 'Order rows inserted (redeliveries that inserted nothing are not counted)',
+    registers: [core.registry],
+  });
+  const worker = createOrderWorker({
+    connection: core.bullConnection('seckill-worker'),
+    prefix: core.config.redis.queuePrefix,
+    db: core.db,
+    redis: core.redis,
+    keys: core.keys,
+    concurrency: c.workerConcurrency,
+    batchSize: c.workerBatchSize,
+    lockMs: c.workerLockMs,
+    logger: core.logger,
+    onPersisted: (rows) => persisted.inc(rows),
+    sweep: () =>
+      sweep({
+        redis: core.redis,
+        keys: core.keys,
+        db: core.db,
+        queue,
+        minAgeMs: c.sweepMinAgeMs,
+        claimTtlMs: core.config.sale.claimTtlMs,
+        batchSize: c.workerBatchSize,
+        logger: core.logger,
+      }),
+  });
+  await queue.upsertJobScheduler(
+    'sweeper',
+    { every: c.sweepIntervalMs },
+    { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: 100 } },
+  );
+  // waits for the batches in hand; a batch cut short by a crash is redelivered instead
+  core.lifecycle.add('order worker', () => worker.close());
+  return worker;
+}

@@ -1,0 +1,37 @@
+/** The HTTP answer of each sale refusal: one table, used by every route that sells or seeds. */
+import { ProblemError } from '../errors.js';
+import type { SaleError, SaleErrorCode } from '../inventory/index.js';
+
+const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
+  'unknown-product': { status: 404, title: 'Unknown product' },
+  'sold-out': { status: 409, title: 'Sold out' },
+  'insufficient-stock': { status: 409, title: 'Not enough stock for this quantity' },
+  'limit-reached': { status: 409, title: 'Purchase limit reached' },
+  'purchase-in-progress': { status: 409, title: 'Another purchase of yours is in progress' },
+  'not-started': { status: 425, title: 'Sale not started' },
+  ended: { status: 410, title: 'Sale ended' },
+  'lock-timeout': { status: 503, title: 'Too busy, try again' },
+  reseeding: { status: 503, title: 'Sale is being reseeded, try again' },
+  'sale-live': { status: 409, title: 'Sale is live' },
+};
+
+/** Seconds a client should wait before retrying a 503. */
+const RETRY_AFTER_SECONDS = '1';
+
+export function saleProblem(err: SaleError): ProblemError {
+  const { status, title } = HTTP[err.code];
+  return new ProblemError({
+    status,
+    code: err.code,
+    title,
+    detail: err.code === 'sale-live' ? `${err.message}: add ?force=true` : err.message,
+    cause: err,
+    ...(status === 503 && { headers: { 'Retry-After': RETRY_AFTER_SECONDS } }),
+    extensions: {
+      ...(err.orderId && { orderId: err.orderId }),
+      ...(err.at !== undefined && {
+        [err.code === 'not-started' ? 'startsAt' : 'endsAt']: new Date(err.at).toISOString(),
+      }),
+    },
+  });
+}

@@ -1,0 +1,39 @@
+/**
+ * Orders that are sold but not yet persisted live only in Redis: in the buyer's marker (or open
+ * spill claim) at their home segment, and in the outbox of the segment they were sold from.
+ */
+import type { Redis } from 'ioredis';
+import type { Keys } from '../redis/keys.js';
+import { homeSegment } from './layout.js';
+import { decodeClaim } from './records/claim.js';
+import { decodeMarker } from './records/marker.js';
+import { decodeMeta } from './records/product-meta.js';
+
+export interface PendingOrderRef {
+  productId: string;
+  userId: string;
+  /** true while the order is an open spill claim (its deduct may still be running) */
+  claimOnly: boolean;
+}
+
+/** The product whose marker (or open claim) of `userId` lists `orderId`, if any. */
+export async function findPendingOrder(
+  d: { redis: Redis; keys: Keys },
+  userId: string,
+  orderId: string,
+): Promise<PendingOrderRef | undefined> {
+  for (const productId of await d.redis.smembers(d.keys.products())) {
+    const meta = decodeMeta(await d.redis.hgetall(d.keys.product(productId).meta));
+    if (!meta) continue;
+    const k = d.keys.segment(productId, homeSegment(userId, meta.segments));
+    const [marker, claim] = await Promise.all([
+      d.redis.hget(k.buyers, userId),
+      d.redis.hget(k.claims, userId),
+    ]);
+    if (decodeMarker(marker)?.orderIds.includes(orderId)) {
+      return { productId, userId, claimOnly: false };
+    }
+    if (decodeClaim(claim)?.orderId === orderId) return { productId, userId, claimOnly: true };
+  }
+  return undefined;
+}

@@ -1,0 +1,49 @@
+/**
+ * One sale in a segment's outbox stream, as lua/deduct-4.lua appends it (fields o p u q s h t e).
+ * It is the durable record of a sale until its order row exists; the order workers persist it
+ * and only then delete it.
+ */
+import { streamIdMs } from '../../redis/time.js';
+
+/** A sold order: what the deduct recorded, everything the order row needs. */
+export interface SoldOrder {
+  orderId: string;
+  productId: string;
+  userId: string;
+  quantity: number;
+  /** the segment whose stock it took */
+  segment: number;
+  /** the shopper's home segment (where the marker is) */
+  homeSegment: number;
+  epoch: number;
+  /** Redis server time of the deduct, ms */
+  deductedAt: number;
+  /** stream entry id in the segment's outbox */
+  outboxId: string;
+}
+
+export type StreamEntry = [id: string, fields: string[]];
+
+export function decodeOutboxEntry([id, f]: StreamEntry): SoldOrder {
+  const m: Record<string, string> = {};
+  for (let i = 0; i + 1 < f.length; i += 2) m[f[i]!] = f[i + 1]!;
+  if (m.o === undefined || m.p === undefined || m.u === undefined) {
+    throw new Error(`not an outbox entry: ${id} ${JSON.stringify(f)}`);
+  }
+  return {
+    orderId: m.o,
+    productId: m.p,
+    userId: m.u,
+    quantity: Number(m.q),
+    segment: Number(m.s),
+    homeSegment: Number(m.h),
+    epoch: Number(m.e),
+    deductedAt: Number(m.t),
+    outboxId: id,
+  };
+}
+
+/** The order a deduct reply describes: its outbox id carries the deduct's server time. */
+export function soldOrder(o: Omit<SoldOrder, 'deductedAt'>): SoldOrder {
+  return { ...o, deductedAt: streamIdMs(o.outboxId) };
+}

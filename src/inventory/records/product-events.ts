@@ -1,0 +1,29 @@
+/**
+ * Messages on a product's events channel (sharded pub/sub), how API processes keep each other's
+ * catalog in step:
+ *
+ *   empty <epoch> <segment>   a segment ran out: skip it
+ *   soldout <epoch>           every segment ran out: answer from memory
+ *   reseed <epoch>            a new sale: forget what you knew
+ */
+export type ProductEvent =
+  | { kind: 'empty'; epoch: number; segment: number }
+  | { kind: 'soldout'; epoch: number }
+  | { kind: 'reseed'; epoch: number };
+
+export function encodeEvent(e: ProductEvent): string {
+  return e.kind === 'empty' ? `empty ${e.epoch} ${e.segment}` : `${e.kind} ${e.epoch}`;
+}
+
+/** The event of a message; null for one this version does not know (ignored, not fatal). */
+export function decodeEvent(message: string): ProductEvent | null {
+  const [kind, epochText, segmentText] = message.split(' ');
+  const epoch = Number(epochText);
+  if (!Number.isInteger(epoch)) return null;
+  if (kind === 'empty') {
+    const segment = Number(segmentText);
+    return Number.isInteger(segment) ? { kind, epoch, segment } : null;
+  }
+  if (kind === 'soldout' || kind === 'reseed') return { kind, epoch };
+  return null;
+}

@@ -1,0 +1,56 @@
+/**
+ * What a refusing deduct reply means for the purchase: one place that turns each reply into the
+ * sale's error, for the home segment and the spill alike.
+ */
+import type { ProductView } from './catalog.js';
+import { SaleError } from './errors.js';
+import type { DeductReply } from './protocol.js';
+
+/** The product was reseeded under the purchase: reload it and try again. */
+export class StaleEpoch extends Error {}
+
+/**
+ * The error for a deduct reply that refused the purchase (not ok, spill or empty).
+ * @returns a SaleError, or StaleEpoch when the purchase should be retried on a fresh view.
+ */
+export function refusalOf(view: ProductView, r: DeductReply): SaleError | StaleEpoch {
+  switch (r.code) {
+    case 'limit':
+      return new SaleError({
+        code: 'limit-reached',
+        message:
+          r.units > 0
+            ? `already bought ${r.units} of "${view.id}" (limit ${view.limitPerUser})`
+            : `more than the limit of ${view.limitPerUser} per shopper for "${view.id}"`,
+        ...(r.lastOrderId && { orderId: r.lastOrderId }),
+      });
+    case 'claim-busy':
+      return new SaleError({
+        code: 'purchase-in-progress',
+        message: 'another purchase of this product by you is still being completed',
+        orderId: r.orderId,
+      });
+    case 'not-started':
+      return new SaleError({
+        code: 'not-started',
+        message: `the sale starts at ${new Date(r.startsAt).toISOString()}`,
+        at: r.startsAt,
+      });
+    case 'ended':
+      return new SaleError({
+        code: 'ended',
+        message: `the sale ended at ${new Date(r.endsAt).toISOString()}`,
+        at: r.endsAt,
+      });
+    case 'stale-epoch':
+    case 'unknown':
+      return new StaleEpoch();
+    case 'stale-fence':
+      return new SaleError({
+        code: 'lock-timeout',
+        message: 'the segment lock was lost before the deduct',
+      });
+    default:
+      throw new Error(`deduct reply ${r.code} is not a refusal`);
+  }
+}

@@ -1,0 +1,331 @@
+/**
+ * The base of every lock of a client (Redisson's RedissonBaseLock): one named lock, acquired and
+ * released for an explicit owner id. It holds the whole acquisition: the in-process latch, the
+ * strategy's attempt (default or fair), the wait loop on unlock notices, the acquisition-time
+ * check, and the lease guard of each hold. The context API (DistributedLock) and the hot-path
+ * handle (LockClient.acquire) only choose the owner id.
+ */
+import type { Redis } from 'ioredis';
+import type { LockKeys } from '../redis/keys.js';
+import { LockNotHeldError } from './errors.js';
+import type { LocalLatch } from './latch.js';
+import { LeaseGuard, type LeaseEvents } from './lease.js';
+import type { NoticeListener, UnlockNotices } from './notices.js';
+import * as protocol from './protocol.js';
+import type { LockSettings } from './settings.js';
+
+export interface LockMetrics {
+  /** A successful acquisition: the winning call's latency and the whole wait. */
+  acquired(e: { latencyMs: number; waitedMs: number; reentrant: boolean; fair: boolean }): void;
+  /** A first attempt found the lock held by someone else. */
+  contended(): void;
+  renewed(ok: boolean): void;
+  lost(): void;
+}
+
+/** What every lock of one client shares: connections, settings, and the holds it tracks. */
+export interface LockRuntime {
+  readonly redis: Redis;
+  readonly settings: LockSettings;
+  /** Per-process part of every owner id. */
+  readonly processId: string;
+  readonly notices: UnlockNotices;
+  readonly latch: LocalLatch;
+  readonly metrics: LockMetrics;
+  readonly leaseEvents: LeaseEvents;
+  /** `<lock key> <owner>` -> its hold */
+  readonly guards: Map<string, LeaseGuard>;
+}
+
+/** One attempt: `wait` joins the line when busy; `inLine`: the owner joined it before. */
+export interface AttemptArgs {
+  owner: string;
+  leaseMs: number;
+  wait: boolean;
+  inLine: boolean;
+  handoffMs: number;
+}
+
+/** How one attempt asks Redis for the lock: the default and the fair mode. */
+export interface AcquireStrategy {
+  readonly fair: boolean;
+  attempt(redis: Redis, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
+}
+
+export const defaultAcquire: AcquireStrategy = {
+  fair: false,
+  attempt: (redis, keys, a) =>
+    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine),
+};
+
+export const fairAcquire: AcquireStrategy = {
+  fair: true,
+  attempt: (redis, keys, a) =>
+    protocol.fairAcquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
+};
+
+export interface AcquireOptions {
+  /** How long to wait for the lock, in ms. Default 0 (one attempt); Infinity waits for ever. */
+  waitMs?: number;
+  /** Lease in ms. Omit it for a lease of `watchdogTimeoutMs` that a watchdog keeps renewing. */
+  leaseMs?: number;
+  /** Aborts the wait (the promise rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** The longest a waiter sleeps when the holder has no lease (PTTL -1) before it looks again. */
+const NO_LEASE_RECHECK_MS = 1_000;
+/** setTimeout's ceiling. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+type Attempt = protocol.AcquireReply & { startedAt: number; latencyMs: number };
+
+export class BaseLock {
+  constructor(
+    protected readonly rt: LockRuntime,
+    readonly name: string,
+    readonly keys: LockKeys,
+    protected readonly strategy: AcquireStrategy,
+  ) {}
+
+  get fair(): boolean {
+    return this.strategy.fair;
+  }
+
+  protected guardOf(owner: string): LeaseGuard | undefined {
+    return this.rt.guards.get(`${this.keys.lock} ${owner}`);
+  }
+
+  /**
+   * Takes (or re-enters) the lock for `owner`, waiting up to `waitMs`: first this process's latch
+   * for the lock (unless `owner` holds it already), then Redis.
+   * @returns the hold, or null when the wait ran out.
+   * @throws the signal's reason when `o.signal` aborts the wait.
+   */
+  async acquireAs(owner: string, o: AcquireOptions): Promise<LeaseGuard | null> {
+    const t0 = Date.now();
+    const deadline = t0 + (o.waitMs ?? 0);
+    let leave: (() => void) | undefined;
+    if (this.rt.settings.localQueue && !this.guardOf(owner)) {
+      const entered = this.rt.latch.enter(this.name, o.waitMs ?? 0);
+      const got = entered instanceof Promise ? await entered : entered;
+      if (!got) return null;
+      leave = got;
+    }
+    try {
+      const guard = await this.acquireInRedis(owner, o, deadline, t0, leave);
+      if (!guard) leave?.();
+      return guard;
+    } catch (err) {
+      leave?.();
+      throw err;
+    }
+  }
+
+  private async acquireInRedis(
+    owner: string,
+    o: AcquireOptions,
+    deadline: number,
+    t0: number,
+    leave: (() => void) | undefined,
+  ): Promise<LeaseGuard | null> {
+    const { settings, notices, metrics } = this.rt;
+    const leaseMs = o.leaseMs ?? settings.watchdogTimeoutMs;
+    const grant = (r: Exclude<Attempt, { code: 'busy' }>) =>
+      this.granted(owner, r, leaseMs, o.leaseMs === undefined, t0, leave);
+    const willWait = deadline > Date.now();
+    const pubsub = settings.wakeup === 'pubsub';
+    // A channel already subscribed catches a notice sent right after the first attempt.
+    let listener: NoticeListener | undefined =
+      willWait && pubsub ? notices.listening(this.keys.channel) : undefined;
+    let inLine = false;
+    try {
+      let r = await this.attempt(owner, leaseMs, willWait, false);
+      if (r.code !== 'busy') return grant(r);
+      metrics.contended();
+      if (!willWait) return null;
+      inLine = true;
+      let check = false;
+      if (pubsub && !listener) {
+        listener = await notices.listen(this.keys.channel);
+        check = true; // a release between the first attempt and the subscription went unheard
+      }
+      for (;;) {
+        if (check) {
+          r = await this.attempt(owner, leaseMs, true, true);
+          if (r.code !== 'busy') {
+            inLine = false;
+            return grant(r);
+          }
+        }
+        check = true;
+        const remaining = deadline - Date.now();
+        if (remaining <= 0) return null;
+        let sleep = r.waitMs >= 0 ? r.waitMs : NO_LEASE_RECHECK_MS;
+        // Look again now and then: a notice lost on a subscriber reconnect must not strand us.
+        sleep = Math.min(sleep, settings.placeMs / 3, remaining, MAX_TIMER_MS);
+        if (!pubsub) sleep = Math.min(sleep, settings.pollIntervalMs);
+        if (listener) await listener.wait(owner, sleep, o.signal);
+        else await sleepFor(sleep, o.signal);
+      }
+    } finally {
+      listener?.release(owner);
+      if (inLine) await this.leaveLine(owner);
+    }
+  }
+
+  /** Gives up a place in line (or a reservation); wakes the next waiter if need be. */
+  private async leaveLine(owner: string): Promise<void> {
+    const { redis, processId, settings, notices } = this.rt;
+    try {
+      const r = await protocol.leaveLine(redis, this.keys, owner, processId, settings.handoffMs);
+      if (r.woken) notices.wakeLocal(this.keys.channel, r.woken);
+    } catch {
+      // Unreachable Redis: our place (and any reservation for us) lapses by itself.
+    }
+  }
+
+  /**
+   * One acquisition call. An acquisition that took as long as its lease may already have expired:
+   * it is released at once and reported as busy.
+   */
+  private async attempt(
+    owner: string,
+    leaseMs: number,
+    wait: boolean,
+    inLine: boolean,
+  ): Promise<Attempt> {
+    const startedAt = Date.now();
+    const handoffMs = this.rt.settings.handoffMs;
+    const r = await this.strategy.attempt(this.rt.redis, this.keys, {
+      owner,
+      leaseMs,
+      wait,
+      inLine,
+      handoffMs,
+    });
+    const latencyMs = Date.now() - startedAt;
+    if (r.code !== 'busy' && latencyMs >= leaseMs) {
+      await this.releaseInRedis(owner).catch(() => {});
+      return { code: 'busy', waitMs: 0, startedAt, latencyMs };
+    }
+    return Object.assign(r, { startedAt, latencyMs });
+  }
+
+  private granted(
+    owner: string,
+    r: Exclude<Attempt, { code: 'busy' }>,
+    leaseMs: number,
+    watchdog: boolean,
+    t0: number,
+    leave: (() => void) | undefined,
+  ): LeaseGuard {
+    const key = `${this.keys.lock} ${owner}`;
+    let guard = this.rt.guards.get(key);
+    if (r.code === 'acquired' || !guard) {
+      leave ??= guard?.takeOnEnd();
+      guard?.lose('re-acquired after the lock was lost');
+      guard = new LeaseGuard({
+        name: this.name,
+        keys: this.keys,
+        owner,
+        fence: r.fence,
+        leaseMs,
+        watchdog,
+        acquiredAt: r.startedAt,
+        redis: this.rt.redis,
+        events: this.rt.leaseEvents,
+        ...(leave && { onEnd: leave }),
+      });
+      this.rt.guards.set(key, guard);
+    } else {
+      leave?.(); // re-entered: the latch stays with the first acquisition
+    }
+    guard.count = r.count;
+    this.rt.metrics.acquired({
+      latencyMs: r.latencyMs,
+      waitedMs: Date.now() - t0,
+      reentrant: r.code === 'reentered',
+      fair: this.fair,
+    });
+    return guard;
+  }
+
+  /** Runs the release script; wakes the named waiter directly when it is one of ours. */
+  private async releaseInRedis(owner: string): Promise<protocol.ReleaseReply> {
+    const { redis, processId, settings, notices } = this.rt;
+    const r = await protocol.release(redis, this.keys, owner, processId, settings.handoffMs);
+    if (r.code === 'released' && r.woken) notices.wakeLocal(this.keys.channel, r.woken);
+    return r;
+  }
+
+  /**
+   * Releases one hold of `owner`; the last one deletes the lock and wakes (and keeps the lock
+   * for) the next waiter.
+   * @throws LockNotHeldError when the lease ran out or another owner took the lock.
+   */
+  async releaseAs(owner: string): Promise<'released' | 'still-held'> {
+    const key = `${this.keys.lock} ${owner}`;
+    const guard = this.rt.guards.get(key);
+    let r: protocol.ReleaseReply;
+    try {
+      r = await this.releaseInRedis(owner);
+    } catch (err) {
+      // Unknown outcome: the lease ends it in Redis; here the hold is over either way.
+      this.rt.guards.delete(key);
+      await guard?.stop();
+      throw err;
+    }
+    if (r.code === 'still-held') {
+      if (guard) guard.count = r.count;
+      return 'still-held';
+    }
+    this.rt.guards.delete(key);
+    await guard?.stop();
+    if (r.code === 'not-held') {
+      guard?.lose('its lease expired or another owner took it');
+      throw new LockNotHeldError(this.name, 'its lease expired or another owner took it');
+    }
+    return 'released';
+  }
+
+  async isLocked(): Promise<boolean> {
+    return (await this.rt.redis.exists(this.keys.lock)) === 1;
+  }
+
+  /** Remaining lease in ms; null when not locked, Infinity when locked without a lease. */
+  async remainingTtl(): Promise<number | null> {
+    const ttl = await this.rt.redis.pttl(this.keys.lock);
+    return ttl === -2 ? null : ttl === -1 ? Infinity : ttl;
+  }
+
+  /** Admin: deletes the lock whoever holds it (their signal aborts at their next renewal). */
+  async forceUnlock(): Promise<boolean> {
+    const { redis, processId, settings, notices, guards } = this.rt;
+    const r = await protocol.forceUnlock(redis, this.keys, processId, settings.handoffMs);
+    if (r.woken) notices.wakeLocal(this.keys.channel, r.woken);
+    for (const [key, guard] of guards) {
+      if (key.startsWith(`${this.keys.lock} `)) {
+        guards.delete(key);
+        await guard.stop();
+        guard.lose('force-unlocked by an admin');
+      }
+    }
+    return r.deleted;
+  }
+}
+
+export function sleepFor(ms: number, signal?: AbortSignal): Promise<void> {
+  signal?.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

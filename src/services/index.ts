@@ -1,0 +1,26 @@
+/**
+ * The use cases between the HTTP layer and storage. Routers (and the CLI) get these, built once
+ * per process by the composition root; none of them is an Express or Redis detail.
+ */
+import type { Checkout } from './checkout.js';
+import type { IdempotencyStore } from './idempotency.js';
+import type { OrderLookup } from './orders.js';
+import type { Products } from './products.js';
+
+export { Checkout, type OrderSink } from './checkout.js';
+export {
+  IdempotencyStore,
+  type Begin,
+  type IdempotencyRecord,
+  type StoredResponse,
+} from './idempotency.js';
+export { OrderLookup, type OrderReader, type OrderView } from './orders.js';
+export { Products, type AdminProductView } from './products.js';
+export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
+
+export interface Services {
+  checkout: Checkout;
+  products: Products;
+  orders: OrderLookup;
+  idempotency: IdempotencyStore;
+}

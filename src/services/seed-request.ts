@@ -1,0 +1,40 @@
+/**
+ * What a valid seed is, for every entry point (the admin API and `seckill seed`): the request
+ * schema and its translation into the inventory's seed spec.
+ */
+import { z } from 'zod';
+import type { SeedSpec } from '../inventory/index.js';
+
+/** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
+export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;
+
+export const seedRequest = z
+  .strictObject({
+    total: z.number().int().min(0).max(1_000_000_000),
+    segments: z.number().int().min(1).max(1024).optional(),
+    strategy: z.enum(['global', 'segmented', 'lockfree']),
+    startsAt: z.iso.datetime({ offset: true }).optional(),
+    endsAt: z.iso.datetime({ offset: true }).optional(),
+    limitPerUser: z.number().int().min(1).max(1_000).optional(),
+  })
+  .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
+    path: ['segments'],
+    message: 'the global strategy is one segment behind one lock: leave segments out or set 1',
+  })
+  .refine((b) => !b.startsAt || !b.endsAt || Date.parse(b.endsAt) > Date.parse(b.startsAt), {
+    path: ['endsAt'],
+    message: 'must be after startsAt',
+  });
+
+export type SeedRequest = z.output<typeof seedRequest>;
+
+export function seedSpecOf(b: SeedRequest): SeedSpec {
+  return {
+    total: b.total,
+    segments: b.segments ?? DEFAULT_SEGMENTS[b.strategy],
+    strategy: b.strategy,
+    startsAt: b.startsAt ? new Date(b.startsAt) : undefined,
+    endsAt: b.endsAt ? new Date(b.endsAt) : undefined,
+    limitPerUser: b.limitPerUser,
+  };
+}

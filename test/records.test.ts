@@ -1,0 +1,214 @@
+/**
+ * One codec per Redis record, fed what the Lua scripts (and the few TypeScript writers) really
+ * write on a real Redis: a field renamed in a script, or a separator changed, fails here.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../src/db/index.js';
+import { seedProduct } from '../src/inventory/index.js';
+import { claimSettle, deduct, type DeductArgs } from '../src/inventory/protocol.js';
+import { decodeClaim, encodeClaim } from '../src/inventory/records/claim.js';
+import { decodeMarker, encodeMarker } from '../src/inventory/records/marker.js';
+import { decodeOutboxEntry, type StreamEntry } from '../src/inventory/records/outbox-entry.js';
+import { decodeEvent, encodeEvent } from '../src/inventory/records/product-events.js';
+import { decodeMeta } from '../src/inventory/records/product-meta.js';
+import {
+  decodeSegmentState,
+  SEGMENT_STATE_FIELDS,
+} from '../src/inventory/records/segment-state.js';
+import { createRedis, type Redis } from '../src/redis/connection.js';
+import { Keys } from '../src/redis/keys.js';
+import { serverNowMs } from '../src/redis/time.js';
+import { decodeIdempotencyRecord, IdempotencyStore } from '../src/services/idempotency.js';
+import { useNamespace } from './support/namespace.js';
+import { testDb } from './support/sale.js';
+
+const ns = useNamespace();
+const keys = new Keys(ns.id);
+let redis: Redis;
+let db: Db;
+beforeAll(() => {
+  redis = createRedis(ns.redisUrl, { name: 'test-records' });
+  db = testDb(ns.config());
+});
+afterAll(async () => {
+  redis.disconnect();
+  await db.destroy();
+});
+
+let n = 0;
+async function seeded(o: { segments: number; total: number; limitPerUser?: number }) {
+  const productId = `rec${++n}`;
+  const r = await seedProduct({ redis, keys, db }, productId, { strategy: 'lockfree', ...o });
+  return { productId, epoch: r.epoch };
+}
+
+function args(productId: string, epoch: number, o: Partial<DeductArgs>): DeductArgs {
+  return {
+    mode: 'home',
+    epoch,
+    fence: 0,
+    userId: 'u',
+    quantity: 1,
+    orderId: 'o',
+    productId,
+    segment: 0,
+    homeSegment: 0,
+    ...o,
+  };
+}
+
+describe('records written by the Lua scripts', () => {
+  it('buyer marker: units and order ids, oldest first', async () => {
+    const { productId, epoch } = await seeded({ segments: 1, total: 5, limitPerUser: 3 });
+    const seg = keys.segment(productId, 0);
+    for (const orderId of ['o1', 'o2']) {
+      const r = await deduct(
+        redis,
+        seg,
+        args(productId, epoch, { orderId, quantity: orderId === 'o1' ? 2 : 1 }),
+      );
+      expect(r.code).toBe('ok');
+    }
+    const raw = await redis.hget(seg.buyers, 'u');
+    expect(decodeMarker(raw)).toEqual({ units: 3, orderIds: ['o1', 'o2'] });
+    expect(encodeMarker(decodeMarker(raw)!)).toBe(raw);
+    expect(decodeMarker(null)).toBeNull();
+  });
+
+  it('spill claim: order, quantity and the server time it was placed', async () => {
+    const { productId, epoch } = await seeded({ segments: 2, total: 4 });
+    const seg = keys.segment(productId, 0);
+    const before = await serverNowMs(redis);
+    const r = await deduct(
+      redis,
+      seg,
+      args(productId, epoch, { mode: 'claim', orderId: 'oc', quantity: 1 }),
+    );
+    expect(r.code).toBe('spill');
+    const raw = await redis.hget(seg.claims, 'u');
+    const claim = decodeClaim(raw)!;
+    expect(claim.orderId).toBe('oc');
+    expect(claim.quantity).toBe(1);
+    expect(claim.at).toBeGreaterThanOrEqual(before);
+    expect(claim.at).toBeLessThan(before + 5_000);
+    expect(encodeClaim(claim)).toBe(raw);
+    // finalising turns the claim into the marker the codec reads
+    expect((await claimSettle(redis, seg, 'u', 'oc', 'finalise')).code).toBe('settled');
+    expect(decodeMarker(await redis.hget(seg.buyers, 'u'))).toEqual({ units: 1, orderIds: ['oc'] });
+  });
+
+  it('product meta: what the seed wrote, and the sold-out epoch', async () => {
+    const startsAt = new Date(Date.now() + 60_000);
+    const productId = `rec${++n}`;
+    await seedProduct({ redis, keys, db }, productId, {
+      total: 10,
+      segments: 3,
+      strategy: 'segmented',
+      startsAt,
+      limitPerUser: 2,
+    });
+    const meta = decodeMeta(await redis.hgetall(keys.product(productId).meta));
+    expect(meta).toEqual({
+      epoch: 1,
+      total: 10,
+      segments: 3,
+      strategy: 'segmented',
+      startsAt: startsAt.getTime(),
+      endsAt: 0,
+      limitPerUser: 2,
+      soldOutEpoch: 0,
+      maxSegments: 3,
+    });
+    expect(decodeMeta({})).toBeNull();
+  });
+
+  it('segment state: epoch, stock, sold and the last accepted fence', async () => {
+    const { productId, epoch } = await seeded({ segments: 1, total: 5, limitPerUser: 2 });
+    const seg = keys.segment(productId, 0);
+    expect((await deduct(redis, seg, args(productId, epoch, { fence: 7, quantity: 2 }))).code).toBe(
+      'ok',
+    );
+    const state = decodeSegmentState(await redis.hmget(seg.state, ...SEGMENT_STATE_FIELDS));
+    expect(state).toEqual({ epoch, stock: 3, sold: 2, fence: 7 });
+    expect(decodeSegmentState([null, null, null, null])).toBeNull();
+  });
+
+  it('outbox entry: every field of the sale, and the stream id as its time', async () => {
+    const { productId, epoch } = await seeded({ segments: 2, total: 4 });
+    const r = await deduct(
+      redis,
+      keys.segment(productId, 1),
+      args(productId, epoch, {
+        userId: 'w',
+        orderId: 'ox',
+        segment: 1,
+        homeSegment: 0,
+        mode: 'spill',
+        quantity: 2,
+      }),
+    );
+    expect(r.code).toBe('ok');
+    const [entry] = (await redis.xrange(
+      keys.segment(productId, 1).outbox,
+      '-',
+      '+',
+    )) as StreamEntry[];
+    const order = decodeOutboxEntry(entry!);
+    expect(order).toEqual({
+      orderId: 'ox',
+      productId,
+      userId: 'w',
+      quantity: 2,
+      segment: 1,
+      homeSegment: 0,
+      epoch,
+      deductedAt: Number(entry![0].split('-')[0]),
+      outboxId: entry![0],
+    });
+    expect(() => decodeOutboxEntry(['1-0', ['x', 'y']])).toThrow(/not an outbox entry/);
+  });
+});
+
+describe('records written by TypeScript', () => {
+  it('product events round-trip, and an unknown message is ignored, not fatal', () => {
+    for (const e of [
+      { kind: 'empty', epoch: 3, segment: 7 },
+      { kind: 'soldout', epoch: 3 },
+      { kind: 'reseed', epoch: 4 },
+    ] as const) {
+      expect(decodeEvent(encodeEvent(e))).toEqual(e);
+    }
+    expect(encodeEvent({ kind: 'empty', epoch: 3, segment: 7 })).toBe('empty 3 7');
+    expect(decodeEvent('restock 3')).toBeNull();
+    expect(decodeEvent('empty x 1')).toBeNull();
+  });
+
+  it('the reseed notice on the events channel is what the catalog decodes', async () => {
+    const { productId } = await seeded({ segments: 1, total: 1 });
+    const sub = redis.duplicate();
+    const got: string[] = [];
+    await sub.ssubscribe(keys.product(productId).events);
+    sub.on('smessage', (_c: string, m: string) => got.push(m));
+    await seedProduct(
+      { redis, keys, db },
+      productId,
+      { strategy: 'lockfree', segments: 1, total: 2 },
+      { force: true },
+    );
+    for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    sub.disconnect();
+    expect(got.map(decodeEvent)).toEqual([{ kind: 'reseed', epoch: 2 }]);
+  });
+
+  it('idempotency record: what the store writes, read back', async () => {
+    const store = new IdempotencyStore(redis, keys, 60);
+    const begun = await store.begin('u1', 'key-1', 'fp-1');
+    expect(begun.kind).toBe('new');
+    const rk = begun.kind === 'new' ? begun.key : '';
+    expect(decodeIdempotencyRecord((await redis.get(rk))!)).toEqual({ fp: 'fp-1' });
+    const response = { status: 202, contentType: 'application/json', body: '{}' };
+    await store.finish(rk, 'fp-1', response);
+    expect(decodeIdempotencyRecord((await redis.get(rk))!)).toEqual({ fp: 'fp-1', done: response });
+    expect(() => decodeIdempotencyRecord('{"x":1}')).toThrow(/not an idempotency record/);
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * The shape of src/, checked: imports only run down the layers (config <- redis/db <- lock <-
+ * inventory <- orders <- services <- http <- composition <- cli), no import cycle, no file over
+ * 350 lines. A new module that breaks the shape fails here, with the offending import named.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = join(import.meta.dirname, '..', 'src');
+
+/** Layer of each top-level folder or file of src/ (lower may not import higher). */
+const LAYERS: Record<string, number> = {
+  config: 0,
+  'errors.ts': 0,
+  'ids.ts': 0,
+  'log.ts': 0,
+  'metrics.ts': 0,
+  'lifecycle.ts': 0,
+  redis: 1,
+  db: 1,
+  launcher: 1,
+  lock: 2,
+  inventory: 3,
+  orders: 4,
+  services: 5,
+  http: 6,
+  composition: 7,
+  cli: 8,
+  'cli.ts': 8,
+};
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((f) => {
+    const p = join(dir, f);
+    return statSync(p).isDirectory() ? files(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+const all = files(SRC);
+const rel = (p: string) => relative(SRC, p);
+const top = (p: string) => rel(p).split('/')[0]!;
+
+/** Relative imports of a file, resolved to src paths (`.js` specifiers name `.ts` files). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s+'(\.[^']+)'/g)].map(
+    (m) => m[1]!,
+  );
+  for (const m of text.matchAll(/import\('(\.[^']+)'\)/g)) specs.push(m[1]!);
+  return specs.map((s) => resolve(dirname(file), s.replace(/\.js$/, '.ts')));
+}
+
+describe('src/ layout', () => {
+  it('puts every file in a layer', () => {
+    const unplaced = all.filter((f) => LAYERS[top(f)] === undefined).map(rel);
+    expect(unplaced).toEqual([]);
+  });
+
+  it('imports only from its own layer or lower ones', () => {
+    const upward: string[] = [];
+    for (const f of all) {
+      for (const target of importsOf(f)) {
+        const from = LAYERS[top(f)]!;
+        const to = LAYERS[top(target)];
+        if (to === undefined || to > from) upward.push(`${rel(f)} -> ${rel(target)}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('keeps HTTP away from storage, and the CLI entry away from HTTP', () => {
+    const bad = all.flatMap((f) =>
+      importsOf(f)
+        .filter(
+          (t) =>
+            (top(f) === 'http' && ['redis', 'db'].includes(top(t))) ||
+            (rel(f) === 'cli.ts' && top(t) === 'http'),
+        )
+        .map((t) => `${rel(f)} -> ${rel(t)}`),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('has no import cycle', () => {
+    const graph = new Map(all.map((f) => [f, importsOf(f)]));
+    const state = new Map<string, 'visiting' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, path: string[]) => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'visiting') {
+        cycles.push([...path.slice(path.indexOf(f)), f].map(rel).join(' -> '));
+        return;
+      }
+      state.set(f, 'visiting');
+      for (const t of graph.get(f) ?? []) visit(t, [...path, f]);
+      state.set(f, 'done');
+    };
+    for (const f of all) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('has no file over 350 lines', () => {
+    const long = all
+      .map((f) => [rel(f), readFileSync(f, 'utf8').split('\n').length] as const)
+      .filter(([, n]) => n > 350);
+    expect(long).toEqual([]);
+  });
+});
