@@ -2,6 +2,7 @@
  * ioredis connections. Every Redis key is named by `keys.ts`, so ioredis `keyPrefix` is refused
  * (BullMQ does the same): a prefix applied behind the key module's back breaks hash tags and Lua.
  */
+import type { Socket } from 'node:net';
 import { Redis, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -45,6 +46,7 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     ...(role === 'bullmq' && { enableReadyCheck: false }),
     ...opts.overrides,
   });
+  if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
   let lastLogged = 0;
   redis.on('ready', () => lastErrors.delete(redis));
   redis.on('error', (err) => {
@@ -55,6 +57,33 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
   });
   return redis;
+}
+
+/**
+ * Commands sent in one tick of the event loop leave in one write: the socket is corked at the
+ * first write of a tick and uncorked on the next tick (Node then writes them with one writev).
+ * Under load many requests send a command in the same tick; a write system call each cost more
+ * CPU than the commands themselves (bench:lock: +35-50 % sections/s on loopback). Order is kept,
+ * and nothing waits longer than the current tick. ioredis' own auto-pipelining does the same with
+ * more bookkeeping, and measured slower here.
+ */
+function coalesceWrites(redis: Redis): void {
+  const stream = (redis as unknown as { stream?: Socket }).stream;
+  if (!stream) return;
+  const write = stream.write;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    stream.uncork();
+  };
+  stream.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+    if (!corked) {
+      corked = true;
+      stream.cork();
+      process.nextTick(uncork);
+    }
+    return write.apply(this, args);
+  } as Socket['write'];
 }
 
 /**
