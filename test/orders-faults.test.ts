@@ -105,7 +105,12 @@ describe('a worker SIGKILLed mid-batch', () => {
 
 describe('a worker stopped with SIGTERM', () => {
   it('finishes the batch in hand, exits 0, and leaves the rest to the next worker', async () => {
-    const config = ns.config({ ...fast, ENQUEUE_BATCH_SIZE: '500' });
+    // Jobs of exactly 500 orders (no partial batch flushed by the delay timer), so a cut job shows.
+    const config = ns.config({
+      ...fast,
+      ENQUEUE_BATCH_SIZE: '500',
+      ENQUEUE_MAX_DELAY_MS: '60000',
+    });
     const api = await started(stackProcess(config));
     const productId = newProduct();
     await seedProduct({ redis: api.rt.redis, keys, db: api.rt.db }, productId, {

@@ -1,37 +1,39 @@
 /**
  * `npm run bench`: the k6 scenario matrix (load-tests/compare.js) driven from Node with
- * autocannon, in ONE run against one API process and one worker process:
- *   - ceiling: POST /bench/noop, the shop's Express middleware, validation and auth, no Redis;
+ * autocannon, in ONE run against one API process and one worker process (the built dist/, as in
+ * production):
+ *   - bare Express: a minimal Express 5 app in its own process (bare-express.mjs), the framework's
+ *     own speed on this machine;
+ *   - ceiling: POST /bench/noop, the shop's middleware, validation and auth, no Redis;
  *   - global (1 segment, one lock), segmented N = 4, 16, 64, lockfree (16 segments), each on its
  *     own product with stock that outlasts the run, so accepted/s is the strategy's throughput;
  *   - after sold out: a sold-out product, answered from memory.
  * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
  * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
- * Writes load-tests/results/{report.md,bench.json,throughput.svg,latency.svg}; prints a table and
- * ends with one JSON line.
- *
  * Scenarios run in interleaved rounds (every scenario once per round), so a slow spell of the
- * machine hits them all alike; figures are totals over the rounds.
+ * machine hits them all alike; figures are totals over the rounds. Prints a table and the ratios
+ * with their targets and ends with one JSON line; writes report.md, bench.json and SVG charts to
+ * load-tests/results/raw/<run>/ (--update-report: to load-tests/results/, the committed report).
  *
  * Options: --duration 5 (s per scenario per round) --rounds 3 --connections 100
- *          --only <scenario>[,<scenario>...]
- *          --no-write --cpu-prof <dir> (V8 profile of the API process)
+ *          --only <scenario>[,<scenario>...] --no-write --update-report --no-build
+ *          --cpu-prof <dir> (V8 profile of the API process) --redis-delay-ms <d>
  *          --redis-url --database-url (else throwaway servers)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
-import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
+import type { Redis } from 'ioredis';
+import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
+import { writeReport, type Row } from './http-report.js';
+import { addLoad, load, type Load } from './http-load.js';
+import { child, cli, ROOT, stopAll, until } from './processes.js';
+import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
 import { benchStack } from './stack.js';
-import { barChart, groupedBarChart } from './svg.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const RESULTS = join(ROOT, 'load-tests', 'results');
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 /** Outlasts any run here, so accepted/s is never capped by the stock. */
 const BIG_STOCK = 10_000_000;
@@ -39,12 +41,13 @@ const SOLD_OUT_STOCK = 1_000;
 
 interface Scenario {
   name: string;
-  kind: 'ceiling' | 'sale' | 'sold-out';
+  kind: 'bare' | 'ceiling' | 'sale' | 'sold-out';
   strategy?: 'global' | 'segmented' | 'lockfree';
   segments?: number;
 }
 
 const SCENARIOS: Scenario[] = [
+  { name: 'bare Express', kind: 'bare' },
   { name: 'ceiling (no-op route)', kind: 'ceiling' },
   { name: 'global', kind: 'sale', strategy: 'global', segments: 1 },
   { name: 'segmented N=4', kind: 'sale', strategy: 'segmented', segments: 4 },
@@ -54,34 +57,13 @@ const SCENARIOS: Scenario[] = [
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
 ];
 
-function child(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  label: string,
-  nodeFlags: string[] = [],
-): ChildProcess {
-  const c = spawn(
-    process.execPath,
-    [...nodeFlags, '--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    },
-  );
-  c.once('exit', (code, signal) => {
-    if (code !== 0 && signal !== 'SIGTERM') progress(`${label} exited (${code ?? signal})`);
-  });
-  return c;
-}
-
-async function until(what: string, probe: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const TARGETS: Record<string, string> = {
+  ceilingVsBareExpress: '>= 0.9',
+  lockfreeVsCeiling: '>= 0.85',
+  soldOutVsCeiling: '>= 0.95',
+  segmented16VsLockfree: '>= 0.75',
+  segmented16VsGlobal: '>= 3',
+};
 
 const admin = (base: string, method: string, path: string, body?: unknown) =>
   fetch(`${base}${path}`, {
@@ -90,59 +72,13 @@ const admin = (base: string, method: string, path: string, body?: unknown) =>
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 
-interface Load {
-  seconds: number;
-  requests: number;
-  status: Record<string, number>;
-  errors: number;
-  latencies: number[];
-}
-
-/** autocannon against POST `path`, a distinct X-User-Id per request. */
-async function load(
-  base: string,
-  path: string,
-  productId: string,
-  tag: string,
-  o: { duration: number; connections: number },
-): Promise<Load> {
+/** Every command Redis has run (scripts' inner ones too), without INFO itself. */
+async function redisCommands(redis: Redis): Promise<number> {
   let n = 0;
-  const latencies: number[] = [];
-  const r = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      {
-        url: base,
-        connections: o.connections,
-        duration: o.duration,
-        requests: [
-          {
-            method: 'POST',
-            path,
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({ productId }),
-            setupRequest: (req) => ({
-              ...req,
-              headers: { ...req.headers, 'x-user-id': `${tag}-${n++}` },
-            }),
-          },
-        ],
-      },
-      (err, result) => (err ? reject(err) : resolve(result)),
-    );
-    instance.on('response', (_client, _status, _bytes, ms) => latencies.push(ms));
-  });
-  const status: Record<string, number> = {};
-  for (const [code, s] of Object.entries(r.statusCodeStats ?? {})) {
-    status[code] = (s as { count: number }).count;
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (m[1] !== 'info') n += Number(m[2]);
   }
-  latencies.sort((a, b) => a - b);
-  return {
-    seconds: r.duration,
-    requests: r.requests.total,
-    status,
-    errors: r.errors + r.timeouts,
-    latencies,
-  };
+  return n;
 }
 
 interface Reconcile {
@@ -169,6 +105,35 @@ async function persistedAndReconciled(base: string, productId: string): Promise<
   return report!;
 }
 
+/** Redis behind a TCP proxy that delays each direction (the netem stand-in). */
+async function delayProxy(redisUrl: string, delayMs: number) {
+  const port = await freePort();
+  const target = new URL(redisUrl);
+  const proc = child(
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'load-tests', 'bench', 'delay-proxy.ts'),
+      String(port),
+      `${target.hostname}:${target.port}`,
+      String(delayMs),
+    ],
+    process.env,
+    'delay proxy',
+  );
+  await until(
+    'the delay proxy',
+    () =>
+      new Promise<boolean>((resolve) => {
+        const s = connect(port, '127.0.0.1');
+        s.once('connect', () => resolve(s.destroy() !== undefined));
+        s.once('error', () => resolve(false));
+      }),
+    10_000,
+  );
+  return { url: `redis://127.0.0.1:${port}`, proc };
+}
+
 async function main() {
   const { values } = parseArgs({
     options: {
@@ -177,9 +142,9 @@ async function main() {
       connections: { type: 'string', default: '100' },
       only: { type: 'string' },
       'no-write': { type: 'boolean', default: false },
-      /** write a V8 CPU profile of the API process to this folder (see src/bench/profile.ts) */
+      'update-report': { type: 'boolean', default: false },
+      'no-build': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
-      /** put a delaying TCP proxy between the API/worker and Redis (netem stand-in) */
       'redis-delay-ms': { type: 'string' },
       'redis-url': { type: 'string' },
       'database-url': { type: 'string' },
@@ -193,46 +158,22 @@ async function main() {
     SCENARIOS,
     values.only?.split(',').map((x) => x.trim()),
   );
+  if (!values['no-build']) {
+    progress('building dist/ (npm run build)');
+    execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  }
   const stack = await benchStack({
     redisUrl: values['redis-url'],
     databaseUrl: values['database-url'],
   });
-  const port = await freePort();
   const run = Date.now().toString(36);
   const delayMs = Number(values['redis-delay-ms'] ?? 0);
-  let redisUrl = stack.redisUrl;
-  let proxy: ChildProcess | undefined;
-  if (delayMs > 0) {
-    const proxyPort = await freePort();
-    const target = new URL(stack.redisUrl);
-    proxy = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        join(ROOT, 'load-tests', 'bench', 'delay-proxy.ts'),
-        String(proxyPort),
-        `${target.hostname}:${target.port}`,
-        String(delayMs),
-      ],
-      { stdio: ['ignore', 'inherit', 'inherit'] },
-    );
-    redisUrl = `redis://127.0.0.1:${proxyPort}`;
-    await until(
-      'the delay proxy',
-      () =>
-        new Promise<boolean>((resolve) => {
-          const s = connect(proxyPort, '127.0.0.1');
-          s.once('connect', () => resolve(s.destroy() !== undefined));
-          s.once('error', () => resolve(false));
-        }),
-      10_000,
-    );
-  }
+  const proxy = delayMs > 0 ? await delayProxy(stack.redisUrl, delayMs) : undefined;
+  const [port, barePort] = [await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
-    REDIS_URL: redisUrl,
+    REDIS_URL: proxy?.url ?? stack.redisUrl,
     DATABASE_URL: stack.databaseUrl,
     KEY_PREFIX: `bench${run}`.slice(0, 16),
     QUEUE_PREFIX: `{bench${run}}`,
@@ -244,23 +185,26 @@ async function main() {
     NODE_ENV: 'development',
   };
   const base = `http://127.0.0.1:${port}`;
+  const bareBase = `http://127.0.0.1:${barePort}`;
   const profDir = values['cpu-prof'];
-  const api = child(
-    ['serve'],
-    env,
-    'API',
-    profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
-  );
-  const worker = child(['worker'], env, 'worker');
-  const results: Array<Record<string, string | number>> = [];
+  const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const api = child([...profFlags, ...cli('serve')], env, 'API');
+  const worker = child(cli('worker'), env, 'worker');
+  const bare = chosen.some((s) => s.kind === 'bare')
+    ? child([join(ROOT, 'load-tests', 'bench', 'bare-express.mjs'), String(barePort)], env, 'bare')
+    : undefined;
+  const probe = createRedis(stack.redisUrl, { name: 'bench-probe' });
+  const results: Row[] = [];
   const checks: string[] = [];
   let violations = 0;
   try {
     await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
+    if (bare)
+      await until('bare Express', async () => (await fetch(`${bareBase}/healthz`)).ok, 30_000);
     const productOf = (s: Scenario) =>
       `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}-${run}`;
     for (const s of chosen) {
-      if (s.kind === 'ceiling') continue;
+      if (s.kind === 'bare' || s.kind === 'ceiling') continue;
       const productId = productOf(s);
       const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
@@ -281,23 +225,20 @@ async function main() {
         progress(
           `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${duration} s`,
         );
+        const target = s.kind === 'bare' ? bareBase : base;
         const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
         const productId = productOf(s);
-        const l = await load(base, path, productId, `${productId}-r${round}`, {
+        const before = await redisCommands(probe);
+        const l = await load(target, path, productId, `${productId}-r${round}`, {
           duration,
           connections,
         });
+        const measured = { ...l, redisCommands: (await redisCommands(probe)) - before };
         const t = totals.get(s.name);
-        if (!t) totals.set(s.name, l);
-        else {
-          t.seconds += l.seconds;
-          t.requests += l.requests;
-          t.errors += l.errors;
-          for (const [c, n] of Object.entries(l.status)) t.status[c] = (t.status[c] ?? 0) + n;
-          for (const ms of l.latencies) t.latencies.push(ms);
-        }
+        if (t) addLoad(t, measured);
+        else totals.set(s.name, measured);
         // the next scenario starts once this one's requests (and sales) are done
-        if (s.kind !== 'ceiling') await persistedAndReconciled(base, productId);
+        if (s.kind === 'sale') await persistedAndReconciled(base, productId);
       }
     }
     for (const s of chosen) {
@@ -310,10 +251,11 @@ async function main() {
       results.push({
         scenario: s.name,
         'req/s': Math.round(l.requests / l.seconds),
-        'accepted/s': s.kind === 'sold-out' ? 0 : Math.round(accepted / l.seconds),
+        'accepted/s': s.kind === 'sale' ? Math.round(accepted / l.seconds) : 0,
         p50ms: percentile(l.latencies, 50),
         p95ms: percentile(l.latencies, 95),
         p99ms: percentile(l.latencies, 99),
+        'redis cmd/req': Math.round((l.redisCommands / Math.max(1, l.requests)) * 100) / 100,
         // not "409": integer-like keys would jump to the front of the table
         '409s': l.status['409'] ?? 0,
         '503s': l.status['503'] ?? 0,
@@ -324,7 +266,7 @@ async function main() {
         violations++;
         checks.push(`${s.name}: ${fiveXX} 5xx, ${l.errors} errors`);
       }
-      if (s.kind === 'ceiling') continue;
+      if (s.kind === 'bare' || s.kind === 'ceiling') continue;
       const r = await persistedAndReconciled(base, productOf(s));
       const sold = r.total - r.remaining;
       const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
@@ -346,14 +288,8 @@ async function main() {
       if (!good) violations++;
     }
   } finally {
-    api.kill('SIGTERM');
-    worker.kill('SIGTERM');
-    await Promise.all(
-      [api, worker].map(
-        (c) => new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r))),
-      ),
-    );
-    proxy?.kill('SIGTERM');
+    probe.disconnect();
+    await stopAll([api, worker, bare, proxy?.proc]);
     await stack.stop();
   }
 
@@ -362,11 +298,13 @@ async function main() {
   const rps = (name: string) => Number(by(name)?.['req/s'] ?? 0);
   const ceiling = rps('ceiling (no-op route)');
   const ratios = {
+    ceilingVsBareExpress: ratio(ceiling, rps('bare Express')),
+    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
+    soldOutVsCeiling: ratio(rps('after sold out'), ceiling),
+    segmented16VsLockfree: ratio(acc('segmented N=16'), acc('lockfree N=16')),
     segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
     segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
     lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
-    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
-    soldOutVsCeiling: ratio(rps('after sold out'), ceiling),
   };
   const figures = {
     bench: 'http',
@@ -386,89 +324,28 @@ async function main() {
       '\n',
     table(results),
     '',
-    `segmented N=16 / global (accepted/s): ${ratios.segmented16VsGlobal}x   (target >= 2.5)`,
-    `lockfree / ceiling (accepted/s vs req/s): ${ratios.lockfreeVsCeiling}x   (target >= 0.75)`,
-    `after sold out / ceiling (req/s): ${ratios.soldOutVsCeiling}x   (target >= 0.9)`,
+    table(
+      Object.entries(ratios).map(([name, value]) => ({
+        ratio: name,
+        value,
+        target: TARGETS[name] ?? '',
+      })),
+    ),
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),
     '',
   ].join('\n');
   process.stdout.write(`${text}\n`);
-  if (!values['no-write'] && !values.only) writeReport(figures, text);
+  if (!values['no-write']) {
+    const dir = values['update-report']
+      ? join(ROOT, 'load-tests', 'results')
+      : join(ROOT, 'load-tests', 'results', 'raw', run);
+    writeReport(dir, figures, text);
+    progress(`report written to ${dir}`);
+  }
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   if (violations > 0) process.exitCode = 1;
-}
-
-function writeReport(
-  figures: Record<string, unknown> & { results: Array<Record<string, string | number>> },
-  text: string,
-) {
-  mkdirSync(RESULTS, { recursive: true });
-  const rows = figures.results;
-  writeFileSync(join(RESULTS, 'bench.json'), `${JSON.stringify(figures, null, 2)}\n`);
-  writeFileSync(
-    join(RESULTS, 'throughput.svg'),
-    barChart(
-      'Throughput by strategy (accepted/s; ceiling and sold out: req/s)',
-      '/s',
-      rows.map((r) => ({
-        label: String(r.scenario),
-        value: Number(r['accepted/s']) || Number(r['req/s']),
-      })),
-    ),
-  );
-  writeFileSync(
-    join(RESULTS, 'latency.svg'),
-    groupedBarChart(
-      'Latency percentiles by scenario',
-      'ms',
-      ['p50', 'p95', 'p99'],
-      rows.map((r) => ({
-        label: String(r.scenario),
-        values: [Number(r.p50ms), Number(r.p95ms), Number(r.p99ms)],
-      })),
-    ),
-  );
-  writeFileSync(join(RESULTS, 'report.md'), renderReport(figures, text));
-}
-
-function renderReport(
-  f: Record<string, unknown> & { results: Array<Record<string, string | number>> },
-  text: string,
-): string {
-  const m = f.machine as ReturnType<typeof machine>;
-  return [
-    '# Load test report',
-    '',
-    `Generated by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${m.cpus} cores (${m.model}), ${m.memGiB} GiB, Node ${m.node}.`,
-    `One API process and one order worker process on the same machine as redis-server, PostgreSQL`,
-    `and the load generator (autocannon, ${f.connections} connections, ${f.rounds} interleaved rounds of ${f.durationS} s per scenario).`,
-    '',
-    '![throughput](throughput.svg)',
-    '',
-    '![latency](latency.svg)',
-    '',
-    '```',
-    text.trim(),
-    '```',
-    '',
-    '## How to read it',
-    '',
-    '- `req/s` counts every answer, `accepted/s` only sales (202). `503s` are `lock-timeout` refusals:',
-    '  a request that could not get its segment lock within `LOCK_WAIT_MS` (100 ms) is answered with',
-    '  `Retry-After` instead of queueing without bound. `409s` are sold-out answers.',
-    '- "cut off in flight": autocannon stops at the deadline with requests still in flight; their sales',
-    '  are real and persisted, only their 202s were never read. The invariant check allows at most one',
-    '  per connection and requires order rows = units sold and a clean reconciliation.',
-    '- Everything shares 2 cores. Compare the ratios within this run, not absolute numbers across runs',
-    '  (single-round runs of the same matrix earlier that day gave lockfree/ceiling between 0.53 and 0.88).',
-    "- Loopback hides most of a round trip's cost; see [rtt.md](rtt.md) for the same comparison with",
-    '  Redis further away.',
-    '',
-    'Raw figures: [bench.json](bench.json).',
-    '',
-  ].join('\n');
 }
 
 main().catch((err: unknown) => {

@@ -7,10 +7,10 @@
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
-import { adminRouter } from '../http/admin.js';
+import { mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
-import { ordersRouter } from '../http/orders.js';
-import { shopRouter } from '../http/shop.js';
+import { mountOrders } from '../http/orders.js';
+import { mountShop } from '../http/shop.js';
 import { createOrderQueue, createOrderWorker, OrderSubmitter, sweep } from '../orders/index.js';
 import { Checkout, IdempotencyStore, type Services } from '../services/index.js';
 import type { Core } from './core.js';
@@ -62,16 +62,17 @@ export async function serveApi(
     logger: core.logger,
     registry: core.registry,
     readiness: core.readiness,
-    routers: [
-      shopRouter({
-        auth,
-        checkout: services.checkout,
-        products: services.products,
-        idempotency: services.idempotency,
-        benchRoutes: config.bench.routes,
-      }),
-      ordersRouter({ auth, orders: services.orders }),
-      adminRouter({ auth, products: services.products, queues }),
+    routes: [
+      (app) =>
+        mountShop(app, {
+          auth,
+          checkout: services.checkout,
+          products: services.products,
+          idempotency: services.idempotency,
+          benchRoutes: config.bench.routes,
+        }),
+      (app) => mountOrders(app, { auth, orders: services.orders }),
+      (app) => mountAdmin(app, { auth, products: services.products, queues }),
     ],
   });
   const server = app.express.listen(config.http.port, config.http.host);

@@ -7,7 +7,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import { Router, type RequestHandler } from 'express';
+import type { IRouter, RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { SaleError, unknownProduct } from '../inventory/index.js';
@@ -34,8 +34,7 @@ export function adminGuard(auth: Config['auth']): RequestHandler {
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
 
-export function adminRouter(d: AdminRoutes): Router {
-  const router = Router();
+export function mountAdmin(router: IRouter, d: AdminRoutes): void {
   router.use('/admin', adminGuard(d.auth));
 
   router.put('/admin/products/:id', async (req, res) => {
@@ -70,6 +69,4 @@ export function adminRouter(d: AdminRoutes): Router {
     createBullBoard({ queues: d.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
     router.use('/admin/queues', board.getRouter());
   }
-
-  return router;
 }

@@ -3,12 +3,12 @@
  * Middleware, cheapest first: request context (id, metrics, log), the probes, JSON bodies, the
  * shop's hot route, the other routes, 404, one problem+json error handler.
  */
-import express, { type Express, type Router } from 'express';
+import express, { type Express, type IRouter } from 'express';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './body.js';
-import { healthRouter, type ReadinessCheck } from './health.js';
+import { mountHealth, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
 import { accessLog, requestContext } from './request-context.js';
 
@@ -17,8 +17,8 @@ export interface AppParts {
   logger: Logger;
   registry: Registry;
   readiness: ReadinessCheck[];
-  /** Feature routers (shop, orders, admin), mounted in this order after the probes. */
-  routers?: Router[];
+  /** Feature routes (shop, orders, admin), mounted on the app in this order after the probes. */
+  routes?: Array<(app: IRouter) => void>;
 }
 
 export interface App {
@@ -34,12 +34,12 @@ export function buildApp(s: AppParts): App {
 
   const access = accessLog(s.logger, s.http.accessLogIntervalMs ?? 10_000);
   app.use(requestContext({ logger: s.logger, metrics: httpMetrics(s.registry), access }));
-  app.use(healthRouter(s.readiness));
+  mountHealth(app, s.readiness);
   app.get('/metrics', async (_req, res) => {
     res.type(s.registry.contentType).send(await s.registry.metrics());
   });
   app.use(jsonBody(s.http.bodyLimitBytes));
-  for (const r of s.routers ?? []) app.use(r);
+  for (const mount of s.routes ?? []) mount(app);
   app.use(notFound);
   app.use(errorHandler(s.logger));
   return { express: app, close: () => access.close() };

@@ -7,16 +7,19 @@ import express, { type RequestHandler } from 'express';
 import { ProblemError } from '../errors.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
-const JSON_TYPES = ['application/json', 'application/*+json'];
+/** application/json and application/*+json, with or without parameters (charset). */
+const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
 export function jsonBody(limitBytes: number): RequestHandler {
-  const parse = express.json({ limit: limitBytes, strict: true, type: JSON_TYPES });
+  // The media type is checked here once; the parser need not parse the header again.
+  const parse = express.json({ limit: limitBytes, strict: true, type: () => true });
   return (req, res, next) => {
     if (!BODY_METHODS.has(req.method)) return next();
     const hasBody =
       req.headers['transfer-encoding'] !== undefined ||
       Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.is(JSON_TYPES)) {
+    if (!hasBody) return next();
+    if (!JSON_MEDIA_TYPE.test(req.headers['content-type'] ?? '')) {
       return next(
         new ProblemError({
           status: 415,

@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import { messageOf, ProblemError } from '../errors.js';
 
 /** A dependency `/readyz` asks; `check` resolves when it answers, rejects with the reason. */
@@ -18,8 +18,7 @@ function withTimeout(p: Promise<void>, ms: number): Promise<void> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function healthRouter(checks: ReadinessCheck[]): Router {
-  const router = Router();
+export function mountHealth(router: IRouter, checks: ReadinessCheck[]): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
@@ -49,5 +48,4 @@ export function healthRouter(checks: ReadinessCheck[]): Router {
       extensions: { checks: summary },
     });
   });
-  return router;
 }

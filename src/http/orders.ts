@@ -2,7 +2,7 @@
  * `GET /orders/:id`: persisted (a row) or pending (sold, still in an outbox). Only the buyer or
  * an admin may read an order; to anyone else it does not exist (404).
  */
-import { Router } from 'express';
+import type { IRouter } from 'express';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import type { OrderLookup } from '../services/index.js';
@@ -23,8 +23,7 @@ export interface OrderRoutes {
   orders: OrderLookup;
 }
 
-export function ordersRouter(d: OrderRoutes): Router {
-  const router = Router();
+export function mountOrders(router: IRouter, d: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
     const admin = isAdmin(req, d.auth.adminToken);
@@ -34,5 +33,4 @@ export function ordersRouter(d: OrderRoutes): Router {
     if (!order) throw notFound(id);
     res.json(order);
   });
-  return router;
 }

@@ -3,7 +3,7 @@
  * validate, call the use case, shape the reply.
  */
 import { randomUUID } from 'node:crypto';
-import { Router, type Request, type Response } from 'express';
+import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
@@ -71,9 +71,8 @@ export interface ShopRoutes {
   benchRoutes: boolean;
 }
 
-export function shopRouter(d: ShopRoutes): Router {
-  const router = Router();
-
+/** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
+export function mountShop(router: IRouter, d: ShopRoutes): void {
   function buyer(req: Request, body: z.output<typeof purchaseBody>): string {
     if (body.userId !== undefined) {
       if (d.auth.mode !== 'dev') {
@@ -88,6 +87,16 @@ export function shopRouter(d: ShopRoutes): Router {
     }
     return shopperId(req, d.auth);
   }
+
+  const refusal = (req: Request, err: SaleError): StoredResponse => {
+    const problem = saleProblem(err);
+    return {
+      status: problem.status,
+      contentType: PROBLEM_JSON,
+      headers: problem.headers,
+      body: JSON.stringify(problemBody(req, problem)),
+    };
+  };
 
   async function answer(req: Request, userId: string, body: z.output<typeof purchaseBody>) {
     try {
@@ -109,19 +118,17 @@ export function shopRouter(d: ShopRoutes): Router {
       } satisfies StoredResponse;
     } catch (err) {
       if (!(err instanceof SaleError)) throw storeUnavailable(err);
-      const problem = saleProblem(err);
-      return {
-        status: problem.status,
-        contentType: PROBLEM_JSON,
-        headers: problem.headers,
-        body: JSON.stringify(problemBody(req, problem)),
-      } satisfies StoredResponse;
+      return refusal(req, err);
     }
   }
 
+  // Written straight to Node's response: the body is a finished JSON string, so Express's send()
+  // (content-type sniffing, ETag, freshness) has nothing to add on this hot path.
   const send = (res: Response, r: StoredResponse) => {
     if (r.headers) for (const k in r.headers) res.setHeader(k, r.headers[k]!);
-    res.status(r.status).type(r.contentType).send(r.body);
+    res.statusCode = r.status;
+    res.setHeader('Content-Type', `${r.contentType}; charset=utf-8`);
+    res.end(r.body);
   };
 
   function parsePurchase(req: Request) {
@@ -140,7 +147,12 @@ export function shopRouter(d: ShopRoutes): Router {
   router.post('/seckill', async (req, res) => {
     const { body, userId } = parsePurchase(req);
     const key = idempotencyKey(req.get('idempotency-key'));
-    if (key === undefined) return send(res, await answer(req, userId, body));
+    if (key === undefined) {
+      // Sold out is known in memory: no Redis command, no promise. (With a key, the stored
+      // answer comes first: the buyer of the last unit retrying must get their 202 back.)
+      const early = d.checkout.refusalFromMemory(body.productId);
+      return send(res, early ? refusal(req, early) : await answer(req, userId, body));
+    }
 
     const fp = IdempotencyStore.fingerprint(body);
     const begun = await d.idempotency.begin(userId, key, fp);
@@ -208,6 +220,4 @@ export function shopRouter(d: ShopRoutes): Router {
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
     });
   });
-
-  return router;
 }

@@ -48,6 +48,11 @@ export class Catalog {
     o.pubsub.onReconnect(() => this.clear());
   }
 
+  /** The product's view when this process holds it (no Redis command), else undefined. */
+  known(productId: string): ProductView | undefined {
+    return this.entries.get(productId)?.view ?? undefined;
+  }
+
   /** The product's view, from memory when known; null when it was never seeded. */
   get(productId: string): ProductView | null | Promise<ProductView | null> {
     const e = this.entries.get(productId);

@@ -2,6 +2,7 @@
  * Every way a purchase or a seed can be refused, named once (the HTTP layer maps each code to a
  * status in one table, so the API, the CLI and the load tests all see the same words).
  */
+import { QuietError } from '../errors.js';
 
 export type SaleErrorCode =
   | 'unknown-product'
@@ -15,7 +16,7 @@ export type SaleErrorCode =
   | 'reseeding'
   | 'sale-live';
 
-export class SaleError extends Error {
+export class SaleError extends QuietError {
   readonly code: SaleErrorCode;
   /** The shopper's earlier order (limit-reached, purchase-in-progress). */
   readonly orderId: string | undefined;

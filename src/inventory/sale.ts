@@ -14,7 +14,9 @@ import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
 import {
   claimSettle,
+  decodeDeduct,
   deduct,
+  queueDeduct,
   SegmentKeyCache,
   type DeductArgs,
   type DeductReply,
@@ -91,6 +93,17 @@ export class Sale {
       code: 'reseeding',
       message: 'the sale was reseeded during the purchase',
     });
+  }
+
+  /**
+   * The refusal a purchase of `productId` gets without asking Redis, when this process already
+   * knows it (sold out); undefined when only a purchase can tell. Synchronous: a flash sale's
+   * after-sellout flood is answered without a promise or a Redis command.
+   */
+  refusalFromMemory(productId: string): SaleError | undefined {
+    const view = this.o.catalog.known(productId);
+    if (view?.soldOut) return this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
+    return undefined;
   }
 
   private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {
@@ -249,21 +262,22 @@ export class Sale {
     });
   }
 
-  /** The deduct under a held segment lock, fenced by its token; the lock is always released. */
+  /**
+   * The deduct under a held segment lock, fenced by its token, and the release, in one round trip
+   * (the deduct runs first, while the lock is held).
+   */
   private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
-    try {
-      return await deduct(this.o.redis, this.segment({ id: args.productId }, args.segment), {
-        ...args,
-        fence: held.fence,
-      });
-    } finally {
-      // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
-      await held
-        .release()
-        .catch((err: unknown) =>
-          this.o.logger?.warn({ err, lock: held.name }, 'segment lock release failed'),
-        );
+    const keys = this.segment({ id: args.productId }, args.segment);
+    const { replies, released } = await held.releaseAfter((p) =>
+      queueDeduct(p, keys, { ...args, fence: held.fence }),
+    );
+    // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
+    if (released === 'not-held') {
+      this.o.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
     }
+    const [err, raw] = replies[0] ?? [new Error('no deduct reply'), null];
+    if (err) throw err;
+    return decodeDeduct(raw as Parameters<typeof decodeDeduct>[0]);
   }
 
   private segment(view: { id: string }, seg: number): SegmentKeys {

@@ -5,64 +5,18 @@
  * check, and the lease guard of each hold. The context API (DistributedLock) and the hot-path
  * handle (LockClient.acquire) only choose the owner id.
  */
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
+import { registerScripts } from '../redis/scripts.js';
 import type { LockKeys } from '../redis/keys.js';
 import { LockNotHeldError } from './errors.js';
-import type { LocalLatch } from './latch.js';
-import { LeaseGuard, type LeaseEvents } from './lease.js';
-import type { NoticeListener, UnlockNotices } from './notices.js';
+import { LeaseGuard } from './lease.js';
+import type { NoticeListener } from './notices.js';
 import * as protocol from './protocol.js';
-import type { LockSettings } from './settings.js';
+import type { LockRuntime } from './runtime.js';
+import type { AcquireStrategy } from './strategies.js';
 
-export interface LockMetrics {
-  /** A successful acquisition: the winning call's latency and the whole wait. */
-  acquired(e: { latencyMs: number; waitedMs: number; reentrant: boolean; fair: boolean }): void;
-  /** A first attempt found the lock held by someone else. */
-  contended(): void;
-  renewed(ok: boolean): void;
-  lost(): void;
-}
-
-/** What every lock of one client shares: connections, settings, and the holds it tracks. */
-export interface LockRuntime {
-  readonly redis: Redis;
-  readonly settings: LockSettings;
-  /** Per-process part of every owner id. */
-  readonly processId: string;
-  readonly notices: UnlockNotices;
-  readonly latch: LocalLatch;
-  readonly metrics: LockMetrics;
-  readonly leaseEvents: LeaseEvents;
-  /** `<lock key> <owner>` -> its hold */
-  readonly guards: Map<string, LeaseGuard>;
-}
-
-/** One attempt: `wait` joins the line when busy; `inLine`: the owner joined it before. */
-export interface AttemptArgs {
-  owner: string;
-  leaseMs: number;
-  wait: boolean;
-  inLine: boolean;
-  handoffMs: number;
-}
-
-/** How one attempt asks Redis for the lock: the default and the fair mode. */
-export interface AcquireStrategy {
-  readonly fair: boolean;
-  attempt(redis: Redis, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
-}
-
-export const defaultAcquire: AcquireStrategy = {
-  fair: false,
-  attempt: (redis, keys, a) =>
-    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine),
-};
-
-export const fairAcquire: AcquireStrategy = {
-  fair: true,
-  attempt: (redis, keys, a) =>
-    protocol.fairAcquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
-};
+export type { LockMetrics, LockRuntime } from './runtime.js';
+export { defaultAcquire, fairAcquire, type AcquireStrategy } from './strategies.js';
 
 export interface AcquireOptions {
   /** How long to wait for the lock, in ms. Default 0 (one attempt); Infinity waits for ever. */
@@ -265,11 +219,51 @@ export class BaseLock {
    * @throws LockNotHeldError when the lease ran out or another owner took the lock.
    */
   async releaseAs(owner: string): Promise<'released' | 'still-held'> {
+    const outcome = await this.settleRelease(owner, () => this.releaseInRedis(owner));
+    if (outcome === 'not-held') {
+      throw new LockNotHeldError(this.name, 'its lease expired or another owner took it');
+    }
+    return outcome;
+  }
+
+  /**
+   * Runs the commands `queue` puts on a pipeline, then the release of `owner`'s hold, in one
+   * round trip: the commands run while the lock is still held, and the release costs no extra
+   * wait. A lease that ran out meanwhile is reported ('not-held'), not thrown: the queued
+   * commands' replies (fenced writes, say) still stand.
+   * @throws when the round trip fails (their outcome is unknown).
+   */
+  async releaseAfter(
+    owner: string,
+    queue: (pipeline: ChainableCommander) => void,
+  ): Promise<{ replies: Array<[Error | null, unknown]>; released: protocol.ReleaseReply['code'] }> {
+    const { redis, processId, settings, notices } = this.rt;
+    let replies: Array<[Error | null, unknown]> = [];
+    const released = await this.settleRelease(owner, async () => {
+      registerScripts(redis);
+      const pipeline = redis.pipeline();
+      queue(pipeline);
+      protocol.queueRelease(pipeline, this.keys, owner, processId, settings.handoffMs);
+      replies = ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
+      const [err, raw] = replies.pop() ?? [new Error('empty pipeline reply'), null];
+      if (err) throw err;
+      const r = protocol.releaseReply(raw as [number, (number | string)?]);
+      if (r.code === 'released' && r.woken) notices.wakeLocal(this.keys.channel, r.woken);
+      return r;
+    });
+    return { replies, released };
+  }
+
+  /** Ends (or keeps) the local hold after a release call, whatever it answered. */
+  private async settleRelease(
+    owner: string,
+    call: () => Promise<protocol.ReleaseReply>,
+  ): Promise<protocol.ReleaseReply['code']> {
     const key = `${this.keys.lock} ${owner}`;
     const guard = this.rt.guards.get(key);
     let r: protocol.ReleaseReply;
     try {
-      r = await this.releaseInRedis(owner);
+      r = await call();
     } catch (err) {
       // Unknown outcome: the lease ends it in Redis; here the hold is over either way.
       this.rt.guards.delete(key);
@@ -278,15 +272,12 @@ export class BaseLock {
     }
     if (r.code === 'still-held') {
       if (guard) guard.count = r.count;
-      return 'still-held';
+      return r.code;
     }
     this.rt.guards.delete(key);
     await guard?.stop();
-    if (r.code === 'not-held') {
-      guard?.lose('its lease expired or another owner took it');
-      throw new LockNotHeldError(this.name, 'its lease expired or another owner took it');
-    }
-    return 'released';
+    if (r.code === 'not-held') guard?.lose('its lease expired or another owner took it');
+    return r.code;
   }
 
   async isLocked(): Promise<boolean> {

@@ -12,7 +12,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { ChainableCommander, Redis } from 'ioredis';
 import type { Keys, LockKeys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
 import {
@@ -52,10 +52,19 @@ export interface Lease {
   readonly signal: AbortSignal;
 }
 
-/** A lock taken with {@link LockClient.acquire}: release it exactly once. */
+/** A lock taken with {@link LockClient.acquire}: release it exactly once (one of the two). */
 export interface HeldLock extends Lease {
   /** @throws LockNotHeldError when the lease ran out or another owner took the lock. */
   release(): Promise<void>;
+  /**
+   * Runs the commands `queue` puts on a pipeline while the lock is held, then releases it, in
+   * one round trip. `released` is 'not-held' when the lease ran out meanwhile.
+   * @throws when the round trip fails.
+   */
+  releaseAfter(queue: (pipeline: ChainableCommander) => void): Promise<{
+    replies: Array<[Error | null, unknown]>;
+    released: 'released' | 'still-held' | 'not-held';
+  }>;
 }
 
 /** Lock names whose key strings are kept (segment locks are reused all the time). */
@@ -145,9 +154,17 @@ export class LockClient {
     const owner = `${this.rt.processId}:h${++this.handles}`;
     const guard = await lock.acquireAs(owner, opts);
     if (!guard) return null;
-    let released: Promise<void> | undefined;
+    let released: Promise<unknown> | undefined;
+    const once = <T>(p: () => Promise<T>): Promise<T> => {
+      if (released) return Promise.reject(new Error(`lock "${name}" was released already`));
+      const r = p();
+      released = r;
+      return r;
+    };
     return Object.assign(leaseOf(guard, 1), {
-      release: () => (released ??= lock.releaseAs(owner).then(() => undefined)),
+      release: () => once(() => lock.releaseAs(owner).then(() => undefined)),
+      releaseAfter: (queue: (pipeline: ChainableCommander) => void) =>
+        once(() => lock.releaseAfter(owner, queue)),
     });
   }
 

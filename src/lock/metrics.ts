@@ -1,5 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { LockMetrics } from './base-lock.js';
+import type { LockMetrics } from './runtime.js';
 
 /** Prometheus metrics for a LockClient (labels stay low-cardinality: mode only, no lock names). */
 export function promLockMetrics(registry: Registry): LockMetrics {

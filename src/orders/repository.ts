@@ -1,37 +1,33 @@
 /** Order rows in PostgreSQL: plain functions taking `db` first. */
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
-import type { NewOrderRow, OrderRow } from '../db/schema.js';
+import type { OrderRow } from '../db/schema.js';
 import type { OutboxOrder } from './outbox.js';
 
 /** `<product>:<epoch>:<orderId>`: the same deduct always yields the same key. */
 export const idempotencyKey = (o: OutboxOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
 
-const toRow = (o: OutboxOrder): NewOrderRow => ({
-  id: o.orderId,
-  idempotency_key: idempotencyKey(o),
-  product_id: o.productId,
-  epoch: o.epoch,
-  user_id: o.userId,
-  quantity: o.quantity,
-  segment: o.segment,
-  home_segment: o.homeSegment,
-  outbox_id: o.outboxId,
-  deducted_at: new Date(o.deductedAt),
-});
-
 /**
- * Inserts orders in one statement; an order already there (a redelivery) is skipped.
+ * Inserts orders in one statement; an order already there (a redelivery) is skipped. The rows
+ * travel as ten arrays (`unnest`), not ten parameters per row: a batch of 500 is one statement
+ * with 10 parameters for the driver to serialise and PostgreSQL to bind, instead of 5 000.
  * @returns how many rows were new.
  */
 export async function insertOrders(db: Db, orders: readonly OutboxOrder[]): Promise<number> {
   if (orders.length === 0) return 0;
-  const r = await db
-    .insertInto('orders')
-    .values(orders.map(toRow))
-    .onConflict((oc) => oc.doNothing())
-    .executeTakeFirst();
-  return Number(r.numInsertedOrUpdatedRows ?? 0);
+  const column = <T>(f: (o: OutboxOrder) => T) => orders.map(f);
+  const r = await sql`
+    insert into orders (id, idempotency_key, product_id, epoch, user_id, quantity, segment,
+                        home_segment, outbox_id, deducted_at)
+    select * from unnest(
+      ${column((o) => o.orderId)}::uuid[], ${column(idempotencyKey)}::text[],
+      ${column((o) => o.productId)}::text[], ${column((o) => o.epoch)}::int[],
+      ${column((o) => o.userId)}::text[], ${column((o) => o.quantity)}::int[],
+      ${column((o) => o.segment)}::int[], ${column((o) => o.homeSegment)}::int[],
+      ${column((o) => o.outboxId)}::text[],
+      ${column((o) => new Date(o.deductedAt).toISOString())}::timestamptz[])
+    on conflict do nothing`.execute(db);
+  return Number(r.numAffectedRows ?? 0);
 }
 
 export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {

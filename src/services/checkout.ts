@@ -4,7 +4,7 @@
  * caller can sell without submitting the order (the outbox would still hold it, and the sweeper
  * would persist it, but only after SWEEP_MIN_AGE_MS).
  */
-import type { Purchase, PurchaseRequest, Sale } from '../inventory/index.js';
+import type { Purchase, PurchaseRequest, Sale, SaleError } from '../inventory/index.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {
@@ -16,6 +16,11 @@ export class Checkout {
     private readonly sale: Sale,
     private readonly orders: OrderSink,
   ) {}
+
+  /** A refusal known without asking Redis (sold out), or undefined: then {@link buy}. */
+  refusalFromMemory(productId: string): SaleError | undefined {
+    return this.sale.refusalFromMemory(productId);
+  }
 
   /**
    * Sells and submits.

@@ -1,0 +1,31 @@
+/** The two ways one attempt asks Redis for a lock: the default mode and the fair mode. */
+import type { Redis } from 'ioredis';
+import type { LockKeys } from '../redis/keys.js';
+import * as protocol from './protocol.js';
+
+/** One attempt: `wait` joins the line when busy; `inLine`: the owner joined it before. */
+export interface AttemptArgs {
+  owner: string;
+  leaseMs: number;
+  wait: boolean;
+  inLine: boolean;
+  handoffMs: number;
+}
+
+/** How one attempt asks Redis for the lock: the default and the fair mode. */
+export interface AcquireStrategy {
+  readonly fair: boolean;
+  attempt(redis: Redis, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
+}
+
+export const defaultAcquire: AcquireStrategy = {
+  fair: false,
+  attempt: (redis, keys, a) =>
+    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine),
+};
+
+export const fairAcquire: AcquireStrategy = {
+  fair: true,
+  attempt: (redis, keys, a) =>
+    protocol.fairAcquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
+};
