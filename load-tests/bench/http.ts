@@ -28,8 +28,9 @@ import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
+import { cpuSeconds, type Tiers } from './cpu.js';
 import { writeReport, type Row } from './http-report.js';
-import { addLoad, load, type Load } from './http-load.js';
+import { addLoad, load, pickDriver, type Load } from './http-load.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
 import { benchStack } from './stack.js';
@@ -186,6 +187,8 @@ async function main() {
   };
   const base = `http://127.0.0.1:${port}`;
   const bareBase = `http://127.0.0.1:${barePort}`;
+  const driver = pickDriver();
+  progress(`load driver: ${driver}`);
   const profDir = values['cpu-prof'];
   const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   const api = child([...profFlags, ...cli('serve')], env, 'API');
@@ -194,6 +197,16 @@ async function main() {
     ? child([join(ROOT, 'load-tests', 'bench', 'bare-express.mjs'), String(barePort)], env, 'bare')
     : undefined;
   const probe = createRedis(stack.redisUrl, { name: 'bench-probe' });
+  const tiers: Tiers = {
+    API: api.pid,
+    worker: worker.pid,
+    Redis: stack.redisPid,
+    PG: stack.postgresPid,
+    loadgen: process.pid,
+    // not reported: kept out of the load generator's children
+    bare: bare?.pid,
+    proxy: proxy?.proc.pid,
+  };
   const results: Row[] = [];
   const checks: string[] = [];
   let violations = 0;
@@ -214,7 +227,10 @@ async function main() {
       if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
       if (s.kind === 'sold-out') {
         progress(`${s.name}: selling out ${SOLD_OUT_STOCK} units first`);
-        await load(base, '/seckill', productId, `${productId}-warm`, { duration: 2, connections });
+        await load(driver, base, '/seckill', productId, `${productId}-warm`, {
+          duration: 2,
+          connections,
+        });
         await new Promise((r) => setTimeout(r, 500)); // sold-out notices reach the API
       }
     }
@@ -229,11 +245,18 @@ async function main() {
         const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
         const productId = productOf(s);
         const before = await redisCommands(probe);
-        const l = await load(target, path, productId, `${productId}-r${round}`, {
+        const cpuBefore = cpuSeconds(tiers);
+        const l = await load(driver, target, path, productId, `${productId}-r${round}`, {
           duration,
           connections,
         });
-        const measured = { ...l, redisCommands: (await redisCommands(probe)) - before };
+        const cpuAfter = cpuSeconds(tiers);
+        const cpu = Object.fromEntries(
+          Object.entries(cpuAfter).map(([t, s]) => [t, s - (cpuBefore[t] ?? s)]),
+        );
+        // the bare Express process stands in for the API in its own scenario
+        if (s.kind === 'bare') cpu.API = cpu.bare ?? 0;
+        const measured = { ...l, redisCommands: (await redisCommands(probe)) - before, cpu };
         const t = totals.get(s.name);
         if (t) addLoad(t, measured);
         else totals.set(s.name, measured);
@@ -252,10 +275,16 @@ async function main() {
         scenario: s.name,
         'req/s': Math.round(l.requests / l.seconds),
         'accepted/s': s.kind === 'sale' ? Math.round(accepted / l.seconds) : 0,
-        p50ms: percentile(l.latencies, 50),
-        p95ms: percentile(l.latencies, 95),
-        p99ms: percentile(l.latencies, 99),
+        p50ms: l.percentiles?.p50 ?? percentile(l.latencies, 50),
+        p95ms: l.percentiles?.p95 ?? percentile(l.latencies, 95),
+        p99ms: l.percentiles?.p99 ?? percentile(l.latencies, 99),
         'redis cmd/req': Math.round((l.redisCommands / Math.max(1, l.requests)) * 100) / 100,
+        ...Object.fromEntries(
+          ['API', 'worker', 'Redis', 'PG', 'loadgen'].map((t) => [
+            `${t} us/req`,
+            l.cpu[t] === undefined ? '-' : Math.round((l.cpu[t] * 1e6) / Math.max(1, l.requests)),
+          ]),
+        ),
         // not "409": integer-like keys would jump to the front of the table
         '409s': l.status['409'] ?? 0,
         '503s': l.status['503'] ?? 0,
@@ -308,6 +337,7 @@ async function main() {
   };
   const figures = {
     bench: 'http',
+    loadDriver: driver,
     machine: machine(),
     durationS: duration,
     rounds,
@@ -319,7 +349,7 @@ async function main() {
     violations,
   };
   const text = [
-    `\nHTTP benchmark: ${connections} connections, ${rounds} interleaved rounds of ${duration} s per scenario, one API process + one worker` +
+    `\nHTTP benchmark: ${driver}, ${connections} connections, ${rounds} interleaved rounds of ${duration} s per scenario, one API process + one worker` +
       (delayMs ? `, Redis behind a +${delayMs} ms/way delay proxy` : '') +
       '\n',
     table(results),

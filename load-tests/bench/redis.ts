@@ -9,7 +9,7 @@ import { startRedisServer } from '../../src/launcher/redis-server.js';
 export async function benchRedis(
   url: string | undefined,
   pathEnv: string,
-): Promise<{ url: string; stop(): Promise<void> }> {
+): Promise<{ url: string; pid?: number; stop(): Promise<void> }> {
   if (url) return { url, stop: async () => {} };
   const bins = ensureBinaries({ need: ['redis'], autoInstall: true, dirs: searchDirs(pathEnv) });
   const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-'));
@@ -21,6 +21,7 @@ export async function benchRedis(
   });
   return {
     url: redis.url,
+    pid: redis.process.pid,
     async stop() {
       await redis.stop();
       rmSync(dir, { recursive: true, force: true });

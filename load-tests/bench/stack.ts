@@ -2,7 +2,7 @@
  * Throwaway servers for a benchmark run: a redis-server (no persistence) and a PostgreSQL cluster
  * (migrated, default durability), each on a free port in a temp folder, or the ones at the given URLs.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/config/index.js';
@@ -17,6 +17,9 @@ import { progress } from './report.js';
 export interface BenchStack {
   redisUrl: string;
   databaseUrl: string;
+  /** pids of the servers this run started (for CPU accounting); absent for given URLs */
+  redisPid?: number | undefined;
+  postgresPid?: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -29,6 +32,7 @@ export async function benchStack(o: {
   const pathEnv = loadConfig(process.env, { AUTH_MODE: 'dev' }).launcher.searchPath;
   const redis = await benchRedis(o.redisUrl, pathEnv);
   let databaseUrl = o.databaseUrl;
+  let postgresPid: number | undefined;
   let stopPg = async () => {};
   if (!databaseUrl) {
     const bins = ensureBinaries({
@@ -37,6 +41,8 @@ export async function benchStack(o: {
       dirs: searchDirs(pathEnv),
     });
     const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-pg-'));
+    // mkdtemp makes it 0700; as root PostgreSQL runs as another user and must reach it
+    chmodSync(dir, 0o755);
     const pg = await startPostgres({
       port: await freePort(),
       dir: join(dir, 'cluster'),
@@ -44,6 +50,7 @@ export async function benchStack(o: {
       // default durability (fsync, synchronous_commit on): what a real deployment pays per commit
     });
     databaseUrl = pg.url;
+    postgresPid = pg.process.pid;
     stopPg = async () => {
       await pg.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -55,6 +62,8 @@ export async function benchStack(o: {
   return {
     redisUrl: redis.url,
     databaseUrl,
+    redisPid: redis.pid,
+    postgresPid,
     async stop() {
       await stopPg();
       await redis.stop();
