@@ -24,7 +24,7 @@ import { createRedis } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { PubSub } from '../../src/redis/pubsub.js';
 import { benchRedis } from './redis.js';
-import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
+import { machine, percentile, pickScenarios, progress, ratio, saveRun, table } from './report.js';
 
 interface Scenario {
   name: string;
@@ -179,6 +179,8 @@ async function main() {
       contenders: { type: 'string', default: '50' },
       processes: { type: 'string', default: '5' },
       pipelining: { type: 'boolean', default: false },
+      'no-write': { type: 'boolean', default: false },
+      'update-report': { type: 'boolean', default: false },
       duration: { type: 'string', default: '3000' },
       'redis-url': { type: 'string' },
       only: { type: 'string' },
@@ -243,23 +245,34 @@ async function main() {
     defaultMaxOverMin: '<= 10',
     withLockVsAcquire: '>= 0.9',
   };
-  process.stdout.write(
-    `\nLock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario` +
-      `${values.pipelining ? ', auto-pipelining on' : ''}\n\n`,
-  );
-  process.stdout.write(`${table(results)}\n\n`);
-  process.stdout.write(
-    `${table(
+  const json = JSON.stringify({
+    bench: 'lock',
+    contenders,
+    processes: Number(values.processes),
+    durationMs,
+    pipelining: values.pipelining,
+    machine: machine(),
+    results,
+    ratios,
+  });
+  const text = [
+    `Lock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario` +
+      `${values.pipelining ? ', auto-pipelining on' : ''}`,
+    '',
+    table(results),
+    '',
+    table(
       Object.entries(ratios).map(([name, value]) => ({
         ratio: name,
         value,
         target: targets[name as keyof typeof ratios],
       })),
-    )}\n\n`,
-  );
-  process.stdout.write(
-    `${JSON.stringify({ bench: 'lock', contenders, processes: Number(values.processes), durationMs, pipelining: values.pipelining, machine: machine(), results, ratios })}\n`,
-  );
+    ),
+    '',
+    json,
+  ].join('\n');
+  process.stdout.write(`\n${text}\n`);
+  if (!values['no-write']) saveRun('lock', text, values['update-report']);
 }
 
 main().catch((err: unknown) => {

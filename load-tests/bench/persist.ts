@@ -28,7 +28,7 @@ import {
 } from '../../src/orders/index.js';
 import { createRedis } from '../../src/redis/connection.js';
 import type { Checkout } from '../../src/services/index.js';
-import { machine, progress, ratio, table } from './report.js';
+import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
 
 const SEGMENTS = 16;
@@ -150,6 +150,8 @@ async function main() {
       'single-concurrency': { type: 'string', default: '50' },
       'redis-url': { type: 'string' },
       'database-url': { type: 'string' },
+      'no-write': { type: 'boolean', default: false },
+      'update-report': { type: 'boolean', default: false },
     },
   });
   const n = Number(values.orders);
@@ -200,14 +202,18 @@ async function main() {
       ratios: { batchedVsOneRowPerJob: ratio(batch.ordersPerSec, single.ordersPerSec) },
       sellout: lag,
     };
-    process.stdout.write(
-      `\nPersistence benchmark: outbox -> BullMQ -> PostgreSQL\n\n${table(results)}\n\n`,
-    );
-    process.stdout.write(`batched / one row per job: ${figures.ratios.batchedVsOneRowPerJob}x\n`);
-    process.stdout.write(
-      `sellout of ${sellout} units: sold in ${lag.saleSeconds} s; last row persisted ${lag.lagMs} ms after the last sale\n\n`,
-    );
-    process.stdout.write(`${JSON.stringify(figures)}\n`);
+    const text = [
+      'Persistence benchmark: outbox -> BullMQ -> PostgreSQL',
+      '',
+      table(results),
+      '',
+      `batched / one row per job: ${figures.ratios.batchedVsOneRowPerJob}x`,
+      `sellout of ${sellout} units: sold in ${lag.saleSeconds} s; last row persisted ${lag.lagMs} ms after the last sale`,
+      '',
+      JSON.stringify(figures),
+    ].join('\n');
+    process.stdout.write(`\n${text}\n`);
+    if (!values['no-write']) saveRun('persist', text, values['update-report']);
   } finally {
     await rt.lifecycle.close();
     await stack.stop();

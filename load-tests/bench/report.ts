@@ -2,7 +2,28 @@
  * Benchmark output: a readable table, then exactly one JSON line with the figures, so runs can be
  * compared by tools. Also percentiles and a description of the machine.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const RESULTS = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
+
+/**
+ * Keeps a run's printed text: as `results/<name>.md` (the committed report) when `update`, else
+ * under `results/raw/<run>/` (git-ignored), so a routine run does not overwrite the report.
+ * @returns the file written.
+ */
+export function saveRun(name: string, text: string, update: boolean): string {
+  const file = update
+    ? join(RESULTS, `${name}.md`)
+    : join(RESULTS, 'raw', Date.now().toString(36), `${name}.md`);
+  mkdirSync(dirname(file), { recursive: true });
+  const when = new Date().toISOString().slice(0, 10);
+  writeFileSync(file, `# ${name}\n\nRun on ${when}.\n\n\`\`\`\n${text.trim()}\n\`\`\`\n`);
+  progress(`written to ${file}`);
+  return file;
+}
 
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return 0;

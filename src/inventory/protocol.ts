@@ -110,15 +110,6 @@ export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promi
   return decodeDeduct(await scripts.deduct.run<Raw>(redis, deductKeys(k), deductArgs(a)));
 }
 
-/** Queues a deduct on a pipeline (scripts registered on its connection); decode with {@link decodeDeduct}. */
-export function queueDeduct(
-  pipeline: ChainableCommander,
-  k: SegmentKeys,
-  a: DeductArgs,
-): ChainableCommander {
-  return scripts.deduct.queue(pipeline, deductKeys(k), deductArgs(a));
-}
-
 export type SettleReply = { code: 'settled'; units: number } | { code: 'no-claim' };
 
 export async function claimSettle(

@@ -14,9 +14,7 @@ import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
 import {
   claimSettle,
-  decodeDeduct,
   deduct,
-  queueDeduct,
   SegmentKeyCache,
   type DeductArgs,
   type DeductReply,
@@ -268,16 +266,14 @@ export class Sale {
    */
   private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
     const keys = this.segment({ id: args.productId }, args.segment);
-    const { replies, released } = await held.releaseAfter((p) =>
-      queueDeduct(p, keys, { ...args, fence: held.fence }),
+    const { result, released } = await held.releaseAfter(() =>
+      deduct(this.o.redis, keys, { ...args, fence: held.fence }),
     );
     // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
     if (released === 'not-held') {
       this.o.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
     }
-    const [err, raw] = replies[0] ?? [new Error('no deduct reply'), null];
-    if (err) throw err;
-    return decodeDeduct(raw as Parameters<typeof decodeDeduct>[0]);
+    return result;
   }
 
   private segment(view: { id: string }, seg: number): SegmentKeys {

@@ -5,8 +5,7 @@
  * check, and the lease guard of each hold. The context API (DistributedLock) and the hot-path
  * handle (LockClient.acquire) only choose the owner id.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
-import { registerScripts } from '../redis/scripts.js';
+import type { Redis } from 'ioredis';
 import type { LockKeys } from '../redis/keys.js';
 import { LockNotHeldError } from './errors.js';
 import { LeaseGuard } from './lease.js';
@@ -227,31 +226,22 @@ export class BaseLock {
   }
 
   /**
-   * Runs the commands `queue` puts on a pipeline, then the release of `owner`'s hold, in one
-   * round trip: the commands run while the lock is still held, and the release costs no extra
-   * wait. A lease that ran out meanwhile is reported ('not-held'), not thrown: the queued
-   * commands' replies (fenced writes, say) still stand.
-   * @throws when the round trip fails (their outcome is unknown).
+   * Sends the command `before` issues, then the release of `owner`'s hold, back to back on the
+   * command connection: one write (the connection coalesces a tick's commands), one round trip.
+   * The command runs while the lock is still held, and the release costs no extra wait. A lease
+   * that ran out meanwhile is reported ('not-held'), not thrown: the command's result (a fenced
+   * write, say) still stands.
+   * @param before - must send its command synchronously (a script call does).
+   * @throws the command's error, or the release's when the round trip failed.
    */
-  async releaseAfter(
+  async releaseAfter<T>(
     owner: string,
-    queue: (pipeline: ChainableCommander) => void,
-  ): Promise<{ replies: Array<[Error | null, unknown]>; released: protocol.ReleaseReply['code'] }> {
-    const { redis, processId, settings, notices } = this.rt;
-    let replies: Array<[Error | null, unknown]> = [];
-    const released = await this.settleRelease(owner, async () => {
-      registerScripts(redis);
-      const pipeline = redis.pipeline();
-      queue(pipeline);
-      protocol.queueRelease(pipeline, this.keys, owner, processId, settings.handoffMs);
-      replies = ((await pipeline.exec()) ?? []) as Array<[Error | null, unknown]>;
-      const [err, raw] = replies.pop() ?? [new Error('empty pipeline reply'), null];
-      if (err) throw err;
-      const r = protocol.releaseReply(raw as [number, (number | string)?]);
-      if (r.code === 'released' && r.woken) notices.wakeLocal(this.keys.channel, r.woken);
-      return r;
-    });
-    return { replies, released };
+    before: () => Promise<T>,
+  ): Promise<{ result: T; released: protocol.ReleaseReply['code'] }> {
+    const sent = before();
+    sent.catch(() => {}); // awaited below; an early rejection must not go unhandled
+    const released = await this.settleRelease(owner, () => this.releaseInRedis(owner));
+    return { result: await sent, released };
   }
 
   /** Ends (or keeps) the local hold after a release call, whatever it answered. */

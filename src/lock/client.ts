@@ -12,7 +12,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Keys, LockKeys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
 import {
@@ -57,12 +57,13 @@ export interface HeldLock extends Lease {
   /** @throws LockNotHeldError when the lease ran out or another owner took the lock. */
   release(): Promise<void>;
   /**
-   * Runs the commands `queue` puts on a pipeline while the lock is held, then releases it, in
-   * one round trip. `released` is 'not-held' when the lease ran out meanwhile.
-   * @throws when the round trip fails.
+   * Sends the command `before` issues while the lock is held, then the release, in one round
+   * trip. `released` is 'not-held' when the lease ran out meanwhile.
+   * @param before - must send its command synchronously (a script call does).
+   * @throws the command's error, or the release's when the round trip failed.
    */
-  releaseAfter(queue: (pipeline: ChainableCommander) => void): Promise<{
-    replies: Array<[Error | null, unknown]>;
+  releaseAfter<T>(before: () => Promise<T>): Promise<{
+    result: T;
     released: 'released' | 'still-held' | 'not-held';
   }>;
 }
@@ -163,8 +164,7 @@ export class LockClient {
     };
     return Object.assign(leaseOf(guard, 1), {
       release: () => once(() => lock.releaseAs(owner).then(() => undefined)),
-      releaseAfter: (queue: (pipeline: ChainableCommander) => void) =>
-        once(() => lock.releaseAfter(owner, queue)),
+      releaseAfter: <T>(before: () => Promise<T>) => once(() => lock.releaseAfter(owner, before)),
     });
   }
 

@@ -3,7 +3,7 @@
  * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
  * protocol; this module only chooses keys and arguments.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { LockKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { DEFAULT_LOCK_SETTINGS } from './settings.js';
@@ -98,7 +98,7 @@ export function fairAcquire(
     .then(acquireReply);
 }
 
-export function releaseReply(r: [number, (number | string)?]): ReleaseReply {
+function releaseReply(r: [number, (number | string)?]): ReleaseReply {
   switch (scripts.release.replyName(r[0])) {
     case 'stillHeld':
       return { code: 'still-held', count: Number(r[1]) };
@@ -119,20 +119,6 @@ export function release(
   return scripts.release
     .run<[number, (number | string)?]>(redis, keyList(k, 'notice'), [owner, processId, handoffMs])
     .then(releaseReply);
-}
-
-/**
- * Queues a release on a pipeline (scripts registered on its connection first); decode its reply
- * with {@link releaseReply}. Commands queued before it run while the lock is still held.
- */
-export function queueRelease(
-  pipeline: ChainableCommander,
-  k: LockKeys,
-  owner: string,
-  processId: string,
-  handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
-): ChainableCommander {
-  return scripts.release.queue(pipeline, keyList(k, 'notice'), [owner, processId, handoffMs]);
 }
 
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
