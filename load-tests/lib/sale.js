@@ -191,6 +191,12 @@ export function summary(data, name, extraLines = []) {
       ? `purchase latency ms: p50 ${d.med.toFixed(2)}  p95 ${d['p(95)'].toFixed(2)}  p99 ${(d['p(99)'] || 0).toFixed(2)}`
       : '',
     ...extraLines,
+    'thresholds:',
+    ...Object.entries(m).flatMap(([metric, v]) =>
+      Object.entries(/** @type {Record<string, { ok: boolean }>} */ (v.thresholds || {})).map(
+        ([t, r]) => `  ${r.ok ? 'ok    ' : 'FAILED'} ${metric}: ${t}`,
+      ),
+    ),
   ];
   return {
     stdout: `${lines.filter(Boolean).join('\n')}\n`,
