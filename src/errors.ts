@@ -41,15 +41,15 @@ export class ProblemError extends QuietError {
   readonly headers: Record<string, string>;
   readonly extensions: Record<string, unknown>;
 
-  constructor(o: ProblemOptions) {
-    super(o.detail ?? o.title, { cause: o.cause });
+  constructor(init: ProblemOptions) {
+    super(init.detail ?? init.title, { cause: init.cause });
     this.name = 'ProblemError';
-    this.status = o.status;
-    this.code = o.code;
-    this.title = o.title;
-    this.detail = o.detail;
-    this.headers = o.headers ?? {};
-    this.extensions = o.extensions ?? {};
+    this.status = init.status;
+    this.code = init.code;
+    this.title = init.title;
+    this.detail = init.detail;
+    this.headers = init.headers ?? {};
+    this.extensions = init.extensions ?? {};
   }
 }
 

@@ -168,9 +168,9 @@ export class ConfigError extends Error {
   }
 }
 
-function deepFreeze<T>(o: T): T {
-  for (const v of Object.values(o as object)) if (v && typeof v === 'object') deepFreeze(v);
-  return Object.freeze(o);
+function deepFreeze<T>(value: T): T {
+  for (const v of Object.values(value as object)) if (v && typeof v === 'object') deepFreeze(v);
+  return Object.freeze(value);
 }
 
 /**

@@ -34,15 +34,15 @@ export function adminGuard(auth: Config['auth']): RequestHandler {
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
 
-export function mountAdmin(router: IRouter, d: AdminRoutes): void {
-  router.use('/admin', adminGuard(d.auth));
+export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
+  router.use('/admin', adminGuard(deps.auth));
 
   router.put('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const body = parseOr400(seedRequest, req.body, 'seed');
     const { force } = parseOr400(forceQuery, req.query, 'query');
     try {
-      const r = await d.products.seed(productId, seedSpecOf(body), { force: force === 'true' });
+      const r = await deps.products.seed(productId, seedSpecOf(body), { force: force === 'true' });
       res.status(r.epoch === 1 ? 201 : 200).json(r);
     } catch (err) {
       throw err instanceof SaleError ? saleProblem(err) : err;
@@ -51,22 +51,22 @@ export function mountAdmin(router: IRouter, d: AdminRoutes): void {
 
   router.get('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
-    const view = await d.products.adminView(productId);
+    const view = await deps.products.adminView(productId);
     if (!view) throw saleProblem(unknownProduct(productId));
     res.json({ ...view, startsAt: iso(view.startsAt), endsAt: iso(view.endsAt) });
   });
 
   router.post('/admin/products/:id/reconcile', async (req, res) => {
     const productId = productIdParam(req.params.id);
-    const report = await d.products.reconcile(productId);
+    const report = await deps.products.reconcile(productId);
     if (!report) throw saleProblem(unknownProduct(productId));
     res.json(report);
   });
 
-  if (d.queues?.length) {
+  if (deps.queues?.length) {
     const board = new ExpressAdapter();
     board.setBasePath('/admin/queues');
-    createBullBoard({ queues: d.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
+    createBullBoard({ queues: deps.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
     router.use('/admin/queues', board.getRouter());
   }
 }

@@ -27,20 +27,20 @@ export interface App {
   close(): void;
 }
 
-export function buildApp(s: AppParts): App {
+export function buildApp(parts: AppParts): App {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
 
-  const access = accessLog(s.logger, s.http.accessLogIntervalMs ?? 10_000);
-  app.use(requestContext({ logger: s.logger, metrics: httpMetrics(s.registry), access }));
-  mountHealth(app, s.readiness);
+  const access = accessLog(parts.logger, parts.http.accessLogIntervalMs ?? 10_000);
+  app.use(requestContext({ logger: parts.logger, metrics: httpMetrics(parts.registry), access }));
+  mountHealth(app, parts.readiness);
   app.get('/metrics', async (_req, res) => {
-    res.type(s.registry.contentType).send(await s.registry.metrics());
+    res.type(parts.registry.contentType).send(await parts.registry.metrics());
   });
-  app.use(jsonBody(s.http.bodyLimitBytes));
-  for (const mount of s.routes ?? []) mount(app);
+  app.use(jsonBody(parts.http.bodyLimitBytes));
+  for (const mount of parts.routes ?? []) mount(app);
   app.use(notFound);
-  app.use(errorHandler(s.logger));
+  app.use(errorHandler(parts.logger));
   return { express: app, close: () => access.close() };
 }

@@ -23,13 +23,13 @@ export interface OrderRoutes {
   orders: OrderLookup;
 }
 
-export function mountOrders(router: IRouter, d: OrderRoutes): void {
+export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
-    const admin = isAdmin(req, d.auth.adminToken);
-    const reader = admin ? { admin: true as const } : { userId: shopperId(req, d.auth) };
+    const admin = isAdmin(req, deps.auth.adminToken);
+    const reader = admin ? { admin: true as const } : { userId: shopperId(req, deps.auth) };
     if (!UUID.test(id)) throw notFound(id);
-    const order = await d.orders.find(id, reader);
+    const order = await deps.orders.find(id, reader);
     if (!order) throw notFound(id);
     res.json(order);
   });

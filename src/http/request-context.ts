@@ -76,7 +76,7 @@ export function accessLog(logger: Logger, intervalMs: number): AccessLog {
   };
 }
 
-export function requestContext(o: {
+export function requestContext(opts: {
   logger: Logger;
   metrics: HttpMetrics;
   access: AccessLog;
@@ -91,11 +91,11 @@ export function requestContext(o: {
       const ms = performance.now() - start;
       const route = routeOf(req);
       const status = res.statusCode;
-      o.metrics.observe(req.method, route, status, ms / 1000);
+      opts.metrics.observe(req.method, route, status, ms / 1000);
       if (QUIET_PATHS.has(req.path)) return;
-      o.access.record(route, status, ms);
-      if (status >= 400 && status < 500 && o.logger.isLevelEnabled('debug')) {
-        o.logger.debug(
+      opts.access.record(route, status, ms);
+      if (status >= 400 && status < 500 && opts.logger.isLevelEnabled('debug')) {
+        opts.logger.debug(
           { requestId: id, method: req.method, url: req.originalUrl, status, ms },
           'request refused',
         );

@@ -72,10 +72,10 @@ export interface ShopRoutes {
 }
 
 /** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
-export function mountShop(router: IRouter, d: ShopRoutes): void {
+export function mountShop(router: IRouter, deps: ShopRoutes): void {
   function buyer(req: Request, body: z.output<typeof purchaseBody>): string {
     if (body.userId !== undefined) {
-      if (d.auth.mode !== 'dev') {
+      if (deps.auth.mode !== 'dev') {
         throw new ProblemError({
           status: 400,
           code: 'invalid-request',
@@ -85,7 +85,7 @@ export function mountShop(router: IRouter, d: ShopRoutes): void {
       }
       if (req.headers['x-user-id'] === undefined) return body.userId;
     }
-    return shopperId(req, d.auth);
+    return shopperId(req, deps.auth);
   }
 
   const refusal = (req: Request, err: SaleError): StoredResponse => {
@@ -100,7 +100,7 @@ export function mountShop(router: IRouter, d: ShopRoutes): void {
 
   async function answer(req: Request, userId: string, body: z.output<typeof purchaseBody>) {
     try {
-      const p = await d.checkout.buy({
+      const p = await deps.checkout.buy({
         productId: body.productId,
         userId,
         quantity: body.quantity ?? 1,
@@ -150,12 +150,12 @@ export function mountShop(router: IRouter, d: ShopRoutes): void {
     if (key === undefined) {
       // Sold out is known in memory: no Redis command, no promise. (With a key, the stored
       // answer comes first: the buyer of the last unit retrying must get their 202 back.)
-      const early = d.checkout.refusalFromMemory(body.productId);
+      const early = deps.checkout.refusalFromMemory(body.productId);
       return send(res, early ? refusal(req, early) : await answer(req, userId, body));
     }
 
     const fp = IdempotencyStore.fingerprint(body);
-    const begun = await d.idempotency.begin(userId, key, fp);
+    const begun = await deps.idempotency.begin(userId, key, fp);
     switch (begun.kind) {
       case 'replay':
         res.setHeader('Idempotent-Replayed', 'true');
@@ -180,14 +180,14 @@ export function mountShop(router: IRouter, d: ShopRoutes): void {
     try {
       r = await answer(req, userId, body);
     } catch (err) {
-      await d.idempotency.finish(begun.key, fp, { status: 500, contentType: '', body: '' });
+      await deps.idempotency.finish(begun.key, fp, { status: 500, contentType: '', body: '' });
       throw err;
     }
-    await d.idempotency.finish(begun.key, fp, r);
+    await deps.idempotency.finish(begun.key, fp, r);
     send(res, r);
   });
 
-  if (d.benchRoutes) {
+  if (deps.benchRoutes) {
     // The benchmark ceiling: everything POST /seckill does in Express, minus Redis.
     router.post('/bench/noop', (req, res) => {
       const { body } = parsePurchase(req);
@@ -208,7 +208,7 @@ export function mountShop(router: IRouter, d: ShopRoutes): void {
 
   router.get('/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
-    const s = await d.products.state(productId);
+    const s = await deps.products.state(productId);
     if (!s) throw saleProblem(unknownProduct(productId));
     res.json({
       productId,

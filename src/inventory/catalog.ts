@@ -42,10 +42,15 @@ export class Catalog {
   private readonly loading = new Map<string, Promise<ProductView | null>>();
 
   constructor(
-    private readonly o: { redis: Redis; pubsub: PubSub; keys: Keys; logger?: Logger | undefined },
+    private readonly opts: {
+      redis: Redis;
+      pubsub: PubSub;
+      keys: Keys;
+      logger?: Logger | undefined;
+    },
   ) {
     // Notices published while the subscriber was away are lost: start again from Redis.
-    o.pubsub.onReconnect(() => this.clear());
+    opts.pubsub.onReconnect(() => this.clear());
   }
 
   /** The product's view when this process holds it (no Redis command), else undefined. */
@@ -66,19 +71,19 @@ export class Catalog {
   }
 
   private async load(productId: string): Promise<ProductView | null> {
-    const k = this.o.keys.product(productId);
+    const k = this.opts.keys.product(productId);
     let entry = this.entries.get(productId);
     // Unknown ids (typos, or a flood of made-up ones) must not cost a subscription each.
-    if (!entry && (await this.o.redis.exists(k.meta)) === 0) return null;
+    if (!entry && (await this.opts.redis.exists(k.meta)) === 0) return null;
     if (!entry) {
       // Subscribe before reading, so no notice between the read and the subscription is missed.
       const e: Entry = { view: null, unsubscribe: () => {} };
-      e.unsubscribe = await this.o.pubsub.subscribe(k.events, (m) => this.onEvent(productId, m));
+      e.unsubscribe = await this.opts.pubsub.subscribe(k.events, (m) => this.onEvent(productId, m));
       if (this.entries.size >= MAX_PRODUCTS) this.evictOldest();
       this.entries.set(productId, e);
       entry = e;
     }
-    const meta = decodeMeta(await this.o.redis.hgetall(k.meta));
+    const meta = decodeMeta(await this.opts.redis.hgetall(k.meta));
     if (!meta) {
       entry.unsubscribe();
       this.entries.delete(productId);
@@ -140,20 +145,21 @@ export class Catalog {
   private addEmpty(view: ProductView, segment: number, announce: boolean): void {
     if (view.empty.has(segment) || !(segment >= 0 && segment < view.segments)) return;
     view.empty.add(segment);
-    const k = this.o.keys.product(view.id);
-    const fail = (err: unknown) => this.o.logger?.warn({ err, product: view.id }, 'notice failed');
+    const k = this.opts.keys.product(view.id);
+    const fail = (err: unknown) =>
+      this.opts.logger?.warn({ err, product: view.id }, 'notice failed');
     if (announce) {
-      this.o.redis
+      this.opts.redis
         .spublish(k.events, encodeEvent({ kind: 'empty', epoch: view.epoch, segment }))
         .catch(fail);
     }
     if (view.empty.size < view.segments || view.soldOut) return;
     view.soldOut = true;
     // Whoever completes the set records it (idempotent), so a process loading later starts sold out.
-    markSoldOut(this.o.redis, k, view.epoch)
+    markSoldOut(this.opts.redis, k, view.epoch)
       .then((recorded) =>
         recorded
-          ? this.o.redis.spublish(k.events, encodeEvent({ kind: 'soldout', epoch: view.epoch }))
+          ? this.opts.redis.spublish(k.events, encodeEvent({ kind: 'soldout', epoch: view.epoch }))
           : undefined,
       )
       .catch(fail);
@@ -162,8 +168,8 @@ export class Catalog {
   /** Tells every process a product was reseeded (the seeding process included). */
   async announceReseed(productId: string, epoch: number): Promise<void> {
     this.forget(productId);
-    await this.o.redis.spublish(
-      this.o.keys.product(productId).events,
+    await this.opts.redis.spublish(
+      this.opts.keys.product(productId).events,
       encodeEvent({ kind: 'reseed', epoch }),
     );
   }

@@ -23,12 +23,12 @@ export class SaleError extends QuietError {
   /** ms since the epoch (not-started: startsAt; ended: endsAt). */
   readonly at: number | undefined;
 
-  constructor(o: { code: SaleErrorCode; message: string; orderId?: string; at?: number }) {
-    super(o.message);
+  constructor(init: { code: SaleErrorCode; message: string; orderId?: string; at?: number }) {
+    super(init.message);
     this.name = 'SaleError';
-    this.code = o.code;
-    this.orderId = o.orderId;
-    this.at = o.at;
+    this.code = init.code;
+    this.orderId = init.orderId;
+    this.at = init.at;
   }
 }
 

@@ -73,29 +73,29 @@ export function promSaleMetrics(registry: Registry): SaleMetrics {
   };
 }
 
-export function createInventory(o: InventoryOptions): Inventory {
-  const { waitMs, leaseMs, ...lockSettings } = o.lock;
-  const pubsub = new PubSub(o.subscriber);
+export function createInventory(opts: InventoryOptions): Inventory {
+  const { waitMs, leaseMs, ...lockSettings } = opts.lock;
+  const pubsub = new PubSub(opts.subscriber);
   const locks = new LockClient({
-    redis: o.redis,
+    redis: opts.redis,
     pubsub,
-    keys: o.keys,
+    keys: opts.keys,
     ...lockSettings,
-    ...(o.registry && { metrics: promLockMetrics(o.registry) }),
+    ...(opts.registry && { metrics: promLockMetrics(opts.registry) }),
   });
-  const catalog = new Catalog({ redis: o.redis, pubsub, keys: o.keys, logger: o.logger });
+  const catalog = new Catalog({ redis: opts.redis, pubsub, keys: opts.keys, logger: opts.logger });
   const sale = new Sale({
-    redis: o.redis,
-    keys: o.keys,
+    redis: opts.redis,
+    keys: opts.keys,
     catalog,
     locks,
     lockWaitMs: waitMs,
     lockLeaseMs: leaseMs,
-    logger: o.logger,
-    metrics: o.registry && promSaleMetrics(o.registry),
+    logger: opts.logger,
+    metrics: opts.registry && promSaleMetrics(opts.registry),
   });
   return {
-    keys: o.keys,
+    keys: opts.keys,
     pubsub,
     locks,
     catalog,

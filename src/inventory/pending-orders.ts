@@ -18,17 +18,17 @@ export interface PendingOrderRef {
 
 /** The product whose marker (or open claim) of `userId` lists `orderId`, if any. */
 export async function findPendingOrder(
-  d: { redis: Redis; keys: Keys },
+  deps: { redis: Redis; keys: Keys },
   userId: string,
   orderId: string,
 ): Promise<PendingOrderRef | undefined> {
-  for (const productId of await d.redis.smembers(d.keys.products())) {
-    const meta = decodeMeta(await d.redis.hgetall(d.keys.product(productId).meta));
+  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+    const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
     if (!meta) continue;
-    const k = d.keys.segment(productId, homeSegment(userId, meta.segments));
+    const k = deps.keys.segment(productId, homeSegment(userId, meta.segments));
     const [marker, claim] = await Promise.all([
-      d.redis.hget(k.buyers, userId),
-      d.redis.hget(k.claims, userId),
+      deps.redis.hget(k.buyers, userId),
+      deps.redis.hget(k.claims, userId),
     ]);
     if (decodeMarker(marker)?.orderIds.includes(orderId)) {
       return { productId, userId, claimOnly: false };

@@ -40,8 +40,8 @@ export interface StoreDeps {
 }
 
 /** The product's meta; null when it was never seeded. */
-export async function readMeta(d: StoreDeps, productId: string): Promise<ProductMeta | null> {
-  return decodeMeta(await d.redis.hgetall(d.keys.product(productId).meta));
+export async function readMeta(deps: StoreDeps, productId: string): Promise<ProductMeta | null> {
+  return decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
 }
 
 function statusAt(now: number, meta: ProductMeta, remaining: number): ProductStatus {
@@ -52,15 +52,15 @@ function statusAt(now: number, meta: ProductMeta, remaining: number): ProductSta
 
 /** Reads a product's meta and every segment (one pipeline); null when never seeded. */
 export async function readProductState(
-  d: StoreDeps,
+  deps: StoreDeps,
   productId: string,
 ): Promise<ProductState | null> {
-  const meta = await readMeta(d, productId);
+  const meta = await readMeta(deps, productId);
   if (!meta) return null;
   const n = meta.segments;
-  const pipeline = d.redis.pipeline();
+  const pipeline = deps.redis.pipeline();
   for (let i = 0; i < n; i++) {
-    const k = d.keys.segment(productId, i);
+    const k = deps.keys.segment(productId, i);
     pipeline.hmget(k.state, ...SEGMENT_STATE_FIELDS).xlen(k.outbox);
   }
   pipeline.time();

@@ -61,8 +61,8 @@ const MAX_BUSY_PROBES = 3;
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
 
-  constructor(private readonly o: SaleOptions) {
-    this.segmentKeys = new SegmentKeyCache(o.keys);
+  constructor(private readonly opts: SaleOptions) {
+    this.segmentKeys = new SegmentKeyCache(opts.keys);
   }
 
   /**
@@ -71,20 +71,20 @@ export class Sale {
    */
   async purchase(req: PurchaseRequest): Promise<Purchase> {
     for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
-      const got = this.o.catalog.get(req.productId);
+      const got = this.opts.catalog.get(req.productId);
       const view = got instanceof Promise ? await got : got;
       if (!view) throw this.refuse(null, 'unknown-product', `no product "${req.productId}"`);
       if (view.soldOut) throw this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
       try {
         const p = await this.attempt(view, req);
-        this.o.metrics?.result('accepted', view.strategy);
+        this.opts.metrics?.result('accepted', view.strategy);
         return p;
       } catch (err) {
         if (!(err instanceof StaleEpoch)) {
-          if (err instanceof SaleError) this.o.metrics?.result(err.code, view.strategy);
+          if (err instanceof SaleError) this.opts.metrics?.result(err.code, view.strategy);
           throw err;
         }
-        this.o.catalog.forget(view.id);
+        this.opts.catalog.forget(view.id);
       }
     }
     throw new SaleError({
@@ -99,13 +99,13 @@ export class Sale {
    * after-sellout flood is answered without a promise or a Redis command.
    */
   refusalFromMemory(productId: string): SaleError | undefined {
-    const view = this.o.catalog.known(productId);
+    const view = this.opts.catalog.known(productId);
     if (view?.soldOut) return this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
     return undefined;
   }
 
   private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {
-    this.o.metrics?.result(code, view?.strategy ?? 'none');
+    this.opts.metrics?.result(code, view?.strategy ?? 'none');
     return new SaleError({ code, message });
   }
 
@@ -128,28 +128,28 @@ export class Sale {
     let r: DeductReply;
     let homeBusy = false;
     if (locked && args.mode === 'home') {
-      const held = await this.lockSegment(view, home, this.o.lockWaitMs);
+      const held = await this.lockSegment(view, home, this.opts.lockWaitMs);
       if (held) {
         r = await this.deductHolding(held, args);
       } else if (view.segments === 1) {
         throw new SaleError({
           code: 'lock-timeout',
-          message: `the lock was busy for ${this.o.lockWaitMs} ms`,
+          message: `the lock was busy for ${this.opts.lockWaitMs} ms`,
         });
       } else {
         args.mode = 'claim';
         homeBusy = true;
-        r = await deduct(this.o.redis, this.segment(view, home), args);
+        r = await deduct(this.opts.redis, this.segment(view, home), args);
       }
     } else {
-      r = await deduct(this.o.redis, this.segment(view, home), args);
+      r = await deduct(this.opts.redis, this.segment(view, home), args);
     }
     if (r.code === 'ok') {
-      if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
+      if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
       return this.purchaseOf(args, home, r.outboxId);
     }
     if (r.code !== 'spill') throw refusalOf(view, r);
-    if (r.remaining === 0) this.o.catalog.noteEmpty(view, home);
+    if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
     return this.spill(view, args, home, locked, homeBusy);
   }
 
@@ -167,12 +167,12 @@ export class Sale {
   ): Promise<Purchase> {
     const homeKeys = this.segment(view, home);
     const settle = (outcome: 'finalise' | 'release') =>
-      claimSettle(this.o.redis, homeKeys, args.userId, args.orderId, outcome);
+      claimSettle(this.opts.redis, homeKeys, args.userId, args.orderId, outcome);
     let candidates = spillOrder(view.segments, home, view.empty);
     /** segments (besides home) known empty or found lacking the units */
     let lacking = view.segments - 1 - candidates.length;
     // Lock strategies: first a pass that skips busy locks, then a wait for one of them.
-    const waits = locked ? [0, this.o.lockWaitMs] : [0];
+    const waits = locked ? [0, this.opts.lockWaitMs] : [0];
     try {
       for (const waitMs of waits) {
         const busy: number[] = [];
@@ -189,20 +189,23 @@ export class Sale {
             }
             r = await this.deductHolding(held, spillArgs);
           } else {
-            r = await deduct(this.o.redis, this.segment(view, seg), spillArgs);
+            r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
           }
           if (r.code === 'ok') {
-            if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
+            if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
             // Sold: whatever happens now, the claim must never be released. If finalising
             // fails, the claim stays and the sweeper finalises it from the outbox.
             await settle('finalise').then(
               (settled) => {
                 if (settled.code === 'no-claim') {
-                  this.o.logger?.warn({ orderId: args.orderId }, 'spill claim settled by another');
+                  this.opts.logger?.warn(
+                    { orderId: args.orderId },
+                    'spill claim settled by another',
+                  );
                 }
               },
               (err: unknown) =>
-                this.o.logger?.warn(
+                this.opts.logger?.warn(
                   { err, orderId: args.orderId },
                   'finalising a spill claim failed; the sweeper will',
                 ),
@@ -210,7 +213,7 @@ export class Sale {
             return this.purchaseOf(spillArgs, seg, r.outboxId);
           }
           if (r.code === 'empty') {
-            if (r.remaining === 0) this.o.catalog.noteEmpty(view, seg);
+            if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
             lacking++;
             continue;
           }
@@ -229,7 +232,7 @@ export class Sale {
       // of a deduct that ran: leave the claim to the sweeper, which settles it from the outbox.
       if (err instanceof SaleError || err instanceof StaleEpoch) await settle('release');
       else
-        this.o.logger?.warn(
+        this.opts.logger?.warn(
           { err, orderId: args.orderId },
           'spill interrupted; claim left to the sweeper',
         );
@@ -248,15 +251,15 @@ export class Sale {
     // Some segment was busy (or home only busy): its units are still there for a retry.
     throw new SaleError({
       code: 'lock-timeout',
-      message: `segment locks stayed busy for ${this.o.lockWaitMs} ms`,
+      message: `segment locks stayed busy for ${this.opts.lockWaitMs} ms`,
     });
   }
 
   /** Takes a segment's lock within `waitMs` (this process's requests queue in its latch). */
   private lockSegment(view: ProductView, seg: number, waitMs: number): Promise<HeldLock | null> {
-    return this.o.locks.acquire(this.o.keys.segmentLockName(view.id, seg), {
+    return this.opts.locks.acquire(this.opts.keys.segmentLockName(view.id, seg), {
       waitMs,
-      leaseMs: this.o.lockLeaseMs,
+      leaseMs: this.opts.lockLeaseMs,
     });
   }
 
@@ -267,11 +270,11 @@ export class Sale {
   private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
     const keys = this.segment({ id: args.productId }, args.segment);
     const { result, released } = await held.releaseAfter(() =>
-      deduct(this.o.redis, keys, { ...args, fence: held.fence }),
+      deduct(this.opts.redis, keys, { ...args, fence: held.fence }),
     );
     // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
     if (released === 'not-held') {
-      this.o.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
+      this.opts.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
     }
     return result;
   }

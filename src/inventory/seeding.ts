@@ -45,7 +45,7 @@ export interface InventoryDeps {
  * @throws SaleError `sale-live` when the current sale is running and `force` is not set.
  */
 export async function seedProduct(
-  d: InventoryDeps,
+  deps: InventoryDeps,
   productId: string,
   spec: SeedSpec,
   opts: { force?: boolean } = {},
@@ -54,8 +54,8 @@ export async function seedProduct(
   const endsAt = spec.endsAt?.getTime() ?? 0;
   const limitPerUser = spec.limitPerUser ?? 1;
   const begun = await beginSeed(
-    d.redis,
-    d.keys.product(productId),
+    deps.redis,
+    deps.keys.product(productId),
     { ...spec, startsAt, endsAt, limitPerUser },
     opts.force ?? false,
   );
@@ -66,10 +66,10 @@ export async function seedProduct(
     });
   }
   const stocks = splitStock(spec.total, spec.segments);
-  registerScripts(d.redis);
-  const pipeline = d.redis.pipeline();
+  registerScripts(deps.redis);
+  const pipeline = deps.redis.pipeline();
   for (let i = 0; i < Math.max(spec.segments, begun.previousSegments); i++) {
-    queueSeedSegment(pipeline, d.keys.segment(productId, i), {
+    queueSeedSegment(pipeline, deps.keys.segment(productId, i), {
       epoch: begun.epoch,
       stock: stocks[i] ?? 0,
       startsAt,
@@ -78,11 +78,11 @@ export async function seedProduct(
     });
   }
   for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
-  await d.redis.sadd(d.keys.products(), productId);
-  if (d.catalog) await d.catalog.announceReseed(productId, begun.epoch);
+  await deps.redis.sadd(deps.keys.products(), productId);
+  if (deps.catalog) await deps.catalog.announceReseed(productId, begun.epoch);
   else {
-    await d.redis.spublish(
-      d.keys.product(productId).events,
+    await deps.redis.spublish(
+      deps.keys.product(productId).events,
       encodeEvent({ kind: 'reseed', epoch: begun.epoch }),
     );
   }
@@ -96,7 +96,7 @@ export async function seedProduct(
     ends_at: spec.endsAt ?? null,
     epoch: begun.epoch,
   };
-  await d.db
+  await deps.db
     .insertInto('products')
     .values({ id: productId, ...row })
     .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, updated_at: sql`now()` }))

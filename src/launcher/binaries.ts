@@ -117,22 +117,22 @@ function aptInstall(packages: string[], progress: (line: string) => void): void 
  * @returns the bin directory of each needed service.
  * @throws {@link MissingBinaryError} with install lines when something stays missing.
  */
-export function ensureBinaries(o: EnsureOptions): Partial<Record<ServiceName, string>> {
-  const progress = o.progress ?? (() => {});
+export function ensureBinaries(opts: EnsureOptions): Partial<Record<ServiceName, string>> {
+  const progress = opts.progress ?? (() => {});
   const find = () => {
-    return Object.fromEntries(o.need.map((s) => [s, findBinDir(s, o.dirs)])) as Partial<
+    return Object.fromEntries(opts.need.map((s) => [s, findBinDir(s, opts.dirs)])) as Partial<
       Record<ServiceName, string>
     >;
   };
   let found = find();
-  let missing = o.need.filter((s) => !found[s]);
-  if (missing.length > 0 && o.autoInstall && canApt()) {
+  let missing = opts.need.filter((s) => !found[s]);
+  if (missing.length > 0 && opts.autoInstall && canApt()) {
     aptInstall(
       missing.map((m) => SPECS[m].apt),
       progress,
     );
     found = find();
-    missing = o.need.filter((s) => !found[s]);
+    missing = opts.need.filter((s) => !found[s]);
   }
   if (missing.length > 0) throw new MissingBinaryError(missing);
   return found;

@@ -27,20 +27,20 @@ function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
   });
 }
 
-export async function startLocalServices(o: LocalStackOptions): Promise<void> {
-  const { launcher } = o.config;
+export async function startLocalServices(opts: LocalStackOptions): Promise<void> {
+  const { launcher } = opts.config;
   const need: ServiceName[] = [];
   if (!launcher.useExternalRedis) need.push('redis');
   if (!launcher.useExternalPostgres) need.push('postgres');
   if (need.length === 0) {
-    o.progress('REDIS_URL and DATABASE_URL are set: using those servers, starting none');
+    opts.progress('REDIS_URL and DATABASE_URL are set: using those servers, starting none');
     return;
   }
   const bins = ensureBinaries({
     need,
     autoInstall: launcher.autoInstall,
     dirs: searchDirs(launcher.searchPath),
-    progress: o.progress,
+    progress: opts.progress,
   });
   const dataDir = resolve(launcher.dataDir);
   mkdirSync(dataDir, { recursive: true });
@@ -51,28 +51,30 @@ export async function startLocalServices(o: LocalStackOptions): Promise<void> {
       dir: join(dataDir, 'redis'),
       binDir: bins.redis,
     });
-    o.lifecycle.add(
+    opts.lifecycle.add(
       'redis-server',
       () => redis.stop(),
       () => redis.process.kill(),
     );
-    watch(redis.process, o.onCrash);
-    o.progress(`redis-server up at ${redis.url} (AOF, noeviction; log ${redis.process.logFile})`);
+    watch(redis.process, opts.onCrash);
+    opts.progress(
+      `redis-server up at ${redis.url} (AOF, noeviction; log ${redis.process.logFile})`,
+    );
   }
   if (bins.postgres) {
     const pg = await startPostgres({
       port: launcher.pgPort,
       dir: join(dataDir, 'postgres'),
       binDir: bins.postgres,
-      progress: o.progress,
+      progress: opts.progress,
     });
-    o.lifecycle.add(
+    opts.lifecycle.add(
       'postgres',
       () => pg.stop(),
       () => pg.process.kill(),
     );
-    watch(pg.process, o.onCrash);
-    o.progress(`PostgreSQL up at ${pg.url} (data ${pg.dir}; log ${pg.process.logFile})`);
+    watch(pg.process, opts.onCrash);
+    opts.progress(`PostgreSQL up at ${pg.url} (data ${pg.dir}; log ${pg.process.logFile})`);
   }
 }
 

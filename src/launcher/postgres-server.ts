@@ -92,20 +92,20 @@ async function answers(url: string): Promise<boolean> {
   }
 }
 
-export async function startPostgres(o: PostgresServerOptions): Promise<RunningPostgres> {
-  const progress = o.progress ?? (() => {});
+export async function startPostgres(opts: PostgresServerOptions): Promise<RunningPostgres> {
+  const progress = opts.progress ?? (() => {});
   const user = runAs();
-  const dir = clusterDir(o.dir, user);
-  if (dir !== o.dir)
-    progress(`PostgreSQL runs as ${user?.name}, which cannot reach ${o.dir}; using ${dir}`);
+  const dir = clusterDir(opts.dir, user);
+  if (dir !== opts.dir)
+    progress(`PostgreSQL runs as ${user?.name}, which cannot reach ${opts.dir}; using ${dir}`);
   await stopStale(join(dir, 'postmaster.pid'), 'postgres', 'SIGINT');
-  await assertPortFree(o.port);
+  await assertPortFree(opts.port);
 
   const logFile = `${dir}.log`;
   if (!existsSync(join(dir, 'PG_VERSION'))) {
     progress(`initdb ${dir}`);
     const r = spawnSync(
-      join(o.binDir, 'initdb'),
+      join(opts.binDir, 'initdb'),
       [
         '-D',
         dir,
@@ -126,16 +126,16 @@ export async function startPostgres(o: PostgresServerOptions): Promise<RunningPo
     listen_addresses: '127.0.0.1',
     unix_socket_directories: '',
     max_connections: '200',
-    ...o.settings,
+    ...opts.settings,
   };
   const proc = spawnService({
     name: 'postgres',
-    command: join(o.binDir, 'postgres'),
+    command: join(opts.binDir, 'postgres'),
     args: [
       '-D',
       dir,
       '-p',
-      String(o.port),
+      String(opts.port),
       ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
     ],
     logFile,
@@ -143,22 +143,22 @@ export async function startPostgres(o: PostgresServerOptions): Promise<RunningPo
     ...(user && { uid: user.uid, gid: user.gid }),
   });
 
-  const adminUrl = `postgres://${PG_ROLE}@127.0.0.1:${o.port}/postgres`;
-  const deadline = Date.now() + (o.startTimeoutMs ?? 60_000);
+  const adminUrl = `postgres://${PG_ROLE}@127.0.0.1:${opts.port}/postgres`;
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
   let exited = false;
   void proc.exited.then(() => (exited = true));
   while (!(await answers(adminUrl))) {
     if (exited || Date.now() > deadline) {
       await proc.stop();
       throw new Error(
-        `PostgreSQL on port ${o.port} did not come up${exited ? ' (it exited)' : ''}; ` +
+        `PostgreSQL on port ${opts.port} did not come up${exited ? ' (it exited)' : ''}; ` +
           `last lines of ${logFile}:\n${tail(logFile)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
 
-  const database = o.database ?? 'seckill';
+  const database = opts.database ?? 'seckill';
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   try {
@@ -170,8 +170,8 @@ export async function startPostgres(o: PostgresServerOptions): Promise<RunningPo
     await admin.end();
   }
   return {
-    url: `postgres://${PG_ROLE}@127.0.0.1:${o.port}/${database}`,
-    port: o.port,
+    url: `postgres://${PG_ROLE}@127.0.0.1:${opts.port}/${database}`,
+    port: opts.port,
     dir,
     process: proc,
     stop: () => proc.stop(),

@@ -32,14 +32,14 @@ export interface SpawnServiceOptions {
   gid?: number;
 }
 
-export function spawnService(o: SpawnServiceOptions): ServiceProcess {
-  const fd = openSync(o.logFile, 'a');
+export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
+  const fd = openSync(opts.logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(o.command, o.args, {
+    child = spawn(opts.command, opts.args, {
       detached: true,
       stdio: ['ignore', fd, fd],
-      ...(o.uid !== undefined && { uid: o.uid, gid: o.gid }),
+      ...(opts.uid !== undefined && { uid: opts.uid, gid: opts.gid }),
     });
   } finally {
     closeSync(fd);
@@ -51,9 +51,9 @@ export function spawnService(o: SpawnServiceOptions): ServiceProcess {
   let stopping = false;
   let stopped: Promise<void> | undefined;
   return {
-    name: o.name,
+    name: opts.name,
     pid: child.pid ?? -1,
-    logFile: o.logFile,
+    logFile: opts.logFile,
     exited,
     get stopping() {
       return stopping;
@@ -62,8 +62,8 @@ export function spawnService(o: SpawnServiceOptions): ServiceProcess {
       stopping = true;
       stopped ??= (async () => {
         if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill(o.stopSignal);
-        const timeout = o.stopTimeoutMs ?? 15_000;
+        child.kill(opts.stopSignal);
+        const timeout = opts.stopTimeoutMs ?? 15_000;
         let timer: NodeJS.Timeout | undefined;
         const forced = new Promise<'timeout'>(
           (r) => (timer = setTimeout(() => r('timeout'), timeout)),

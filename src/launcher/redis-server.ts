@@ -45,19 +45,19 @@ export function redisAnswers(port: number, timeoutMs = 500): Promise<boolean> {
   });
 }
 
-export async function startRedisServer(o: RedisServerOptions): Promise<RunningRedis> {
-  mkdirSync(o.dir, { recursive: true });
-  const pidFile = join(o.dir, 'redis.pid');
+export async function startRedisServer(opts: RedisServerOptions): Promise<RunningRedis> {
+  mkdirSync(opts.dir, { recursive: true });
+  const pidFile = join(opts.dir, 'redis.pid');
   await stopStale(pidFile, 'redis-server', 'SIGTERM');
-  await assertPortFree(o.port);
-  const persistence = o.persistence ?? 'aof';
+  await assertPortFree(opts.port);
+  const persistence = opts.persistence ?? 'aof';
   const args = [
     '--port',
-    String(o.port),
+    String(opts.port),
     '--bind',
     '127.0.0.1',
     '--dir',
-    o.dir,
+    opts.dir,
     '--pidfile',
     pidFile,
     '--daemonize',
@@ -67,31 +67,31 @@ export async function startRedisServer(o: RedisServerOptions): Promise<RunningRe
     ...(persistence === 'aof'
       ? ['--appendonly', 'yes', '--appendfsync', 'everysec']
       : ['--appendonly', 'no', '--save', '']),
-    ...(o.extraArgs ?? []),
+    ...(opts.extraArgs ?? []),
   ];
   const proc = spawnService({
     name: 'redis-server',
-    command: join(o.binDir, 'redis-server'),
+    command: join(opts.binDir, 'redis-server'),
     args,
-    logFile: join(o.dir, 'redis.log'),
+    logFile: join(opts.dir, 'redis.log'),
     stopSignal: 'SIGTERM',
   });
-  const deadline = Date.now() + (o.startTimeoutMs ?? 30_000);
+  const deadline = Date.now() + (opts.startTimeoutMs ?? 30_000);
   let exited = false;
   void proc.exited.then(() => (exited = true));
-  while (!(await redisAnswers(o.port))) {
+  while (!(await redisAnswers(opts.port))) {
     if (exited || Date.now() > deadline) {
       await proc.stop();
       throw new Error(
-        `redis-server on port ${o.port} did not come up${exited ? ' (it exited)' : ''}; ` +
+        `redis-server on port ${opts.port} did not come up${exited ? ' (it exited)' : ''}; ` +
           `last lines of ${proc.logFile}:\n${tail(proc.logFile)}`,
       );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
   return {
-    url: `redis://127.0.0.1:${o.port}`,
-    port: o.port,
+    url: `redis://127.0.0.1:${opts.port}`,
+    port: opts.port,
     process: proc,
     stop: () => proc.stop(),
   };

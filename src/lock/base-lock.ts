@@ -53,20 +53,20 @@ export class BaseLock {
    * Takes (or re-enters) the lock for `owner`, waiting up to `waitMs`: first this process's latch
    * for the lock (unless `owner` holds it already), then Redis.
    * @returns the hold, or null when the wait ran out.
-   * @throws the signal's reason when `o.signal` aborts the wait.
+   * @throws the signal's reason when `opts.signal` aborts the wait.
    */
-  async acquireAs(owner: string, o: AcquireOptions): Promise<LeaseGuard | null> {
+  async acquireAs(owner: string, opts: AcquireOptions): Promise<LeaseGuard | null> {
     const t0 = Date.now();
-    const deadline = t0 + (o.waitMs ?? 0);
+    const deadline = t0 + (opts.waitMs ?? 0);
     let leave: (() => void) | undefined;
     if (this.rt.settings.localQueue && !this.guardOf(owner)) {
-      const entered = this.rt.latch.enter(this.name, o.waitMs ?? 0);
+      const entered = this.rt.latch.enter(this.name, opts.waitMs ?? 0);
       const got = entered instanceof Promise ? await entered : entered;
       if (!got) return null;
       leave = got;
     }
     try {
-      const guard = await this.acquireInRedis(owner, o, deadline, t0, leave);
+      const guard = await this.acquireInRedis(owner, opts, deadline, t0, leave);
       if (!guard) leave?.();
       return guard;
     } catch (err) {
@@ -77,15 +77,15 @@ export class BaseLock {
 
   private async acquireInRedis(
     owner: string,
-    o: AcquireOptions,
+    opts: AcquireOptions,
     deadline: number,
     t0: number,
     leave: (() => void) | undefined,
   ): Promise<LeaseGuard | null> {
     const { settings, notices, metrics } = this.rt;
-    const leaseMs = o.leaseMs ?? settings.watchdogTimeoutMs;
+    const leaseMs = opts.leaseMs ?? settings.watchdogTimeoutMs;
     const grant = (r: Exclude<Attempt, { code: 'busy' }>) =>
-      this.granted(owner, r, leaseMs, o.leaseMs === undefined, t0, leave);
+      this.granted(owner, r, leaseMs, opts.leaseMs === undefined, t0, leave);
     const willWait = deadline > Date.now();
     const pubsub = settings.wakeup === 'pubsub';
     // A channel already subscribed catches a notice sent right after the first attempt.
@@ -118,8 +118,8 @@ export class BaseLock {
         // Look again now and then: a notice lost on a subscriber reconnect must not strand us.
         sleep = Math.min(sleep, settings.placeMs / 3, remaining, MAX_TIMER_MS);
         if (!pubsub) sleep = Math.min(sleep, settings.pollIntervalMs);
-        if (listener) await listener.wait(owner, sleep, o.signal);
-        else await sleepFor(sleep, o.signal);
+        if (listener) await listener.wait(owner, sleep, opts.signal);
+        else await sleepFor(sleep, opts.signal);
       }
     } finally {
       listener?.release(owner);

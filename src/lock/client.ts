@@ -92,8 +92,8 @@ export class LockClient {
   private readonly keyCache = new Map<string, LockKeys>();
   private handles = 0;
 
-  constructor(o: LockClientOptions) {
-    const { redis, pubsub, keys, metrics, ...given } = o;
+  constructor(opts: LockClientOptions) {
+    const { redis, pubsub, keys, metrics, ...given } = opts;
     this.settings = resolveLockSettings(given);
     this.metrics = metrics ?? noMetrics;
     const processId = randomUUID();

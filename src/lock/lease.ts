@@ -41,7 +41,7 @@ export class LeaseGuard {
   readonly name: string;
   readonly owner: string;
   readonly fence: number;
-  private readonly o: LeaseGuardOptions;
+  private readonly opts: LeaseGuardOptions;
   private controller: AbortController | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private renewTimer: NodeJS.Timeout | undefined;
@@ -51,19 +51,19 @@ export class LeaseGuard {
   /** Local time at which the lease was last known to be good (start of the confirming call). */
   private confirmedAt: number;
 
-  constructor(o: LeaseGuardOptions) {
-    this.o = o;
-    this.name = o.name;
-    this.owner = o.owner;
-    this.fence = o.fence;
-    this.onEnd = o.onEnd;
-    this.confirmedAt = o.acquiredAt;
-    if (o.watchdog) this.scheduleRenewal();
-    else if (o.onEnd) this.armExpiry();
+  constructor(opts: LeaseGuardOptions) {
+    this.opts = opts;
+    this.name = opts.name;
+    this.owner = opts.owner;
+    this.fence = opts.fence;
+    this.onEnd = opts.onEnd;
+    this.confirmedAt = opts.acquiredAt;
+    if (opts.watchdog) this.scheduleRenewal();
+    else if (opts.onEnd) this.armExpiry();
   }
 
   get leaseMs(): number {
-    return this.o.leaseMs;
+    return this.opts.leaseMs;
   }
 
   /** Aborts with {@link LockLostError} when the lock is lost (created on first use). */
@@ -72,15 +72,15 @@ export class LeaseGuard {
       this.controller = new AbortController();
       if (this.lost)
         this.controller.abort(new LockLostError(this.name, 'lost before the signal was read'));
-      else if (!this.o.watchdog && !this.expiryTimer) this.armExpiry();
+      else if (!this.opts.watchdog && !this.expiryTimer) this.armExpiry();
     }
     return this.controller.signal;
   }
 
   /** A fixed lease ends the hold when it runs out; the holder learns it through the signal. */
   private armExpiry(): void {
-    const left = this.confirmedAt + this.o.leaseMs - Date.now();
-    const why = `its lease of ${this.o.leaseMs} ms expired`;
+    const left = this.confirmedAt + this.opts.leaseMs - Date.now();
+    const why = `its lease of ${this.opts.leaseMs} ms expired`;
     if (left <= 0) {
       this.lose(why);
       return;
@@ -93,7 +93,7 @@ export class LeaseGuard {
     // Every third of the lease: a late renewal still lands before expiry.
     this.renewTimer = setTimeout(() => {
       this.renewing = this.renewOnce().finally(() => (this.renewing = undefined));
-    }, this.o.leaseMs / 3);
+    }, this.opts.leaseMs / 3);
     this.renewTimer.unref();
   }
 
@@ -102,13 +102,16 @@ export class LeaseGuard {
     let timer: NodeJS.Timeout | undefined;
     try {
       const ok = await Promise.race([
-        protocol.renew(this.o.redis, this.o.keys, this.owner, this.o.leaseMs),
+        protocol.renew(this.opts.redis, this.opts.keys, this.owner, this.opts.leaseMs),
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error('renewal got no answer')), this.o.leaseMs / 3);
+          timer = setTimeout(
+            () => reject(new Error('renewal got no answer')),
+            this.opts.leaseMs / 3,
+          );
         }),
       ]);
       if (this.stopped) return;
-      this.o.events.renewed(ok);
+      this.opts.events.renewed(ok);
       if (!ok) {
         this.lose('renewal found it gone or held by another owner');
         return;
@@ -116,10 +119,10 @@ export class LeaseGuard {
       this.confirmedAt = started;
     } catch (err) {
       if (this.stopped) return;
-      this.o.events.renewed(false);
-      if (Date.now() - this.confirmedAt >= this.o.leaseMs) {
+      this.opts.events.renewed(false);
+      if (Date.now() - this.confirmedAt >= this.opts.leaseMs) {
         this.lose(
-          `Redis did not confirm a renewal for a whole lease (${this.o.leaseMs} ms): ${messageOf(err)}`,
+          `Redis did not confirm a renewal for a whole lease (${this.opts.leaseMs} ms): ${messageOf(err)}`,
           err,
         );
         return;
@@ -135,7 +138,7 @@ export class LeaseGuard {
     if (this.lost) return;
     this.lost = true;
     this.clearTimers();
-    this.o.events.lost();
+    this.opts.events.lost();
     this.controller?.abort(new LockLostError(this.name, why, { cause }));
     this.end();
   }

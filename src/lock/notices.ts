@@ -88,26 +88,26 @@ export class UnlockNotices {
     return listener;
   }
 
-  private retain(channel: string, s: ChannelState): NoticeListener {
-    s.refs++;
-    clearTimeout(s.idleTimer);
+  private retain(channel: string, state: ChannelState): NoticeListener {
+    state.refs++;
+    clearTimeout(state.idleTimer);
     let released = false;
     return {
-      wait: (owner, ms, signal) => this.wait(s, owner, ms, signal),
+      wait: (owner, ms, signal) => this.wait(state, owner, ms, signal),
       release: (owner) => {
         if (released) return;
         released = true;
-        s.permits.delete(owner);
-        if (--s.refs > 0) return;
-        s.idleTimer = setTimeout(() => {
-          if (s.refs > 0 || this.channels.get(channel) !== s) return;
+        state.permits.delete(owner);
+        if (--state.refs > 0) return;
+        state.idleTimer = setTimeout(() => {
+          if (state.refs > 0 || this.channels.get(channel) !== state) return;
           this.channels.delete(channel);
-          void s.subscribed.then(
+          void state.subscribed.then(
             (unsubscribe) => unsubscribe(),
             () => {},
           );
         }, IDLE_MS);
-        s.idleTimer.unref();
+        state.idleTimer.unref();
       },
     };
   }

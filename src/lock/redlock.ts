@@ -52,14 +52,14 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export class RedLock {
   readonly quorum: number;
 
-  constructor(private readonly o: RedLockOptions) {
-    if (o.servers.length === 0) throw new Error('RedLock needs at least one server');
-    this.quorum = Math.floor(o.servers.length / 2) + 1;
+  constructor(private readonly opts: RedLockOptions) {
+    if (opts.servers.length === 0) throw new Error('RedLock needs at least one server');
+    this.quorum = Math.floor(opts.servers.length / 2) + 1;
   }
 
   /** Drift allowance for a lease: 1% of it plus 2 ms (Redis' reference implementation). */
   drift(leaseMs: number): number {
-    return Math.round((this.o.driftFactor ?? 0.01) * leaseMs) + 2;
+    return Math.round((this.opts.driftFactor ?? 0.01) * leaseMs) + 2;
   }
 
   /**
@@ -71,14 +71,14 @@ export class RedLock {
     opts: { leaseMs: number; waitMs?: number },
   ): Promise<RedLockLease | null> {
     const deadline = Date.now() + (opts.waitMs ?? 0);
-    const keys = this.o.keys.lock(name);
+    const keys = this.opts.keys.lock(name);
     for (;;) {
       const owner = `redlock:${randomUUID()}`;
       const started = Date.now();
-      const budget = this.o.serverTimeoutMs ?? Math.max(5, Math.floor(opts.leaseMs / 10));
+      const budget = this.opts.serverTimeoutMs ?? Math.max(5, Math.floor(opts.leaseMs / 10));
       const replies = await Promise.allSettled(
-        this.o.servers.map((s) =>
-          withTimeout(protocol.acquire(s, keys, owner, opts.leaseMs), budget),
+        this.opts.servers.map((server) =>
+          withTimeout(protocol.acquire(server, keys, owner, opts.leaseMs), budget),
         ),
       );
       const fences = replies.map((r) =>
@@ -91,7 +91,7 @@ export class RedLock {
       }
       // Release everywhere, including where the call timed out but may still have succeeded.
       await this.releaseOwner(name, owner, budget);
-      const delay = this.o.retryDelayMs ?? 50;
+      const delay = this.opts.retryDelayMs ?? 50;
       const pause = delay / 2 + Math.random() * (delay / 2);
       if (Date.now() + pause > deadline) return null;
       await new Promise((r) => setTimeout(r, pause));
@@ -135,10 +135,10 @@ export class RedLock {
   }
 
   private async releaseOwner(name: string, owner: string, timeoutMs: number): Promise<void> {
-    const keys = this.o.keys.lock(name);
+    const keys = this.opts.keys.lock(name);
     await Promise.allSettled(
-      this.o.servers.map((s) =>
-        withTimeout(protocol.release(s, keys, owner, 'redlock'), timeoutMs),
+      this.opts.servers.map((server) =>
+        withTimeout(protocol.release(server, keys, owner, 'redlock'), timeoutMs),
       ),
     );
   }

@@ -12,21 +12,21 @@ export type OutboxOrder = SoldOrder;
 
 /**
  * Entries of a segment's outbox, oldest first.
- * @param o.until - stream id (or ms) of the newest entry to read; default: all.
- * @param o.count - most entries to read; default all.
+ * @param range.until - stream id (or ms) of the newest entry to read; default: all.
+ * @param range.count - most entries to read; default all.
  */
 export async function readOutbox(
   redis: Redis,
   keys: Keys,
   productId: string,
   segment: number,
-  o: { until?: string; count?: number } = {},
+  range: { until?: string; count?: number } = {},
 ): Promise<OutboxOrder[]> {
   const k = keys.segment(productId, segment).outbox;
   const entries = (
-    o.count
-      ? await redis.xrange(k, '-', o.until ?? '+', 'COUNT', o.count)
-      : await redis.xrange(k, '-', o.until ?? '+')
+    range.count
+      ? await redis.xrange(k, '-', range.until ?? '+', 'COUNT', range.count)
+      : await redis.xrange(k, '-', range.until ?? '+')
   ) as StreamEntry[];
   return entries.map(decodeOutboxEntry);
 }

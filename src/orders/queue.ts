@@ -42,13 +42,13 @@ export class OrderSubmitter {
 
   constructor(
     private readonly queue: Queue,
-    private readonly o: { batchSize: number; maxDelayMs: number; logger?: Logger },
+    private readonly opts: { batchSize: number; maxDelayMs: number; logger?: Logger },
   ) {}
 
   add(order: OutboxOrder): void {
     this.buffer.push(order);
-    if (this.buffer.length >= this.o.batchSize) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), this.o.maxDelayMs);
+    if (this.buffer.length >= this.opts.batchSize) this.flush();
+    else this.timer ??= setTimeout(() => this.flush(), this.opts.maxDelayMs);
   }
 
   flush(): void {
@@ -62,7 +62,7 @@ export class OrderSubmitter {
       .then(
         () => undefined,
         (err: unknown) =>
-          this.o.logger?.warn(
+          this.opts.logger?.warn(
             { err, orders: orders.length },
             'enqueue failed; the sweeper will re-enqueue these orders from the outbox',
           ),

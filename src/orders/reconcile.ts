@@ -52,12 +52,12 @@ export interface ReconcileReport {
 const MAX_LISTED = 20;
 
 export async function reconcile(
-  d: { redis: Redis; keys: Keys; db: Db },
+  deps: { redis: Redis; keys: Keys; db: Db },
   productId: string,
   /** test hook: runs between reading Redis and reading PostgreSQL (widens the race window) */
   hooks: { beforeDbRead?: () => Promise<unknown> } = {},
 ): Promise<ReconcileReport | null> {
-  const meta = await readMeta(d, productId);
+  const meta = await readMeta(deps, productId);
   if (!meta) return null;
   const { epoch, segments } = meta;
   const problems: string[] = [];
@@ -77,8 +77,8 @@ export async function reconcile(
   const cut: string[] = [];
   let startedMs = Infinity;
   for (let seg = 0; seg < segments; seg++) {
-    const k = d.keys.segment(productId, seg);
-    const r = await d.redis
+    const k = deps.keys.segment(productId, seg);
+    const r = await deps.redis
       .multi()
       .hmget(k.state, 'stock', 'epoch')
       .hgetall(k.buyers)
@@ -110,14 +110,14 @@ export async function reconcile(
   }
 
   await hooks.beforeDbRead?.();
-  const all = await ordersOf(d.db, productId, epoch);
+  const all = await ordersOf(deps.db, productId, epoch);
   const rows: typeof all = [];
   const afterCut = new Set<string>();
   for (const r of all) {
     if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
     else afterCut.add(r.id);
   }
-  const live = (await lastIds(d, productId, segments)).some((id, i) => id !== cut[i]);
+  const live = (await lastIds(deps, productId, segments)).some((id, i) => id !== cut[i]);
   const orders = new Map<string, { userId: string; quantity: number; outboxId: string }>();
   for (const row of rows) {
     orders.set(row.id, { userId: row.user_id, quantity: row.quantity, outboxId: row.outbox_id });
@@ -194,8 +194,9 @@ function lastGeneratedId([err, info]: [Error | null, unknown]): string {
   return String(list[i + 1]);
 }
 
-async function lastIds(d: { redis: Redis; keys: Keys }, productId: string, segments: number) {
-  const p = d.redis.pipeline();
-  for (let seg = 0; seg < segments; seg++) p.xinfo('STREAM', d.keys.segment(productId, seg).outbox);
+async function lastIds(deps: { redis: Redis; keys: Keys }, productId: string, segments: number) {
+  const p = deps.redis.pipeline();
+  for (let seg = 0; seg < segments; seg++)
+    p.xinfo('STREAM', deps.keys.segment(productId, seg).outbox);
   return ((await p.exec()) ?? []).map((r) => lastGeneratedId(r as [Error | null, unknown]));
 }

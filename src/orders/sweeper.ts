@@ -52,36 +52,36 @@ async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolea
   return true;
 }
 
-export async function sweep(d: SweepDeps): Promise<SweepReport> {
+export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   const report: SweepReport = { reenqueued: 0, claimsFinalised: 0, claimsReleased: 0 };
-  const now = await serverNowMs(d.redis);
-  for (const productId of await d.redis.smembers(d.keys.products())) {
-    const segments = (await readMeta(d, productId))?.maxSegments ?? 0;
+  const now = await serverNowMs(deps.redis);
+  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+    const segments = (await readMeta(deps, productId))?.maxSegments ?? 0;
     for (let seg = 0; seg < segments; seg++) {
-      const stale = await readOutbox(d.redis, d.keys, productId, seg, {
-        until: String(now - d.minAgeMs),
+      const stale = await readOutbox(deps.redis, deps.keys, productId, seg, {
+        until: String(now - deps.minAgeMs),
         count: MAX_PER_SEGMENT,
       });
-      for (let i = 0; i < stale.length; i += d.batchSize) {
-        const batch = stale.slice(i, i + d.batchSize);
-        if (await enqueueSwept(d.queue, batch)) report.reenqueued += batch.length;
+      for (let i = 0; i < stale.length; i += deps.batchSize) {
+        const batch = stale.slice(i, i + deps.batchSize);
+        if (await enqueueSwept(deps.queue, batch)) report.reenqueued += batch.length;
       }
-      const k = d.keys.segment(productId, seg);
-      const claims = await d.redis.hgetall(k.claims);
+      const k = deps.keys.segment(productId, seg);
+      const claims = await deps.redis.hgetall(k.claims);
       for (const [userId, raw] of Object.entries(claims)) {
         const claim = decodeClaim(raw);
-        if (!claim || now - claim.at < d.claimTtlMs) continue;
+        if (!claim || now - claim.at < deps.claimTtlMs) continue;
         const { orderId } = claim;
-        const sold = await orderExists(d, productId, segments, orderId);
-        const r = await claimSettle(d.redis, k, userId, orderId, sold ? 'finalise' : 'release');
+        const sold = await orderExists(deps, productId, segments, orderId);
+        const r = await claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release');
         if (r.code !== 'settled') continue;
         if (sold) report.claimsFinalised++;
         else report.claimsReleased++;
-        d.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
+        deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
       }
     }
   }
-  if (report.reenqueued > 0) d.logger?.info(report, 'sweeper re-enqueued outbox orders');
+  if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
   return report;
 }
 
@@ -91,14 +91,14 @@ export async function sweep(d: SweepDeps): Promise<SweepReport> {
  * when read in this order.
  */
 async function orderExists(
-  d: SweepDeps,
+  deps: SweepDeps,
   productId: string,
   segments: number,
   orderId: string,
 ): Promise<boolean> {
   for (let seg = 0; seg < segments; seg++) {
-    const entries = await readOutbox(d.redis, d.keys, productId, seg);
+    const entries = await readOutbox(deps.redis, deps.keys, productId, seg);
     if (entries.some((e) => e.orderId === orderId)) return true;
   }
-  return (await findOrder(d.db, orderId)) !== undefined;
+  return (await findOrder(deps.db, orderId)) !== undefined;
 }

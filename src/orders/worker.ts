@@ -33,45 +33,45 @@ export interface OrderWorkerOptions {
   onPersisted?: (rows: number, orders: number) => void;
 }
 
-export function createOrderWorker(o: OrderWorkerOptions): Worker {
+export function createOrderWorker(opts: OrderWorkerOptions): Worker {
   const persist = async (job: Job<PersistJob>) => {
     const orders = job.data.orders;
     let inserted = 0;
-    for (let i = 0; i < orders.length; i += o.batchSize) {
-      const chunk = orders.slice(i, i + o.batchSize);
-      inserted += await insertOrders(o.db, chunk);
+    for (let i = 0; i < orders.length; i += opts.batchSize) {
+      const chunk = orders.slice(i, i + opts.batchSize);
+      inserted += await insertOrders(opts.db, chunk);
       // Only after the rows are committed: a crash in between leaves them in the outbox, and
       // the redelivery inserts nothing new.
-      await clearOutbox(o.redis, o.keys, chunk);
+      await clearOutbox(opts.redis, opts.keys, chunk);
     }
-    o.onPersisted?.(inserted, orders.length);
+    opts.onPersisted?.(inserted, orders.length);
     return { inserted, orders: orders.length };
   };
   const worker = new Worker(
     ORDER_QUEUE,
     async (job: Job) => {
       if (job.name === 'persist') return persist(job as Job<PersistJob>);
-      if (job.name === 'sweep') return o.sweep?.();
+      if (job.name === 'sweep') return opts.sweep?.();
       throw new Error(`unknown job ${job.name}`);
     },
     {
-      connection: o.connection,
-      prefix: o.prefix,
-      concurrency: o.concurrency,
-      lockDuration: o.lockMs,
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: opts.concurrency,
+      lockDuration: opts.lockMs,
       // look for stalled jobs (a crashed worker's) as often as a lock can lapse
-      stalledInterval: o.lockMs,
+      stalledInterval: opts.lockMs,
       // a crashed worker's batch is redelivered; many redeliveries mean something else is wrong
       maxStalledCount: 10,
       settings: { backoffStrategy: cappedBackoff },
     },
   );
   worker.on('failed', (job, err) =>
-    o.logger?.warn(
+    opts.logger?.warn(
       { job: job?.id, attempts: job?.attemptsMade, err: err.message },
       'order job failed; it will be retried',
     ),
   );
-  worker.on('error', (err) => o.logger?.warn({ err: err.message }, 'order worker error'));
+  worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'order worker error'));
   return worker;
 }

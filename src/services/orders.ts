@@ -24,12 +24,12 @@ export type OrderView =
 export type OrderReader = { userId: string } | { admin: true };
 
 export class OrderLookup {
-  constructor(private readonly d: { redis: Redis; keys: Keys; db: Db }) {}
+  constructor(private readonly deps: { redis: Redis; keys: Keys; db: Db }) {}
 
   /** The order as `reader` may see it; null when it does not exist or is not theirs. */
   async find(orderId: string, reader: OrderReader): Promise<OrderView | null> {
     const userId = 'userId' in reader ? reader.userId : undefined;
-    const row = await findOrder(this.d.db, orderId);
+    const row = await findOrder(this.deps.db, orderId);
     if (row) {
       if (userId !== undefined && row.user_id !== userId) return null;
       return {
@@ -43,7 +43,7 @@ export class OrderLookup {
       };
     }
     if (userId === undefined) return null;
-    const pending = await findPendingOrder(this.d, userId, orderId);
+    const pending = await findPendingOrder(this.deps, userId, orderId);
     return pending ? { orderId, status: 'pending', productId: pending.productId, userId } : null;
   }
 }

@@ -28,23 +28,23 @@ export interface AdminProductView extends ProductState {
 }
 
 export class Products {
-  constructor(private readonly d: ProductsDeps) {}
+  constructor(private readonly deps: ProductsDeps) {}
 
   /** @throws SaleError `sale-live` when the sale runs and `force` is not set. */
   seed(productId: string, spec: SeedSpec, opts: { force?: boolean } = {}): Promise<SeedResult> {
-    return seedProduct(this.d, productId, spec, opts);
+    return seedProduct(this.deps, productId, spec, opts);
   }
 
   /** Stock and status from Redis; null when never seeded. */
   state(productId: string): Promise<ProductState | null> {
-    return readProductState(this.d, productId);
+    return readProductState(this.deps, productId);
   }
 
   /** Every segment with its stock, sold, pending and persisted units; null when never seeded. */
   async adminView(productId: string): Promise<AdminProductView | null> {
-    const s = await readProductState(this.d, productId);
+    const s = await readProductState(this.deps, productId);
     if (!s) return null;
-    const persisted = await persistedBySegment(this.d.db, productId, s.epoch);
+    const persisted = await persistedBySegment(this.deps.db, productId, s.epoch);
     return {
       ...s,
       segments: s.segments.map((seg) => ({ ...seg, persisted: persisted.get(seg.segment) ?? 0 })),
@@ -53,6 +53,6 @@ export class Products {
 
   /** null when never seeded. */
   reconcile(productId: string): Promise<ReconcileReport | null> {
-    return reconcile(this.d, productId);
+    return reconcile(this.deps, productId);
   }
 }

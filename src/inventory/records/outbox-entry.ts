@@ -44,6 +44,6 @@ export function decodeOutboxEntry([id, f]: StreamEntry): SoldOrder {
 }
 
 /** The order a deduct reply describes: its outbox id carries the deduct's server time. */
-export function soldOrder(o: Omit<SoldOrder, 'deductedAt'>): SoldOrder {
-  return { ...o, deductedAt: streamIdMs(o.outboxId) };
+export function soldOrder(order: Omit<SoldOrder, 'deductedAt'>): SoldOrder {
+  return { ...order, deductedAt: streamIdMs(order.outboxId) };
 }
