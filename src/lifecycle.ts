@@ -38,6 +38,26 @@ export class Lifecycle {
     return this.closing !== undefined;
   }
 
+  /**
+   * Closes everything, but gives up after `timeoutMs`: then what can be killed is killed (the
+   * child servers), so nothing of ours is left running.
+   * @returns true when everything closed in time.
+   */
+  async closeWithin(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+      timer.unref();
+    });
+    const closed = await Promise.race([this.close().then(() => true as const), timedOut]);
+    clearTimeout(timer);
+    if (!closed) {
+      this.logger.error({ timeoutMs }, 'shutdown did not finish in time: killing what is left');
+      this.killAll();
+    }
+    return closed;
+  }
+
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const { name, close } of this.closers.reverse()) {

@@ -201,14 +201,23 @@ describe('records written by TypeScript', () => {
   });
 
   it('idempotency record: what the store writes, read back', async () => {
-    const store = new IdempotencyStore(redis, keys, 60);
-    const begun = await store.begin('u1', 'key-1', 'fp-1');
+    const store = new IdempotencyStore(redis, keys, 60, 5_000);
+    const fresh = { fp: 'fp-1', orderId: 'o-1', productId: 'p', quantity: 2 };
+    const before = Date.now();
+    const begun = await store.begin('u1', 'key-1', fresh);
     expect(begun.kind).toBe('new');
-    const rk = begun.kind === 'new' ? begun.key : '';
-    expect(decodeIdempotencyRecord((await redis.get(rk))!)).toEqual({ fp: 'fp-1' });
+    if (begun.kind !== 'new') return;
+    const running = decodeIdempotencyRecord((await redis.get(begun.key))!);
+    expect(running).toMatchObject(fresh);
+    expect(running.leaseUntil).toBeGreaterThanOrEqual(before + 5_000);
+    await store.markUnknown(begun);
+    expect(decodeIdempotencyRecord((await redis.get(begun.key))!).unknown).toBe(true);
     const response = { status: 202, contentType: 'application/json', body: '{}' };
-    await store.finish(rk, 'fp-1', response);
-    expect(decodeIdempotencyRecord((await redis.get(rk))!)).toEqual({ fp: 'fp-1', done: response });
+    await store.finish(begun, response);
+    expect(decodeIdempotencyRecord((await redis.get(begun.key))!)).toEqual({
+      ...begun.record,
+      done: response,
+    });
     expect(() => decodeIdempotencyRecord('{"x":1}')).toThrow(/not an idempotency record/);
   });
 });

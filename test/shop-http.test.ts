@@ -327,7 +327,9 @@ describe('POST /seckill', () => {
         { productId },
         {
           base: jwtApp.url,
-          headers: { authorization: `Bearer ${signJwt({ sub: 'jwt-user' }, SECRET)}` },
+          headers: {
+            authorization: `Bearer ${signJwt({ sub: 'jwt-user', exp: Math.floor(Date.now() / 1000) + 600 }, SECRET)}`,
+          },
         },
       );
       expect(res.status).toBe(202);

@@ -17,6 +17,7 @@ const LAYERS: Record<string, number> = {
   'log.ts': 0,
   'metrics.ts': 0,
   'lifecycle.ts': 0,
+  'outages.ts': 0,
   redis: 1,
   db: 1,
   launcher: 1,

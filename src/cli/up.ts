@@ -30,9 +30,10 @@ export async function up(): Promise<void> {
       config,
       lifecycle,
       progress,
+      // A supervisor restarts a launcher that exits non-zero: stop the rest, bounded, and go.
       onCrash: (name, code, logFile) => {
         logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
-        void lifecycle.close().then(() => process.exit(1));
+        void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
       },
     });
     const core = createCore(config, logger, lifecycle);

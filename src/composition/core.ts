@@ -38,9 +38,17 @@ export function createCore(
 ): Core {
   const registry = createRegistry();
   const keys = new Keys(config.redis.keyPrefix);
-  const redis = createRedis(config.redis.url, { name: 'seckill', logger });
+  const redis = createRedis(config.redis.url, {
+    name: 'seckill',
+    logger,
+    commandTimeoutMs: config.redis.commandTimeoutMs,
+  });
   lifecycle.add('redis', () => closeRedis(redis));
-  const db = createDb(config.postgres.url, { logger });
+  const db = createDb(config.postgres.url, {
+    logger,
+    connectTimeoutMs: config.postgres.connectTimeoutMs,
+    statementTimeoutMs: config.postgres.statementTimeoutMs,
+  });
   lifecycle.add('postgres pool', () => db.destroy());
   // Connects on its first subscription: CLI commands (migrate, seed, reconcile) never open it.
   const subscriber = createRedis(config.redis.url, {
@@ -59,6 +67,7 @@ export function createCore(
       localQueue: config.lock.localQueue,
       waitMs: config.lock.waitMs,
       leaseMs: config.lock.leaseMs,
+      queueMs: config.lock.queueMs,
     },
     logger,
     registry,

@@ -11,7 +11,13 @@ import { mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
 import { mountOrders } from '../http/orders.js';
 import { mountShop } from '../http/shop.js';
-import { createOrderQueue, createOrderWorker, OrderSubmitter, sweep } from '../orders/index.js';
+import {
+  createOrderQueue,
+  createOrderWorker,
+  findOrder,
+  OrderSubmitter,
+  sweep,
+} from '../orders/index.js';
 import { Checkout, IdempotencyStore, type Services } from '../services/index.js';
 import type { Core } from './core.js';
 
@@ -39,10 +45,22 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
   core.lifecycle.add('order submitter', () => submitter.close());
   return {
     submitter,
-    checkout: new Checkout(core.inventory.sale, submitter),
+    checkout: new Checkout({
+      sale: core.inventory.sale,
+      orders: submitter,
+      redis: core.redis,
+      keys: core.keys,
+      orderPersisted: async (id) => (await findOrder(core.db, id)) !== undefined,
+      voidTtlSeconds: c.sale.idempotencyTtlSeconds,
+    }),
     products: core.products,
     orders: core.orders,
-    idempotency: new IdempotencyStore(core.redis, core.keys, c.sale.idempotencyTtlSeconds),
+    idempotency: new IdempotencyStore(
+      core.redis,
+      core.keys,
+      c.sale.idempotencyTtlSeconds,
+      c.sale.idempotencyLeaseMs,
+    ),
   };
 }
 
@@ -69,6 +87,7 @@ export async function serveApi(
           checkout: services.checkout,
           products: services.products,
           idempotency: services.idempotency,
+          logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
       (app) => mountOrders(app, { auth, orders: services.orders }),

@@ -72,16 +72,31 @@ export const envSchema = z.object({
   JWT_AUDIENCE: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 
+  REDIS_COMMAND_TIMEOUT_MS: ms
+    .default(2_000)
+    .describe('a Redis command without a reply this long fails (and its connection reconnects)'),
+  PG_CONNECT_TIMEOUT_MS: ms.default(2_000).describe('longest wait for a PostgreSQL connection'),
+  PG_STATEMENT_TIMEOUT_MS: ms
+    .default(5_000)
+    .describe('a PostgreSQL statement running (or unanswered) this long fails'),
+
   BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
   SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
   WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
   LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
+  LOCK_QUEUE_MS: ms
+    .default(2_000)
+    .describe("longest wait in the process's line for a segment lock, before LOCK_WAIT_MS starts"),
   LOCK_LEASE_MS: ms.default(2_000),
   LOCK_LOCAL_QUEUE: bool
     .default(true)
     .describe("queue a process's requests for a segment lock in memory before Redis"),
   CLAIM_TTL_MS: ms.default(10_000),
   IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
+  IDEMPOTENCY_LEASE_MS: ms
+    .min(1_000)
+    .default(10_000)
+    .describe('an Idempotency-Key whose request has run this long without an answer is resolved'),
 
   ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
   ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),
@@ -122,8 +137,13 @@ export interface Config {
   readonly env: Env['NODE_ENV'];
   readonly http: { host: string; port: number; bodyLimitBytes: number; shutdownTimeoutMs: number };
   readonly log: { level: Env['LOG_LEVEL'] };
-  readonly redis: { url: string; keyPrefix: string; queuePrefix: string };
-  readonly postgres: { url: string };
+  readonly redis: {
+    url: string;
+    keyPrefix: string;
+    queuePrefix: string;
+    commandTimeoutMs: number;
+  };
+  readonly postgres: { url: string; connectTimeoutMs: number; statementTimeoutMs: number };
   readonly launcher: {
     dataDir: string;
     redisPort: number;
@@ -143,10 +163,15 @@ export interface Config {
   readonly lock: {
     watchdogTimeoutMs: number;
     waitMs: number;
+    queueMs: number;
     leaseMs: number;
     localQueue: boolean;
   };
-  readonly sale: { claimTtlMs: number; idempotencyTtlSeconds: number };
+  readonly sale: {
+    claimTtlMs: number;
+    idempotencyTtlSeconds: number;
+    idempotencyLeaseMs: number;
+  };
   readonly orders: {
     enqueueBatchSize: number;
     enqueueMaxDelayMs: number;
@@ -213,8 +238,13 @@ export function loadConfig(
       url: e.REDIS_URL ?? `redis://127.0.0.1:${e.LOCAL_REDIS_PORT}`,
       keyPrefix: e.KEY_PREFIX,
       queuePrefix: e.QUEUE_PREFIX,
+      commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
     },
-    postgres: { url: e.DATABASE_URL ?? `postgres://seckill@127.0.0.1:${e.LOCAL_PG_PORT}/seckill` },
+    postgres: {
+      url: e.DATABASE_URL ?? `postgres://seckill@127.0.0.1:${e.LOCAL_PG_PORT}/seckill`,
+      connectTimeoutMs: e.PG_CONNECT_TIMEOUT_MS,
+      statementTimeoutMs: e.PG_STATEMENT_TIMEOUT_MS,
+    },
     launcher: {
       dataDir: e.DATA_DIR,
       redisPort: e.LOCAL_REDIS_PORT,
@@ -234,10 +264,15 @@ export function loadConfig(
     lock: {
       watchdogTimeoutMs: e.WATCHDOG_TIMEOUT_MS,
       waitMs: e.LOCK_WAIT_MS,
+      queueMs: e.LOCK_QUEUE_MS,
       leaseMs: e.LOCK_LEASE_MS,
       localQueue: e.LOCK_LOCAL_QUEUE,
     },
-    sale: { claimTtlMs: e.CLAIM_TTL_MS, idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS },
+    sale: {
+      claimTtlMs: e.CLAIM_TTL_MS,
+      idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
+      idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+    },
     orders: {
       enqueueBatchSize: e.ENQUEUE_BATCH_SIZE,
       enqueueMaxDelayMs: e.ENQUEUE_MAX_DELAY_MS,

@@ -9,15 +9,31 @@ export type { Database } from './schema.js';
 // timestamptz/int8 parsing stays pg's default (Date / string); counts are cast in SQL.
 
 /**
- * A Kysely instance over a pg pool.
+ * A Kysely instance over a pg pool. Every wait is bounded, so a frozen or unreachable
+ * PostgreSQL fails a request (503) instead of hanging it.
  * @param url - postgres:// connection string.
  * @param opts.max - pool size (default 10).
+ * @param opts.connectTimeoutMs - longest wait for a connection (default 2 000).
+ * @param opts.statementTimeoutMs - a statement running, or unanswered, this long fails: the server
+ *   cancels it (statement_timeout), and the client stops waiting (query_timeout) for a server
+ *   that does not answer at all. Default 5 000.
  */
-export function createDb(url: string, opts: { max?: number; logger?: Logger } = {}): Db {
+export function createDb(
+  url: string,
+  opts: {
+    max?: number;
+    logger?: Logger | undefined;
+    connectTimeoutMs?: number;
+    statementTimeoutMs?: number;
+  } = {},
+): Db {
+  const statementTimeoutMs = opts.statementTimeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 2_000,
+    statement_timeout: statementTimeoutMs,
+    query_timeout: statementTimeoutMs + 1_000,
     // Without a listener an idle client's error (server restart) would crash the process.
   });
   pool.on('error', (err) => opts.logger?.warn({ err }, 'idle PostgreSQL client error'));

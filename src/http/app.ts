@@ -8,9 +8,9 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './body.js';
-import { mountHealth, type ReadinessCheck } from './health.js';
+import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
-import { accessLog, requestContext } from './request-context.js';
+import { accessLog, requestContext, RouteTable } from './request-context.js';
 
 export interface AppParts {
   http: Pick<Config['http'], 'bodyLimitBytes'> & { accessLogIntervalMs?: number };
@@ -33,14 +33,25 @@ export function buildApp(parts: AppParts): App {
   app.disable('etag');
 
   const access = accessLog(parts.logger, parts.http.accessLogIntervalMs ?? 10_000);
-  app.use(requestContext({ logger: parts.logger, metrics: httpMetrics(parts.registry), access }));
-  mountHealth(app, parts.readiness);
+  const routes = new RouteTable();
+  app.use(
+    requestContext({ logger: parts.logger, metrics: httpMetrics(parts.registry), access, routes }),
+  );
+  const readiness = new Readiness(parts.readiness).start();
+  mountHealth(app, readiness);
   app.get('/metrics', async (_req, res) => {
     res.type(parts.registry.contentType).send(await parts.registry.metrics());
   });
   app.use(jsonBody(parts.http.bodyLimitBytes));
-  for (const mount of parts.routes ?? []) mount(app);
+  const recorded = routes.recording(app);
+  for (const mount of parts.routes ?? []) mount(recorded);
   app.use(notFound);
   app.use(errorHandler(parts.logger));
-  return { express: app, close: () => access.close() };
+  return {
+    express: app,
+    close: () => {
+      readiness.stop();
+      access.close();
+    },
+  };
 }

@@ -1,3 +1,9 @@
+/**
+ * The probes. `/healthz`: the process is alive (asks nothing). `/readyz`: Redis and PostgreSQL
+ * answered, as last seen by a background check every second. A probe never waits on a store:
+ * under overload (a store answering slowly behind thousands of sale commands) a probe that asked
+ * on the spot would take seconds, and an orchestrator would restart a healthy process mid-sale.
+ */
 import type { IRouter } from 'express';
 import { messageOf, ProblemError } from '../errors.js';
 
@@ -9,6 +15,10 @@ export interface ReadinessCheck {
 
 /** Bounded so a dead dependency makes `/readyz` answer 503, never hang. */
 const CHECK_TIMEOUT_MS = 1_000;
+/** How often the checks run in the background. */
+const CHECK_INTERVAL_MS = 1_000;
+/** A result older than this is not trusted (the background check is stuck): 503. */
+const STALE_AFTER_MS = 3 * CHECK_INTERVAL_MS + CHECK_TIMEOUT_MS;
 
 function withTimeout(p: Promise<void>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
@@ -18,21 +28,63 @@ function withTimeout(p: Promise<void>, ms: number): Promise<void> {
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function mountHealth(router: IRouter, checks: ReadinessCheck[]): void {
+interface Result {
+  at: number;
+  results: Array<{ name: string; ok: boolean; reason?: string }>;
+}
+
+/** Runs the checks now and then; the probe reads the last result. */
+export class Readiness {
+  private last: Result | undefined;
+  private running: Promise<Result> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly checks: ReadinessCheck[]) {}
+
+  /** Starts the background checks (the first one right away). */
+  start(): this {
+    void this.refresh();
+    this.timer = setInterval(() => void this.refresh(), CHECK_INTERVAL_MS);
+    this.timer.unref();
+    return this;
+  }
+
+  private refresh(): Promise<Result> {
+    this.running ??= (async () => {
+      const results = await Promise.all(
+        this.checks.map(async (c) => {
+          try {
+            await withTimeout(c.check(), CHECK_TIMEOUT_MS);
+            return { name: c.name, ok: true };
+          } catch (err) {
+            return { name: c.name, ok: false, reason: messageOf(err) };
+          }
+        }),
+      );
+      this.last = { at: Date.now(), results };
+      return this.last;
+    })().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** The latest result; asks now only when there is none yet (or it went stale). */
+  async current(): Promise<Result> {
+    const last = this.last;
+    if (last && Date.now() - last.at < STALE_AFTER_MS) return last;
+    return this.refresh();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+export function mountHealth(router: IRouter, readiness: Readiness): void {
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    const results = await Promise.all(
-      checks.map(async (c) => {
-        try {
-          await withTimeout(c.check(), CHECK_TIMEOUT_MS);
-          return { name: c.name, ok: true as const };
-        } catch (err) {
-          return { name: c.name, ok: false as const, reason: messageOf(err) };
-        }
-      }),
-    );
+    const { results } = await readiness.current();
     const down = results.filter((r) => !r.ok);
     const summary = Object.fromEntries(results.map((r) => [r.name, r.ok ? 'up' : 'down']));
     if (down.length === 0) {
@@ -43,7 +95,7 @@ export function mountHealth(router: IRouter, checks: ReadinessCheck[]): void {
       status: 503,
       code: 'not-ready',
       title: 'Not ready',
-      detail: down.map((d) => `${d.name}: ${'reason' in d ? d.reason : ''}`).join('; '),
+      detail: down.map((d) => `${d.name}: ${d.reason ?? ''}`).join('; '),
       headers: { 'Retry-After': '1' },
       extensions: { checks: summary },
     });

@@ -27,7 +27,7 @@ export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
     const admin = isAdmin(req, deps.auth.adminToken);
-    const reader = admin ? { admin: true as const } : { userId: shopperId(req, deps.auth) };
+    const reader = admin ? { admin: true as const } : { userId: await shopperId(req, deps.auth) };
     if (!UUID.test(id)) throw notFound(id);
     const order = await deps.orders.find(id, reader);
     if (!order) throw notFound(id);

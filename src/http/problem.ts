@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { messageOf, ProblemError, problemType } from '../errors.js';
+import { storeOutage } from '../outages.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
@@ -52,9 +53,25 @@ interface HttpLikeError {
   message?: string;
 }
 
-/** Turns anything thrown into a ProblemError; unknown errors become an opaque 500. */
+/** A store (Redis, PostgreSQL) away or slow: the client may retry. */
+export function storeUnavailable(cause: unknown): ProblemError {
+  return new ProblemError({
+    status: 503,
+    code: 'store-unavailable',
+    title: 'Store unavailable, try again',
+    detail: 'a store this request needs did not answer; retry in a moment',
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
+}
+
+/**
+ * Turns anything thrown into a ProblemError: a store outage becomes a 503, other unknown errors
+ * an opaque 500.
+ */
 export function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
+  if (storeOutage(err)) return storeUnavailable(err);
   const e = (err ?? {}) as HttpLikeError;
   const known = e.type ? BODY_ERRORS[e.type] : undefined;
   if (known) return new ProblemError({ ...known, detail: e.message, cause: err });
@@ -81,7 +98,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     const problem = toProblem(err);
     const log = logger;
-    if (!(err instanceof ProblemError) && problem.status >= 500) {
+    if (problem.code === 'internal') {
       log.error(
         { err, requestId: req.id, method: req.method, url: req.originalUrl },
         'request failed',

@@ -8,7 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { Request, RequestHandler } from 'express';
+import type { IRouter, Request, RequestHandler } from 'express';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics.js';
 
@@ -22,9 +22,56 @@ declare module 'http' {
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
+/**
+ * The app's routes by method, as patterns: a request that fails before reaching its route (a
+ * malformed body, a 415) is still counted under its route, not as unmatched.
+ */
+export class RouteTable {
+  private readonly routes: Array<{ method: string; pattern: string; re: RegExp }> = [];
+
+  add(method: string, pattern: string): void {
+    const re = new RegExp(
+      `^${pattern
+        .split('/')
+        .map((part) =>
+          part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+        )
+        .join('/')}/?$`,
+    );
+    this.routes.push({ method: method.toUpperCase(), pattern, re });
+  }
+
+  /**
+   * `router` with its get/post/put/patch/delete recorded here as they are declared (what the
+   * feature modules mount on is this view of the app).
+   */
+  recording(router: IRouter): IRouter {
+    const table = this;
+    return new Proxy(router, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (typeof prop !== 'string' || !['get', 'post', 'put', 'patch', 'delete'].includes(prop)) {
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
+        return (path: unknown, ...handlers: unknown[]) => {
+          // app.get(name) with no handler reads a setting: not a route
+          if (typeof path === 'string' && handlers.length > 0) table.add(prop, path);
+          return (value as (...a: unknown[]) => unknown).call(target, path, ...handlers);
+        };
+      },
+    });
+  }
+
+  match(method: string, path: string): string | undefined {
+    for (const r of this.routes) if (r.method === method && r.re.test(path)) return r.pattern;
+    return undefined;
+  }
+}
+
 /** The route a request matched (its pattern), or where it stopped before routing. */
-export function routeOf(req: Request): string {
-  return req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+export function routeOf(req: Request, table?: RouteTable): string {
+  if (req.route) return `${req.baseUrl}${String(req.route.path)}`;
+  return table?.match(req.method, req.path) ?? 'unmatched';
 }
 
 export interface AccessLog {
@@ -80,6 +127,7 @@ export function requestContext(opts: {
   logger: Logger;
   metrics: HttpMetrics;
   access: AccessLog;
+  routes: RouteTable;
 }): RequestHandler {
   return (req, res, next) => {
     const start = performance.now();
@@ -89,7 +137,7 @@ export function requestContext(opts: {
     res.setHeader('x-request-id', id);
     res.once('finish', () => {
       const ms = performance.now() - start;
-      const route = routeOf(req);
+      const route = routeOf(req, opts.routes);
       const status = res.statusCode;
       opts.metrics.observe(req.method, route, status, ms / 1000);
       if (QUIET_PATHS.has(req.path)) return;

@@ -13,6 +13,7 @@ const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
   'lock-timeout': { status: 503, title: 'Too busy, try again' },
   reseeding: { status: 503, title: 'Sale is being reseeded, try again' },
   'sale-live': { status: 409, title: 'Sale is live' },
+  'order-voided': { status: 409, title: 'This order was given up' },
 };
 
 /** Seconds a client should wait before retrying a 503. */

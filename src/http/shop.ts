@@ -8,15 +8,11 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import { ID_PATTERN } from '../ids.js';
-import { SaleError, unknownProduct } from '../inventory/index.js';
-import {
-  IdempotencyStore,
-  type Checkout,
-  type Products,
-  type StoredResponse,
-} from '../services/index.js';
+import { unknownProduct } from '../inventory/index.js';
+import type { Logger } from '../log.js';
+import type { Checkout, IdempotencyStore, Products, StoredResponse } from '../services/index.js';
 import { shopperId } from './auth.js';
-import { problemBody, PROBLEM_JSON } from './problem.js';
+import { PurchaseFlow } from './purchase.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
@@ -47,33 +43,19 @@ function idempotencyKey(value: string | undefined): string | undefined {
   return value;
 }
 
-/**
- * Redis failed mid-purchase (down, restarting, reply lost). A 503 the client may retry: if the
- * deduct did run, the order is in the outbox and a retry answers limit-reached with its id.
- */
-function storeUnavailable(cause: unknown): ProblemError {
-  return new ProblemError({
-    status: 503,
-    code: 'store-unavailable',
-    title: 'Inventory store unavailable, try again',
-    detail: 'the purchase could not be completed; retry with the same Idempotency-Key',
-    headers: { 'Retry-After': '1' },
-    cause,
-  });
-}
-
 export interface ShopRoutes {
   auth: Config['auth'];
   checkout: Checkout;
   products: Products;
   idempotency: IdempotencyStore;
+  logger: Logger;
   /** mount POST /bench/noop (the benchmark ceiling) */
   benchRoutes: boolean;
 }
 
 /** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
 export function mountShop(router: IRouter, deps: ShopRoutes): void {
-  function buyer(req: Request, body: z.output<typeof purchaseBody>): string {
+  function buyer(req: Request, body: z.output<typeof purchaseBody>): string | Promise<string> {
     if (body.userId !== undefined) {
       if (deps.auth.mode !== 'dev') {
         throw new ProblemError({
@@ -88,39 +70,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
     return shopperId(req, deps.auth);
   }
 
-  const refusal = (req: Request, err: SaleError): StoredResponse => {
-    const problem = saleProblem(err);
-    return {
-      status: problem.status,
-      contentType: PROBLEM_JSON,
-      headers: problem.headers,
-      body: JSON.stringify(problemBody(req, problem)),
-    };
-  };
-
-  async function answer(req: Request, userId: string, body: z.output<typeof purchaseBody>) {
-    try {
-      const p = await deps.checkout.buy({
-        productId: body.productId,
-        userId,
-        quantity: body.quantity ?? 1,
-      });
-      return {
-        status: 202,
-        contentType: 'application/json',
-        headers: { Location: `/orders/${p.orderId}` },
-        body: JSON.stringify({
-          orderId: p.orderId,
-          status: 'pending',
-          productId: p.productId,
-          quantity: p.quantity,
-        }),
-      } satisfies StoredResponse;
-    } catch (err) {
-      if (!(err instanceof SaleError)) throw storeUnavailable(err);
-      return refusal(req, err);
-    }
-  }
+  const flow = new PurchaseFlow(deps);
 
   // Written straight to Node's response: the body is a finished JSON string, so Express's send()
   // (content-type sniffing, ETag, freshness) has nothing to add on this hot path.
@@ -145,52 +95,21 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
   }
 
   router.post('/seckill', async (req, res) => {
-    const { body, userId } = parsePurchase(req);
+    const { body, userId: who } = parsePurchase(req);
+    const userId = typeof who === 'string' ? who : await who;
     const key = idempotencyKey(req.get('idempotency-key'));
-    if (key === undefined) {
-      // Sold out is known in memory: no Redis command, no promise. (With a key, the stored
-      // answer comes first: the buyer of the last unit retrying must get their 202 back.)
-      const early = deps.checkout.refusalFromMemory(body.productId);
-      return send(res, early ? refusal(req, early) : await answer(req, userId, body));
-    }
-
-    const fp = IdempotencyStore.fingerprint(body);
-    const begun = await deps.idempotency.begin(userId, key, fp);
-    switch (begun.kind) {
-      case 'replay':
-        res.setHeader('Idempotent-Replayed', 'true');
-        return send(res, begun.response);
-      case 'mismatch':
-        throw new ProblemError({
-          status: 422,
-          code: 'idempotency-key-reused',
-          title: 'Idempotency-Key reused with another request',
-          detail: 'this Idempotency-Key was used with a different body',
-        });
-      case 'in-progress':
-        throw new ProblemError({
-          status: 409,
-          code: 'idempotency-key-in-use',
-          title: 'A request with this Idempotency-Key is in progress',
-          detail: 'retry once the first request has been answered',
-          headers: { 'Retry-After': '1' },
-        });
-    }
-    let r: StoredResponse;
-    try {
-      r = await answer(req, userId, body);
-    } catch (err) {
-      await deps.idempotency.finish(begun.key, fp, { status: 500, contentType: '', body: '' });
-      throw err;
-    }
-    await deps.idempotency.finish(begun.key, fp, r);
-    send(res, r);
+    const order = { productId: body.productId, userId, quantity: body.quantity ?? 1 };
+    if (key === undefined) return send(res, await flow.once(req, order));
+    const { response, replayed } = await flow.withKey(req, order, key);
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    send(res, response);
   });
 
   if (deps.benchRoutes) {
     // The benchmark ceiling: everything POST /seckill does in Express, minus Redis.
-    router.post('/bench/noop', (req, res) => {
-      const { body } = parsePurchase(req);
+    router.post('/bench/noop', async (req, res) => {
+      const { body, userId } = parsePurchase(req);
+      if (typeof userId !== 'string') await userId;
       const orderId = randomUUID();
       send(res, {
         status: 202,

@@ -14,7 +14,8 @@ export type SaleErrorCode =
   | 'ended'
   | 'lock-timeout'
   | 'reseeding'
-  | 'sale-live';
+  | 'sale-live'
+  | 'order-voided';
 
 export class SaleError extends QuietError {
   readonly code: SaleErrorCode;

@@ -14,7 +14,14 @@ import { Sale, type SaleMetrics } from './sale.js';
 export { Catalog, type ProductView } from './catalog.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment } from './layout.js';
-export { findPendingOrder, type PendingOrderRef } from './pending-orders.js';
+export {
+  findInAllOutboxes,
+  findInOutboxes,
+  findPendingOrder,
+  resolveOrderAtHome,
+  type PendingOrderRef,
+} from './pending-orders.js';
+export type { OrderResolution } from './protocol.js';
 export {
   readMeta,
   readProductState,
@@ -50,6 +57,8 @@ export interface InventoryOptions {
     waitMs: number;
     /** lease of a segment lock held around one deduct */
     leaseMs: number;
+    /** longest wait in this process's line for a home segment lock, before `waitMs` */
+    queueMs: number;
   };
   logger?: Logger | undefined;
   registry?: Registry | undefined;
@@ -74,7 +83,7 @@ export function promSaleMetrics(registry: Registry): SaleMetrics {
 }
 
 export function createInventory(opts: InventoryOptions): Inventory {
-  const { waitMs, leaseMs, ...lockSettings } = opts.lock;
+  const { waitMs, leaseMs, queueMs, ...lockSettings } = opts.lock;
   const pubsub = new PubSub(opts.subscriber);
   const locks = new LockClient({
     redis: opts.redis,
@@ -91,6 +100,7 @@ export function createInventory(opts: InventoryOptions): Inventory {
     locks,
     lockWaitMs: waitMs,
     lockLeaseMs: leaseMs,
+    lockQueueMs: queueMs,
     logger: opts.logger,
     metrics: opts.registry && promSaleMetrics(opts.registry),
   });

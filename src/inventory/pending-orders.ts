@@ -5,8 +5,10 @@
 import type { Redis } from 'ioredis';
 import type { Keys } from '../redis/keys.js';
 import { homeSegment } from './layout.js';
+import { resolveOrder, type OrderResolution } from './protocol.js';
 import { decodeClaim } from './records/claim.js';
 import { decodeMarker } from './records/marker.js';
+import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 import { decodeMeta } from './records/product-meta.js';
 
 export interface PendingOrderRef {
@@ -34,6 +36,73 @@ export async function findPendingOrder(
       return { productId, userId, claimOnly: false };
     }
     if (decodeClaim(claim)?.orderId === orderId) return { productId, userId, claimOnly: true };
+  }
+  return undefined;
+}
+
+/**
+ * What became of an order whose purchase got no answer, settled at the shopper's home segment:
+ * sold, pending (an open spill claim), or voided (not sold, and a late deduct of it is refused).
+ * Null for a product that does not exist (any more).
+ */
+export async function resolveOrderAtHome(
+  deps: { redis: Redis; keys: Keys },
+  productId: string,
+  userId: string,
+  orderId: string,
+  voidTtlSeconds: number,
+): Promise<OrderResolution | null> {
+  const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
+  if (!meta) return null;
+  const home = deps.keys.segment(productId, homeSegment(userId, meta.segments));
+  return resolveOrder(deps.redis, home, userId, orderId, voidTtlSeconds);
+}
+
+/** Entries read per XRANGE call while looking for one order. */
+const SCAN_BATCH = 1_000;
+
+/**
+ * The outbox entry of `orderId` in any segment of `productId` (sold, not yet persisted), or
+ * undefined. Reads each outbox in batches; an outbox holds only what the workers have not
+ * persisted yet, so this stays small unless persistence is stalled.
+ */
+export async function findInOutboxes(
+  deps: { redis: Redis; keys: Keys },
+  productId: string,
+  orderId: string,
+): Promise<SoldOrder | undefined> {
+  const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
+  if (!meta) return undefined;
+  for (let seg = 0; seg < meta.maxSegments; seg++) {
+    const outbox = deps.keys.segment(productId, seg).outbox;
+    let from = '-';
+    for (;;) {
+      const batch = (await deps.redis.xrange(
+        outbox,
+        from,
+        '+',
+        'COUNT',
+        SCAN_BATCH,
+      )) as StreamEntry[];
+      for (const e of batch) {
+        const order = decodeOutboxEntry(e);
+        if (order.orderId === orderId) return order;
+      }
+      if (batch.length < SCAN_BATCH) break;
+      from = `(${batch.at(-1)![0]}`;
+    }
+  }
+  return undefined;
+}
+
+/** The outbox entry of `orderId` in any product (an admin does not know the buyer). */
+export async function findInAllOutboxes(
+  deps: { redis: Redis; keys: Keys },
+  orderId: string,
+): Promise<SoldOrder | undefined> {
+  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+    const order = await findInOutboxes(deps, productId, orderId);
+    if (order) return order;
   }
   return undefined;
 }

@@ -18,6 +18,7 @@ const DEDUCT_REPLY = {
   spill: 7,
   claimBusy: 8,
   unknown: 9,
+  voided: 10,
 } as const;
 
 const scripts = {
@@ -26,6 +27,7 @@ const scripts = {
   seedSegment: luaScript('seedSegment'),
   beginSeed: luaScript('beginSeed', { begun: 0, live: 1 }),
   markSoldOut: luaScript('markSoldOut'),
+  resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
 };
 
 export type DeductMode = 'home' | 'claim' | 'spill';
@@ -40,7 +42,8 @@ export type DeductReply =
   | { code: 'stale-epoch'; epoch: number }
   | { code: 'spill'; remaining: number }
   | { code: 'claim-busy'; orderId: string }
-  | { code: 'unknown' };
+  | { code: 'unknown' }
+  | { code: 'voided' };
 
 export interface DeductArgs {
   mode: DeductMode;
@@ -79,17 +82,13 @@ export function decodeDeduct(r: Raw): DeductReply {
       return { code: 'claim-busy', orderId: String(r[1]) };
     case 'unknown':
       return { code: 'unknown' };
+    case 'voided':
+      return { code: 'voided' };
   }
 }
 
-const segmentKeyLists = new WeakMap<SegmentKeys, string[]>();
-function deductKeys(k: SegmentKeys): string[] {
-  let list = segmentKeyLists.get(k);
-  if (!list) {
-    list = [k.state, k.buyers, k.claims, k.outbox];
-    segmentKeyLists.set(k, list);
-  }
-  return list;
+function deductKeys(k: SegmentKeys, orderId: string): string[] {
+  return [k.state, k.buyers, k.claims, k.outbox, k.voided(orderId)];
 }
 
 function deductArgs(a: DeductArgs): Array<string | number> {
@@ -107,7 +106,27 @@ function deductArgs(a: DeductArgs): Array<string | number> {
 }
 
 export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promise<DeductReply> {
-  return decodeDeduct(await scripts.deduct.run<Raw>(redis, deductKeys(k), deductArgs(a)));
+  return decodeDeduct(
+    await scripts.deduct.run<Raw>(redis, deductKeys(k, a.orderId), deductArgs(a)),
+  );
+}
+
+export type OrderResolution = 'sold' | 'pending' | 'voided';
+
+/** What became of an order whose purchase got no answer (see lua/resolveOrder-3.lua). */
+export async function resolveOrder(
+  redis: Redis,
+  home: SegmentKeys,
+  userId: string,
+  orderId: string,
+  voidTtlSeconds: number,
+): Promise<OrderResolution> {
+  const r = await scripts.resolveOrder.run<number[]>(
+    redis,
+    [home.buyers, home.claims, home.voided(orderId)],
+    [userId, orderId, voidTtlSeconds],
+  );
+  return scripts.resolveOrder.replyName(r[0]);
 }
 
 export type SettleReply = { code: 'settled'; units: number } | { code: 'no-claim' };

@@ -13,16 +13,27 @@ export class StaleEpoch extends Error {}
  * The error for a deduct reply that refused the purchase (not ok, spill or empty).
  * @returns a SaleError, or StaleEpoch when the purchase should be retried on a fresh view.
  */
-export function refusalOf(view: ProductView, r: DeductReply): SaleError | StaleEpoch {
+export function refusalOf(
+  view: ProductView,
+  r: DeductReply,
+  quantity: number,
+): SaleError | StaleEpoch {
   switch (r.code) {
-    case 'limit':
+    case 'limit': {
+      const limit = `the limit of ${view.limitPerUser} per shopper for "${view.id}"`;
       return new SaleError({
         code: 'limit-reached',
         message:
-          r.units > 0
-            ? `already bought ${r.units} of "${view.id}" (limit ${view.limitPerUser})`
-            : `more than the limit of ${view.limitPerUser} per shopper for "${view.id}"`,
+          r.units === 0
+            ? `${quantity} units are more than ${limit}`
+            : `already bought ${r.units}: ${quantity} more would pass ${limit}`,
         ...(r.lastOrderId && { orderId: r.lastOrderId }),
+      });
+    }
+    case 'voided':
+      return new SaleError({
+        code: 'order-voided',
+        message: 'this order id was given up after its purchase got no answer; buy again',
       });
     case 'claim-busy':
       return new SaleError({

@@ -26,6 +26,8 @@ export interface PurchaseRequest {
   productId: string;
   userId: string;
   quantity: number;
+  /** the order id to sell under (the caller's, so it can resolve a lost answer); else minted */
+  orderId?: string | undefined;
 }
 
 /** A sale recorded in a segment's outbox; the order workers persist it. */
@@ -41,8 +43,13 @@ export interface SaleOptions {
   catalog: Catalog;
   /** The segment locks (their in-process latch queues this process's requests per segment). */
   locks: LockClient;
-  /** How long to wait for a segment lock before trying elsewhere. */
+  /** How long to wait for a segment lock in Redis before trying elsewhere. */
   lockWaitMs: number;
+  /**
+   * How long a purchase may wait in this process's line for its home segment's lock before its
+   * `lockWaitMs` starts (a burst parsed at once must not run its waiters' budgets out in line).
+   */
+  lockQueueMs: number;
   /** Lease of a segment lock held around one deduct. */
   lockLeaseMs: number;
   logger?: Logger | undefined;
@@ -117,7 +124,7 @@ export class Sale {
       fence: 0,
       userId: req.userId,
       quantity: req.quantity,
-      orderId: randomUUID(),
+      orderId: req.orderId ?? randomUUID(),
       productId: view.id,
       segment: home,
       homeSegment: home,
@@ -128,9 +135,11 @@ export class Sale {
     let r: DeductReply;
     let homeBusy = false;
     if (locked && args.mode === 'home') {
-      const held = await this.lockSegment(view, home, this.opts.lockWaitMs);
+      const held = await this.lockSegment(view, home, this.opts.lockWaitMs, this.opts.lockQueueMs);
       if (held) {
         r = await this.deductHolding(held, args);
+      } else if (view.soldOut) {
+        throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
       } else if (view.segments === 1) {
         throw new SaleError({
           code: 'lock-timeout',
@@ -148,7 +157,7 @@ export class Sale {
       if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
       return this.purchaseOf(args, home, r.outboxId);
     }
-    if (r.code !== 'spill') throw refusalOf(view, r);
+    if (r.code !== 'spill') throw refusalOf(view, r, args.quantity);
     if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
     return this.spill(view, args, home, locked, homeBusy);
   }
@@ -221,7 +230,7 @@ export class Sale {
             busy.push(seg);
             continue;
           }
-          throw refusalOf(view, r);
+          throw refusalOf(view, r, args.quantity);
         }
         // Waiting on every busy lock in turn could take (N-1) x lockWaitMs: wait on one.
         candidates = busy.length > 0 ? [busy[Math.floor(Math.random() * busy.length)]!] : [];
@@ -255,11 +264,22 @@ export class Sale {
     });
   }
 
-  /** Takes a segment's lock within `waitMs` (this process's requests queue in its latch). */
-  private lockSegment(view: ProductView, seg: number, waitMs: number): Promise<HeldLock | null> {
+  /**
+   * Takes a segment's lock: up to `queueMs` in this process's line for it, then `waitMs` in Redis.
+   * A purchase whose product sold out (or segment emptied) while it queued gives up without a
+   * Redis command.
+   */
+  private lockSegment(
+    view: ProductView,
+    seg: number,
+    waitMs: number,
+    queueMs = waitMs,
+  ): Promise<HeldLock | null> {
     return this.opts.locks.acquire(this.opts.keys.segmentLockName(view.id, seg), {
       waitMs,
+      queueMs,
       leaseMs: this.opts.lockLeaseMs,
+      stillWanted: () => !view.soldOut && !view.empty.has(seg),
     });
   }
 

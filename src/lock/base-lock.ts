@@ -18,8 +18,19 @@ export type { LockMetrics, LockRuntime } from './runtime.js';
 export { defaultAcquire, fairAcquire, type AcquireStrategy } from './strategies.js';
 
 export interface AcquireOptions {
-  /** How long to wait for the lock, in ms. Default 0 (one attempt); Infinity waits for ever. */
+  /**
+   * How long to wait for the lock in Redis, in ms, counted from when this process's latch lets
+   * the caller try (a burst queued in the latch does not eat its waiters' budgets). Default 0
+   * (one attempt); Infinity waits for ever.
+   */
   waitMs?: number;
+  /** How long to wait in this process's latch before that (default: `waitMs`). */
+  queueMs?: number;
+  /**
+   * Asked when the latch lets the caller through; false gives up without a Redis command (the
+   * work the lock was for is no longer wanted, say the stock ran out meanwhile).
+   */
+  stillWanted?: () => boolean;
   /** Lease in ms. Omit it for a lease of `watchdogTimeoutMs` that a watchdog keeps renewing. */
   leaseMs?: number;
   /** Aborts the wait (the promise rejects with the signal's reason). */
@@ -57,14 +68,19 @@ export class BaseLock {
    */
   async acquireAs(owner: string, opts: AcquireOptions): Promise<LeaseGuard | null> {
     const t0 = Date.now();
-    const deadline = t0 + (opts.waitMs ?? 0);
     let leave: (() => void) | undefined;
     if (this.rt.settings.localQueue && !this.guardOf(owner)) {
-      const entered = this.rt.latch.enter(this.name, opts.waitMs ?? 0);
+      const entered = this.rt.latch.enter(this.name, opts.queueMs ?? opts.waitMs ?? 0);
       const got = entered instanceof Promise ? await entered : entered;
       if (!got) return null;
       leave = got;
     }
+    if (opts.stillWanted && !opts.stillWanted()) {
+      leave?.();
+      return null;
+    }
+    // the wait in Redis counts from here: when this process first lets the caller try
+    const deadline = Date.now() + (opts.waitMs ?? 0);
     try {
       const guard = await this.acquireInRedis(owner, opts, deadline, t0, leave);
       if (!guard) leave?.();

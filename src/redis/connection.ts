@@ -22,6 +22,12 @@ export interface RedisConnectionOptions {
   name: string;
   role?: RedisRole;
   logger?: Logger;
+  /**
+   * A command without a reply this long fails ('Command timed out'), and the connection
+   * reconnects: a stalled connection must not hold every later command behind the lost reply.
+   * Command role only.
+   */
+  commandTimeoutMs?: number | undefined;
   /** Extra ioredis options; `keyPrefix` is refused. */
   overrides?: RedisOptions;
 }
@@ -41,12 +47,16 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     connectionName: opts.name,
     // A command must not run twice after a reconnect: a resent deduct would sell twice.
     autoResendUnfulfilledCommands: false,
-    maxRetriesPerRequest: role === 'bullmq' ? null : 2,
+    // While Redis is away a queued command fails after two reconnect attempts (~0.3 s): the
+    // request path answers 503 at once instead of hanging on a dead store.
+    maxRetriesPerRequest: role === 'bullmq' ? null : 1,
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
     ...(role === 'bullmq' && { enableReadyCheck: false }),
+    ...(role === 'command' && opts.commandTimeoutMs && { commandTimeout: opts.commandTimeoutMs }),
     ...opts.overrides,
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
+  if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts);
   let lastLogged = 0;
   redis.on('ready', () => lastErrors.delete(redis));
   redis.on('error', (err) => {
@@ -57,6 +67,32 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
   });
   return redis;
+}
+
+/** How often a connection may be recycled for a timed-out command. */
+const RECYCLE_INTERVAL_MS = 1_000;
+
+/**
+ * A command that timed out leaves its connection in doubt (stalled, or its reply lost): drop it
+ * and reconnect, so later commands do not queue behind it. Commands in flight on it fail (their
+ * callers treat that as an unknown outcome, as they do the timeout itself).
+ */
+function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions): void {
+  let lastRecycle = 0;
+  const onFailure = (err: unknown) => {
+    if (!(err instanceof Error) || err.message !== 'Command timed out') return;
+    const now = Date.now();
+    if (now - lastRecycle < RECYCLE_INTERVAL_MS || redis.status !== 'ready') return;
+    lastRecycle = now;
+    opts.logger?.warn({ redis: opts.name }, 'a command timed out: reconnecting');
+    redis.disconnect(true);
+  };
+  const send = redis.sendCommand;
+  redis.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+    const out = send.apply(this, args);
+    args[0].promise.catch(onFailure);
+    return out;
+  } as Redis['sendCommand'];
 }
 
 /**

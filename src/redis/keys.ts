@@ -47,6 +47,8 @@ export interface SegmentKeys {
   outbox: string;
   /** the segment's lock (named `P:i`) */
   lock: LockKeys;
+  /** marks an order id given up after an unknown outcome: a late deduct of it is refused */
+  voided(orderId: string): string;
 }
 
 export interface ProductKeys {
@@ -89,6 +91,7 @@ export class Keys {
       claims: `${tag}:claims`,
       outbox: `${tag}:outbox`,
       lock: this.lock(name),
+      voided: (orderId) => `${tag}:void:${checked('order id', orderId)}`,
     };
   }
 

@@ -2,33 +2,92 @@
  * The checkout use case: one purchase, deducted in Redis and handed on for persistence, as one
  * step. Every entry point (the HTTP route, the benchmarks, the tests) buys through it, so no
  * caller can sell without submitting the order (the outbox would still hold it, and the sweeper
- * would persist it, but only after SWEEP_MIN_AGE_MS).
+ * would persist it, but only after SWEEP_MIN_AGE_MS). It also settles what became of a purchase
+ * that ended without an answer.
  */
-import type { Purchase, PurchaseRequest, Sale, SaleError } from '../inventory/index.js';
+import type { Redis } from 'ioredis';
+import {
+  resolveOrderAtHome,
+  SaleError,
+  type Purchase,
+  type PurchaseRequest,
+  type Sale,
+} from '../inventory/index.js';
+import type { Keys } from '../redis/keys.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {
   add(order: Purchase): void;
 }
 
-export class Checkout {
+/**
+ * The purchase failed in a way that leaves its outcome unknown (Redis did not answer, or the
+ * connection dropped mid-call): it may have sold under `orderId`. Never simply run it again:
+ * resolve it ({@link Checkout.resolve}).
+ */
+export class OutcomeUnknown extends Error {
   constructor(
-    private readonly sale: Sale,
-    private readonly orders: OrderSink,
-  ) {}
+    readonly orderId: string,
+    options: { cause: unknown },
+  ) {
+    super(`the purchase of order ${orderId} got no answer from the inventory store`, options);
+    this.name = 'OutcomeUnknown';
+  }
+}
+
+/** sold | pending (a spill still settling) | not-sold (and it cannot sell late any more) */
+export type Resolution = 'sold' | 'pending' | 'not-sold';
+
+export interface CheckoutDeps {
+  sale: Sale;
+  orders: OrderSink;
+  redis: Redis;
+  keys: Keys;
+  /** whether an order row exists (an order of an earlier epoch, no longer in any marker) */
+  orderPersisted: (orderId: string) => Promise<boolean>;
+  /** how long a given-up order id stays refused */
+  voidTtlSeconds: number;
+}
+
+export class Checkout {
+  constructor(private readonly deps: CheckoutDeps) {}
 
   /** A refusal known without asking Redis (sold out), or undefined: then {@link buy}. */
   refusalFromMemory(productId: string): SaleError | undefined {
-    return this.sale.refusalFromMemory(productId);
+    return this.deps.sale.refusalFromMemory(productId);
   }
 
   /**
    * Sells and submits.
-   * @throws SaleError for every refusal; a Redis error passes through (the deduct may have run).
+   * @throws SaleError for every refusal; OutcomeUnknown when Redis failed mid-purchase.
    */
   async buy(req: PurchaseRequest): Promise<Purchase> {
-    const p = await this.sale.purchase(req);
-    this.orders.add(p);
+    let p: Purchase;
+    try {
+      p = await this.deps.sale.purchase(req);
+    } catch (err) {
+      if (err instanceof SaleError || req.orderId === undefined) throw err;
+      throw new OutcomeUnknown(req.orderId, { cause: err });
+    }
+    this.deps.orders.add(p);
     return p;
+  }
+
+  /**
+   * What became of `orderId`, bought by `userId`, whose purchase ended without an answer. A
+   * 'not-sold' answer is final: the order id is marked given up, so a deduct of it that arrives
+   * late is refused. (A sold order that no submitter took is persisted by the sweeper.)
+   */
+  async resolve(productId: string, userId: string, orderId: string): Promise<Resolution> {
+    const r = await resolveOrderAtHome(
+      this.deps,
+      productId,
+      userId,
+      orderId,
+      this.deps.voidTtlSeconds,
+    );
+    if (r === 'sold' || r === 'pending') return r;
+    // not in this epoch's marker: an order of an earlier epoch would have its row by now
+    return (await this.deps.orderPersisted(orderId)) ? 'sold' : 'not-sold';
   }
 }

@@ -7,10 +7,17 @@ import type { IdempotencyStore } from './idempotency.js';
 import type { OrderLookup } from './orders.js';
 import type { Products } from './products.js';
 
-export { Checkout, type OrderSink } from './checkout.js';
+export {
+  Checkout,
+  OutcomeUnknown,
+  type CheckoutDeps,
+  type OrderSink,
+  type Resolution,
+} from './checkout.js';
 export {
   IdempotencyStore,
   type Begin,
+  type IdempotencyHandle,
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency.js';

@@ -27,6 +27,7 @@ export function saleProcess(config: Config): SaleProcess {
       localQueue: config.lock.localQueue,
       waitMs: config.lock.waitMs,
       leaseMs: config.lock.leaseMs,
+      queueMs: config.lock.queueMs,
     },
   });
   return {

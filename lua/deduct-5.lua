@@ -16,6 +16,7 @@
           first; src/inventory/records/marker.ts)
   KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim; records/claim.ts)
   KEYS[4] outbox stream (fields: records/outbox-entry.ts)
+  KEYS[5] this order's void mark (set by resolveOrder when its outcome was given up)
   ARGV[1] mode: home | claim | spill
   ARGV[2] sale epoch the caller believes in
   ARGV[3] fencing token of the segment lock held by the caller, 0 = no lock (lockfree)
@@ -37,8 +38,9 @@
     {spill, remaining}            claim placed at home; take the units elsewhere
     {claimBusy, claimedOrderId}   a spill of this shopper is still in flight
     {unknown}                     the segment was never seeded
+    {voided}                      this order id was given up (resolveOrder): nothing sold
 ]]
-local stateKey, buyersKey, claimsKey, outboxKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 --- @replies
@@ -57,6 +59,7 @@ if fence > 0 and fence < lastFence then return {REPLY.staleFence, lastFence} end
 local stock = tonumber(s[2])
 local units, orders = 0, nil
 if mode ~= 'spill' then
+  if redis.call('EXISTS', voidKey) == 1 then return {REPLY.voided} end
   local claim = redis.call('HGET', claimsKey, user)
   if claim then return {REPLY.claimBusy, string.match(claim, '^[^|]*')} end
   local marker = redis.call('HGET', buyersKey, user)

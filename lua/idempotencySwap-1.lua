@@ -1,0 +1,17 @@
+--[[
+  idempotencySwap: replaces an Idempotency-Key record only if it is still what the caller read
+  (compare and set), so of two retries that both found a stale record, exactly one takes it over.
+
+  KEYS[1] the record (src/services/idempotency.ts)
+  ARGV[1] the value read
+  ARGV[2] the new value
+  ARGV[3] its time to live, in seconds
+
+  Returns 1 when swapped, 0 when the record changed meanwhile (nothing written).
+]]
+local recordKey = KEYS[1]
+local expected, replacement, ttl = ARGV[1], ARGV[2], ARGV[3]
+
+if redis.call('GET', recordKey) ~= expected then return 0 end
+redis.call('SET', recordKey, replacement, 'EX', ttl)
+return 1

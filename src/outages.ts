@@ -1,0 +1,47 @@
+/**
+ * Whether an error means a store (Redis or PostgreSQL) is away, slow or dropped the connection,
+ * rather than a bug: the one place that knows the drivers' error shapes (ioredis, pg), so every
+ * route answers such an error with a 503 the client may retry, never a 500.
+ */
+
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  // PostgreSQL: statement timeout, admin shutdown, cannot connect now, connection failures
+  '57014',
+  '57P01',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
+
+const OUTAGE_MESSAGES = [
+  // ioredis
+  /Connection is closed/,
+  /Command timed out/,
+  /Stream isn't writeable/,
+  /Reached the max retries per request limit/,
+  /CLUSTERDOWN|TRYAGAIN|LOADING/,
+  // pg
+  /Connection terminated/,
+  /timeout exceeded when trying to connect/,
+  /Query read timeout/,
+  /Client has encountered a connection error/,
+  /the database system is (starting up|shutting down)/,
+];
+
+/** The reason, when `err` (or its cause) is a store outage; undefined for anything else. */
+export function storeOutage(err: unknown, depth = 0): string | undefined {
+  if (!(err instanceof Error) || depth > 3) return undefined;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_CODES.has(code)) return err.message;
+  if (err.name === 'MaxRetriesPerRequestError') return err.message;
+  if (OUTAGE_MESSAGES.some((m) => m.test(err.message))) return err.message;
+  return storeOutage(err.cause, depth + 1);
+}
