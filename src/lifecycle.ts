@@ -5,6 +5,9 @@
 import { messageOf } from './errors.js';
 import type { Logger } from './log.js';
 
+/** Longest one component may take to close before shutdown moves on to the next. */
+const STEP_TIMEOUT_MS = 3_000;
+
 export class Lifecycle {
   private readonly closers: Array<{ name: string; close: () => Promise<void> | void }> = [];
   private readonly killers: Array<() => void> = [];
@@ -58,14 +61,28 @@ export class Lifecycle {
     return closed;
   }
 
+  /**
+   * Closes everything, newest first. Each step gets at most STEP_TIMEOUT_MS: a step that hangs
+   * (a queue waiting on a Redis that is gone) is left behind, so the steps after it (stopping
+   * PostgreSQL cleanly) still run.
+   */
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const { name, close } of this.closers.reverse()) {
+        let timer: NodeJS.Timeout | undefined;
+        const timedOut = new Promise<'timeout'>((resolve) => {
+          timer = setTimeout(() => resolve('timeout'), STEP_TIMEOUT_MS);
+          timer.unref();
+        });
         try {
-          await close();
-          this.logger.debug({ component: name }, 'closed');
+          const outcome = await Promise.race([Promise.resolve().then(close), timedOut]);
+          if (outcome === 'timeout') {
+            this.logger.warn({ component: name, timeoutMs: STEP_TIMEOUT_MS }, 'close timed out');
+          } else this.logger.debug({ component: name }, 'closed');
         } catch (err) {
           this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');
+        } finally {
+          clearTimeout(timer);
         }
       }
     })();

@@ -179,6 +179,34 @@ describe('seckill up (the README first command)', () => {
     }
   });
 
+  it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
+    const dir = tempDir('l-crash');
+    cleanups.push(() => dir.remove());
+    const run = await up({
+      DATA_DIR: dir.path,
+      LOCAL_REDIS_PORT: String(await freePort()),
+      LOCAL_PG_PORT: String(await freePort()),
+      PATH: process.env.PATH ?? '',
+      AUTO_INSTALL: 'false',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+    });
+    const redisPid = Number(readFileSync(join(dir.path, 'redis', 'redis.pid'), 'utf8'));
+    const pgPid = Number(
+      readFileSync(join(dir.path, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    const killedAt = Date.now();
+    process.kill(redisPid, 'SIGKILL');
+    const code = await Promise.race([
+      run.exited,
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 25_000)),
+    ]);
+    expect(code, run.output()).not.toBe('hung');
+    expect(code).not.toBe(0);
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(isAlive(pgPid)).toBe(false);
+    expect(run.output()).toContain('a local server exited unexpectedly');
+  });
+
   it('uses REDIS_URL / DATABASE_URL when set and starts nothing', async () => {
     const dir = tempDir('l-ext');
     cleanups.push(() => dir.remove());

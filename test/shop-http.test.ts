@@ -23,6 +23,7 @@ afterAll(async () => {
 
 const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
+const nowS = () => Math.floor(Date.now() / 1000);
 
 async function seed(productId: string, body: Record<string, unknown>, query = '') {
   return fetch(`${app.url}/admin/products/${productId}${query}`, {
@@ -200,6 +201,25 @@ describe('POST /seckill', () => {
     });
   });
 
+  it('says what is wrong with a quantity over the limit', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 20, strategy: 'lockfree', segments: 1, limitPerUser: 5 });
+    const res = await buy({ productId, quantity: 6 }, { user: 'greedy6' });
+    expect(res.status).toBe(409);
+    const body = await problem(res);
+    expect(body.type).toBe('urn:seckill:problem:limit-reached');
+    expect(body.detail).toBe(`6 units are more than the limit of 5 per shopper for "${productId}"`);
+    expect(await redisFacts(productId, 1)).toEqual({ stock: 20, outbox: 0 });
+  });
+
+  it('counts a request that fails before its route under that route, not as unmatched', async () => {
+    const metrics = async () => await (await fetch(`${app.url}/metrics`)).text();
+    const line = /^http_requests_total\{method="POST",route="\/seckill",status="400"\} (\d+)$/m;
+    const before = Number(line.exec(await metrics())?.[1] ?? 0);
+    expect((await buy(null, { user: 'u', raw: '{"productId":' })).status).toBe(400);
+    expect(Number(line.exec(await metrics())?.[1] ?? 0)).toBe(before + 1);
+  });
+
   it('answers 425 before the window and 410 after it', async () => {
     const productId = newProduct();
     await seed(productId, {
@@ -297,6 +317,70 @@ describe('POST /seckill', () => {
             {
               base: jwtApp.url,
               headers: { authorization: `Bearer ${signJwt({ sub: 'u', exp: 1 }, SECRET)}` },
+            },
+          ),
+        401,
+      ],
+      [
+        'token whose exp is a string (expired an hour ago)',
+        () =>
+          buy(
+            { productId },
+            {
+              base: jwtApp.url,
+              headers: {
+                authorization: `Bearer ${signJwt({ sub: 'u', exp: String(nowS() - 3_600) }, SECRET)}`,
+              },
+            },
+          ),
+        401,
+      ],
+      [
+        'token without exp',
+        () =>
+          buy(
+            { productId },
+            {
+              base: jwtApp.url,
+              headers: { authorization: `Bearer ${signJwt({ sub: 'u' }, SECRET)}` },
+            },
+          ),
+        401,
+      ],
+      [
+        'token whose signature has "=" appended',
+        () =>
+          buy(
+            { productId },
+            {
+              base: jwtApp.url,
+              headers: {
+                authorization: `Bearer ${signJwt({ sub: 'u', exp: nowS() + 600 }, SECRET)}=`,
+              },
+            },
+          ),
+        401,
+      ],
+      [
+        'token signed with alg none',
+        () => {
+          const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+          const token = `${enc({ alg: 'none', typ: 'JWT' })}.${enc({ sub: 'u', exp: nowS() + 600 })}.`;
+          return buy(
+            { productId },
+            { base: jwtApp.url, headers: { authorization: `Bearer ${token}` } },
+          );
+        },
+        401,
+      ],
+      [
+        'token without sub',
+        () =>
+          buy(
+            { productId },
+            {
+              base: jwtApp.url,
+              headers: { authorization: `Bearer ${signJwt({ exp: nowS() + 600 }, SECRET)}` },
             },
           ),
         401,

@@ -58,6 +58,16 @@ export function createCore(
     overrides: { lazyConnect: true },
   });
   lifecycle.add('redis subscriber', () => closeRedis(subscriber));
+  // Readiness pings on a connection of its own: behind thousands of sale commands a probe would
+  // wait its turn on the command connection, and a ping must not share a connection whose
+  // replies are in doubt after a timeout.
+  const probe = createRedis(config.redis.url, {
+    name: 'seckill-probe',
+    logger,
+    commandTimeoutMs: 1_000,
+    overrides: { lazyConnect: true },
+  });
+  lifecycle.add('redis probe', () => closeRedis(probe));
   const inventory = createInventory({
     redis,
     subscriber,
@@ -85,7 +95,7 @@ export function createCore(
     products: new Products({ redis, keys, db, catalog: inventory.catalog }),
     orders: new OrderLookup({ redis, keys, db }),
     readiness: [
-      { name: 'redis', check: () => pingRedis(redis) },
+      { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },
     ],
     bullConnection(name) {

@@ -69,28 +69,28 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   return redis;
 }
 
-/** How often a connection may be recycled for a timed-out command. */
-const RECYCLE_INTERVAL_MS = 1_000;
-
 /**
- * A command that timed out leaves its connection in doubt (stalled, or its reply lost): drop it
- * and reconnect, so later commands do not queue behind it. Commands in flight on it fail (their
- * callers treat that as an unknown outcome, as they do the timeout itself).
+ * A command that timed out leaves its connection in doubt (stalled, or its reply lost, after
+ * which every later reply would be matched to the wrong command): drop that connection and
+ * reconnect, once per connection, so later commands neither queue behind it nor get another's
+ * reply. Commands in flight on it fail (their callers treat that as an unknown outcome, as they
+ * do the timeout itself).
  */
 function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions): void {
-  let lastRecycle = 0;
-  const onFailure = (err: unknown) => {
-    if (!(err instanceof Error) || err.message !== 'Command timed out') return;
-    const now = Date.now();
-    if (now - lastRecycle < RECYCLE_INTERVAL_MS || redis.status !== 'ready') return;
-    lastRecycle = now;
-    opts.logger?.warn({ redis: opts.name }, 'a command timed out: reconnecting');
-    redis.disconnect(true);
-  };
+  let generation = 0;
+  let recycled = -1;
+  redis.on('connect', () => generation++);
   const send = redis.sendCommand;
   redis.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+    const sentOn = generation;
     const out = send.apply(this, args);
-    args[0].promise.catch(onFailure);
+    args[0].promise.catch((err: unknown) => {
+      if (!(err instanceof Error) || err.message !== 'Command timed out') return;
+      if (sentOn !== generation || recycled === sentOn) return; // that connection is gone already
+      recycled = sentOn;
+      opts.logger?.warn({ redis: opts.name }, 'a command timed out: reconnecting');
+      redis.disconnect(true);
+    });
     return out;
   } as Redis['sendCommand'];
 }
@@ -130,7 +130,13 @@ export async function pingRedis(redis: Redis): Promise<void> {
   if (redis.status === 'end') throw new Error('redis connection is closed');
   const down = redis.status !== 'ready' && lastErrors.get(redis);
   if (down) throw new Error(`unreachable (${down})`);
-  await redis.ping();
+  try {
+    await redis.ping();
+  } catch (err) {
+    // a first ping on a connection that never came up: name why, not "max retries"
+    const why = lastErrors.get(redis);
+    throw why ? new Error(`unreachable (${why})`) : err;
+  }
 }
 
 /** QUIT politely, DISCONNECT if Redis is unreachable. */

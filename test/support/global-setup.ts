@@ -21,6 +21,8 @@ declare module 'vitest' {
 export const TEMPLATE_DB = 'seckill_template';
 
 export default async function setup(project: TestProject) {
+  // one template per project: projects set up side by side (on a TEST_DATABASE_URL server too)
+  const template = `${TEMPLATE_DB}_${project.name.replace(/\W/g, '_')}`;
   const dir = tempDir('run');
   const stops: Array<() => Promise<void>> = [];
   let redisUrl = process.env.TEST_REDIS_URL;
@@ -38,16 +40,16 @@ export default async function setup(project: TestProject) {
 
   const admin = new pg.Client({ connectionString: `${serverUrl}/postgres` });
   await admin.connect();
-  await admin.query(`drop database if exists ${TEMPLATE_DB}`);
-  await admin.query(`create database ${TEMPLATE_DB}`);
+  await admin.query(`drop database if exists ${template}`);
+  await admin.query(`create database ${template}`);
   await admin.end();
-  const db = createDb(`${serverUrl}/${TEMPLATE_DB}`, { max: 1 });
+  const db = createDb(`${serverUrl}/${template}`, { max: 1 });
   await migrateToLatest(db);
   await db.destroy();
 
   project.provide('redisUrl', redisUrl);
   project.provide('postgresServerUrl', serverUrl);
-  project.provide('templateDatabase', TEMPLATE_DB);
+  project.provide('templateDatabase', template);
 
   return async () => {
     for (const stop of stops.reverse()) await stop();
