@@ -11,6 +11,7 @@ import { ConfigError } from './config/index.js';
 import { MigrationError } from './db/migrate.js';
 import { messageOf } from './errors.js';
 import { MissingBinaryError } from './launcher/binaries.js';
+import { LaunchError } from './launcher/process.js';
 
 const USAGE = `Usage: seckill <command>
 
@@ -69,7 +70,11 @@ main(process.argv.slice(2)).catch((err: unknown) => {
     process.stderr.write(`seckill: ${err.message}\n`);
     process.exit(err.code);
   }
-  if (err instanceof MissingBinaryError || err instanceof MigrationError) {
+  if (
+    err instanceof MissingBinaryError ||
+    err instanceof MigrationError ||
+    err instanceof LaunchError
+  ) {
     process.stderr.write(`seckill: ${err.message}\n`);
     process.exit(1);
   }

@@ -9,7 +9,11 @@ import type { Logger } from './log.js';
 const STEP_TIMEOUT_MS = 3_000;
 
 export class Lifecycle {
-  private readonly closers: Array<{ name: string; close: () => Promise<void> | void }> = [];
+  private readonly closers: Array<{
+    name: string;
+    close: () => Promise<void> | void;
+    timeoutMs: number;
+  }> = [];
   private readonly killers: Array<() => void> = [];
   private closing: Promise<void> | undefined;
 
@@ -19,9 +23,15 @@ export class Lifecycle {
    * Registers `close` to run at shutdown, before everything registered earlier.
    * @param kill - synchronous last resort for a forced exit (SIGKILL a child server), so even a
    *   hung shutdown leaves no process of ours behind.
+   * @param timeoutMs - how long this step may take (default STEP_TIMEOUT_MS)
    */
-  add(name: string, close: () => Promise<void> | void, kill?: () => void): void {
-    this.closers.push({ name, close });
+  add(
+    name: string,
+    close: () => Promise<void> | void,
+    kill?: () => void,
+    timeoutMs = STEP_TIMEOUT_MS,
+  ): void {
+    this.closers.push({ name, close, timeoutMs });
     if (kill) this.killers.push(kill);
   }
 
@@ -68,16 +78,16 @@ export class Lifecycle {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      for (const { name, close } of this.closers.reverse()) {
+      for (const { name, close, timeoutMs } of this.closers.reverse()) {
         let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), STEP_TIMEOUT_MS);
+          timer = setTimeout(() => resolve('timeout'), timeoutMs);
           timer.unref();
         });
         try {
           const outcome = await Promise.race([Promise.resolve().then(close), timedOut]);
           if (outcome === 'timeout') {
-            this.logger.warn({ component: name, timeoutMs: STEP_TIMEOUT_MS }, 'close timed out');
+            this.logger.warn({ component: name, timeoutMs }, 'close timed out');
           } else this.logger.debug({ component: name }, 'closed');
         } catch (err) {
           this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');

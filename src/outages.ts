@@ -28,6 +28,8 @@ const OUTAGE_MESSAGES = [
   /Stream isn't writeable/,
   /Reached the max retries per request limit/,
   /CLUSTERDOWN|TRYAGAIN|LOADING/,
+  // a cluster slot whose master is gone and whose redirections go round
+  /Too many Cluster redirections/,
   // pg
   /Connection terminated/,
   /timeout exceeded when trying to connect/,

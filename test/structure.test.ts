@@ -18,6 +18,7 @@ const LAYERS: Record<string, number> = {
   'metrics.ts': 0,
   'lifecycle.ts': 0,
   'outages.ts': 0,
+  types: 0,
   redis: 1,
   db: 1,
   launcher: 1,

@@ -1,11 +1,13 @@
 /** The commands besides `up`: serve, worker, migrate, seed, reconcile. */
 import { parseArgs } from 'node:util';
+import { forkApiProcesses, isApiProcess, serveApiProcess } from '../composition/api-processes.js';
 import { createCore, type Core } from '../composition/core.js';
 import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { SaleError } from '../inventory/index.js';
-import { closeOnSignals } from '../lifecycle.js';
+import { closeOnSignals, Lifecycle } from '../lifecycle.js';
+import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
 import { seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
@@ -32,10 +34,27 @@ export async function migrate(): Promise<void> {
 }
 
 export async function serve(config: Config = loadConfig()): Promise<void> {
+  if (isApiProcess()) return serveApiProcess(config);
   const logger = createLogger(config);
+  warnDevAuth(config);
+  if (config.api.processes > 1) {
+    // the primary only supervises: the API processes hold the connections
+    const lifecycle = new Lifecycle(logger);
+    closeOnSignals(lifecycle, logger, config.http.shutdownTimeoutMs + 5_000);
+    await forkApiProcesses({
+      count: config.api.processes,
+      registry: createRegistry(),
+      logger,
+      lifecycle,
+      stopTimeoutMs: config.http.shutdownTimeoutMs,
+    }).ready;
+    progress(
+      `${config.api.processes} API processes listening on ${config.http.host}:${config.http.port}`,
+    );
+    return;
+  }
   const core = createCore(config, logger);
   closeOnSignals(core.lifecycle, logger, config.http.shutdownTimeoutMs);
-  warnDevAuth(config);
   const queue = startOrderQueue(core);
   await serveApi(core, apiServices(core, queue), [queue]);
 }

@@ -5,6 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Queue } from 'bullmq';
+import { forkApiProcesses, isApiProcess, serveApiProcess } from '../composition/api-processes.js';
 import { createCore, type Core } from '../composition/core.js';
 import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
@@ -22,6 +24,8 @@ export async function up(): Promise<void> {
     AUTH_MODE: 'dev',
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
   });
+  // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
+  if (isApiProcess()) return serveApiProcess(config);
   const logger = createLogger(config);
   const lifecycle = new Lifecycle(logger);
   closeOnSignals(lifecycle, logger, Math.max(config.http.shutdownTimeoutMs, 30_000));
@@ -35,6 +39,11 @@ export async function up(): Promise<void> {
         logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
         void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
       },
+      onNodeExit: (name, code, logFile) =>
+        logger.error(
+          { service: name, code, logFile },
+          'a Redis Cluster node exited: its replica takes over if it has one; until then its segments answer 503',
+        ),
     });
     const core = createCore(config, logger, lifecycle);
     const applied = await migrateToLatest(core.db);
@@ -50,7 +59,7 @@ export async function up(): Promise<void> {
     };
     const redisDown = await redisProblem(core);
     if (!redisDown) await redisParts();
-    await serveApi(core, apiServices(core, queue), [queue]);
+    await serveApis(core, queue);
     if (redisDown) {
       progress(
         `Redis at ${redactUrl(config.redis.url)} does not answer, ${redisDown}: serving ` +
@@ -71,6 +80,26 @@ export async function up(): Promise<void> {
     throw err;
   }
   printReady(config);
+}
+
+/** The API: in this process, or API_PROCESSES forked ones sharing the port. */
+async function serveApis(core: Core, queue: Queue): Promise<void> {
+  const { config } = core;
+  if (config.api.processes === 1) {
+    await serveApi(core, apiServices(core, queue), [queue]);
+    return;
+  }
+  await forkApiProcesses({
+    count: config.api.processes,
+    registry: core.registry,
+    logger: core.logger,
+    lifecycle: core.lifecycle,
+    stopTimeoutMs: config.http.shutdownTimeoutMs,
+  }).ready;
+  progress(
+    `${config.api.processes} API processes listening on ${config.http.host}:${config.http.port}; ` +
+      'the order workers run in this one',
+  );
 }
 
 /** Why Redis does not answer a PING within a second, or undefined when it does. */

@@ -10,7 +10,7 @@ import { createInventory, type Inventory } from '../inventory/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { createRegistry, type Registry } from '../metrics.js';
-import { closeRedis, createRedis, pingRedis, type Redis } from '../redis/connection.js';
+import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
 import { OrderLookup, Products } from '../services/index.js';
 
@@ -20,7 +20,7 @@ export interface Core {
   lifecycle: Lifecycle;
   registry: Registry;
   /** the command connection (request path: fails fast while Redis is away) */
-  redis: Redis;
+  redis: RedisClient;
   db: Db;
   keys: Keys;
   inventory: Inventory;
@@ -28,7 +28,7 @@ export interface Core {
   orders: OrderLookup;
   readiness: ReadinessCheck[];
   /** A new connection for BullMQ (each Queue and Worker needs its own; closed at shutdown). */
-  bullConnection(name: string): Redis;
+  bullConnection(name: string): RedisClient;
 }
 
 export function createCore(
@@ -38,7 +38,7 @@ export function createCore(
 ): Core {
   const registry = createRegistry();
   const keys = new Keys(config.redis.keyPrefix);
-  const redis = createRedis(config.redis.url, {
+  const redis = createRedisClient(config.redis, {
     name: 'seckill',
     logger,
     commandTimeoutMs: config.redis.commandTimeoutMs,
@@ -51,7 +51,7 @@ export function createCore(
   });
   lifecycle.add('postgres pool', () => db.destroy());
   // Connects on its first subscription: CLI commands (migrate, seed, reconcile) never open it.
-  const subscriber = createRedis(config.redis.url, {
+  const subscriber = createRedisClient(config.redis, {
     name: 'seckill-sub',
     role: 'subscriber',
     logger,
@@ -61,7 +61,7 @@ export function createCore(
   // Readiness pings on a connection of its own: behind thousands of sale commands a probe would
   // wait its turn on the command connection, and a ping must not share a connection whose
   // replies are in doubt after a timeout.
-  const probe = createRedis(config.redis.url, {
+  const probe = createRedisClient(config.redis, {
     name: 'seckill-probe',
     logger,
     commandTimeoutMs: 1_000,
@@ -99,7 +99,7 @@ export function createCore(
       { name: 'postgres', check: () => pingDb(db) },
     ],
     bullConnection(name) {
-      const connection = createRedis(config.redis.url, { name, role: 'bullmq', logger });
+      const connection = createRedisClient(config.redis, { name, role: 'bullmq', logger });
       lifecycle.add(name, () => closeRedis(connection));
       return connection;
     },

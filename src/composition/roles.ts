@@ -72,6 +72,7 @@ export async function serveApi(
   core: Core,
   services: Services,
   queues: Queue[] = [],
+  extra: { metricsText?: () => Promise<string> } = {},
 ): Promise<Server> {
   const { config } = core;
   const auth = config.auth;
@@ -79,6 +80,7 @@ export async function serveApi(
     http: config.http,
     logger: core.logger,
     registry: core.registry,
+    ...extra,
     readiness: core.readiness,
     routes: [
       (app) =>

@@ -3,150 +3,32 @@
  * schema, reports every bad variable at once, and returns a deeply frozen, typed config.
  * Components take their slice of it through their constructors.
  */
-import { z } from 'zod';
+import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const port = z.coerce.number().int().min(1).max(65535);
-const ms = z.coerce.number().int().min(1);
-const positiveInt = z.coerce.number().int().min(1);
-
-const url = (protocols: string[]) =>
-  z
-    .string()
-    .url()
-    .refine((u) => protocols.includes(new URL(u).protocol), {
-      message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
-    });
-
-/** Every variable the product reads, with its default and what it does (README lists the same). */
-export const envSchema = z.object({
-  NODE_ENV: z
-    .enum(['development', 'production', 'test'])
-    .default('development')
-    .describe('development | production | test'),
-  HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on'),
-  PORT: port.default(3000).describe('port the API listens on'),
-  LOG_LEVEL: z
-    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
-    .default('info')
-    .describe('pino log level'),
-
-  REDIS_URL: url(['redis:', 'rediss:'])
-    .optional()
-    .describe('Redis to use; when unset, the local one the launcher runs'),
-  DATABASE_URL: url(['postgres:', 'postgresql:'])
-    .optional()
-    .describe('PostgreSQL to use; when unset, the local one the launcher runs'),
-
-  DATA_DIR: z.string().min(1).default('.seckill').describe('launcher data folder (git-ignored)'),
-  LOCAL_REDIS_PORT: port.default(6380).describe('port of the launcher-run redis-server'),
-  LOCAL_PG_PORT: port.default(5433).describe('port of the launcher-run PostgreSQL'),
-  PATH: z
-    .string()
-    .default('/usr/local/bin:/usr/bin:/bin')
-    .describe('where the launcher looks for binaries'),
-  AUTO_INSTALL: bool
-    .default(true)
-    .describe('launcher may apt-get missing redis-server/postgresql when root on Debian'),
-
-  KEY_PREFIX: z
-    .string()
-    .regex(/^[a-z0-9_-]{1,16}$/, 'must be 1-16 of a-z 0-9 _ -')
-    .default('sk')
-    .describe('prefix of every Redis key the product owns'),
-  QUEUE_PREFIX: z
-    .string()
-    .regex(/^\{[a-z0-9_-]{1,32}\}$/, 'must be a hash tag like {skq}')
-    .default('{skq}')
-    .describe('BullMQ prefix; a hash tag so a queue lives in one Redis Cluster slot'),
-
-  AUTH_MODE: z
-    .enum(['jwt', 'dev'])
-    .default('jwt')
-    .describe('jwt: shopper id from a verified HS256 bearer token; dev: trust X-User-Id'),
-  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
-  JWT_ISSUER: z.string().min(1).optional(),
-  JWT_AUDIENCE: z.string().min(1).optional(),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-
-  REDIS_COMMAND_TIMEOUT_MS: ms
-    .default(2_000)
-    .describe('a Redis command without a reply this long fails (and its connection reconnects)'),
-  PG_CONNECT_TIMEOUT_MS: ms.default(2_000).describe('longest wait for a PostgreSQL connection'),
-  PG_STATEMENT_TIMEOUT_MS: ms
-    .default(5_000)
-    .describe('a PostgreSQL statement running (or unanswered) this long fails'),
-
-  BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
-  SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
-  WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
-  LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
-  LOCK_QUEUE_MS: ms
-    .default(2_000)
-    .describe("longest wait in the process's line for a segment lock, before LOCK_WAIT_MS starts"),
-  LOCK_LEASE_MS: ms.default(2_000),
-  LOCK_LOCAL_QUEUE: bool
-    .default(true)
-    .describe("queue a process's requests for a segment lock in memory before Redis"),
-  CLAIM_TTL_MS: ms.default(10_000),
-  IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
-  IDEMPOTENCY_LEASE_MS: ms
-    .min(1_000)
-    .default(10_000)
-    .describe('an Idempotency-Key whose request has run this long without an answer is resolved'),
-
-  ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
-  ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),
-  WORKER_CONCURRENCY: positiveInt.max(256).default(4),
-  WORKER_BATCH_SIZE: positiveInt.max(5_000).default(500),
-  WORKER_LOCK_MS: ms.min(1_000).default(30_000),
-  SWEEP_INTERVAL_MS: ms.default(5_000),
-  SWEEP_MIN_AGE_MS: ms.default(10_000),
-
-  BENCH_ROUTES: bool
-    .default(false)
-    .describe('mount POST /bench/noop: the shop middleware without Redis (the benchmark ceiling)'),
-  DEMO_PRODUCT_ID: z.string().default('demo'),
-  DEMO_STOCK: positiveInt.default(100),
-});
-
-/**
- * Rules across variables. They read the raw strings so they are reported together with the
- * per-variable problems (zod skips refinements of an object that already failed).
- */
-function crossFieldProblems(input: Record<string, string | undefined>): string[] {
-  const problems: string[] = [];
-  const mode = input.AUTH_MODE ?? 'jwt';
-  if (mode === 'jwt' && !input.JWT_SECRET) {
-    problems.push('JWT_SECRET: required when AUTH_MODE=jwt (or set AUTH_MODE=dev for demos)');
-  }
-  if (input.NODE_ENV === 'production' && mode === 'dev') {
-    problems.push(
-      'AUTH_MODE: dev trusts the X-User-Id header and is refused when NODE_ENV=production',
-    );
-  }
-  return problems;
-}
-
-type Env = z.output<typeof envSchema>;
+export { clusterPortSpan, envSchema };
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
   readonly http: { host: string; port: number; bodyLimitBytes: number; shutdownTimeoutMs: number };
   readonly log: { level: Env['LOG_LEVEL'] };
   readonly redis: {
+    /** one Redis (standalone); for a cluster, its first node (for messages) */
     url: string;
+    /** a Redis Cluster's seed nodes; undefined: one standalone Redis at `url` */
+    cluster: ReadonlyArray<{ host: string; port: number }> | undefined;
     keyPrefix: string;
     queuePrefix: string;
     commandTimeoutMs: number;
+    /** durable mode: replicas a sale waits for (WAIT) before it answers */
+    waitReplicas: number;
   };
   readonly postgres: { url: string; connectTimeoutMs: number; statementTimeoutMs: number };
   readonly launcher: {
     dataDir: string;
     redisPort: number;
+    /** 1: one redis-server; 3+: a local cluster of that many masters */
+    redisShards: number;
+    redisReplicas: number;
     pgPort: number;
     autoInstall: boolean;
     searchPath: string;
@@ -160,6 +42,7 @@ export interface Config {
     jwtAudience: string | undefined;
     adminToken: string | undefined;
   };
+  readonly api: { processes: number };
   readonly lock: {
     watchdogTimeoutMs: number;
     waitMs: number;
@@ -183,6 +66,21 @@ export interface Config {
   };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
+}
+
+/** The cluster's seed nodes: the given ones, or the masters of the launcher's local cluster. */
+function clusterNodes(e: Env): Config['redis']['cluster'] {
+  if (e.REDIS_CLUSTER_NODES) {
+    return e.REDIS_CLUSTER_NODES.split(',').map((hp) => {
+      const i = hp.lastIndexOf(':');
+      return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
+    });
+  }
+  if (e.REDIS_URL || e.LOCAL_REDIS_SHARDS < 3) return undefined;
+  return Array.from({ length: e.LOCAL_REDIS_SHARDS }, (_, i) => ({
+    host: '127.0.0.1',
+    port: e.LOCAL_REDIS_PORT + i,
+  }));
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line. */
@@ -235,7 +133,13 @@ export function loadConfig(
     },
     log: { level: e.LOG_LEVEL },
     redis: {
-      url: e.REDIS_URL ?? `redis://127.0.0.1:${e.LOCAL_REDIS_PORT}`,
+      url:
+        e.REDIS_URL ??
+        (e.REDIS_CLUSTER_NODES
+          ? `redis://${e.REDIS_CLUSTER_NODES.split(',')[0]}`
+          : `redis://127.0.0.1:${e.LOCAL_REDIS_PORT}`),
+      cluster: clusterNodes(e),
+      waitReplicas: e.REDIS_WAIT_REPLICAS,
       keyPrefix: e.KEY_PREFIX,
       queuePrefix: e.QUEUE_PREFIX,
       commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
@@ -248,10 +152,12 @@ export function loadConfig(
     launcher: {
       dataDir: e.DATA_DIR,
       redisPort: e.LOCAL_REDIS_PORT,
+      redisShards: e.LOCAL_REDIS_SHARDS,
+      redisReplicas: e.LOCAL_REDIS_REPLICAS,
       pgPort: e.LOCAL_PG_PORT,
       autoInstall: e.AUTO_INSTALL,
       searchPath: e.PATH,
-      useExternalRedis: e.REDIS_URL !== undefined,
+      useExternalRedis: e.REDIS_URL !== undefined || e.REDIS_CLUSTER_NODES !== undefined,
       useExternalPostgres: e.DATABASE_URL !== undefined,
     },
     auth: {
@@ -261,6 +167,7 @@ export function loadConfig(
       jwtAudience: e.JWT_AUDIENCE,
       adminToken: e.ADMIN_TOKEN,
     },
+    api: { processes: e.API_PROCESSES },
     lock: {
       watchdogTimeoutMs: e.WATCHDOG_TIMEOUT_MS,
       waitMs: e.LOCK_WAIT_MS,

@@ -16,6 +16,8 @@ export interface AppParts {
   http: Pick<Config['http'], 'bodyLimitBytes'> & { accessLogIntervalMs?: number };
   logger: Logger;
   registry: Registry;
+  /** what `/metrics` serves (default: `registry`; several API processes merge theirs) */
+  metricsText?: () => Promise<string>;
   readiness: ReadinessCheck[];
   /** Feature routes (shop, orders, admin), mounted on the app in this order after the probes. */
   routes?: Array<(app: IRouter) => void>;
@@ -39,8 +41,9 @@ export function buildApp(parts: AppParts): App {
   );
   const readiness = new Readiness(parts.readiness).start();
   mountHealth(app, readiness);
+  const metricsText = parts.metricsText ?? (() => parts.registry.metrics());
   app.get('/metrics', async (_req, res) => {
-    res.type(parts.registry.contentType).send(await parts.registry.metrics());
+    res.type(parts.registry.contentType).send(await metricsText());
   });
   app.use(jsonBody(parts.http.bodyLimitBytes));
   const recorded = routes.recording(app);

@@ -7,10 +7,13 @@
 import type { IRouter } from 'express';
 import { messageOf, ProblemError } from '../errors.js';
 
-/** A dependency `/readyz` asks; `check` resolves when it answers, rejects with the reason. */
+/**
+ * A dependency `/readyz` asks; `check` resolves when it answers, rejects with the reason. It may
+ * resolve with a note: up, but degraded (a Redis Cluster with a shard down still sells the rest).
+ */
 export interface ReadinessCheck {
   name: string;
-  check(): Promise<void>;
+  check(): Promise<void | string>;
 }
 
 /** Bounded so a dead dependency makes `/readyz` answer 503, never hang. */
@@ -20,7 +23,7 @@ const CHECK_INTERVAL_MS = 1_000;
 /** A result older than this is not trusted (the background check is stuck): 503. */
 const STALE_AFTER_MS = 3 * CHECK_INTERVAL_MS + CHECK_TIMEOUT_MS;
 
-function withTimeout(p: Promise<void>, ms: number): Promise<void> {
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
@@ -30,7 +33,7 @@ function withTimeout(p: Promise<void>, ms: number): Promise<void> {
 
 interface Result {
   at: number;
-  results: Array<{ name: string; ok: boolean; reason?: string }>;
+  results: Array<{ name: string; ok: boolean; reason?: string; degraded?: string }>;
 }
 
 /** Runs the checks now and then; the probe reads the last result. */
@@ -54,8 +57,8 @@ export class Readiness {
       const results = await Promise.all(
         this.checks.map(async (c) => {
           try {
-            await withTimeout(c.check(), CHECK_TIMEOUT_MS);
-            return { name: c.name, ok: true };
+            const degraded = await withTimeout(c.check(), CHECK_TIMEOUT_MS);
+            return { name: c.name, ok: true, ...(degraded && { degraded }) };
           } catch (err) {
             return { name: c.name, ok: false, reason: messageOf(err) };
           }
@@ -86,9 +89,17 @@ export function mountHealth(router: IRouter, readiness: Readiness): void {
   router.get('/readyz', async (_req, res) => {
     const { results } = await readiness.current();
     const down = results.filter((r) => !r.ok);
-    const summary = Object.fromEntries(results.map((r) => [r.name, r.ok ? 'up' : 'down']));
+    const summary = Object.fromEntries(
+      results.map((r) => [r.name, r.ok ? (r.degraded ? 'degraded' : 'up') : 'down']),
+    );
     if (down.length === 0) {
-      res.json({ status: 'ready', checks: summary });
+      const notes = results.filter((r) => r.degraded).map((r) => `${r.name}: ${r.degraded}`);
+      // degraded is still ready: taking this process out of rotation would not bring a shard back
+      res.json({
+        status: 'ready',
+        checks: summary,
+        ...(notes.length && { detail: notes.join('; ') }),
+      });
       return;
     }
     throw new ProblemError({

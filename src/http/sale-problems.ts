@@ -14,6 +14,10 @@ const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
   reseeding: { status: 503, title: 'Sale is being reseeded, try again' },
   'sale-live': { status: 409, title: 'Sale is live' },
   'order-voided': { status: 409, title: 'This order was given up' },
+  'shard-unavailable': {
+    status: 503,
+    title: 'Part of the inventory store is unavailable, try again',
+  },
 };
 
 /** Seconds a client should wait before retrying a 503. */

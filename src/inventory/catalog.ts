@@ -4,11 +4,12 @@
  * product's events channel (sharded pub/sub; messages in records/product-events.ts). Once a
  * product is known sold out, a purchase is refused without any Redis command.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Strategy } from '../db/schema.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
+import { storeOutage } from '../outages.js';
 import { markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from './records/product-events.js';
 import { decodeMeta, isSoldOut } from './records/product-meta.js';
@@ -32,7 +33,14 @@ export interface ProductView {
 interface Entry {
   view: ProductView | null;
   unsubscribe: () => void;
+  /** notices may have been missed (subscriber reconnected): reload before trusting the view */
+  stale: boolean;
+  /** a stale view's reload failed (store outage): kept, and not asked again before this time */
+  retryAt: number;
 }
+
+/** After a failed reload, how long a stale view is used before Redis is asked again. */
+const STALE_RETRY_MS = 1_000;
 
 /** Products whose views are kept; past it the oldest are dropped (and reloaded on demand). */
 const MAX_PRODUCTS = 10_000;
@@ -43,28 +51,40 @@ export class Catalog {
 
   constructor(
     private readonly opts: {
-      redis: Redis;
+      redis: RedisClient;
       pubsub: PubSub;
       keys: Keys;
       logger?: Logger | undefined;
     },
   ) {
-    // Notices published while the subscriber was away are lost: start again from Redis.
-    opts.pubsub.onReconnect(() => this.clear());
+    // Notices published while the subscriber was away are lost: read each product again.
+    opts.pubsub.onReconnect(() => this.markStale());
   }
 
-  /** The product's view when this process holds it (no Redis command), else undefined. */
+  /** The product's view when this process holds it and trusts it (no Redis command). */
   known(productId: string): ProductView | undefined {
-    return this.entries.get(productId)?.view ?? undefined;
+    const e = this.entries.get(productId);
+    return e && !e.stale ? (e.view ?? undefined) : undefined;
   }
 
-  /** The product's view, from memory when known; null when it was never seeded. */
+  /**
+   * The product's view, from memory when known; null when it was never seeded. A view gone stale
+   * is reloaded; while its meta's shard does not answer, the stale view serves: it is safe, since
+   * every segment script checks the epoch (a reseed meanwhile is caught there).
+   */
   get(productId: string): ProductView | null | Promise<ProductView | null> {
     const e = this.entries.get(productId);
-    if (e?.view) return e.view;
+    if (e?.view && (!e.stale || Date.now() < e.retryAt)) return e.view;
     let p = this.loading.get(productId);
     if (!p) {
-      p = this.load(productId).finally(() => this.loading.delete(productId));
+      p = this.load(productId)
+        .catch((err: unknown) => {
+          const kept = this.entries.get(productId);
+          if (!kept?.view || !storeOutage(err)) throw err;
+          kept.retryAt = Date.now() + STALE_RETRY_MS;
+          return kept.view;
+        })
+        .finally(() => this.loading.delete(productId));
       this.loading.set(productId, p);
     }
     return p;
@@ -77,7 +97,7 @@ export class Catalog {
     if (!entry && (await this.opts.redis.exists(k.meta)) === 0) return null;
     if (!entry) {
       // Subscribe before reading, so no notice between the read and the subscription is missed.
-      const e: Entry = { view: null, unsubscribe: () => {} };
+      const e: Entry = { view: null, unsubscribe: () => {}, stale: false, retryAt: 0 };
       e.unsubscribe = await this.opts.pubsub.subscribe(k.events, (m) => this.onEvent(productId, m));
       if (this.entries.size >= MAX_PRODUCTS) this.evictOldest();
       this.entries.set(productId, e);
@@ -102,6 +122,7 @@ export class Catalog {
       soldOut: isSoldOut(meta),
     };
     entry.view = view;
+    entry.stale = false;
     return view;
   }
 
@@ -132,6 +153,13 @@ export class Catalog {
 
   clear(): void {
     for (const id of this.entries.keys()) this.forget(id);
+  }
+
+  private markStale(): void {
+    for (const e of this.entries.values()) {
+      e.stale = true;
+      e.retryAt = 0;
+    }
   }
 
   /**

@@ -15,7 +15,9 @@ export type SaleErrorCode =
   | 'lock-timeout'
   | 'reseeding'
   | 'sale-live'
-  | 'order-voided';
+  | 'order-voided'
+  /** a Redis Cluster shard holding the segment failed a moment ago (nothing was sold) */
+  | 'shard-unavailable';
 
 export class SaleError extends QuietError {
   readonly code: SaleErrorCode;

@@ -5,7 +5,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
 import type { Logger } from '../log.js';
-import type { Redis } from '../redis/connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
 import { Catalog } from './catalog.js';
@@ -33,7 +33,7 @@ export { decodeClaim, type SpillClaim } from './records/claim.js';
 export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
-export { claimSettle } from './protocol.js';
+export { claimSettle, queueOutboxCut } from './protocol.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
 
@@ -48,9 +48,9 @@ export interface Inventory {
 
 export interface InventoryOptions {
   /** command connection */
-  redis: Redis;
+  redis: RedisClient;
   /** this process's subscriber connection (connects on first use) */
-  subscriber: Redis;
+  subscriber: RedisClient;
   keys: Keys;
   lock: Partial<LockSettings> & {
     /** how long a purchase waits for a segment lock before trying another segment */

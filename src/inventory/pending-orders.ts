@@ -2,7 +2,7 @@
  * Orders that are sold but not yet persisted live only in Redis: in the buyer's marker (or open
  * spill claim) at their home segment, and in the outbox of the segment they were sold from.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { homeSegment } from './layout.js';
 import { resolveOrder, type OrderResolution } from './protocol.js';
@@ -20,7 +20,7 @@ export interface PendingOrderRef {
 
 /** The product whose marker (or open claim) of `userId` lists `orderId`, if any. */
 export async function findPendingOrder(
-  deps: { redis: Redis; keys: Keys },
+  deps: { redis: RedisClient; keys: Keys },
   userId: string,
   orderId: string,
 ): Promise<PendingOrderRef | undefined> {
@@ -46,7 +46,7 @@ export async function findPendingOrder(
  * Null for a product that does not exist (any more).
  */
 export async function resolveOrderAtHome(
-  deps: { redis: Redis; keys: Keys },
+  deps: { redis: RedisClient; keys: Keys },
   productId: string,
   userId: string,
   orderId: string,
@@ -67,7 +67,7 @@ const SCAN_BATCH = 1_000;
  * persisted yet, so this stays small unless persistence is stalled.
  */
 export async function findInOutboxes(
-  deps: { redis: Redis; keys: Keys },
+  deps: { redis: RedisClient; keys: Keys },
   productId: string,
   orderId: string,
 ): Promise<SoldOrder | undefined> {
@@ -97,7 +97,7 @@ export async function findInOutboxes(
 
 /** The outbox entry of `orderId` in any product (an admin does not know the buyer). */
 export async function findInAllOutboxes(
-  deps: { redis: Redis; keys: Keys },
+  deps: { redis: RedisClient; keys: Keys },
   orderId: string,
 ): Promise<SoldOrder | undefined> {
   for (const productId of await deps.redis.smembers(deps.keys.products())) {

@@ -1,8 +1,10 @@
 /**
  * A product as it stands in Redis: its meta and every segment's stock, units sold and outbox
- * backlog, read in one pipeline, with the status by Redis server time.
+ * backlog, read in one pipeline per Redis node, with the status by Redis server time.
  */
-import type { Redis } from 'ioredis';
+import { nodeOfKey, pipelineByNode, type Reply } from '../redis/batch.js';
+import { storeOutage } from '../outages.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
 import { timeReplyMs } from '../redis/time.js';
@@ -15,6 +17,10 @@ export interface SegmentView {
   sold: number;
   /** orders in this segment's outbox, not yet confirmed persisted */
   pending: number;
+  /** on a Redis Cluster: the master holding the segment ("host:port") */
+  shard?: string;
+  /** its shard did not answer: stock, sold and pending are unknown (shown as 0) */
+  unreachable?: true;
 }
 
 export type ProductStatus = 'upcoming' | 'live' | 'sold out' | 'ended';
@@ -35,13 +41,18 @@ export interface ProductState {
 }
 
 export interface StoreDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
 }
 
 /** The product's meta; null when it was never seeded. */
 export async function readMeta(deps: StoreDeps, productId: string): Promise<ProductMeta | null> {
   return decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
+}
+
+function shardOf(redis: RedisClient, key: string): { shard?: string } {
+  const shard = nodeOfKey(redis, key);
+  return shard ? { shard } : {};
 }
 
 function statusAt(now: number, meta: ProductMeta, remaining: number): ProductStatus {
@@ -58,26 +69,43 @@ export async function readProductState(
   const meta = await readMeta(deps, productId);
   if (!meta) return null;
   const n = meta.segments;
-  const pipeline = deps.redis.pipeline();
-  for (let i = 0; i < n; i++) {
-    const k = deps.keys.segment(productId, i);
-    pipeline.hmget(k.state, ...SEGMENT_STATE_FIELDS).xlen(k.outbox);
-  }
-  pipeline.time();
-  const replies = (await pipeline.exec()) ?? [];
-  for (const [err] of replies) if (err) throw err;
-  const segments: SegmentView[] = [];
-  for (let i = 0; i < n; i++) {
-    const state = decodeSegmentState(replies[2 * i]![1] as Array<string | null>);
-    segments.push({
+  const indexes = Array.from({ length: n }, (_, i) => i);
+  // per node of a cluster (segments spread over shards); TIME rides with each segment's batch
+  const replies = await pipelineByNode(
+    deps.redis,
+    indexes,
+    (i) => deps.keys.segment(productId, i).state,
+    (pipeline, i) => {
+      const k = deps.keys.segment(productId, i);
+      pipeline
+        .hmget(k.state, ...SEGMENT_STATE_FIELDS)
+        .xlen(k.outbox)
+        .time();
+    },
+  );
+  let now: number | undefined;
+  const segments: SegmentView[] = indexes.map((i) => {
+    const shard = shardOf(deps.redis, deps.keys.segment(productId, i).state);
+    const failed = replies[i]!.find(([err]) => err)?.[0];
+    if (failed) {
+      // a Redis Cluster shard that is down: say so, and show the rest
+      if (!storeOutage(failed)) throw failed;
+      return { segment: i, stock: 0, sold: 0, pending: 0, ...shard, unreachable: true };
+    }
+    const [[, fields], [, pending], [, time]] = replies[i] as [Reply, Reply, Reply];
+    now ??= timeReplyMs(time as [string, string]);
+    const state = decodeSegmentState(fields as Array<string | null>);
+    return {
       segment: i,
       stock: state?.stock ?? 0,
       sold: state?.sold ?? 0,
-      pending: replies[2 * i + 1]![1] as number,
-    });
-  }
-  const now = timeReplyMs(replies[2 * n]![1] as [string, string]);
+      pending: pending as number,
+      ...shard,
+    };
+  });
+  if (n > 0 && now === undefined) throw replies[0]![0]![0]!; // no segment answered
   const remaining = segments.reduce((a, s) => a + s.stock, 0);
+  const unreachable = segments.some((s) => s.unreachable);
   return {
     productId,
     epoch: meta.epoch,
@@ -86,10 +114,10 @@ export async function readProductState(
     limitPerUser: meta.limitPerUser,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
-    soldOut: isSoldOut(meta) || remaining === 0,
+    soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),
     remaining,
     sold: segments.reduce((a, s) => a + s.sold, 0),
-    status: statusAt(now, meta, remaining),
+    status: statusAt(now ?? Date.now(), meta, unreachable ? Math.max(remaining, 1) : remaining),
     segments,
   };
 }

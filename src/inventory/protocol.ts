@@ -1,9 +1,10 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
  * table, and the decoding of its reply into a typed result. Lua (lua/deduct-4.lua, claimSettle-2,
- * seedSegment-3, beginSeed-1, markSoldOut-1) holds the protocol; callers never see a KEYS array.
+ * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1) holds the protocol; callers never see a KEYS array.
  */
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 
@@ -28,6 +29,7 @@ const scripts = {
   beginSeed: luaScript('beginSeed', { begun: 0, live: 1 }),
   markSoldOut: luaScript('markSoldOut'),
   resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
+  outboxCut: luaScript('outboxCut'),
 };
 
 export type DeductMode = 'home' | 'claim' | 'spill';
@@ -105,7 +107,11 @@ function deductArgs(a: DeductArgs): Array<string | number> {
   ];
 }
 
-export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promise<DeductReply> {
+export async function deduct(
+  redis: RedisClient,
+  k: SegmentKeys,
+  a: DeductArgs,
+): Promise<DeductReply> {
   return decodeDeduct(
     await scripts.deduct.run<Raw>(redis, deductKeys(k, a.orderId), deductArgs(a)),
   );
@@ -113,9 +119,17 @@ export async function deduct(redis: Redis, k: SegmentKeys, a: DeductArgs): Promi
 
 export type OrderResolution = 'sold' | 'pending' | 'voided';
 
+/**
+ * Queues the read of an outbox's cut: the newest id ever added ("0-0" when never written). Call
+ * registerScripts(connection) before making the pipeline.
+ */
+export function queueOutboxCut(pipeline: ChainableCommander, outbox: string): ChainableCommander {
+  return scripts.outboxCut.queue(pipeline, [outbox], []);
+}
+
 /** What became of an order whose purchase got no answer (see lua/resolveOrder-3.lua). */
 export async function resolveOrder(
-  redis: Redis,
+  redis: RedisClient,
   home: SegmentKeys,
   userId: string,
   orderId: string,
@@ -132,7 +146,7 @@ export async function resolveOrder(
 export type SettleReply = { code: 'settled'; units: number } | { code: 'no-claim' };
 
 export async function claimSettle(
-  redis: Redis,
+  redis: RedisClient,
   home: SegmentKeys,
   userId: string,
   orderId: string,
@@ -181,7 +195,7 @@ export type BeginSeedReply =
   { code: 'begun'; epoch: number; previousSegments: number } | { code: 'live'; epoch: number };
 
 export async function beginSeed(
-  redis: Redis,
+  redis: RedisClient,
   k: ProductKeys,
   spec: ProductSpec,
   force: boolean,
@@ -204,7 +218,11 @@ export async function beginSeed(
     : { code: 'live', epoch: r[1]! };
 }
 
-export async function markSoldOut(redis: Redis, k: ProductKeys, epoch: number): Promise<boolean> {
+export async function markSoldOut(
+  redis: RedisClient,
+  k: ProductKeys,
+  epoch: number,
+): Promise<boolean> {
   return (await scripts.markSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
 }
 

@@ -5,7 +5,7 @@
  * lua/deduct-4.lua; this module only chooses segments, locks and arguments.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
@@ -21,6 +21,7 @@ import {
 } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { refusalOf, StaleEpoch } from './refusals.js';
+import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
   productId: string;
@@ -38,7 +39,7 @@ export interface SaleMetrics {
 }
 
 export interface SaleOptions {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   catalog: Catalog;
   /** The segment locks (their in-process latch queues this process's requests per segment). */
@@ -67,9 +68,12 @@ const MAX_BUSY_PROBES = 3;
 
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
+  /** Redis Cluster shards that failed a moment ago (skipped, or their shoppers told 503) */
+  readonly shards: ShardHealth;
 
   constructor(private readonly opts: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(opts.keys);
+    this.shards = new ShardHealth(opts.redis);
   }
 
   /**
@@ -130,28 +134,41 @@ export class Sale {
       homeSegment: home,
     };
     const locked = view.strategy !== 'lockfree';
+    const homeKeys = this.segment(view, home);
+    const homeDown = this.shards.down(homeKeys.state);
+    if (homeDown) throw shardUnavailable(view.id, home, homeDown);
     // A home segment known to be empty only needs its claim (the limit check lives there).
     if (view.empty.has(home)) args.mode = 'claim';
     let r: DeductReply;
     let homeBusy = false;
-    if (locked && args.mode === 'home') {
-      const held = await this.lockSegment(view, home, this.opts.lockWaitMs, this.opts.lockQueueMs);
-      if (held) {
-        r = await this.deductHolding(held, args);
-      } else if (view.soldOut) {
-        throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
-      } else if (view.segments === 1) {
-        throw new SaleError({
-          code: 'lock-timeout',
-          message: `the lock was busy for ${this.opts.lockWaitMs} ms`,
-        });
+    try {
+      if (locked && args.mode === 'home') {
+        const held = await this.lockSegment(
+          view,
+          home,
+          this.opts.lockWaitMs,
+          this.opts.lockQueueMs,
+        );
+        if (held) {
+          r = await this.deductHolding(held, args);
+        } else if (view.soldOut) {
+          throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+        } else if (view.segments === 1) {
+          throw new SaleError({
+            code: 'lock-timeout',
+            message: `the lock was busy for ${this.opts.lockWaitMs} ms`,
+          });
+        } else {
+          args.mode = 'claim';
+          homeBusy = true;
+          r = await deduct(this.opts.redis, this.segment(view, home), args);
+        }
       } else {
-        args.mode = 'claim';
-        homeBusy = true;
         r = await deduct(this.opts.redis, this.segment(view, home), args);
       }
-    } else {
-      r = await deduct(this.opts.redis, this.segment(view, home), args);
+    } catch (err) {
+      this.shards.failed(homeKeys.state, err);
+      throw err;
     }
     if (r.code === 'ok') {
       if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
@@ -180,6 +197,9 @@ export class Sale {
     let candidates = spillOrder(view.segments, home, view.empty);
     /** segments (besides home) known empty or found lacking the units */
     let lacking = view.segments - 1 - candidates.length;
+    // a shard that just failed is skipped: its segments' units wait for it to come back
+    const unreachable = candidates.filter((seg) => this.shards.down(this.segment(view, seg).state));
+    if (unreachable.length) candidates = candidates.filter((seg) => !unreachable.includes(seg));
     // Lock strategies: first a pass that skips busy locks, then a wait for one of them.
     const waits = locked ? [0, this.opts.lockWaitMs] : [0];
     try {
@@ -188,17 +208,22 @@ export class Sale {
         for (const seg of candidates) {
           const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
           let r: DeductReply;
-          if (locked) {
-            // Under overload every lock is busy: probing them all would multiply the load.
-            if (busy.length >= MAX_BUSY_PROBES) break;
-            const held = await this.lockSegment(view, seg, waitMs);
-            if (!held) {
-              busy.push(seg);
-              continue;
+          try {
+            if (locked) {
+              // Under overload every lock is busy: probing them all would multiply the load.
+              if (busy.length >= MAX_BUSY_PROBES) break;
+              const held = await this.lockSegment(view, seg, waitMs);
+              if (!held) {
+                busy.push(seg);
+                continue;
+              }
+              r = await this.deductHolding(held, spillArgs);
+            } else {
+              r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
             }
-            r = await this.deductHolding(held, spillArgs);
-          } else {
-            r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
+          } catch (err) {
+            this.shards.failed(this.segment(view, seg).state, err);
+            throw err;
           }
           if (r.code === 'ok') {
             if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
@@ -250,6 +275,11 @@ export class Sale {
     await settle('release');
     if (view.soldOut)
       throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+    if (unreachable.length > 0 && lacking + unreachable.length === view.segments - 1 && !homeBusy) {
+      // the only segments that might have the units are on a shard that is down
+      const seg = unreachable[0]!;
+      throw shardUnavailable(view.id, seg, this.shards.down(this.segment(view, seg).state));
+    }
     if (lacking === view.segments - 1 && !homeBusy) {
       // home had fewer than `quantity` units, every other segment none
       throw new SaleError({

@@ -3,11 +3,12 @@
  * epoch (lua/beginSeed-1.lua refuses while the sale is live unless forced), seeds every segment
  * (lua/seedSegment-3.lua), tells every API process, and records the product in PostgreSQL.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
+import { execByNode } from '../redis/batch.js';
 import { registerScripts } from '../redis/scripts.js';
 import type { Catalog } from './catalog.js';
 import { SaleError } from './errors.js';
@@ -33,7 +34,7 @@ export interface SeedResult {
 }
 
 export interface InventoryDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   db: Db;
   catalog?: Catalog | undefined;
@@ -67,17 +68,23 @@ export async function seedProduct(
   }
   const stocks = splitStock(spec.total, spec.segments);
   registerScripts(deps.redis);
-  const pipeline = deps.redis.pipeline();
-  for (let i = 0; i < Math.max(spec.segments, begun.previousSegments); i++) {
-    queueSeedSegment(pipeline, deps.keys.segment(productId, i), {
-      epoch: begun.epoch,
-      stock: stocks[i] ?? 0,
-      startsAt,
-      endsAt,
-      limitPerUser,
-    });
-  }
-  for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+  const indexes = Array.from(
+    { length: Math.max(spec.segments, begun.previousSegments) },
+    (_, i) => i,
+  );
+  await execByNode(
+    deps.redis,
+    indexes,
+    (i) => deps.keys.segment(productId, i).state,
+    (pipeline, i) =>
+      queueSeedSegment(pipeline, deps.keys.segment(productId, i), {
+        epoch: begun.epoch,
+        stock: stocks[i] ?? 0,
+        startsAt,
+        endsAt,
+        limitPerUser,
+      }),
+  );
   await deps.redis.sadd(deps.keys.products(), productId);
   if (deps.catalog) await deps.catalog.announceReseed(productId, begun.epoch);
   else {

@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config/index.js';
+import { messageOf } from '../errors.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
 import { startPostgres } from './postgres-server.js';
-import type { ServiceProcess } from './process.js';
+import { LaunchError, type ServiceProcess } from './process.js';
+import { startRedisCluster } from './redis-cluster.js';
 import { startRedisServer } from './redis-server.js';
 
 export interface LocalStackOptions {
@@ -19,6 +21,8 @@ export interface LocalStackOptions {
   progress: (line: string) => void;
   /** Called when a server we started exits without being asked to. */
   onCrash: (name: string, code: number | string, logFile: string) => void;
+  /** Called when a node of the local Redis Cluster exits without being asked to. */
+  onNodeExit?: (name: string, code: number | string, logFile: string) => void;
 }
 
 function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
@@ -45,7 +49,41 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
   const dataDir = resolve(launcher.dataDir);
   mkdirSync(dataDir, { recursive: true });
 
-  if (bins.redis) {
+  if (bins.redis && launcher.redisShards >= 3) {
+    const dir = join(dataDir, 'redis-cluster');
+    const cluster = await startRedisCluster({
+      basePort: launcher.redisPort,
+      shards: launcher.redisShards,
+      replicas: launcher.redisReplicas,
+      dir,
+      binDir: bins.redis,
+      progress: opts.progress,
+    }).catch((err: unknown) => {
+      throw new LaunchError(
+        `the local Redis Cluster did not come up: ${messageOf(err)} (logs under ${dir}; ` +
+          'removing that folder starts a new, empty cluster)',
+      );
+    });
+    opts.lifecycle.add(
+      'redis cluster',
+      () => cluster.stop(),
+      () => cluster.nodes.forEach((n) => n.process.kill()),
+    );
+    // One node going is what a cluster is for: its replica takes over, or its segments answer
+    // 503 while the others sell. Say so; do not stop the stack.
+    for (const n of cluster.nodes) {
+      void n.process.exited.then((code) => {
+        if (!n.process.stopping)
+          opts.onNodeExit?.(`redis-server ${n.port} (${n.role})`, code, n.process.logFile);
+      });
+    }
+    const ports = cluster.nodes.map((n) => n.port);
+    opts.progress(
+      `Redis Cluster up: ${launcher.redisShards} masters` +
+        (launcher.redisReplicas ? `, ${launcher.redisReplicas} replica(s) each` : '') +
+        ` on ports ${ports[0]}-${ports.at(-1)} (AOF, noeviction; data and logs under ${dir})`,
+    );
+  } else if (bins.redis) {
     const redis = await startRedisServer({
       port: launcher.redisPort,
       dir: join(dataDir, 'redis'),

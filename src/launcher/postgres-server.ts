@@ -8,7 +8,14 @@ import { createHash } from 'node:crypto';
 import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { assertPortFree, spawnService, stopStale, tail, type ServiceProcess } from './process.js';
+import {
+  assertPortFree,
+  LaunchError,
+  spawnService,
+  stopStale,
+  tail,
+  type ServiceProcess,
+} from './process.js';
 
 export interface PostgresServerOptions {
   port: number;
@@ -150,7 +157,7 @@ export async function startPostgres(opts: PostgresServerOptions): Promise<Runnin
   while (!(await answers(adminUrl))) {
     if (exited || Date.now() > deadline) {
       await proc.stop();
-      throw new Error(
+      throw new LaunchError(
         `PostgreSQL on port ${opts.port} did not come up${exited ? ' (it exited)' : ''}; ` +
           `last lines of ${logFile}:\n${tail(logFile)}`,
       );

@@ -131,13 +131,18 @@ export function tail(file: string, lines = 15): string {
   }
 }
 
+/** A server the launcher cannot start, for a reason the user can act on (no stack needed). */
+export class LaunchError extends Error {
+  override name = 'LaunchError';
+}
+
 /** Rejects when something already listens on 127.0.0.1:`port` (so we never adopt a stranger). */
 export function assertPortFree(port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
       reject(
-        new Error(
+        new LaunchError(
           err.code === 'EADDRINUSE'
             ? `port ${port} is already in use: stop what runs there or pick another port`
             : `cannot bind port ${port}: ${err.message}`,

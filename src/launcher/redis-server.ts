@@ -5,7 +5,14 @@
 import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { assertPortFree, spawnService, stopStale, tail, type ServiceProcess } from './process.js';
+import {
+  assertPortFree,
+  LaunchError,
+  spawnService,
+  stopStale,
+  tail,
+  type ServiceProcess,
+} from './process.js';
 
 export interface RedisServerOptions {
   port: number;
@@ -82,7 +89,7 @@ export async function startRedisServer(opts: RedisServerOptions): Promise<Runnin
   while (!(await redisAnswers(opts.port))) {
     if (exited || Date.now() > deadline) {
       await proc.stop();
-      throw new Error(
+      throw new LaunchError(
         `redis-server on port ${opts.port} did not come up${exited ? ' (it exited)' : ''}; ` +
           `last lines of ${proc.logFile}:\n${tail(proc.logFile)}`,
       );

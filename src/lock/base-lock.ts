@@ -5,7 +5,7 @@
  * check, and the lease guard of each hold. The context API (DistributedLock) and the hot-path
  * handle (LockClient.acquire) only choose the owner id.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { LockKeys } from '../redis/keys.js';
 import { LockNotHeldError } from './errors.js';
 import { LeaseGuard } from './lease.js';

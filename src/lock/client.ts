@@ -12,7 +12,7 @@
  * ```
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys, LockKeys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
 import {
@@ -35,7 +35,7 @@ export type TryLockOptions = AcquireOptions;
 
 export interface LockClientOptions extends Partial<LockSettings> {
   /** Command connection (scripts are registered on it). */
-  redis: Redis;
+  redis: RedisClient;
   /** The process's shared subscriber. */
   pubsub: PubSub;
   keys: Keys;
@@ -126,7 +126,7 @@ export class LockClient {
     return this.rt.processId;
   }
 
-  get redis(): Redis {
+  get redis(): RedisClient {
     return this.rt.redis;
   }
 

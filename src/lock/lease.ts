@@ -4,7 +4,7 @@
  * the AbortSignal that tells the holder when the lock is lost, and the hook that opens the
  * in-process latch when the hold ends however it ends (released, lost, or its lease ran out).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import { messageOf } from '../errors.js';
 import type { LockKeys } from '../redis/keys.js';
 import { LockLostError } from './errors.js';
@@ -25,7 +25,7 @@ export interface LeaseGuardOptions {
   watchdog: boolean;
   /** Local time when the acquiring call was sent: the lease runs from there at the latest. */
   acquiredAt: number;
-  redis: Redis;
+  redis: RedisClient;
   events: LeaseEvents;
   /**
    * Runs once when the hold ends (the in-process latch of this lock opens): released, lost, or

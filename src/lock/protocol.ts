@@ -3,7 +3,7 @@
  * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
  * protocol; this module only chooses keys and arguments.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { LockKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { DEFAULT_LOCK_SETTINGS } from './settings.js';
@@ -64,7 +64,7 @@ function acquireReply(r: number[]): AcquireReply {
  * @param inLine - the caller joined the line before (it leaves it when it takes the lock).
  */
 export function acquire(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   owner: string,
   leaseMs: number,
@@ -79,7 +79,7 @@ export function acquire(
 
 /** Fair mode (first come, first served). Parameters as {@link acquire}. */
 export function fairAcquire(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   owner: string,
   leaseMs: number,
@@ -110,7 +110,7 @@ function releaseReply(r: [number, (number | string)?]): ReleaseReply {
 }
 
 export function release(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   owner: string,
   processId: string,
@@ -123,7 +123,7 @@ export function release(
 
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
 export async function renew(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   owner: string,
   leaseMs: number,
@@ -133,7 +133,7 @@ export async function renew(
 
 /** @returns whether a lock was deleted, and the waiter woken. */
 export async function forceUnlock(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
@@ -148,7 +148,7 @@ export async function forceUnlock(
 
 /** A waiter that gives up leaves the line (and wakes the next one if the lock is free). */
 export async function leaveLine(
-  redis: Redis,
+  redis: RedisClient,
   k: LockKeys,
   owner: string,
   processId: string,

@@ -1,5 +1,5 @@
 /** What every lock of one client shares, and the metrics hooks a client reports to. */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { LocalLatch } from './latch.js';
 import type { LeaseEvents, LeaseGuard } from './lease.js';
 import type { UnlockNotices } from './notices.js';
@@ -16,7 +16,7 @@ export interface LockMetrics {
 
 /** What every lock of one client shares: connections, settings, and the holds it tracks. */
 export interface LockRuntime {
-  readonly redis: Redis;
+  readonly redis: RedisClient;
   readonly settings: LockSettings;
   /** Per-process part of every owner id. */
   readonly processId: string;

@@ -1,5 +1,5 @@
 /** The two ways one attempt asks Redis for a lock: the default mode and the fair mode. */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { LockKeys } from '../redis/keys.js';
 import * as protocol from './protocol.js';
 
@@ -15,7 +15,7 @@ export interface AttemptArgs {
 /** How one attempt asks Redis for the lock: the default and the fair mode. */
 export interface AcquireStrategy {
   readonly fair: boolean;
-  attempt(redis: Redis, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
+  attempt(redis: RedisClient, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
 }
 
 export const defaultAcquire: AcquireStrategy = {

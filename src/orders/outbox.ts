@@ -3,7 +3,8 @@
  * inventory/records/outbox-entry.ts). It is the durable record of a sale until the order row
  * exists; the worker deletes an entry only after its row is committed.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+import { execByNode } from '../redis/batch.js';
 import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
 
@@ -16,7 +17,7 @@ export type OutboxOrder = SoldOrder;
  * @param range.count - most entries to read; default all.
  */
 export async function readOutbox(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   productId: string,
   segment: number,
@@ -31,9 +32,9 @@ export async function readOutbox(
   return entries.map(decodeOutboxEntry);
 }
 
-/** Deletes persisted orders from their segments' outboxes (one pipeline). */
+/** Deletes persisted orders from their segments' outboxes (one pipeline per Redis node). */
 export async function clearOutbox(
-  redis: Redis,
+  redis: RedisClient,
   keys: Keys,
   orders: readonly OutboxOrder[],
 ): Promise<void> {
@@ -44,7 +45,11 @@ export async function clearOutbox(
     if (!ids) bySegment.set(k, (ids = []));
     ids.push(o.outboxId);
   }
-  const pipeline = redis.pipeline();
-  for (const [k, ids] of bySegment) pipeline.xdel(k, ...ids);
-  for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+  // XDEL is idempotent: a batch item refused during a slot move may safely be sent again
+  await execByNode(
+    redis,
+    [...bySegment],
+    ([k]) => k,
+    (p, [k, ids]) => p.xdel(k, ...ids),
+  );
 }

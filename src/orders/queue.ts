@@ -5,7 +5,7 @@
  * gets through is harmless (the insert is idempotent).
  */
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from '../log.js';
 import type { OutboxOrder } from './outbox.js';
 
@@ -23,7 +23,7 @@ export const PERSIST_JOB_OPTIONS: JobsOptions = {
   removeOnFail: false,
 };
 
-export function createOrderQueue(connection: Redis, prefix: string): Queue {
+export function createOrderQueue(connection: RedisClient, prefix: string): Queue {
   return new Queue(ORDER_QUEUE, { connection, prefix, defaultJobOptions: PERSIST_JOB_OPTIONS });
 }
 

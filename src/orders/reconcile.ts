@@ -14,12 +14,15 @@
  * different moments): while sales happen during the reconciliation they cover only the orders
  * sold before it began, and the report says `live: true`.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
+import { execByNode } from '../redis/batch.js';
+import { registerScripts } from '../redis/scripts.js';
 import type { Db } from '../db/index.js';
 import {
   decodeClaim,
   decodeMarker,
   decodeOutboxEntry,
+  queueOutboxCut,
   readMeta,
   type StreamEntry,
 } from '../inventory/index.js';
@@ -52,7 +55,7 @@ export interface ReconcileReport {
 const MAX_LISTED = 20;
 
 export async function reconcile(
-  deps: { redis: Redis; keys: Keys; db: Db },
+  deps: { redis: RedisClient; keys: Keys; db: Db },
   productId: string,
   /** test hook: runs between reading Redis and reading PostgreSQL (widens the race window) */
   hooks: { beforeDbRead?: () => Promise<unknown> } = {},
@@ -78,18 +81,19 @@ export async function reconcile(
   let startedMs = Infinity;
   for (let seg = 0; seg < segments; seg++) {
     const k = deps.keys.segment(productId, seg);
-    const r = await deps.redis
+    registerScripts(deps.redis);
+    const tx = deps.redis
       .multi()
       .hmget(k.state, 'stock', 'epoch')
       .hgetall(k.buyers)
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')
-      .time()
-      .xinfo('STREAM', k.outbox)
-      .exec();
+      .time();
+    queueOutboxCut(tx, k.outbox);
+    const r = await tx.exec();
     if (!r) throw new Error('reconcile: MULTI aborted');
-    for (const [err] of r.slice(0, 5)) if (err) throw err;
-    cut.push(lastGeneratedId(r[5]!));
+    for (const [err] of r) if (err) throw err;
+    cut.push(r[5]![1] as string);
     startedMs = Math.min(startedMs, timeReplyMs(r[4]![1] as [string, string]));
     const [stock, segEpoch] = r[0]![1] as [string | null, string | null];
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
@@ -183,20 +187,16 @@ function compareIds(a: string, b: string): number {
   return am !== bm ? am - bm : as - bs;
 }
 
-/** XINFO STREAM's last-generated-id (survives XDEL); "0-0" for a stream never written. */
-function lastGeneratedId([err, info]: [Error | null, unknown]): string {
-  if (err) {
-    if (/no such key/i.test(err.message)) return '0-0';
-    throw err;
-  }
-  const list = info as unknown[];
-  const i = list.indexOf('last-generated-id');
-  return String(list[i + 1]);
-}
-
-async function lastIds(deps: { redis: Redis; keys: Keys }, productId: string, segments: number) {
-  const p = deps.redis.pipeline();
-  for (let seg = 0; seg < segments; seg++)
-    p.xinfo('STREAM', deps.keys.segment(productId, seg).outbox);
-  return ((await p.exec()) ?? []).map((r) => lastGeneratedId(r as [Error | null, unknown]));
+async function lastIds(
+  deps: { redis: RedisClient; keys: Keys },
+  productId: string,
+  segments: number,
+) {
+  const outboxes = Array.from(
+    { length: segments },
+    (_, seg) => deps.keys.segment(productId, seg).outbox,
+  );
+  registerScripts(deps.redis);
+  const replies = await execByNode(deps.redis, outboxes, (k) => k, queueOutboxCut);
+  return replies.map(([id]) => id as string);
 }

@@ -5,18 +5,19 @@
  * that a crash left open: finalised when the claim's order exists, released when it does not.
  */
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import { claimSettle, decodeClaim, readMeta } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
+import { storeOutage } from '../outages.js';
 import { readOutbox, type OutboxOrder } from './outbox.js';
 import type { PersistJob } from './queue.js';
 import { findOrder } from './repository.js';
 
 export interface SweepDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   db: Db;
   queue: Queue;
@@ -30,6 +31,8 @@ export interface SweepReport {
   reenqueued: number;
   claimsFinalised: number;
   claimsReleased: number;
+  /** segments ("product:segment") whose Redis shard did not answer this time */
+  unreachable: string[];
 }
 
 /** Most entries re-enqueued per segment per sweep (the next sweep takes the rest). */
@@ -53,36 +56,62 @@ async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolea
 }
 
 export async function sweep(deps: SweepDeps): Promise<SweepReport> {
-  const report: SweepReport = { reenqueued: 0, claimsFinalised: 0, claimsReleased: 0 };
+  const report: SweepReport = {
+    reenqueued: 0,
+    claimsFinalised: 0,
+    claimsReleased: 0,
+    unreachable: [],
+  };
   const now = await serverNowMs(deps.redis);
   for (const productId of await deps.redis.smembers(deps.keys.products())) {
     const segments = (await readMeta(deps, productId))?.maxSegments ?? 0;
     for (let seg = 0; seg < segments; seg++) {
-      const stale = await readOutbox(deps.redis, deps.keys, productId, seg, {
-        until: String(now - deps.minAgeMs),
-        count: MAX_PER_SEGMENT,
-      });
-      for (let i = 0; i < stale.length; i += deps.batchSize) {
-        const batch = stale.slice(i, i + deps.batchSize);
-        if (await enqueueSwept(deps.queue, batch)) report.reenqueued += batch.length;
-      }
-      const k = deps.keys.segment(productId, seg);
-      const claims = await deps.redis.hgetall(k.claims);
-      for (const [userId, raw] of Object.entries(claims)) {
-        const claim = decodeClaim(raw);
-        if (!claim || now - claim.at < deps.claimTtlMs) continue;
-        const { orderId } = claim;
-        const sold = await orderExists(deps, productId, segments, orderId);
-        const r = await claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release');
-        if (r.code !== 'settled') continue;
-        if (sold) report.claimsFinalised++;
-        else report.claimsReleased++;
-        deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
+      try {
+        await sweepSegment(deps, report, { productId, seg, segments, now });
+      } catch (err) {
+        // A Redis Cluster shard that is down must not stop the sweep of the live ones.
+        if (!storeOutage(err)) throw err;
+        report.unreachable.push(`${productId}:${seg}`);
       }
     }
   }
   if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
+  if (report.unreachable.length > 0) {
+    deps.logger?.warn(
+      { segments: report.unreachable },
+      'sweeper could not reach some segments; the next sweep tries them again',
+    );
+  }
   return report;
+}
+
+async function sweepSegment(
+  deps: SweepDeps,
+  report: SweepReport,
+  at: { productId: string; seg: number; segments: number; now: number },
+): Promise<void> {
+  const { productId, seg, segments, now } = at;
+  const stale = await readOutbox(deps.redis, deps.keys, productId, seg, {
+    until: String(now - deps.minAgeMs),
+    count: MAX_PER_SEGMENT,
+  });
+  for (let i = 0; i < stale.length; i += deps.batchSize) {
+    const batch = stale.slice(i, i + deps.batchSize);
+    if (await enqueueSwept(deps.queue, batch)) report.reenqueued += batch.length;
+  }
+  const k = deps.keys.segment(productId, seg);
+  const claims = await deps.redis.hgetall(k.claims);
+  for (const [userId, raw] of Object.entries(claims)) {
+    const claim = decodeClaim(raw);
+    if (!claim || now - claim.at < deps.claimTtlMs) continue;
+    const { orderId } = claim;
+    const sold = await orderExists(deps, productId, segments, orderId);
+    const r = await claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release');
+    if (r.code !== 'settled') continue;
+    if (sold) report.claimsFinalised++;
+    else report.claimsReleased++;
+    deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
+  }
 }
 
 /**

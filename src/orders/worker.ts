@@ -4,7 +4,7 @@
  * comes up. At-least-once delivery + the unique idempotency key = exactly one row per sale.
  */
 import { Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
@@ -18,11 +18,11 @@ export function cappedBackoff(attemptsMade: number): number {
 }
 
 export interface OrderWorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   prefix: string;
   db: Db;
   /** command connection for outbox deletes */
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   concurrency: number;
   batchSize: number;

@@ -3,11 +3,14 @@
  * (BullMQ does the same): a prefix applied behind the key module's back breaks hash tags and Lua.
  */
 import type { Socket } from 'node:net';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 
-export { Redis };
+export { Cluster, Redis };
+
+/** A connection to one Redis or to a Redis Cluster: the product runs on either. */
+export type RedisClient = Redis | Cluster;
 
 export type RedisRole =
   /** request path: fails fast while Redis is away instead of queueing for long */
@@ -33,7 +36,81 @@ export interface RedisConnectionOptions {
 }
 
 /** Each connection's latest connection error, cleared when it is ready again (for readiness). */
-const lastErrors = new WeakMap<Redis, string>();
+const lastErrors = new WeakMap<RedisClient, string>();
+
+/** Where Redis is: one server (`url`), or a cluster (`cluster`: some of its nodes). */
+export interface RedisTarget {
+  url: string;
+  cluster?: ReadonlyArray<{ host: string; port: number }> | undefined;
+}
+
+/** A connection of `role` to the target: one Redis, or a Redis Cluster client. */
+export function createRedisClient(target: RedisTarget, opts: RedisConnectionOptions): RedisClient {
+  return target.cluster ? createCluster(target.cluster, opts) : createRedis(target.url, opts);
+}
+
+/** The options every connection to one node gets, whatever the topology. */
+function nodeOptions(opts: RedisConnectionOptions): RedisOptions {
+  const role = opts.role ?? 'command';
+  return {
+    connectionName: opts.name,
+    // A command must not run twice after a reconnect: a resent deduct would sell twice.
+    autoResendUnfulfilledCommands: false,
+    // While Redis is away a queued command fails after two reconnect attempts (~0.3 s): the
+    // request path answers 503 at once instead of hanging on a dead store.
+    maxRetriesPerRequest: role === 'bullmq' ? null : 1,
+    ...(role === 'bullmq' && { enableReadyCheck: false }),
+    ...(role === 'command' && opts.commandTimeoutMs && { commandTimeout: opts.commandTimeoutMs }),
+  };
+}
+
+/**
+ * An ioredis Cluster client. Redirections (MOVED, ASK) and refusals before execution (TRYAGAIN,
+ * CLUSTERDOWN) are retried: the command did not run. A command whose connection closed is not
+ * (`retryDelayOnFailover: 0`): it may have run, and a resent deduct would sell twice.
+ */
+export function createCluster(
+  nodes: ReadonlyArray<{ host: string; port: number }>,
+  opts: RedisConnectionOptions,
+): Cluster {
+  if (opts.overrides?.keyPrefix) {
+    throw new Error('ioredis keyPrefix is not supported: key names come from src/redis/keys.ts');
+  }
+  const role = opts.role ?? 'command';
+  const { lazyConnect, ...overrides } = opts.overrides ?? {};
+  const cluster = new Cluster(
+    nodes.map((n) => ({ host: n.host, port: n.port })),
+    {
+      redisOptions: { ...nodeOptions(opts), ...overrides },
+      retryDelayOnFailover: 0,
+      retryDelayOnClusterDown: 100,
+      retryDelayOnTryAgain: 100,
+      maxRedirections: 16,
+      clusterRetryStrategy: (times) => Math.min(100 * times, 2_000),
+      slotsRefreshTimeout: 2_000,
+      shardedSubscribers: role === 'subscriber',
+      ...(lazyConnect && { lazyConnect }),
+    },
+  );
+  cluster.on('+node', (node: Redis) => {
+    if (role !== 'subscriber') node.on('connect', () => coalesceWrites(node));
+    if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(node, opts, false);
+  });
+  watchErrors(cluster, opts);
+  return cluster;
+}
+
+function watchErrors(redis: RedisClient, opts: RedisConnectionOptions): void {
+  let lastLogged = 0;
+  redis.on('ready', () => lastErrors.delete(redis));
+  redis.on('error', (err: unknown) => {
+    lastErrors.set(redis, messageOf(err));
+    const now = Date.now();
+    if (now - lastLogged < ERROR_LOG_INTERVAL_MS) return;
+    lastLogged = now;
+    opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
+  });
+}
 
 /** Connection errors repeat on every reconnect attempt; log one per interval. */
 const ERROR_LOG_INTERVAL_MS = 10_000;
@@ -44,28 +121,13 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   }
   const role = opts.role ?? 'command';
   const redis = new Redis(url, {
-    connectionName: opts.name,
-    // A command must not run twice after a reconnect: a resent deduct would sell twice.
-    autoResendUnfulfilledCommands: false,
-    // While Redis is away a queued command fails after two reconnect attempts (~0.3 s): the
-    // request path answers 503 at once instead of hanging on a dead store.
-    maxRetriesPerRequest: role === 'bullmq' ? null : 1,
+    ...nodeOptions(opts),
     retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 6), 2_000),
-    ...(role === 'bullmq' && { enableReadyCheck: false }),
-    ...(role === 'command' && opts.commandTimeoutMs && { commandTimeout: opts.commandTimeoutMs }),
     ...opts.overrides,
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
-  if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts);
-  let lastLogged = 0;
-  redis.on('ready', () => lastErrors.delete(redis));
-  redis.on('error', (err) => {
-    lastErrors.set(redis, messageOf(err));
-    const now = Date.now();
-    if (now - lastLogged < ERROR_LOG_INTERVAL_MS) return;
-    lastLogged = now;
-    opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
-  });
+  if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts, true);
+  watchErrors(redis, opts);
   return redis;
 }
 
@@ -76,7 +138,7 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
  * reply. Commands in flight on it fail (their callers treat that as an unknown outcome, as they
  * do the timeout itself).
  */
-function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions): void {
+function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions, reconnect: boolean): void {
   let generation = 0;
   let recycled = -1;
   redis.on('connect', () => generation++);
@@ -89,7 +151,8 @@ function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions): void {
       if (sentOn !== generation || recycled === sentOn) return; // that connection is gone already
       recycled = sentOn;
       opts.logger?.warn({ redis: opts.name }, 'a command timed out: reconnecting');
-      redis.disconnect(true);
+      // a cluster node's connection is replaced by the cluster client, not reconnected
+      redis.disconnect(reconnect);
     });
     return out;
   } as Redis['sendCommand'];
@@ -125,12 +188,14 @@ function coalesceWrites(redis: Redis): void {
 /**
  * Readiness: needs a PONG. A connection that is down says why at once (the connection error, not
  * "max retries"); one still coming up for the first time gets the caller's timeout to answer.
+ * A cluster is up while any master answers, and names the masters that do not (degraded).
  */
-export async function pingRedis(redis: Redis): Promise<void> {
+export async function pingRedis(redis: RedisClient): Promise<void | string> {
   if (redis.status === 'end') throw new Error('redis connection is closed');
   const down = redis.status !== 'ready' && lastErrors.get(redis);
   if (down) throw new Error(`unreachable (${down})`);
   try {
+    if (redis instanceof Cluster && redis.status === 'ready') return await pingMasters(redis);
     await redis.ping();
   } catch (err) {
     // a first ping on a connection that never came up: name why, not "max retries"
@@ -139,8 +204,33 @@ export async function pingRedis(redis: Redis): Promise<void> {
   }
 }
 
+async function pingMasters(cluster: Cluster): Promise<string | undefined> {
+  // The masters of the slot map: a dead one stays there (its slots are unserved) though the
+  // client may have dropped its connection.
+  const masters = [
+    ...new Set(cluster.slots.map((owners) => owners[0]).filter(Boolean)),
+  ] as string[];
+  const byKey = new Map(
+    cluster.nodes('all').map((n) => [`${n.options.host}:${n.options.port}`, n]),
+  );
+  const results = await Promise.allSettled(
+    masters.map((key) => {
+      const node = byKey.get(key);
+      return node ? node.ping() : Promise.reject(new Error('no connection'));
+    }),
+  );
+  const dead = masters.filter((_, i) => results[i]!.status === 'rejected');
+  if (masters.length > 0 && dead.length === masters.length) {
+    throw new Error(`no master of the cluster answers (${dead.join(', ')})`);
+  }
+  if (dead.length === 0) return undefined;
+  // let the client learn the new map (a replica may have taken over)
+  cluster.refreshSlotsCache();
+  return `${dead.length} of ${masters.length} masters do not answer: ${dead.join(', ')}`;
+}
+
 /** QUIT politely, DISCONNECT if Redis is unreachable. */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'end') return;
   if (redis.status !== 'ready') {
     redis.disconnect();

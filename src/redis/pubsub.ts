@@ -4,7 +4,7 @@
  * reference-counted; an unused channel stays subscribed for a while, so a hot lock's waiters do
  * not pay SSUBSCRIBE/SUNSUBSCRIBE on every contended acquire.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 type Handler = (message: string) => void;
 
@@ -26,7 +26,7 @@ export class PubSub {
   private connectedOnce = false;
 
   constructor(
-    readonly subscriber: Redis,
+    readonly subscriber: RedisClient,
     opts: PubSubOptions = {},
   ) {
     this.idleMs = opts.idleMs ?? 30_000;
@@ -36,9 +36,12 @@ export class PubSub {
     });
     // Messages published while the connection was down are lost: tell whoever caches state.
     subscriber.on('ready', () => {
-      if (this.connectedOnce) for (const l of this.reconnectListeners) l();
+      if (this.connectedOnce) this.missedSome();
       this.connectedOnce = true;
     });
+    // On a Redis Cluster, a shard's subscriber replaced (its node failed, slots moved): the
+    // client subscribes its channels again, and what was published in between is lost.
+    subscriber.on('subscribersReady', () => this.missedSome());
   }
 
   /**
@@ -69,6 +72,10 @@ export class PubSub {
       }, this.idleMs);
       entry.idleTimer.unref();
     };
+  }
+
+  private missedSome(): void {
+    for (const l of this.reconnectListeners) l();
   }
 
   /** Called after the subscriber reconnects (notices may have been missed meanwhile). */

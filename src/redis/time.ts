@@ -2,7 +2,7 @@
  * Redis server time. Every clock decision (sale window, outbox age, reconciliation cut) uses the
  * server's clock, so API processes with skewed clocks still agree.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './connection.js';
 
 /** Milliseconds from a TIME reply (`[seconds, microseconds]`; strings on the wire, typed loosely by ioredis). */
 export function timeReplyMs([secs, micros]: readonly (string | number)[]): number {
@@ -10,7 +10,7 @@ export function timeReplyMs([secs, micros]: readonly (string | number)[]): numbe
 }
 
 /** The Redis server's clock, ms since the epoch. */
-export async function serverNowMs(redis: Redis): Promise<number> {
+export async function serverNowMs(redis: RedisClient): Promise<number> {
   return timeReplyMs(await redis.time());
 }
 

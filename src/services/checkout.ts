@@ -5,7 +5,7 @@
  * would persist it, but only after SWEEP_MIN_AGE_MS). It also settles what became of a purchase
  * that ended without an answer.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import {
   resolveOrderAtHome,
   SaleError,
@@ -41,7 +41,7 @@ export type Resolution = 'sold' | 'pending' | 'not-sold';
 export interface CheckoutDeps {
   sale: Sale;
   orders: OrderSink;
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   /** whether an order row exists (an order of an earlier epoch, no longer in any marker) */
   orderPersisted: (orderId: string) => Promise<boolean>;

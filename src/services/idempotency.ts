@@ -8,7 +8,7 @@
  * in the buyer's marker, or given up for good) before anything runs again.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 
@@ -66,7 +66,7 @@ export type Begin =
 
 export class IdempotencyStore {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: Keys,
     private readonly ttlSeconds: number,
     private readonly leaseMs: number,

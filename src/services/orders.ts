@@ -4,7 +4,7 @@
  * while PostgreSQL is away. Only the buyer or an admin may read an order; to anyone else it does
  * not exist.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import {
   findInAllOutboxes,
@@ -47,7 +47,7 @@ const pendingView = (o: SoldOrder): OrderView => ({
 });
 
 export class OrderLookup {
-  constructor(private readonly deps: { redis: Redis; keys: Keys; db: Db }) {}
+  constructor(private readonly deps: { redis: RedisClient; keys: Keys; db: Db }) {}
 
   /** The order as `reader` may see it; null when it does not exist or is not theirs. */
   async find(orderId: string, reader: OrderReader): Promise<OrderView | null> {

@@ -2,7 +2,7 @@
  * The product use cases behind the shop's public view and the admin routes: seed (or reseed), read
  * back every segment with its persisted units, and reconcile.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import {
   readProductState,
@@ -16,7 +16,7 @@ import { persistedBySegment, reconcile, type ReconcileReport } from '../orders/i
 import type { Keys } from '../redis/keys.js';
 
 export interface ProductsDeps {
-  redis: Redis;
+  redis: RedisClient;
   keys: Keys;
   db: Db;
   /** this process's catalog, told at once about a reseed (others learn it by notice) */

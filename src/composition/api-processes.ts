@@ -1,0 +1,212 @@
+/**
+ * API_PROCESSES=N: N HTTP processes on one port (node:cluster). The primary forks them, restarts
+ * one that dies, stops them first at shutdown, and answers their `/metrics` with every process's
+ * metrics (its own included) merged by prom-client's AggregatorRegistry. Each API process has its
+ * own Redis connections and product views, kept in step by the sale notices (pub/sub).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry, type Registry } from 'prom-client';
+import type { Config } from '../config/index.js';
+import { messageOf } from '../errors.js';
+import { closeOnSignals, type Lifecycle } from '../lifecycle.js';
+import { createLogger, type Logger } from '../log.js';
+import { createCore } from './core.js';
+import { apiServices, serveApi, startOrderQueue } from './roles.js';
+
+/** Messages between the primary and the API processes (IPC). */
+type Message =
+  | { type: 'seckill:listening' }
+  | { type: 'seckill:metrics?'; id: number }
+  | { type: 'seckill:metrics'; id: number; text: string }
+  | { type: 'seckill:own-metrics?'; id: number }
+  | { type: 'seckill:own-metrics'; id: number; metrics: unknown[] };
+
+/** A process that does not answer a metrics request within this long is left out. */
+const METRICS_TIMEOUT_MS = 2_000;
+/** More crashes than this within the window: stop restarting (something is wrong for good). */
+const MAX_RESTARTS = 5;
+const RESTART_WINDOW_MS = 30_000;
+
+/** True in a process forked by {@link forkApiProcesses}. */
+export function isApiProcess(): boolean {
+  return cluster.isWorker;
+}
+
+function isMessage(m: unknown): m is Message {
+  return typeof m === 'object' && m !== null && String((m as Message).type).startsWith('seckill:');
+}
+
+/**
+ * In an API process: answers the primary's requests for this process's metrics, and returns what
+ * `/metrics` serves: all processes' metrics, asked of the primary (this process's own alone if
+ * the primary does not answer in time).
+ */
+function apiProcessMetrics(registry: Registry): () => Promise<string> {
+  let seq = 0;
+  const waiting = new Map<number, (text: string) => void>();
+  process.on('message', (m: unknown) => {
+    if (!isMessage(m)) return;
+    if (m.type === 'seckill:own-metrics?') {
+      void registry
+        .getMetricsAsJSON()
+        .then((metrics) =>
+          process.send?.({ type: 'seckill:own-metrics', id: m.id, metrics } satisfies Message),
+        );
+    } else if (m.type === 'seckill:metrics') {
+      waiting.get(m.id)?.(m.text);
+      waiting.delete(m.id);
+    }
+  });
+  return () =>
+    new Promise((resolve) => {
+      const id = ++seq;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        void registry.metrics().then(resolve);
+      }, METRICS_TIMEOUT_MS);
+      waiting.set(id, (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      process.send?.({ type: 'seckill:metrics?', id } satisfies Message);
+    });
+}
+
+/**
+ * The life of one forked API process: its own core (connections, product views), the API, and a
+ * clean close on SIGINT/SIGTERM; it tells the primary once it listens.
+ */
+export async function serveApiProcess(config: Config): Promise<void> {
+  const logger = createLogger(config);
+  const core = createCore(config, logger);
+  closeOnSignals(core.lifecycle, logger, config.http.shutdownTimeoutMs);
+  const queue = startOrderQueue(core);
+  await serveApi(core, apiServices(core, queue), [queue], {
+    metricsText: apiProcessMetrics(core.registry),
+  });
+  process.send?.({ type: 'seckill:listening' } satisfies Message);
+}
+
+export interface ApiProcesses {
+  /** Resolves once every process listens; rejects if one exits before it does. */
+  ready: Promise<void>;
+}
+
+/**
+ * In the primary: forks `count` API processes running this same command (each sees
+ * `isApiProcess()`), and registers their stop with the lifecycle (it runs before anything
+ * registered earlier: API processes stop before the workers and stores they depend on).
+ */
+export function forkApiProcesses(opts: {
+  count: number;
+  /** the primary's own metrics, merged into every `/metrics` answer */
+  registry: Registry;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  /** how long the API processes get to finish in-flight requests at shutdown */
+  stopTimeoutMs: number;
+}): ApiProcesses {
+  const { logger, lifecycle } = opts;
+  const crashes: number[] = [];
+  let listening = 0;
+  let settle!: { resolve: () => void; reject: (err: Error) => void };
+  const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+
+  const onMessage = (worker: Worker, m: unknown) => {
+    if (!isMessage(m)) return;
+    if (m.type === 'seckill:listening') {
+      if (++listening === opts.count) settle.resolve();
+    } else if (m.type === 'seckill:metrics?') {
+      void allMetrics(opts.registry).then(
+        (text) => worker.send({ type: 'seckill:metrics', id: m.id, text } satisfies Message),
+        (err: unknown) => logger.warn({ err: messageOf(err) }, 'metrics aggregation failed'),
+      );
+    }
+  };
+
+  const fork = () => {
+    const worker = cluster.fork();
+    let up = false;
+    worker.on('message', (m: unknown) => {
+      if (isMessage(m) && m.type === 'seckill:listening') up = true;
+      onMessage(worker, m);
+    });
+    worker.on('exit', (code, signal) => {
+      if (lifecycle.isClosing || worker.exitedAfterDisconnect) return;
+      const why = signal ?? `code ${code}`;
+      if (!up && listening < opts.count) {
+        settle.reject(new Error(`an API process exited (${why}) before it listened`));
+        return;
+      }
+      if (up) listening--;
+      const now = Date.now();
+      crashes.push(now);
+      while (crashes[0]! < now - RESTART_WINDOW_MS) crashes.shift();
+      if (crashes.length > MAX_RESTARTS) {
+        logger.fatal(
+          { pid: worker.process.pid, exit: why },
+          `API processes crashed ${crashes.length} times in ${RESTART_WINDOW_MS / 1000} s: not restarting`,
+        );
+        return;
+      }
+      logger.error({ pid: worker.process.pid, exit: why }, 'an API process died: starting another');
+      setTimeout(() => !lifecycle.isClosing && fork(), 500).unref();
+    });
+  };
+  for (let i = 0; i < opts.count; i++) fork();
+
+  lifecycle.add(
+    'api processes',
+    async () => {
+      const live = Object.values(cluster.workers ?? {}).filter(
+        (w): w is Worker => !!w && !w.isDead(),
+      );
+      await Promise.all(
+        live.map(
+          (w) =>
+            new Promise<void>((resolve) => {
+              w.once('exit', () => resolve());
+              // Ctrl-C reached them too (same process group); a repeat within 2 s is not a force
+              w.process.kill('SIGTERM');
+            }),
+        ),
+      );
+    },
+    () => {
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+    },
+    opts.stopTimeoutMs,
+  );
+  return { ready };
+}
+
+/** Every API process's metrics and the primary's, merged (counters and histograms summed). */
+async function allMetrics(own: Registry): Promise<string> {
+  const workers = Object.values(cluster.workers ?? {}).filter(
+    (w): w is Worker => !!w && !w.isDead(),
+  );
+  const replies = await Promise.all(workers.map((w) => askOwnMetrics(w)));
+  const all = [await own.getMetricsAsJSON(), ...replies.filter((r) => r !== undefined)];
+  return AggregatorRegistry.aggregate(
+    all as Parameters<typeof AggregatorRegistry.aggregate>[0],
+  ).metrics();
+}
+
+let askSeq = 0;
+
+function askOwnMetrics(worker: Worker): Promise<unknown[] | undefined> {
+  const id = ++askSeq;
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(undefined), METRICS_TIMEOUT_MS);
+    const onMessage = (m: unknown) => {
+      if (isMessage(m) && m.type === 'seckill:own-metrics' && m.id === id) done(m.metrics);
+    };
+    const done = (metrics: unknown[] | undefined) => {
+      clearTimeout(timer);
+      worker.off('message', onMessage);
+      resolve(metrics);
+    };
+    worker.on('message', onMessage);
+    worker.send({ type: 'seckill:own-metrics?', id } satisfies Message);
+  });
+}

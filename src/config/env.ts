@@ -1,0 +1,210 @@
+/**
+ * Every environment variable the product reads: its zod schema (type, default, description; the
+ * README's table lists the same), and the rules across variables.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const port = z.coerce.number().int().min(1).max(65535);
+const ms = z.coerce.number().int().min(1);
+const positiveInt = z.coerce.number().int().min(1);
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .url()
+    .refine((u) => protocols.includes(new URL(u).protocol), {
+      message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+    });
+
+/** Every variable the product reads, with its default and what it does (README lists the same). */
+export const envSchema = z.object({
+  NODE_ENV: z
+    .enum(['development', 'production', 'test'])
+    .default('development')
+    .describe('development | production | test'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on'),
+  PORT: port.default(3000).describe('port the API listens on'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('pino log level'),
+
+  REDIS_URL: url(['redis:', 'rediss:'])
+    .optional()
+    .describe('Redis to use; when unset, the local one the launcher runs'),
+  REDIS_CLUSTER_NODES: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9_.-]+:\d{1,5}(,[A-Za-z0-9_.-]+:\d{1,5})*$/,
+      'must be host:port[,host:port...]',
+    )
+    .optional()
+    .describe('a Redis Cluster to use (some of its nodes); instead of REDIS_URL'),
+  REDIS_WAIT_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .default(0)
+    .describe('durable mode: a sale waits for this many replicas (WAIT) before its 202'),
+  DATABASE_URL: url(['postgres:', 'postgresql:'])
+    .optional()
+    .describe('PostgreSQL to use; when unset, the local one the launcher runs'),
+
+  DATA_DIR: z.string().min(1).default('.seckill').describe('launcher data folder (git-ignored)'),
+  LOCAL_REDIS_PORT: port.default(6380).describe('port of the launcher-run redis-server'),
+  LOCAL_REDIS_SHARDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(32)
+    .default(1)
+    .describe('1: one redis-server; 3 and more: a local Redis Cluster of that many masters'),
+  LOCAL_REDIS_REPLICAS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(2)
+    .default(0)
+    .describe('replicas of each master of the local Redis Cluster'),
+  API_PROCESSES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(1)
+    .describe('HTTP processes serving one port (node:cluster)'),
+  LOCAL_PG_PORT: port.default(5433).describe('port of the launcher-run PostgreSQL'),
+  PATH: z
+    .string()
+    .default('/usr/local/bin:/usr/bin:/bin')
+    .describe('where the launcher looks for binaries'),
+  AUTO_INSTALL: bool
+    .default(true)
+    .describe('launcher may apt-get missing redis-server/postgresql when root on Debian'),
+
+  KEY_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_-]{1,16}$/, 'must be 1-16 of a-z 0-9 _ -')
+    .default('sk')
+    .describe('prefix of every Redis key the product owns'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^\{[a-z0-9_-]{1,32}\}$/, 'must be a hash tag like {skq}')
+    .default('{skq}')
+    .describe('BullMQ prefix; a hash tag so a queue lives in one Redis Cluster slot'),
+
+  AUTH_MODE: z
+    .enum(['jwt', 'dev'])
+    .default('jwt')
+    .describe('jwt: shopper id from a verified HS256 bearer token; dev: trust X-User-Id'),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_ISSUER: z.string().min(1).optional(),
+  JWT_AUDIENCE: z.string().min(1).optional(),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+
+  REDIS_COMMAND_TIMEOUT_MS: ms
+    .default(2_000)
+    .describe('a Redis command without a reply this long fails (and its connection reconnects)'),
+  PG_CONNECT_TIMEOUT_MS: ms.default(2_000).describe('longest wait for a PostgreSQL connection'),
+  PG_STATEMENT_TIMEOUT_MS: ms
+    .default(5_000)
+    .describe('a PostgreSQL statement running (or unanswered) this long fails'),
+
+  BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
+  SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
+  WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
+  LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
+  LOCK_QUEUE_MS: ms
+    .default(2_000)
+    .describe("longest wait in the process's line for a segment lock, before LOCK_WAIT_MS starts"),
+  LOCK_LEASE_MS: ms.default(2_000),
+  LOCK_LOCAL_QUEUE: bool
+    .default(true)
+    .describe("queue a process's requests for a segment lock in memory before Redis"),
+  CLAIM_TTL_MS: ms.default(10_000),
+  IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
+  IDEMPOTENCY_LEASE_MS: ms
+    .min(1_000)
+    .default(10_000)
+    .describe('an Idempotency-Key whose request has run this long without an answer is resolved'),
+
+  ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
+  ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),
+  WORKER_CONCURRENCY: positiveInt.max(256).default(4),
+  WORKER_BATCH_SIZE: positiveInt.max(5_000).default(500),
+  WORKER_LOCK_MS: ms.min(1_000).default(30_000),
+  SWEEP_INTERVAL_MS: ms.default(5_000),
+  SWEEP_MIN_AGE_MS: ms.default(10_000),
+
+  BENCH_ROUTES: bool
+    .default(false)
+    .describe('mount POST /bench/noop: the shop middleware without Redis (the benchmark ceiling)'),
+  DEMO_PRODUCT_ID: z.string().default('demo'),
+  DEMO_STOCK: positiveInt.default(100),
+});
+
+/**
+ * Rules across variables. They read the raw strings so they are reported together with the
+ * per-variable problems (zod skips refinements of an object that already failed).
+ */
+export function crossFieldProblems(input: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  const mode = input.AUTH_MODE ?? 'jwt';
+  if (mode === 'jwt' && !input.JWT_SECRET) {
+    problems.push('JWT_SECRET: required when AUTH_MODE=jwt (or set AUTH_MODE=dev for demos)');
+  }
+  if (input.NODE_ENV === 'production' && mode === 'dev') {
+    problems.push(
+      'AUTH_MODE: dev trusts the X-User-Id header and is refused when NODE_ENV=production',
+    );
+  }
+  if (input.REDIS_URL && input.REDIS_CLUSTER_NODES) {
+    problems.push('REDIS_CLUSTER_NODES: set REDIS_URL (one Redis) or this (a cluster), not both');
+  }
+  const shards = Number(input.LOCAL_REDIS_SHARDS ?? 1);
+  if (shards === 2) {
+    problems.push(
+      'LOCAL_REDIS_SHARDS: a Redis Cluster needs at least 3 masters (1, or 3 and more)',
+    );
+  }
+  if (Number(input.LOCAL_REDIS_REPLICAS ?? 0) > 0 && shards < 3) {
+    problems.push(
+      'LOCAL_REDIS_REPLICAS: replicas belong to a local cluster (LOCAL_REDIS_SHARDS >= 3)',
+    );
+  }
+  const replicas = Number(input.LOCAL_REDIS_REPLICAS ?? 0);
+  const base = Number(input.LOCAL_REDIS_PORT ?? 6380);
+  if (shards >= 3 && Number.isInteger(base) && Number.isInteger(replicas)) {
+    // nodes from the base port, then their cluster bus ports
+    const last = base + clusterPortSpan(shards, replicas) - 1;
+    if (last > 65_535) {
+      problems.push(
+        `LOCAL_REDIS_PORT: a cluster of ${shards} masters x ${1 + replicas} nodes uses ports ${base}-${last}, past 65535`,
+      );
+    }
+    const pgPort = Number(input.LOCAL_PG_PORT ?? 5433);
+    if (!input.DATABASE_URL && pgPort >= base && pgPort <= last) {
+      problems.push(
+        `LOCAL_PG_PORT: ${pgPort} is inside the local Redis Cluster's ports ${base}-${last}`,
+      );
+    }
+  }
+  if (shards > 1 && (input.REDIS_URL || input.REDIS_CLUSTER_NODES)) {
+    problems.push(
+      'LOCAL_REDIS_SHARDS: shapes the Redis the launcher starts; with REDIS_URL or REDIS_CLUSTER_NODES it starts none',
+    );
+  }
+  return problems;
+}
+
+/** Ports a local cluster uses from LOCAL_REDIS_PORT: its nodes, then their cluster bus ports. */
+export function clusterPortSpan(shards: number, replicas: number): number {
+  return 2 * shards * (1 + replicas);
+}
+
+export type Env = z.output<typeof envSchema>;

@@ -1,0 +1,239 @@
+/**
+ * A real local Redis Cluster: `shards` masters, each with `replicas` replicas, on consecutive
+ * ports from `basePort` (masters first), with the cluster bus ports right after them (set with
+ * `cluster-port`, so any base port works, not only those below 55536). Each node keeps its data
+ * and nodes.conf under `dir/node-<port>`; a later start reuses them and the cluster they form.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { assertPortFree, LaunchError, stopStale } from './process.js';
+import { startRedisServer, type RunningRedis } from './redis-server.js';
+
+export interface RedisClusterOptions {
+  basePort: number;
+  shards: number;
+  replicas: number;
+  dir: string;
+  binDir: string;
+  persistence?: 'aof' | 'none';
+  /** how long a master may be silent before its replica takes over (default 2 000 ms) */
+  nodeTimeoutMs?: number;
+  progress?: (line: string) => void;
+  /** extra arguments for every node (tests enable DEBUG this way) */
+  extraArgs?: string[];
+}
+
+export interface ClusterNode extends RunningRedis {
+  role: 'master' | 'replica';
+  busPort: number;
+}
+
+export interface RunningCluster {
+  nodes: ClusterNode[];
+  /** the masters' addresses: the seed nodes clients are given */
+  masters: Array<{ host: string; port: number }>;
+  stop(): Promise<void>;
+}
+
+/** Layout of the cluster a data folder holds; a start with another layout is refused. */
+interface Layout {
+  basePort: number;
+  shards: number;
+  replicas: number;
+}
+
+export const SLOTS = 16_384;
+
+/** The slot range [from, to] master `i` of `shards` serves: an even split. */
+export function slotRange(i: number, shards: number): [number, number] {
+  return [Math.floor((i * SLOTS) / shards), Math.floor(((i + 1) * SLOTS) / shards) - 1];
+}
+
+export async function startRedisCluster(opts: RedisClusterOptions): Promise<RunningCluster> {
+  if (opts.shards < 3) throw new Error('a Redis Cluster needs at least 3 masters');
+  const layout: Layout = { basePort: opts.basePort, shards: opts.shards, replicas: opts.replicas };
+  mkdirSync(opts.dir, { recursive: true });
+  checkLayout(opts.dir, layout);
+  const total = opts.shards * (1 + opts.replicas);
+  const nodeTimeout = opts.nodeTimeoutMs ?? 2_000;
+  const nodes: ClusterNode[] = [];
+  const stop = async () => {
+    await Promise.all(nodes.map((n) => n.stop()));
+  };
+  try {
+    for (let i = 0; i < total; i++) {
+      // a node left running by a launcher that was killed holds its bus port: stop it first
+      const port = opts.basePort + i;
+      await stopStale(join(opts.dir, `node-${port}`, 'redis.pid'), 'redis-server', 'SIGTERM');
+      await assertPortFree(opts.basePort + total + i);
+    }
+    const started = await Promise.all(
+      Array.from({ length: total }, async (_, i) => {
+        const port = opts.basePort + i;
+        const busPort = opts.basePort + total + i;
+        const node = await startRedisServer({
+          port,
+          dir: join(opts.dir, `node-${port}`),
+          binDir: opts.binDir,
+          persistence: opts.persistence ?? 'aof',
+          extraArgs: [
+            ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
+            ...['--cluster-port', String(busPort)],
+            ...['--cluster-node-timeout', String(nodeTimeout)],
+            // a dead shard must not stop the live ones from serving their slots
+            ...['--cluster-require-full-coverage', 'no'],
+            // replicas stay with the master they were given (the layout stays readable)
+            ...['--cluster-allow-replica-migration', 'no'],
+            ...(opts.extraArgs ?? []),
+          ],
+        });
+        const role: ClusterNode['role'] = i < opts.shards ? 'master' : 'replica';
+        return { ...node, role, busPort };
+      }),
+    );
+    nodes.push(...started);
+    await withAdmins(nodes, async (admins) => {
+      const known = await Promise.all(admins.map(knownNodes));
+      if (known.every((k) => k === 1)) {
+        opts.progress?.(
+          `forming a Redis Cluster: ${opts.shards} masters, ${opts.replicas} replica(s) each`,
+        );
+        await form(admins, opts.shards, opts.replicas, nodes);
+      }
+      await waitHealthy(admins, total, 30_000);
+    });
+    writeFileSync(join(opts.dir, 'cluster.json'), `${JSON.stringify(layout)}\n`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    nodes,
+    masters: nodes
+      .filter((n) => n.role === 'master')
+      .map((n) => ({ host: '127.0.0.1', port: n.port })),
+    stop,
+  };
+}
+
+function checkLayout(dir: string, want: Layout): void {
+  const file = join(dir, 'cluster.json');
+  if (!existsSync(file)) return;
+  const had = JSON.parse(readFileSync(file, 'utf8')) as Layout;
+  if (
+    had.basePort !== want.basePort ||
+    had.shards !== want.shards ||
+    had.replicas !== want.replicas
+  ) {
+    throw new LaunchError(
+      `${dir} holds a Redis Cluster of ${had.shards} masters with ${had.replicas} replica(s) each ` +
+        `from port ${had.basePort}, not ${want.shards} / ${want.replicas} from ${want.basePort}: ` +
+        'set LOCAL_REDIS_SHARDS, LOCAL_REDIS_REPLICAS and LOCAL_REDIS_PORT back, or remove that folder ' +
+        '(its data goes with it)',
+    );
+  }
+}
+
+async function withAdmins<T>(
+  nodes: ClusterNode[],
+  use: (admins: Redis[]) => Promise<T>,
+): Promise<T> {
+  const admins = nodes.map(
+    (n) =>
+      new Redis({ host: '127.0.0.1', port: n.port, maxRetriesPerRequest: 1, lazyConnect: true }),
+  );
+  try {
+    return await use(admins);
+  } finally {
+    for (const a of admins) a.disconnect();
+  }
+}
+
+async function clusterInfo(admin: Redis): Promise<Record<string, string>> {
+  const text = (await admin.cluster('INFO')) as string;
+  return Object.fromEntries(
+    text
+      .split('\r\n')
+      .filter(Boolean)
+      .map((line) => line.split(':') as [string, string]),
+  );
+}
+
+async function knownNodes(admin: Redis): Promise<number> {
+  return Number((await clusterInfo(admin)).cluster_known_nodes);
+}
+
+/** Slots to the masters, everyone met, replicas attached. */
+async function form(admins: Redis[], shards: number, replicas: number, nodes: ClusterNode[]) {
+  await Promise.all(
+    admins.slice(0, shards).map((a, i) => {
+      const [from, to] = slotRange(i, shards);
+      return a.call('CLUSTER', 'ADDSLOTSRANGE', from, to);
+    }),
+  );
+  for (const n of nodes.slice(1)) {
+    await admins[0]!.call('CLUSTER', 'MEET', '127.0.0.1', n.port, n.busPort);
+  }
+  await until('every node knows every other', 20_000, async () =>
+    (await Promise.all(admins.map(knownNodes))).every((k) => k === nodes.length),
+  );
+  const masterIds = await Promise.all(
+    admins.slice(0, shards).map((a) => a.call('CLUSTER', 'MYID') as Promise<string>),
+  );
+  for (let r = 0; r < replicas; r++) {
+    for (let m = 0; m < shards; m++) {
+      const replica = admins[shards + r * shards + m]!;
+      // a replica can only follow a master its node table already lists as one
+      await until(`replica of master ${m} accepted`, 20_000, async () => {
+        try {
+          await replica.call('CLUSTER', 'REPLICATE', masterIds[m]!);
+          return true;
+        } catch {
+          return false;
+        }
+      });
+    }
+  }
+}
+
+/** Every node says cluster_state:ok, sees all nodes, and the slot map covers every slot. */
+async function waitHealthy(admins: Redis[], total: number, timeoutMs: number): Promise<void> {
+  let last = '';
+  await until(
+    () => `the Redis Cluster to settle (${last})`,
+    timeoutMs,
+    async () => {
+      const infos = await Promise.all(admins.map(clusterInfo));
+      const bad = infos.findIndex(
+        (i) =>
+          i.cluster_state !== 'ok' ||
+          Number(i.cluster_known_nodes) !== total ||
+          Number(i.cluster_slots_ok) !== SLOTS,
+      );
+      if (bad < 0) return true;
+      const i = infos[bad]!;
+      last = `node ${bad}: state ${i.cluster_state}, ${i.cluster_known_nodes} nodes known, ${i.cluster_slots_ok} slots ok`;
+      return false;
+    },
+  );
+}
+
+async function until(
+  what: string | (() => string),
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      if (await check()) return;
+    } catch {
+      // a node still loading its data answers with an error: ask again
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
