@@ -1,5 +1,15 @@
 import { defineConfig } from 'vitest/config';
 
+/** Integration tests that run on both topologies: one Redis, and a Redis Cluster. */
+const CLUSTER_FILES = [
+  'test/sale.test.ts',
+  'test/orders.test.ts',
+  'test/lock.test.ts',
+  'test/records.test.ts',
+  'test/http.test.ts',
+  'test/shop-http.test.ts',
+];
+
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
@@ -19,6 +29,17 @@ export default defineConfig({
         },
       },
       {
+        // The same sale, order, lock and HTTP tests on a local 3-master Redis Cluster (every key
+        // of the product spread over shards by its hash tag), after the standalone run.
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: CLUSTER_FILES,
+          maxWorkers: 2,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      {
         // Files that load the machine on purpose (and measure latency under it) run alone,
         // after the rest: another file's traffic must not count against their bounds.
         extends: true,
@@ -26,7 +47,7 @@ export default defineConfig({
           name: 'exclusive',
           include: ['test/**/*.exclusive.test.ts'],
           fileParallelism: false,
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -43,7 +43,8 @@ export function storeOutage(err: unknown, depth = 0): string | undefined {
   if (!(err instanceof Error) || depth > 3) return undefined;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return err.message;
-  if (err.name === 'MaxRetriesPerRequestError') return err.message;
+  if (err.name === 'MaxRetriesPerRequestError' || err.name === 'ReplicaLagError')
+    return err.message;
   if (OUTAGE_MESSAGES.some((m) => m.test(err.message))) return err.message;
   return storeOutage(err.cause, depth + 1);
 }

@@ -13,7 +13,7 @@ import { useNamespace } from './support/namespace.js';
 const ns = useNamespace();
 const clients: TestLockClient[] = [];
 const client = (opts?: Parameters<typeof lockClient>[2]) => {
-  const c = lockClient(ns.redisUrl, ns.id, opts);
+  const c = lockClient(ns.redisTarget, ns.id, opts);
   clients.push(c);
   return c;
 };

@@ -15,7 +15,7 @@ import {
   decodeSegmentState,
   SEGMENT_STATE_FIELDS,
 } from '../src/inventory/records/segment-state.js';
-import { createRedis, type Redis } from '../src/redis/connection.js';
+import { createRedisClient, type RedisClient } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
 import { serverNowMs } from '../src/redis/time.js';
 import { decodeIdempotencyRecord, IdempotencyStore } from '../src/services/idempotency.js';
@@ -24,10 +24,10 @@ import { testDb } from './support/sale.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
-let redis: Redis;
+let redis: RedisClient;
 let db: Db;
 beforeAll(() => {
-  redis = createRedis(ns.redisUrl, { name: 'test-records' });
+  redis = createRedisClient(ns.redisTarget, { name: 'test-records' });
   db = testDb(ns.config());
 });
 afterAll(async () => {
@@ -185,7 +185,7 @@ describe('records written by TypeScript', () => {
 
   it('the reseed notice on the events channel is what the catalog decodes', async () => {
     const { productId } = await seeded({ segments: 1, total: 1 });
-    const sub = redis.duplicate();
+    const sub = createRedisClient(ns.redisTarget, { name: 'test-sub', role: 'subscriber' });
     const got: string[] = [];
     await sub.ssubscribe(keys.product(productId).events);
     sub.on('smessage', (_c: string, m: string) => got.push(m));

@@ -81,6 +81,7 @@ export function createCore(
     },
     logger,
     registry,
+    waitReplicas: config.redis.waitReplicas,
   });
   lifecycle.add('inventory', () => inventory.close());
   return {

@@ -147,6 +147,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
         claimTtlMs: core.config.sale.claimTtlMs,
         batchSize: c.workerBatchSize,
         logger: core.logger,
+        replicaWait: core.inventory.replicaWait,
       }),
   });
   await queue.upsertJobScheduler(

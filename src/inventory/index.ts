@@ -9,6 +9,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
 import { Catalog } from './catalog.js';
+import { ReplicaWait } from './replica-wait.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
 export { Catalog, type ProductView } from './catalog.js';
@@ -34,6 +35,7 @@ export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
 export { claimSettle, queueOutboxCut } from './protocol.js';
+export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
 
@@ -43,6 +45,8 @@ export interface Inventory {
   locks: LockClient;
   catalog: Catalog;
   sale: Sale;
+  /** durable mode: waits for replicas to hold a segment's writes (undefined when off) */
+  replicaWait: ReplicaWait | undefined;
   close(): Promise<void>;
 }
 
@@ -62,6 +66,8 @@ export interface InventoryOptions {
   };
   logger?: Logger | undefined;
   registry?: Registry | undefined;
+  /** durable mode: replicas each sale waits for (0: answer at once) */
+  waitReplicas?: number | undefined;
 }
 
 export function promSaleMetrics(registry: Registry): SaleMetrics {
@@ -82,6 +88,9 @@ export function promSaleMetrics(registry: Registry): SaleMetrics {
   };
 }
 
+/** How long a sale waits for its replicas in durable mode before answering 503 (sold, unsure). */
+const REPLICA_WAIT_TIMEOUT_MS = 1_000;
+
 export function createInventory(opts: InventoryOptions): Inventory {
   const { waitMs, leaseMs, queueMs, ...lockSettings } = opts.lock;
   const pubsub = new PubSub(opts.subscriber);
@@ -93,6 +102,9 @@ export function createInventory(opts: InventoryOptions): Inventory {
     ...(opts.registry && { metrics: promLockMetrics(opts.registry) }),
   });
   const catalog = new Catalog({ redis: opts.redis, pubsub, keys: opts.keys, logger: opts.logger });
+  const replicaWait = opts.waitReplicas
+    ? new ReplicaWait(opts.redis, opts.waitReplicas, REPLICA_WAIT_TIMEOUT_MS)
+    : undefined;
   const sale = new Sale({
     redis: opts.redis,
     keys: opts.keys,
@@ -103,6 +115,7 @@ export function createInventory(opts: InventoryOptions): Inventory {
     lockQueueMs: queueMs,
     logger: opts.logger,
     metrics: opts.registry && promSaleMetrics(opts.registry),
+    replicaWait,
   });
   return {
     keys: opts.keys,
@@ -110,6 +123,7 @@ export function createInventory(opts: InventoryOptions): Inventory {
     locks,
     catalog,
     sale,
+    replicaWait,
     async close() {
       catalog.close();
       await locks.close();

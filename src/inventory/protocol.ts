@@ -1,6 +1,6 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-4.lua, claimSettle-2,
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, claimSettle-2,
  * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';

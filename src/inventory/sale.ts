@@ -1,8 +1,7 @@
 /**
- * A purchase, end to end on the Redis side: find the product's view, pick the shopper's home
- * segment, run the deduct under the strategy's locking, spill to other segments when home is
- * empty (or its lock busy), and settle the spill claim. Every stock change goes through
- * lua/deduct-4.lua; this module only chooses segments, locks and arguments.
+ * A purchase, end to end on the Redis side: the product's view, the shopper's home segment, the
+ * deduct (lua/deduct-5.lua, the only stock change) under the strategy's locking, a spill to other
+ * segments when home is empty or busy, and the spill claim settled.
  */
 import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
@@ -21,6 +20,7 @@ import {
 } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { refusalOf, StaleEpoch } from './refusals.js';
+import type { ReplicaWait } from './replica-wait.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
@@ -55,6 +55,8 @@ export interface SaleOptions {
   lockLeaseMs: number;
   logger?: Logger | undefined;
   metrics?: SaleMetrics | undefined;
+  /** durable mode: a sale returns once this many replicas hold it */
+  replicaWait?: ReplicaWait | undefined;
 }
 
 /** A reseed between reading the product and deducting: reload and try again this many times. */
@@ -172,6 +174,7 @@ export class Sale {
     }
     if (r.code === 'ok') {
       if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
+      await this.opts.replicaWait?.confirm(homeKeys.state);
       return this.purchaseOf(args, home, r.outboxId);
     }
     if (r.code !== 'spill') throw refusalOf(view, r, args.quantity);
@@ -194,72 +197,70 @@ export class Sale {
     const homeKeys = this.segment(view, home);
     const settle = (outcome: 'finalise' | 'release') =>
       claimSettle(this.opts.redis, homeKeys, args.userId, args.orderId, outcome);
+    const warn = (msg: string, err?: unknown) =>
+      this.opts.logger?.warn({ err, orderId: args.orderId }, msg);
     let candidates = spillOrder(view.segments, home, view.empty);
     /** segments (besides home) known empty or found lacking the units */
     let lacking = view.segments - 1 - candidates.length;
     // a shard that just failed is skipped: its segments' units wait for it to come back
     const unreachable = candidates.filter((seg) => this.shards.down(this.segment(view, seg).state));
     if (unreachable.length) candidates = candidates.filter((seg) => !unreachable.includes(seg));
-    // Lock strategies: first a pass that skips busy locks, then a wait for one of them.
-    const waits = locked ? [0, this.opts.lockWaitMs] : [0];
-    try {
-      for (const waitMs of waits) {
-        const busy: number[] = [];
-        for (const seg of candidates) {
-          const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
-          let r: DeductReply;
-          try {
-            if (locked) {
-              // Under overload every lock is busy: probing them all would multiply the load.
-              if (busy.length >= MAX_BUSY_PROBES) break;
-              const held = await this.lockSegment(view, seg, waitMs);
-              if (!held) {
-                busy.push(seg);
-                continue;
-              }
-              r = await this.deductHolding(held, spillArgs);
-            } else {
-              r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
-            }
-          } catch (err) {
-            this.shards.failed(this.segment(view, seg).state, err);
-            throw err;
-          }
-          if (r.code === 'ok') {
-            if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
-            // Sold: whatever happens now, the claim must never be released. If finalising
-            // fails, the claim stays and the sweeper finalises it from the outbox.
-            await settle('finalise').then(
-              (settled) => {
-                if (settled.code === 'no-claim') {
-                  this.opts.logger?.warn(
-                    { orderId: args.orderId },
-                    'spill claim settled by another',
-                  );
-                }
-              },
-              (err: unknown) =>
-                this.opts.logger?.warn(
-                  { err, orderId: args.orderId },
-                  'finalising a spill claim failed; the sweeper will',
-                ),
-            );
-            return this.purchaseOf(spillArgs, seg, r.outboxId);
-          }
-          if (r.code === 'empty') {
-            if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
-            lacking++;
-            continue;
-          }
-          if (r.code === 'stale-fence') {
-            busy.push(seg);
-            continue;
-          }
-          throw refusalOf(view, r, args.quantity);
+    /** one spill attempt on `seg`: sold, or why not */
+    const attempt = async (seg: number, waitMs: number): Promise<Purchase | 'busy' | 'empty'> => {
+      const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
+      let r: DeductReply;
+      try {
+        if (locked) {
+          const held = await this.lockSegment(view, seg, waitMs);
+          // no lock: busy, or given up because the segment ran empty meanwhile
+          if (!held) return view.empty.has(seg) ? 'empty' : 'busy';
+          r = await this.deductHolding(held, spillArgs);
+        } else {
+          r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
         }
-        // Waiting on every busy lock in turn could take (N-1) x lockWaitMs: wait on one.
-        candidates = busy.length > 0 ? [busy[Math.floor(Math.random() * busy.length)]!] : [];
-        if (candidates.length === 0) break;
+      } catch (err) {
+        this.shards.failed(this.segment(view, seg).state, err);
+        throw err;
+      }
+      if (r.code === 'ok') {
+        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        await this.opts.replicaWait?.confirm(this.segment(view, seg).state);
+        // Sold: whatever happens now, the claim must never be released. If finalising
+        // fails, the claim stays and the sweeper finalises it from the outbox.
+        await settle('finalise').then(
+          (settled) => settled.code === 'no-claim' && warn('spill claim settled by another'),
+          (err: unknown) => warn('finalising a spill claim failed; the sweeper will', err),
+        );
+        return this.purchaseOf(spillArgs, seg, r.outboxId);
+      }
+      if (r.code === 'empty') {
+        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        return 'empty';
+      }
+      if (r.code === 'stale-fence') return 'busy';
+      throw refusalOf(view, r, args.quantity);
+    };
+    try {
+      // A pass that skips busy locks (under overload, probing all would multiply the load), then
+      // waits on one at a time within lockWaitMs, moving on when one runs empty meanwhile.
+      let busy: number[] = [];
+      let tried = 0;
+      for (; tried < candidates.length && busy.length < MAX_BUSY_PROBES; tried++) {
+        const got = await attempt(candidates[tried]!, 0);
+        if (typeof got === 'object') return got;
+        if (got === 'empty') lacking++;
+        else busy.push(candidates[tried]!);
+      }
+      if (locked) busy.push(...candidates.slice(tried)); // not probed yet: waited for in turn
+      const deadline = Date.now() + this.opts.lockWaitMs;
+      while (locked && busy.length > 0 && Date.now() < deadline) {
+        const seg = busy[Math.floor(Math.random() * busy.length)]!;
+        const got = await attempt(seg, deadline - Date.now());
+        if (typeof got === 'object') return got;
+        if (got === 'empty') {
+          lacking++;
+          busy = busy.filter((b) => b !== seg);
+        } else if (Date.now() >= deadline) break;
       }
     } catch (err) {
       // A refusal (window, reseed) sold nothing: release. A Redis failure may have lost the reply

@@ -165,3 +165,19 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** The first of `count` consecutive free ports (a local cluster's nodes and bus ports). */
+export async function freePortRange(count: number, attempts = 50): Promise<number> {
+  for (let i = 0; i < attempts; i++) {
+    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    let free = true;
+    for (let p = base; p < base + count && free; p++) {
+      free = await assertPortFree(p).then(
+        () => true,
+        () => false,
+      );
+    }
+    if (free) return base;
+  }
+  throw new Error(`no ${count} consecutive free ports found`);
+}

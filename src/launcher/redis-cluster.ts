@@ -25,8 +25,11 @@ export interface RedisClusterOptions {
 }
 
 export interface ClusterNode extends RunningRedis {
+  /** the role it was given when the cluster formed (a failover may have swapped it since) */
   role: 'master' | 'replica';
   busPort: number;
+  /** starts it again after it stopped or was killed: same port, data and node id */
+  restart(): Promise<void>;
 }
 
 export interface RunningCluster {
@@ -72,24 +75,41 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
       Array.from({ length: total }, async (_, i) => {
         const port = opts.basePort + i;
         const busPort = opts.basePort + total + i;
-        const node = await startRedisServer({
+        const start = () =>
+          startRedisServer({
+            port,
+            dir: join(opts.dir, `node-${port}`),
+            binDir: opts.binDir,
+            persistence: opts.persistence ?? 'aof',
+            extraArgs: [
+              ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
+              ...['--cluster-port', String(busPort)],
+              ...['--cluster-node-timeout', String(nodeTimeout)],
+              // a dead shard must not stop the live ones from serving their slots
+              ...['--cluster-require-full-coverage', 'no'],
+              // replicas stay with the master they were given (the layout stays readable)
+              ...['--cluster-allow-replica-migration', 'no'],
+              // a replica's first sync starts at once, not after the default 5 s delay
+              ...['--repl-diskless-sync-delay', '0'],
+              ...(opts.extraArgs ?? []),
+            ],
+          });
+        let current = await start();
+        const node: ClusterNode = {
+          url: current.url,
           port,
-          dir: join(opts.dir, `node-${port}`),
-          binDir: opts.binDir,
-          persistence: opts.persistence ?? 'aof',
-          extraArgs: [
-            ...['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf'],
-            ...['--cluster-port', String(busPort)],
-            ...['--cluster-node-timeout', String(nodeTimeout)],
-            // a dead shard must not stop the live ones from serving their slots
-            ...['--cluster-require-full-coverage', 'no'],
-            // replicas stay with the master they were given (the layout stays readable)
-            ...['--cluster-allow-replica-migration', 'no'],
-            ...(opts.extraArgs ?? []),
-          ],
-        });
-        const role: ClusterNode['role'] = i < opts.shards ? 'master' : 'replica';
-        return { ...node, role, busPort };
+          busPort,
+          role: i < opts.shards ? 'master' : 'replica',
+          get process() {
+            return current.process;
+          },
+          stop: () => current.stop(),
+          async restart() {
+            await current.stop();
+            current = await start();
+          },
+        };
+        return node;
       }),
     );
     nodes.push(...started);
@@ -101,7 +121,7 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
         );
         await form(admins, opts.shards, opts.replicas, nodes);
       }
-      await waitHealthy(admins, total, 30_000);
+      await waitHealthy(admins, total, opts.shards * opts.replicas, 30_000);
     });
     writeFileSync(join(opts.dir, 'cluster.json'), `${JSON.stringify(layout)}\n`);
   } catch (err) {
@@ -197,8 +217,16 @@ async function form(admins: Redis[], shards: number, replicas: number, nodes: Cl
   }
 }
 
-/** Every node says cluster_state:ok, sees all nodes, and the slot map covers every slot. */
-async function waitHealthy(admins: Redis[], total: number, timeoutMs: number): Promise<void> {
+/**
+ * Every node says cluster_state:ok, sees all nodes, the slot map covers every slot, and every
+ * replica has synced with its master (a failover before that would lose everything).
+ */
+async function waitHealthy(
+  admins: Redis[],
+  total: number,
+  replicas: number,
+  timeoutMs: number,
+): Promise<void> {
   let last = '';
   await until(
     () => `the Redis Cluster to settle (${last})`,
@@ -211,7 +239,14 @@ async function waitHealthy(admins: Redis[], total: number, timeoutMs: number): P
           Number(i.cluster_known_nodes) !== total ||
           Number(i.cluster_slots_ok) !== SLOTS,
       );
-      if (bad < 0) return true;
+      if (bad < 0) {
+        const repl = await Promise.all(admins.map((a) => a.info('replication')));
+        const synced = repl.filter(
+          (i) => i.includes('role:slave') && i.includes('master_link_status:up'),
+        ).length;
+        last = `${synced} of ${replicas} replicas synced`;
+        return synced === replicas;
+      }
       const i = infos[bad]!;
       last = `node ${bad}: state ${i.cluster_state}, ${i.cluster_known_nodes} nodes known, ${i.cluster_slots_ok} slots ok`;
       return false;

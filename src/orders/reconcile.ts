@@ -46,6 +46,12 @@ export interface ReconcileReport {
   live: boolean;
   /** order rows sold after their segment was read, left out of this cut */
   afterCut: number;
+  /**
+   * Orders persisted whose sale their segment no longer holds: newer than anything its outbox
+   * ever had. Only lost writes do that (a failover to a replica that had not received them, an
+   * AOF cut short): their units count as stock again, so the sale could sell them twice.
+   */
+  lostWrites: Array<{ orderId: string; segment: number; quantity: number }>;
   /** empty when everything adds up */
   problems: string[];
   ok: boolean;
@@ -121,7 +127,18 @@ export async function reconcile(
     if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
     else afterCut.add(r.id);
   }
-  const live = (await lastIds(deps, productId, segments)).some((id, i) => id !== cut[i]);
+  const newest = await lastIds(deps, productId, segments);
+  const live = newest.some((id, i) => id !== cut[i]);
+  const rowById = new Map(all.map((r) => [r.id, r]));
+  /** orderId -> what a segment lost of it (see ReconcileReport.lostWrites) */
+  const lost = new Map<string, ReconcileReport['lostWrites'][number]>();
+  // Read after the rows: a row's entry was in its outbox before the row was written, so a row
+  // newer than its outbox's newest id is a sale the segment has lost.
+  for (const r of all) {
+    if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
+      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
+    }
+  }
   const orders = new Map<string, { userId: string; quantity: number; outboxId: string }>();
   for (const row of rows) {
     orders.set(row.id, { userId: row.user_id, quantity: row.quantity, outboxId: row.outbox_id });
@@ -149,7 +166,12 @@ export async function reconcile(
     // their marker (or claim) inside the cut.
     if (live && streamIdMs(o.outboxId) >= startedMs) continue;
     const owner = marked.get(id) ?? claimed.get(id);
-    if (owner === undefined) problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
+    const row = rowById.get(id);
+    if (owner === undefined && row) {
+      // persisted, yet no marker or claim: the segment lost the sale after it was acknowledged
+      lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
+    } else if (owner === undefined)
+      problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
   }
   if (!live) {
@@ -163,6 +185,13 @@ export async function reconcile(
     }
   }
 
+  const lostWrites = [...lost.values()];
+  for (const l of lostWrites) {
+    problem(
+      `order ${l.orderId} (${l.quantity} unit(s), segment ${l.segment}) is persisted but its ` +
+        'segment lost the sale (a failover, or an AOF cut short): its units count as stock again',
+    );
+  }
   return {
     productId,
     epoch,
@@ -175,6 +204,7 @@ export async function reconcile(
     openClaims: claimed.size,
     live,
     afterCut: afterCut.size,
+    lostWrites,
     problems,
     ok: problems.length === 0,
   };

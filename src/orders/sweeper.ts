@@ -7,7 +7,7 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
-import { claimSettle, decodeClaim, readMeta } from '../inventory/index.js';
+import { claimSettle, decodeClaim, readMeta, type ReplicaWait } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
@@ -25,6 +25,12 @@ export interface SweepDeps {
   claimTtlMs: number;
   batchSize: number;
   logger?: Logger;
+  /**
+   * Durable mode: outbox entries are handed on only once the replicas hold them. A sale that
+   * answered 503 because its replicas were slow is still in the outbox; persisting it before a
+   * replica has it would let a failover sell its units twice.
+   */
+  replicaWait?: ReplicaWait | undefined;
 }
 
 export interface SweepReport {
@@ -91,6 +97,12 @@ async function sweepSegment(
   at: { productId: string; seg: number; segments: number; now: number },
 ): Promise<void> {
   const { productId, seg, segments, now } = at;
+  const k = deps.keys.segment(productId, seg);
+  if (deps.replicaWait) {
+    // entries written before this write are replicated once this write is
+    await deps.redis.set(k.replicated, String(now), 'PX', 86_400_000);
+    await deps.replicaWait.confirm(k.replicated);
+  }
   const stale = await readOutbox(deps.redis, deps.keys, productId, seg, {
     until: String(now - deps.minAgeMs),
     count: MAX_PER_SEGMENT,
@@ -99,7 +111,6 @@ async function sweepSegment(
     const batch = stale.slice(i, i + deps.batchSize);
     if (await enqueueSwept(deps.queue, batch)) report.reenqueued += batch.length;
   }
-  const k = deps.keys.segment(productId, seg);
   const claims = await deps.redis.hgetall(k.claims);
   for (const [userId, raw] of Object.entries(claims)) {
     const claim = decodeClaim(raw);

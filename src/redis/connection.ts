@@ -3,7 +3,7 @@
  * (BullMQ does the same): a prefix applied behind the key module's back breaks hash tags and Lua.
  */
 import type { Socket } from 'node:net';
-import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type NatMap, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -33,6 +33,8 @@ export interface RedisConnectionOptions {
   commandTimeoutMs?: number | undefined;
   /** Extra ioredis options; `keyPrefix` is refused. */
   overrides?: RedisOptions;
+  /** Cluster only: node addresses as the cluster announces them -> where to reach them. */
+  natMap?: NatMap;
 }
 
 /** Each connection's latest connection error, cleared when it is ready again (for readiness). */
@@ -88,7 +90,12 @@ export function createCluster(
       maxRedirections: 16,
       clusterRetryStrategy: (times) => Math.min(100 * times, 2_000),
       slotsRefreshTimeout: 2_000,
+      // Commands are not retried after a closed connection (above), which is also what would
+      // make the client reload its slot map: reload it now and then, so a failover or a moved
+      // slot is learnt within this long even when no redirection says so.
+      slotsRefreshInterval: SLOTS_REFRESH_MS,
       shardedSubscribers: role === 'subscriber',
+      ...(opts.natMap && { natMap: opts.natMap }),
       ...(lazyConnect && { lazyConnect }),
     },
   );
@@ -96,6 +103,15 @@ export function createCluster(
     if (role !== 'subscriber') node.on('connect', () => coalesceWrites(node));
     if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(node, opts, false);
   });
+  // a node gone (killed, failed over): learn the new map at once rather than at the next round
+  let lastRefresh = 0;
+  const refresh = () => {
+    if (Date.now() - lastRefresh < 200 || cluster.status !== 'ready') return;
+    lastRefresh = Date.now();
+    cluster.refreshSlotsCache();
+  };
+  cluster.on('-node', refresh);
+  cluster.on('node error', refresh);
   watchErrors(cluster, opts);
   return cluster;
 }
@@ -111,6 +127,9 @@ function watchErrors(redis: RedisClient, opts: RedisConnectionOptions): void {
     opts.logger?.warn({ redis: opts.name, err: messageOf(err) }, 'redis connection error');
   });
 }
+
+/** How often a cluster client reloads its slot map unasked. */
+const SLOTS_REFRESH_MS = 2_000;
 
 /** Connection errors repeat on every reconnect attempt; log one per interval. */
 const ERROR_LOG_INTERVAL_MS = 10_000;

@@ -47,6 +47,11 @@ export interface SegmentKeys {
   outbox: string;
   /** the segment's lock (named `P:i`) */
   lock: LockKeys;
+  /**
+   * written by the sweeper in durable mode before it takes outbox entries: a WAIT after this
+   * write proves the replicas hold every earlier write of the slot (the entries among them)
+   */
+  replicated: string;
   /** marks an order id given up after an unknown outcome: a late deduct of it is refused */
   voided(orderId: string): string;
 }
@@ -91,6 +96,7 @@ export class Keys {
       claims: `${tag}:claims`,
       outbox: `${tag}:outbox`,
       lock: this.lock(name),
+      replicated: `${tag}:replicated`,
       voided: (orderId) => `${tag}:void:${checked('order id', orderId)}`,
     };
   }

@@ -1,17 +1,22 @@
 /**
  * Starts one throwaway redis-server and PostgreSQL for the whole run (unless TEST_REDIS_URL /
  * TEST_DATABASE_URL point at servers to use), migrates a template database that each test file
- * clones, and stops everything afterwards.
+ * clones, and stops everything afterwards. The `cluster` project runs its files on a local
+ * 3-master Redis Cluster instead (started by the launcher's own code, or TEST_REDIS_CLUSTER_NODES).
  */
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { startTestPostgres, startTestRedis, tempDir } from './servers.js';
+import { startRedisCluster } from '../../src/launcher/redis-cluster.js';
+import { freePortRange } from './ports.js';
+import { binDirs, startTestPostgres, startTestRedis, tempDir } from './servers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     redisUrl: string;
+    /** "host:port,..." of the Redis Cluster this project runs on; "" on a standalone Redis */
+    redisClusterNodes: string;
     /** Server URL without a database; files create their own database from the template. */
     postgresServerUrl: string;
     templateDatabase: string;
@@ -26,6 +31,23 @@ export default async function setup(project: TestProject) {
   const dir = tempDir('run');
   const stops: Array<() => Promise<void>> = [];
   let redisUrl = process.env.TEST_REDIS_URL;
+  let clusterNodes = '';
+  if (project.name === 'cluster') {
+    clusterNodes = process.env.TEST_REDIS_CLUSTER_NODES ?? '';
+    if (!clusterNodes) {
+      const cluster = await startRedisCluster({
+        basePort: await freePortRange(6),
+        shards: 3,
+        replicas: 0,
+        dir: `${dir.path}/redis-cluster`,
+        binDir: binDirs().redis,
+        persistence: 'none',
+      });
+      stops.push(() => cluster.stop());
+      clusterNodes = cluster.masters.map((m) => `${m.host}:${m.port}`).join(',');
+    }
+    redisUrl = `redis://${clusterNodes.split(',')[0]}`;
+  }
   let serverUrl = process.env.TEST_DATABASE_URL;
   if (!redisUrl) {
     const redis = await startTestRedis({ dir: `${dir.path}/redis` });
@@ -48,6 +70,7 @@ export default async function setup(project: TestProject) {
   await db.destroy();
 
   project.provide('redisUrl', redisUrl);
+  project.provide('redisClusterNodes', clusterNodes);
   project.provide('postgresServerUrl', serverUrl);
   project.provide('templateDatabase', template);
 

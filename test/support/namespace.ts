@@ -6,11 +6,16 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { loadConfig, type Config } from '../../src/config/index.js';
+import type { RedisTarget } from '../../src/redis/connection.js';
 
 export interface TestNamespace {
   /** Unique per file: the Redis key prefix, also used in product and queue names. */
   id: string;
   redisUrl: string;
+  /** where the product's Redis is: one server, or (the cluster project) a Redis Cluster */
+  redisTarget: RedisTarget;
+  /** true in the cluster project */
+  clustered: boolean;
   databaseUrl: string;
   adminToken: string;
   /** A config for this namespace; `env` overrides any variable. */
@@ -33,14 +38,30 @@ async function adminQuery(sql: string): Promise<void> {
 export function useNamespace(): TestNamespace {
   const id = `t${randomBytes(4).toString('hex')}`;
   const database = `seckill_${id}`;
+  const clusterNodes = inject('redisClusterNodes');
   const ns: TestNamespace = {
     id,
     redisUrl: inject('redisUrl'),
+    clustered: clusterNodes !== '',
+    redisTarget: {
+      url: inject('redisUrl'),
+      cluster: clusterNodes
+        ? clusterNodes.split(',').map((hp) => {
+            const [host, port] = hp.split(':');
+            return { host: host!, port: Number(port) };
+          })
+        : undefined,
+    },
     databaseUrl: `${inject('postgresServerUrl')}/${database}`,
     adminToken: TEST_ADMIN_TOKEN,
     config: (env = {}) =>
       loadConfig({
-        REDIS_URL: ns.redisUrl,
+        // a test that brings its own REDIS_URL gets that one Redis, whatever the project
+        ...(env.REDIS_URL || env.REDIS_CLUSTER_NODES
+          ? {}
+          : clusterNodes
+            ? { REDIS_CLUSTER_NODES: clusterNodes }
+            : { REDIS_URL: ns.redisUrl }),
         DATABASE_URL: ns.databaseUrl,
         KEY_PREFIX: id,
         QUEUE_PREFIX: `{${id}q}`,

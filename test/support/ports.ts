@@ -1,2 +1,2 @@
-// The tests take free ports from the same helper the benchmarks use.
-export { freePort } from '../../src/launcher/process.js';
+// The tests take free ports from the same helpers the benchmarks use.
+export { freePort, freePortRange } from '../../src/launcher/process.js';

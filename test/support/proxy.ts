@@ -9,8 +9,11 @@ import { freePort } from './ports.js';
 export interface ReplyLosingProxy {
   url: string;
   port: number;
-  /** The reply to the next client chunk matching `match` is lost (once). */
-  loseReplyTo(match: (clientChunk: string) => boolean): void;
+  /**
+   * The reply to the next client chunk matching `match` is lost (once); with `thenClose`, the
+   * client's connection is closed right after (the command ran, the connection died).
+   */
+  loseReplyTo(match: (clientChunk: string) => boolean, opts?: { thenClose?: boolean }): void;
   /** How many replies it has lost so far. */
   readonly lost: number;
   close(): Promise<void>;
@@ -19,6 +22,7 @@ export interface ReplyLosingProxy {
 export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingProxy> {
   const port = await freePort();
   let armed: ((chunk: string) => boolean) | undefined;
+  let closeAfterLoss = false;
   let lost = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -36,6 +40,7 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
       if (dropNext) {
         dropNext = false;
         lost++;
+        if (closeAfterLoss) client.destroy();
         return;
       }
       client.write(chunk);
@@ -53,8 +58,9 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    loseReplyTo(match) {
+    loseReplyTo(match, opts = {}) {
       armed = match;
+      closeAfterLoss = opts.thenClose ?? false;
     },
     get lost() {
       return lost;

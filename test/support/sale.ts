@@ -1,19 +1,23 @@
 import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
 import { createInventory, type Inventory } from '../../src/inventory/index.js';
-import { createRedis, type Redis } from '../../src/redis/connection.js';
+import {
+  Cluster,
+  createRedisClient,
+  type RedisClient,
+} from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 
 export interface SaleProcess {
   inv: Inventory;
-  redis: Redis;
+  redis: RedisClient;
   close(): Promise<void>;
 }
 
 /** The inventory of one API process: its own command and subscriber connections. */
 export function saleProcess(config: Config): SaleProcess {
-  const redis = createRedis(config.redis.url, { name: 'test-sale' });
-  const subscriber = createRedis(config.redis.url, {
+  const redis = createRedisClient(config.redis, { name: 'test-sale' });
+  const subscriber = createRedisClient(config.redis, {
     name: 'test-sale-sub',
     role: 'subscriber',
     overrides: { lazyConnect: true },
@@ -45,12 +49,15 @@ export function testDb(config: Config): Db {
   return createDb(config.postgres.url, { max: 3 });
 }
 
-/** Sum of every command's calls (INFO commandstats), without INFO itself. */
-export async function totalCalls(redis: Redis): Promise<number> {
-  const info = await redis.info('commandstats');
+/** Sum of every command's calls (INFO commandstats), without INFO itself; every master's. */
+export async function totalCalls(redis: RedisClient): Promise<number> {
+  const nodes = redis instanceof Cluster ? redis.nodes('master') : [redis];
   let n = 0;
-  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    if (m[1] !== 'info') n += Number(m[2]);
+  for (const node of nodes) {
+    const info = await node.info('commandstats');
+    for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      if (m[1] !== 'info' && m[1] !== 'cluster') n += Number(m[2]);
+    }
   }
   return n;
 }

@@ -1,7 +1,7 @@
 /**
  * A segment's state hash: its epoch, stock and units sold, the sale window and limit copied from
  * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-3.lua
- * and lua/deduct-4.lua.
+ * and lua/deduct-5.lua.
  */
 export interface SegmentState {
   epoch: number;
