@@ -1,11 +1,7 @@
 import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
 import { createInventory, type Inventory } from '../../src/inventory/index.js';
-import {
-  Cluster,
-  createRedisClient,
-  type RedisClient,
-} from '../../src/redis/connection.js';
+import { Cluster, createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 
 export interface SaleProcess {
