@@ -86,11 +86,13 @@ async function buyAll(app: RunningApp, productId: string, users: string[]) {
 async function productOffVictim(): Promise<{ productId: string; victim: number }> {
   for (;;) {
     const p = `fo${randomBytes(3).toString('hex')}`;
-    const victim = await ownerOf(keys.segment(p, 0).state);
     const off = await Promise.all(
       [keys.product(p).meta, `{${ns.id}q}`, keys.products()].map(ownerOf),
     );
-    if (!off.includes(victim)) return { productId: p, victim: portOf(victim) };
+    for (let s = 0; s < SEGMENTS; s++) {
+      const owner = await ownerOf(keys.segment(p, s).state);
+      if (!off.includes(owner)) return { productId: p, victim: portOf(owner) };
+    }
   }
 }
 

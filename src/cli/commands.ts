@@ -5,7 +5,7 @@ import { createCore, type Core } from '../composition/core.js';
 import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { SaleError } from '../inventory/index.js';
+import { migrateSegmentKeys, SaleError } from '../inventory/index.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
@@ -30,6 +30,8 @@ export async function migrate(): Promise<void> {
     progress(
       applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date',
     );
+    const renamed = await migrateSegmentKeys(core);
+    if (renamed > 0) progress(`moved ${renamed} Redis segment keys to spread hash tags`);
   });
 }
 

@@ -35,6 +35,7 @@ export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
 export { claimSettle, queueOutboxCut } from './protocol.js';
+export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';

@@ -154,7 +154,7 @@ export class Sale {
         if (held) {
           r = await this.deductHolding(held, args);
         } else if (view.soldOut) {
-          throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+          throw soldOut(view);
         } else if (view.segments === 1) {
           throw new SaleError({
             code: 'lock-timeout',
@@ -266,16 +266,12 @@ export class Sale {
       // A refusal (window, reseed) sold nothing: release. A Redis failure may have lost the reply
       // of a deduct that ran: leave the claim to the sweeper, which settles it from the outbox.
       if (err instanceof SaleError || err instanceof StaleEpoch) await settle('release');
-      else
-        this.opts.logger?.warn(
-          { err, orderId: args.orderId },
-          'spill interrupted; claim left to the sweeper',
-        );
+      else warn('spill interrupted; claim left to the sweeper', err);
       throw err;
     }
     await settle('release');
-    if (view.soldOut)
-      throw new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+    if (view.soldOut) throw soldOut(view);
+    if (homeBusy && view.empty.has(home)) homeBusy = false; // busy, but seen empty since
     if (unreachable.length > 0 && lacking + unreachable.length === view.segments - 1 && !homeBusy) {
       // the only segments that might have the units are on a shard that is down
       const seg = unreachable[0]!;
@@ -347,3 +343,6 @@ export class Sale {
     });
   }
 }
+
+const soldOut = (view: ProductView) =>
+  new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });

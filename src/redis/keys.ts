@@ -2,12 +2,14 @@
  * Every Redis key and channel name the product uses, and the only place hash tags are chosen.
  *
  * A lock `L` lives under the tag `{L}`: its hash, fence counter, unlock channel and fair-queue keys
- * share one Redis Cluster slot, so one script can touch them all. A product segment's lock is the
- * lock named `P:i`, so it shares the tag `{P:i}` with the segment's stock, buyers and outbox:
- * everything one deduct touches is in one slot, and segments spread over the shards of a cluster.
+ * share one Redis Cluster slot, so one script can touch them all. A product segment's lock is
+ * named by the segment's tag (`P:i`, or `P:i/k` to land in its slot window: spread.ts), so it
+ * shares the tag with the segment's stock, buyers and outbox: everything one deduct touches is
+ * in one slot, and a product's segments spread evenly over the shards of a cluster.
  */
 
 import { ID_PATTERN } from '../ids.js';
+import { spreadTag } from './spread.js';
 
 export { ID_PATTERN };
 
@@ -18,10 +20,13 @@ export class InvalidKeyPartError extends Error {
   }
 }
 
-function checked(what: string, value: string): string {
-  if (!ID_PATTERN.test(value)) throw new InvalidKeyPartError(what, value);
+function checked(what: string, value: string, pattern = ID_PATTERN): string {
+  if (!pattern.test(value)) throw new InvalidKeyPartError(what, value);
   return value;
 }
+
+/** Lock names: ids, or a segment's spread tag (an id, `:i`, maybe `/k`). */
+const LOCK_NAME_PATTERN = /^[A-Za-z0-9_.:/-]{1,160}$/;
 
 export interface LockKeys {
   /** hash owner -> reentry count; PEXPIRE is the lease */
@@ -67,7 +72,7 @@ export class Keys {
   constructor(readonly prefix: string) {}
 
   lock(name: string): LockKeys {
-    const tag = `${this.prefix}:{${checked('lock name', name)}}`;
+    const tag = `${this.prefix}:{${checked('lock name', name, LOCK_NAME_PATTERN)}}`;
     return {
       lock: `${tag}:lock`,
       fence: `${tag}:fence`,
@@ -82,9 +87,9 @@ export class Keys {
     return { meta: `${tag}:meta`, events: `${tag}:events` };
   }
 
-  /** The lock name of segment `i` of a product. */
+  /** The lock name of segment `i` of a product: its spread hash tag (see spread.ts). */
   segmentLockName(productId: string, i: number): string {
-    return `${checked('product id', productId)}:${i}`;
+    return spreadTag(checked('product id', productId), i);
   }
 
   segment(productId: string, i: number): SegmentKeys {
