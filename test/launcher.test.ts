@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -7,10 +7,25 @@ import { ensureBinaries, MissingBinaryError } from '../src/launcher/binaries.js'
 import { isAlive } from '../src/launcher/process.js';
 import { startRedisServer } from '../src/launcher/redis-server.js';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
-import { freePort } from './support/ports.js';
+import { freePort, freePortRange } from './support/ports.js';
 import { binDirs, startTestPostgres, tempDir } from './support/servers.js';
 
 const cleanups: Array<() => Promise<unknown> | void> = [];
+
+/** Node processes whose parent is `pid` (the API processes a primary forked). */
+function childPids(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        return stat.includes('(node)') && stat.split(') ')[1]!.split(' ')[1] === String(pid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
@@ -177,6 +192,75 @@ describe('seckill up (the README first command)', () => {
       expect(isAlive(redisPid)).toBe(false);
       expect(isAlive(pgPid)).toBe(false);
     }
+  });
+
+  it('LOCAL_REDIS_SHARDS=3 API_PROCESSES=2: a sale over three shards served by two processes sells exactly, persists, reconciles, merges /metrics, and Ctrl-C stops everything', async () => {
+    const dir = tempDir('l-scale');
+    cleanups.push(() => dir.remove());
+    const run = await up({
+      DATA_DIR: dir.path,
+      LOCAL_REDIS_PORT: String(await freePortRange(6)),
+      LOCAL_PG_PORT: String(await freePort()),
+      LOCAL_REDIS_SHARDS: '3',
+      API_PROCESSES: '2',
+      DEMO_STOCK: '40',
+      PATH: process.env.PATH ?? '',
+      AUTO_INSTALL: 'false',
+    });
+    const apiPids = childPids(run.child.pid!);
+    expect(apiPids).toHaveLength(2);
+    const nodePids = [0, 1, 2].map((i) => {
+      const port = Number(run.output().match(/on ports (\d+)-/)![1]) + i;
+      return Number(
+        readFileSync(join(dir.path, 'redis-cluster', `node-${port}`, 'redis.pid'), 'utf8'),
+      );
+    });
+    const admin = {
+      authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
+    };
+    const product = (await (
+      await fetch(`${run.base}/admin/products/demo`, { headers: admin })
+    ).json()) as {
+      segments: Array<{ shard: string }>;
+    };
+    expect(new Set(product.segments.map((s) => s.shard)).size).toBe(3);
+
+    const statuses = await Promise.all(
+      Array.from({ length: 80 }, async (_, i) => {
+        const res = await fetch(`${run.base}/seckill`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user-id': `u${i}` },
+          body: JSON.stringify({ productId: 'demo' }),
+        });
+        return res.status;
+      }),
+    );
+    expect(statuses.filter((s) => s === 202)).toHaveLength(40);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(40);
+    // both processes' counts, merged: every purchase counted once
+    const metrics = await (await fetch(`${run.base}/metrics`)).text();
+    const purchases = [
+      ...metrics.matchAll(/^http_requests_total\{[^}]*route="\/seckill"[^}]*\} (\d+)/gm),
+    ];
+    expect(purchases.reduce((n, m) => n + Number(m[1]), 0)).toBe(80);
+    const report = await waitFor(
+      'every order persisted and reconciled',
+      async () => {
+        const r = (await (
+          await fetch(`${run.base}/admin/products/demo/reconcile`, {
+            method: 'POST',
+            headers: admin,
+          })
+        ).json()) as { ok: boolean; persisted: number };
+        return r.ok && r.persisted === 40 ? r : undefined;
+      },
+      30_000,
+    );
+    expect(report).toMatchObject({ remaining: 0, pending: 0, persistedOrders: 40 });
+
+    run.child.kill('SIGINT');
+    expect(await run.exited).toBe(0);
+    for (const pid of [...apiPids, ...nodePids]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
   });
 
   it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
