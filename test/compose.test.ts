@@ -24,9 +24,27 @@ const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { 
 const s = compose.services;
 
 describe('docker-compose.yml', () => {
-  it('has redis, postgres, migrate, api, worker and a k6 service under the load profile', () => {
-    expect(Object.keys(s).sort()).toEqual(['api', 'k6', 'migrate', 'postgres', 'redis', 'worker']);
+  it('has redis, postgres, migrate, api, worker, a k6 service under the load profile and a Redis Cluster stack under the cluster profile', () => {
+    expect(Object.keys(s).sort()).toEqual([
+      'api',
+      'api-cluster',
+      'k6',
+      'migrate',
+      'postgres',
+      'redis',
+      'redis-cluster-init',
+      'redis-node-1',
+      'redis-node-2',
+      'redis-node-3',
+      'worker',
+      'worker-cluster',
+    ]);
     expect(s.k6!.profiles).toEqual(['load']);
+    for (const name of Object.keys(s).filter(
+      (n) => n.includes('cluster') || n.startsWith('redis-node'),
+    )) {
+      expect(s[name]!.profiles, name).toEqual(['cluster']);
+    }
     for (const name of ['redis', 'postgres', 'api', 'worker', 'migrate']) {
       expect(s[name]!.profiles).toBeUndefined();
     }
@@ -74,6 +92,33 @@ describe('docker-compose.yml', () => {
     expect(s.api!.environment!.HOST).toBe('0.0.0.0');
     expect(s.api!.ports).toContain(`${s.api!.environment!.PORT}:3000`);
     expect(s.api!.healthcheck!.test.join(' ')).toContain('/readyz');
+  });
+
+  it("forms the cluster profile's nodes into a cluster once, and wires its API and worker to them alone", () => {
+    const nodes = ['redis-node-1', 'redis-node-2', 'redis-node-3'];
+    for (const n of nodes) {
+      const cmd = s[n]!.command!.join(' ');
+      expect(cmd).toMatch(/--cluster-enabled yes/);
+      expect(cmd).toMatch(/--appendonly yes/);
+      expect(cmd).toMatch(/--maxmemory-policy noeviction/);
+      // clients get names they can resolve in the compose network, not container IPs
+      expect(cmd).toMatch(/--cluster-preferred-endpoint-type hostname/);
+    }
+    const init = s['redis-cluster-init']!.command!.join(' ');
+    expect(init).toContain('cluster_state:ok ||');
+    expect(init).toContain(`--cluster create ${nodes.map((n) => `${n}:6379`).join(' ')}`);
+    for (const name of ['api-cluster', 'worker-cluster']) {
+      const env = s[name]!.environment!;
+      expect(env.REDIS_CLUSTER_NODES!.split(',')).toEqual(nodes.map((n) => `${n}:6379`));
+      expect(env.REDIS_URL).toBe('');
+      expect(env.QUEUE_PREFIX).toMatch(/^\{.+\}$/);
+      expect(env.KEY_PREFIX).not.toBe(s.api!.environment!.KEY_PREFIX ?? 'sk');
+      expect(s[name]!.depends_on!['redis-cluster-init']).toEqual({
+        condition: 'service_completed_successfully',
+      });
+    }
+    expect(s['api-cluster']!.environment!.API_PROCESSES).toBe('2');
+    expect(s['api-cluster']!.ports).toContain('3001:3000');
   });
 
   it('points k6 at the api service and a script that exists', () => {

@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
+import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
@@ -35,7 +36,6 @@ import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
 import { benchStack } from './stack.js';
 
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 /** Outlasts any run here, so accepted/s is never capped by the stock. */
 const BIG_STOCK = 10_000_000;
 const SOLD_OUT_STOCK = 1_000;
@@ -66,13 +66,6 @@ const TARGETS: Record<string, string> = {
   segmented16VsGlobal: '>= 3',
 };
 
-const admin = (base: string, method: string, path: string, body?: unknown) =>
-  fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
 async function redisCommands(redis: Redis): Promise<number> {
   let n = 0;
@@ -80,30 +73,6 @@ async function redisCommands(redis: Redis): Promise<number> {
     if (m[1] !== 'info') n += Number(m[2]);
   }
   return n;
-}
-
-interface Reconcile {
-  ok: boolean;
-  total: number;
-  remaining: number;
-  pending: number;
-  persisted: number;
-  persistedOrders: number;
-  problems: string[];
-}
-
-async function persistedAndReconciled(base: string, productId: string): Promise<Reconcile> {
-  let report: Reconcile | undefined;
-  await until(
-    `persistence of ${productId}`,
-    async () => {
-      const res = await admin(base, 'POST', `/admin/products/${productId}/reconcile`);
-      report = (await res.json()) as Reconcile;
-      return report.pending === 0;
-    },
-    300_000,
-  );
-  return report!;
 }
 
 /** Redis behind a TCP proxy that delays each direction (the netem stand-in). */
