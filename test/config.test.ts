@@ -79,4 +79,47 @@ describe('config', () => {
     expect(c.http.port).toBe(3000);
     expect(c.auth.mode).toBe('dev');
   });
+
+  it('shapes a Redis Cluster: seed nodes given, or the local masters from LOCAL_REDIS_PORT', () => {
+    const given = loadConfig({ ...base, REDIS_CLUSTER_NODES: 'r1:7000,10.0.0.2:7001' });
+    expect(given.redis.cluster).toEqual([
+      { host: 'r1', port: 7000 },
+      { host: '10.0.0.2', port: 7001 },
+    ]);
+    expect(given.launcher.useExternalRedis).toBe(true);
+    const local = loadConfig({ ...base, LOCAL_REDIS_SHARDS: '3', LOCAL_REDIS_PORT: '7100' });
+    expect(local.redis.cluster).toEqual(
+      [7100, 7101, 7102].map((port) => ({ host: '127.0.0.1', port })),
+    );
+    expect(local.launcher).toMatchObject({
+      redisShards: 3,
+      redisReplicas: 0,
+      useExternalRedis: false,
+    });
+    expect(loadConfig(base).redis.cluster).toBeUndefined();
+    expect(loadConfig({ ...base, API_PROCESSES: '4' }).api.processes).toBe(4);
+  });
+
+  it('refuses cluster settings that cannot work, each with its reason', () => {
+    const cases: Array<[Record<string, string>, string, RegExp]> = [
+      [{ REDIS_URL: 'redis://a:1', REDIS_CLUSTER_NODES: 'a:1' }, 'REDIS_CLUSTER_NODES', /not both/],
+      [{ REDIS_CLUSTER_NODES: 'a:1, b' }, 'REDIS_CLUSTER_NODES', /host:port/],
+      [{ LOCAL_REDIS_SHARDS: '2' }, 'LOCAL_REDIS_SHARDS', /at least 3/],
+      [{ LOCAL_REDIS_REPLICAS: '1' }, 'LOCAL_REDIS_REPLICAS', /LOCAL_REDIS_SHARDS >= 3/],
+      [{ LOCAL_REDIS_SHARDS: '3', REDIS_URL: 'redis://a:1' }, 'LOCAL_REDIS_SHARDS', /starts none/],
+      [{ LOCAL_REDIS_SHARDS: '3', LOCAL_REDIS_PORT: '65531' }, 'LOCAL_REDIS_PORT', /past 65535/],
+      [
+        { LOCAL_REDIS_SHARDS: '3', LOCAL_REDIS_PORT: '5430' },
+        'LOCAL_PG_PORT',
+        /inside the local Redis Cluster/,
+      ],
+      [{ API_PROCESSES: '0' }, 'API_PROCESSES', /./],
+      [{ REDIS_WAIT_REPLICAS: '9' }, 'REDIS_WAIT_REPLICAS', /./],
+    ];
+    for (const [env, variable, why] of cases) {
+      const problems = problemsOf({ ...base, ...env });
+      const mine = problems.find((p) => p.startsWith(`${variable}:`));
+      expect(mine, `${JSON.stringify(env)} -> ${problems.join(' | ')}`).toMatch(why);
+    }
+  });
 });
