@@ -40,8 +40,9 @@ export default defineConfig({
         },
       },
       {
-        // Files that load the machine on purpose (and measure latency under it) run alone,
-        // after the rest: another file's traffic must not count against their bounds.
+        // Files that load the machine on purpose (and measure latency under it), or kill, freeze
+        // and reshard Redis nodes on timings (failover, slot moves), run alone, after the rest:
+        // another file's traffic must not count against their bounds.
         extends: true,
         test: {
           name: 'exclusive',

@@ -27,6 +27,9 @@ export function createOrderQueue(connection: RedisClient, prefix: string): Queue
   return new Queue(ORDER_QUEUE, { connection, prefix, defaultJobOptions: PERSIST_JOB_OPTIONS });
 }
 
+/** Pauses between the attempts to enqueue one batch. */
+const ENQUEUE_RETRY_DELAYS_MS = [100, 400, 1_000];
+
 // BullMQ refuses custom ids with ":" (its key separator): "-" it is.
 export const batchJobId = (orders: readonly OutboxOrder[]) => `o-${orders[0]!.orderId}`;
 
@@ -57,8 +60,7 @@ export class OrderSubmitter {
     if (this.buffer.length === 0) return;
     const orders = this.buffer;
     this.buffer = [];
-    const p = this.queue
-      .add('persist', { orders } satisfies PersistJob, { jobId: batchJobId(orders) })
+    const p = this.enqueue(orders)
       .then(
         () => undefined,
         (err: unknown) =>
@@ -69,6 +71,25 @@ export class OrderSubmitter {
       )
       .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
+  }
+
+  /**
+   * A batch is tried a few times before it is left to the sweeper: the sweeper can only find
+   * orders still in an outbox, and a failover can take an outbox entry with it (the same job id
+   * twice is one job).
+   */
+  private async enqueue(orders: OutboxOrder[]): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.queue.add('persist', { orders } satisfies PersistJob, {
+          jobId: batchJobId(orders),
+        });
+        return;
+      } catch (err) {
+        if (attempt >= ENQUEUE_RETRY_DELAYS_MS.length) throw err;
+        await new Promise((r) => setTimeout(r, ENQUEUE_RETRY_DELAYS_MS[attempt]));
+      }
+    }
   }
 
   /** Hands over what is buffered and waits for it (shutdown). */

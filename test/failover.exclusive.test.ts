@@ -183,7 +183,7 @@ describe('a master fails over to its replica during a sale', () => {
     await waitFor(
       () => `${300 + lost.size} order rows (${rows} so far)`,
       async () => (rows = (await orderCount(worker.rt.db, productId)).rows) === 300 + lost.size,
-      30_000,
+      60_000,
     );
     expect(await unpersisted(productId, acked)).toEqual([]);
     const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
@@ -202,7 +202,7 @@ describe('a master fails over to its replica during a sale', () => {
     await waitFor(
       () => `300 order rows (${rows} so far)`,
       async () => (rows = (await orderCount(worker.rt.db, productId)).rows) === 300,
-      30_000,
+      60_000,
     );
     expect(await unpersisted(productId, acked)).toEqual([]);
     const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
