@@ -8,6 +8,7 @@ const CLUSTER_FILES = [
   'test/records.test.ts',
   'test/http.test.ts',
   'test/shop-http.test.ts',
+  'test/payments.test.ts',
 ];
 
 export default defineConfig({

@@ -10,6 +10,7 @@
   ARGV[5] startsAt (ms, 0 = now)
   ARGV[6] endsAt (ms, 0 = open-ended)
   ARGV[7] limit per user
+  ARGV[8] payment window (seconds; 0 = every sale is final)
 
   Returns
     {begun, epoch, previousSegments}   the new epoch; previousSegments = 0 for a new product
@@ -17,7 +18,7 @@
 ]]
 local metaKey = KEYS[1]
 local force, total, segments, strategy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local startsAt, endsAt, limit = ARGV[5], ARGV[6], ARGV[7]
+local startsAt, endsAt, limit, payWithin = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
 --- @replies
 --- @include "serverTimeMs"
 
@@ -30,6 +31,6 @@ if m[1] and force ~= '1' then
 end
 local epoch = redis.call('HINCRBY', metaKey, 'epoch', 1)
 redis.call('HSET', metaKey, 'total', total, 'segments', segments, 'strategy', strategy,
-  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'soldOut', 0,
+  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'soldOut', 0, 'payWithin', payWithin,
   'maxSegments', math.max(segments, tonumber(m[6] or 0)))
 return {REPLY.begun, epoch, tonumber(m[5] or 0)}

@@ -11,7 +11,8 @@
     claim  put a spill claim without touching stock (the home segment's lock was busy).
     spill  take units for a claim held at the home segment: no marker check here.
 
-  KEYS[1] segment state hash: epoch, stock, sold, startsAt, endsAt, limit, fence
+  KEYS[1] segment state hash: epoch, stock, sold, returned, startsAt, endsAt, limit, fence,
+          payWithin
   KEYS[2] buyers hash: userId -> "<units>:<orderId>,<orderId>,..." (the shopper's orders, oldest
           first; src/inventory/records/marker.ts)
   KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim; records/claim.ts)
@@ -46,7 +47,8 @@ local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[
 --- @replies
 --- @include "serverTimeMs"
 
-local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence')
+local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence',
+  'payWithin')
 if not s[1] then return {REPLY.unknown} end
 if s[1] ~= epoch then return {REPLY.staleEpoch, tonumber(s[1])} end
 local now = serverTimeMs()
@@ -85,5 +87,6 @@ if mode == 'home' then
   redis.call('HSET', buyersKey, user, (units + qty) .. ':' .. (orders and (orders .. ',') or '') .. orderId)
 end
 local id = redis.call('XADD', outboxKey, '*',
-  'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch)
+  'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,
+  'w', s[7] or '0')
 return {REPLY.ok, id, remaining}

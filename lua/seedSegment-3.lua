@@ -11,13 +11,15 @@
   ARGV[3] startsAt (ms, 0 = now)
   ARGV[4] endsAt (ms, 0 = open-ended)
   ARGV[5] limit per user (units)
+  ARGV[6] payment window (seconds; 0 = every sale is final)
 
   Returns 1.
 ]]
 local stateKey, buyersKey, claimsKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch, stock, startsAt, endsAt, limit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+local payWithin = ARGV[6]
 
 redis.call('DEL', buyersKey, claimsKey)
-redis.call('HSET', stateKey, 'epoch', epoch, 'stock', stock, 'sold', 0,
-  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit)
+redis.call('HSET', stateKey, 'epoch', epoch, 'stock', stock, 'sold', 0, 'returned', 0,
+  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'payWithin', payWithin)
 return 1

@@ -82,6 +82,7 @@ describe('on a 3-shard Redis Cluster', () => {
         startsAt: 0,
         endsAt: 0,
         limitPerUser: 1,
+        payWithinSeconds: 0,
       },
       false,
     );
@@ -96,6 +97,7 @@ describe('on a 3-shard Redis Cluster', () => {
         startsAt: 0,
         endsAt: 0,
         limitPerUser: 1,
+        payWithinSeconds: 0,
       });
       for (const [err] of (await pipe.exec()) ?? []) expect(err).toBeNull();
     }

@@ -112,6 +112,26 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     expect(count(summary, 'seckill_invariant_violations')).toBe(0);
   });
 
+  it('payments.js: with buyers who never pay, every unit ends paid and reconciliation is clean', async () => {
+    const run = await runK6('payments.js', {
+      STRATEGY: 'segmented',
+      SEGMENTS: '4',
+      STOCK: '20',
+      RATE: '40',
+      DURATION: '8s',
+      WINDOW_S: '1',
+      NEVER_PAY: '0.3',
+      PRODUCT_ID: `${ns.id}-pay`,
+    });
+    expect(run.code, run.output).toBe(0);
+    const summary = JSON.parse(readFileSync(join(results.path, 'payments.json'), 'utf8'));
+    expect(count(summary, 'seckill_paid')).toBe(20);
+    // units that were never paid came back and sold again
+    expect(count(summary, 'seckill_accepted')).toBeGreaterThan(20);
+    expect(count(summary, 'seckill_errors')).toBe(0);
+    expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+  });
+
   it('the latency thresholds can fail: an impossible P99_MS exits 99', async () => {
     const run = await runK6('flash-sale.js', {
       STRATEGY: 'lockfree',

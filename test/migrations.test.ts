@@ -28,7 +28,10 @@ describe('migrations', () => {
   });
 
   it('migrates an empty database up, then finds nothing left to do', async () => {
-    expect(await migrateToLatest(db)).toEqual(['20261122_0001_products_and_orders']);
+    expect(await migrateToLatest(db)).toEqual([
+      '20261122_0001_products_and_orders',
+      '20261123_0002_payment_window',
+    ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
     const tables = await sql<{ table_name: string }>`
@@ -45,6 +48,50 @@ describe('migrations', () => {
     expect(defs).toContainEqual(
       expect.stringMatching(/INDEX orders_product_user .*\(product_id, user_id\)/),
     );
+    // the expiry sweep's index, and one payment id settles one order
+    expect(defs).toContainEqual(
+      expect.stringMatching(/INDEX orders_status_pay_by .*\(status, pay_by\)/),
+    );
+    expect(defs).toContainEqual(expect.stringMatching(/UNIQUE INDEX .* \(payment_id\)/));
+  });
+
+  it('refuses an order awaiting payment without a deadline, and a status it does not know', async () => {
+    await db
+      .insertInto('products')
+      .values({ id: 'p0', total: 1, segments: 1, strategy: 'global', limit_per_user: 1, epoch: 1 })
+      .execute();
+    const row = (n: number, status: string, payBy: Date | null) => ({
+      id: `00000000-0000-7000-8000-00000000010${n}`,
+      idempotency_key: `p0:1:${n}`,
+      product_id: 'p0',
+      epoch: 1,
+      user_id: 'u1',
+      quantity: 1,
+      segment: 0,
+      home_segment: 0,
+      outbox_id: `${n}-0`,
+      deducted_at: new Date(),
+      status: status as 'final',
+      pay_by: payBy,
+    });
+    await expect(
+      db
+        .insertInto('orders')
+        .values(row(1, 'awaiting_payment', null))
+        .execute(),
+    ).rejects.toThrow(/orders_pay_by_when_awaiting/);
+    await expect(
+      db
+        .insertInto('orders')
+        .values(row(2, 'shipped', null))
+        .execute(),
+    ).rejects.toThrow(/check constraint/);
+    await db
+      .insertInto('orders')
+      .values(row(3, 'awaiting_payment', new Date()))
+      .execute();
+    await db.deleteFrom('orders').execute();
+    await db.deleteFrom('products').execute();
   });
 
   it('enforces the idempotency key: a second insert of the same key is ignored, not duplicated', async () => {

@@ -214,7 +214,10 @@ describe('every sale becomes exactly one order row', () => {
     await api[0]!.rt.redis.hincrby(keys.segment(productId, 0).state, 'stock', -1); // a unit vanishes
     const report = (await reconcile(deps(), productId))!;
     expect(report.ok).toBe(false);
-    expect(report.problems).toEqual(['units: seeded 3 != remaining 1 + pending 0 + persisted 1']);
+    expect(report.problems).toEqual([
+      'segment 0: seeded 3 != stock 1 + sold 1 - returned 0',
+      'units: seeded 3 != remaining 1 + pending 0 + persisted 1 - returned 0',
+    ]);
   });
 });
 

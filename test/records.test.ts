@@ -5,7 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
 import { seedProduct } from '../src/inventory/index.js';
-import { claimSettle, deduct, type DeductArgs } from '../src/inventory/protocol.js';
+import {
+  claimSettle,
+  clearSoldOut,
+  deduct,
+  releaseMarker,
+  restock,
+  type DeductArgs,
+} from '../src/inventory/protocol.js';
 import { decodeClaim, encodeClaim } from '../src/inventory/records/claim.js';
 import { decodeMarker, encodeMarker } from '../src/inventory/records/marker.js';
 import { decodeOutboxEntry, type StreamEntry } from '../src/inventory/records/outbox-entry.js';
@@ -97,6 +104,49 @@ describe('records written by the Lua scripts', () => {
     expect(decodeMarker(await redis.hget(seg.buyers, 'u'))).toEqual({ units: 1, orderIds: ['oc'] });
   });
 
+  it('restock: an order comes back once, to its epoch only; its marker is released once', async () => {
+    const { productId, epoch } = await seeded({ segments: 1, total: 3, limitPerUser: 3 });
+    const seg = keys.segment(productId, 0);
+    for (const [orderId, quantity] of [
+      ['r1', 2],
+      ['r2', 1],
+    ] as const) {
+      expect((await deduct(redis, seg, args(productId, epoch, { orderId, quantity }))).code).toBe(
+        'ok',
+      );
+    }
+    const order = { epoch, orderId: 'r1', quantity: 2, userId: 'u' };
+    expect(await restock(redis, seg, order)).toEqual({ code: 'restocked', stock: 2 });
+    expect(await restock(redis, seg, order)).toEqual({ code: 'already' });
+    expect(await releaseMarker(redis, seg, order)).toBe(true);
+    expect(await releaseMarker(redis, seg, order)).toBe(false);
+    expect(decodeMarker(await redis.hget(seg.buyers, 'u'))).toEqual({ units: 1, orderIds: ['r2'] });
+    expect(decodeSegmentState(await redis.hmget(seg.state, ...SEGMENT_STATE_FIELDS))).toMatchObject(
+      { stock: 2, sold: 3, returned: 2 },
+    );
+    // a reseed since: the new sale has its own stock; the old order is recorded, not added
+    const again = await seedProduct(
+      { redis, keys, db },
+      productId,
+      {
+        strategy: 'lockfree',
+        segments: 1,
+        total: 3,
+      },
+      { force: true },
+    );
+    const old = { epoch, orderId: 'r2', quantity: 1 };
+    expect(await restock(redis, seg, old)).toEqual({ code: 'stale-epoch', epoch: again.epoch });
+    expect(await restock(redis, seg, old)).toEqual({ code: 'already' });
+    expect(await redis.hget(seg.state, 'stock')).toBe('3');
+    // the sold-out mark of an epoch is cleared by units coming back to it, not another's
+    const meta = keys.product(productId);
+    await redis.hset(meta.meta, 'soldOut', again.epoch);
+    expect(await clearSoldOut(redis, meta, epoch)).toBe(false);
+    expect(await clearSoldOut(redis, meta, again.epoch)).toBe(true);
+    expect(await redis.hget(meta.meta, 'soldOut')).toBe('0');
+  });
+
   it('product meta: what the seed wrote, and the sold-out epoch', async () => {
     const startsAt = new Date(Date.now() + 60_000);
     const productId = `rec${++n}`;
@@ -118,6 +168,7 @@ describe('records written by the Lua scripts', () => {
       limitPerUser: 2,
       soldOutEpoch: 0,
       maxSegments: 3,
+      payWithinSeconds: 0,
     });
     expect(decodeMeta({})).toBeNull();
   });
@@ -129,7 +180,7 @@ describe('records written by the Lua scripts', () => {
       'ok',
     );
     const state = decodeSegmentState(await redis.hmget(seg.state, ...SEGMENT_STATE_FIELDS));
-    expect(state).toEqual({ epoch, stock: 3, sold: 2, fence: 7 });
+    expect(state).toEqual({ epoch, stock: 3, sold: 2, returned: 0, fence: 7 });
     expect(decodeSegmentState([null, null, null, null])).toBeNull();
   });
 
@@ -164,6 +215,7 @@ describe('records written by the Lua scripts', () => {
       epoch,
       deductedAt: Number(entry![0].split('-')[0]),
       outboxId: entry![0],
+      payWithinSeconds: 0,
     });
     expect(() => decodeOutboxEntry(['1-0', ['x', 'y']])).toThrow(/not an outbox entry/);
   });

@@ -43,6 +43,10 @@ export function arrivalScenario(extra = {}) {
 
 export const metrics = {
   accepted: new Counter('seckill_accepted'),
+  /** orders paid (payment-window sales) */
+  paid: new Counter('seckill_paid'),
+  /** pays refused because the window had closed (the unit went back on sale) */
+  payTooLate: new Counter('seckill_pay_too_late'),
   soldOut: new Counter('seckill_sold_out'),
   limitReached: new Counter('seckill_limit_reached'),
   /** refused for a reason that is not an error: busy (503 + Retry-After), window, other 4xx */
@@ -68,13 +72,14 @@ const adminHeaders = () => ({
 /**
  * Seeds (or force-reseeds) a product through the admin API.
  * @param {string} productId
- * @param {{ strategy: string, segments: number, total: number }} spec
+ * @param {{ strategy: string, segments: number, total: number, payWithinSeconds?: number }} spec
  */
 export function seed(productId, spec) {
   const body = {
     total: spec.total,
     strategy: spec.strategy,
     ...(spec.strategy === 'global' ? {} : { segments: spec.segments }),
+    ...(spec.payWithinSeconds ? { payWithinSeconds: spec.payWithinSeconds } : {}),
   };
   const res = http.put(
     `${env.BASE_URL}/admin/products/${productId}?force=true`,
@@ -124,7 +129,8 @@ function problemType(res) {
 
 /**
  * @typedef {{ ok: boolean, total: number, remaining: number, pending: number, persisted: number,
- *   problems: string[] }} Reconcile
+ *   returned: number, held: { final: number, awaitingPayment: number, paid: number,
+ *   returning: number }, problems: string[] }} Reconcile
  */
 
 /**
@@ -150,7 +156,9 @@ export function verify(productId) {
   const ok = check(report, {
     'every sale persisted': (r) => r !== undefined && r.pending === 0,
     'reconciliation clean': (r) => r !== undefined && r.ok,
-    'no oversell': (r) => r !== undefined && r.remaining >= 0 && r.persisted <= r.total,
+    // returned units were sold again: what is still sold never exceeds the stock
+    'no oversell': (r) =>
+      r !== undefined && r.remaining >= 0 && r.persisted - (r.returned || 0) <= r.total,
   });
   if (!ok) {
     metrics.invariantViolations.add(1, { product: productId });

@@ -79,6 +79,7 @@ const SEED_OPTIONS = {
   segments: { type: 'string' },
   strategy: { type: 'string', default: 'segmented' },
   'limit-per-user': { type: 'string' },
+  'pay-within': { type: 'string' },
   'starts-at': { type: 'string' },
   'ends-at': { type: 'string' },
   force: { type: 'boolean', default: false },
@@ -100,6 +101,7 @@ export async function seed(argv: string[], usage: string): Promise<void> {
     segments: num(values.segments),
     strategy: values.strategy,
     limitPerUser: num(values['limit-per-user']),
+    payWithinSeconds: num(values['pay-within']),
     startsAt: values['starts-at'],
     endsAt: values['ends-at'],
   });

@@ -12,13 +12,16 @@ import { buildApp } from '../http/app.js';
 import { mountOrders } from '../http/orders.js';
 import { mountShop } from '../http/shop.js';
 import {
+  closeOrder,
   createOrderQueue,
   createOrderWorker,
   findOrder,
   OrderSubmitter,
   sweep,
+  sweepPayments,
+  type LifecycleDeps,
 } from '../orders/index.js';
-import { Checkout, IdempotencyStore, type Services } from '../services/index.js';
+import { Checkout, IdempotencyStore, Payments, type Services } from '../services/index.js';
 import type { Core } from './core.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -55,6 +58,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     }),
     products: core.products,
     orders: core.orders,
+    payments: new Payments(lifecycleDeps(core), core.orders),
     idempotency: new IdempotencyStore(
       core.redis,
       core.keys,
@@ -92,7 +96,13 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountOrders(app, { auth, orders: services.orders }),
+      (app) =>
+        mountOrders(app, {
+          auth,
+          payments: config.payments,
+          orders: services.orders,
+          pay: services.payments,
+        }),
       (app) => mountAdmin(app, { auth, products: services.products, queues }),
     ],
   });
@@ -118,9 +128,34 @@ export async function serveApi(
   return server;
 }
 
-/** Worker side: persists batches and runs the sweeper on its schedule. */
+/** What closing an order and returning its units needs (worker and API alike). */
+export function lifecycleDeps(core: Core): LifecycleDeps {
+  return {
+    db: core.db,
+    redis: core.redis,
+    keys: core.keys,
+    catalog: core.inventory.catalog,
+    returnFreesLimit: core.config.payments.returnFreesLimit,
+    logger: core.logger,
+  };
+}
+
+/**
+ * An order's expiry job: expires it if it still awaits payment. A job that comes up before the
+ * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it.
+ */
+async function expireOrder(deps: LifecycleDeps, orderId: string): Promise<string> {
+  const r = await closeOrder(deps, orderId, 'expired');
+  if (r.code === 'conflict' && r.order.status === 'awaiting_payment') {
+    throw new Error(`order ${orderId} is not due yet (pay by ${r.order.pay_by?.toISOString()})`);
+  }
+  return r.code === 'conflict' ? r.order.status : r.code;
+}
+
+/** Worker side: persists batches, expires unpaid orders, runs the sweepers on their schedule. */
 export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker> {
   const c = core.config.orders;
+  const lifecycle = lifecycleDeps(core);
   const persisted = new Counter({
     name: 'seckill_orders_persisted_total',
     help: 'Order rows inserted (redeliveries that inserted nothing are not counted)',
@@ -137,8 +172,10 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     lockMs: c.workerLockMs,
     logger: core.logger,
     onPersisted: (rows) => persisted.inc(rows),
-    sweep: () =>
-      sweep({
+    queue,
+    expire: (orderId) => expireOrder(lifecycle, orderId),
+    sweep: async () => ({
+      outbox: await sweep({
         redis: core.redis,
         keys: core.keys,
         db: core.db,
@@ -149,6 +186,9 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
         logger: core.logger,
         replicaWait: core.inventory.replicaWait,
       }),
+      // expiry jobs lost (or late by SWEEP_MIN_AGE_MS), and returns a crash cut short
+      payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
+    }),
   });
   await queue.upsertJobScheduler(
     'sweeper',

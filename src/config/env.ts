@@ -140,6 +140,23 @@ export const envSchema = z.object({
   WORKER_LOCK_MS: ms.min(1_000).default(30_000),
   SWEEP_INTERVAL_MS: ms.default(5_000),
   SWEEP_MIN_AGE_MS: ms.default(10_000),
+  RETURN_FREES_LIMIT: bool
+    .default(true)
+    .describe(
+      'a buyer whose order was cancelled or expired may buy again (the units count no more)',
+    ),
+  PAYMENT_WEBHOOK_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('HMAC-SHA256 key of POST /payments/webhook; unset: the webhook is off (503)'),
+  PAYMENT_WEBHOOK_TOLERANCE_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_600)
+    .default(300)
+    .describe("a webhook's signed timestamp may be this far from now (replay window)"),
 
   BENCH_ROUTES: bool
     .default(false)

@@ -64,6 +64,13 @@ export interface Config {
     sweepIntervalMs: number;
     sweepMinAgeMs: number;
   };
+  readonly payments: {
+    /** a cancelled or expired order no longer counts against its buyer's limit */
+    returnFreesLimit: boolean;
+    /** undefined: the payment webhook is off */
+    webhookSecret: string | undefined;
+    webhookToleranceSeconds: number;
+  };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -116,7 +123,9 @@ export function loadConfig(
   const problems = [
     ...(parsed.error?.issues ?? []).map((i) => {
       const name = String(i.path[0] ?? '(env)');
-      const got = input[name] !== undefined ? ` (got ${JSON.stringify(input[name])})` : '';
+      // a secret's value is never echoed (logs and terminals keep it)
+      const shown = input[name] !== undefined && !/SECRET|TOKEN/.test(name);
+      const got = shown ? ` (got ${JSON.stringify(input[name])})` : '';
       return `${name}: ${i.message}${got}`;
     }),
     ...crossFieldProblems(input),
@@ -188,6 +197,11 @@ export function loadConfig(
       workerLockMs: e.WORKER_LOCK_MS,
       sweepIntervalMs: e.SWEEP_INTERVAL_MS,
       sweepMinAgeMs: e.SWEEP_MIN_AGE_MS,
+    },
+    payments: {
+      returnFreesLimit: e.RETURN_FREES_LIMIT,
+      webhookSecret: e.PAYMENT_WEBHOOK_SECRET,
+      webhookToleranceSeconds: e.PAYMENT_WEBHOOK_TOLERANCE_S,
     },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },

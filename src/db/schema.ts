@@ -11,9 +11,17 @@ export interface ProductsTable {
   starts_at: Date | null;
   ends_at: Date | null;
   epoch: number;
+  /** buyers have this long to pay; null: every sale is final */
+  pay_within_seconds: number | null;
   created_at: Generated<Date>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
+
+/**
+ * final: a sale without a payment window. awaiting_payment -> paid | cancelled | expired; the
+ * units of cancelled and expired orders go back on sale (restocked_at says when).
+ */
+export type OrderStatus = 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
 
 export interface OrdersTable {
   id: string;
@@ -27,6 +35,11 @@ export interface OrdersTable {
   outbox_id: string;
   deducted_at: Date;
   persisted_at: Generated<Date>;
+  status: ColumnType<OrderStatus, OrderStatus | undefined, OrderStatus>;
+  pay_by: Date | null;
+  payment_id: string | null;
+  closed_at: Date | null;
+  restocked_at: Date | null;
 }
 
 /** The typed view of PostgreSQL every repository function takes first. */

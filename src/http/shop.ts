@@ -135,6 +135,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       remaining: s.remaining,
       total: s.total,
       limitPerUser: s.limitPerUser,
+      payWithinSeconds: s.payWithinSeconds || null,
       startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
     });

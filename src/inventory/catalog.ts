@@ -10,7 +10,7 @@ import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import type { PubSub } from '../redis/pubsub.js';
 import { storeOutage } from '../outages.js';
-import { markSoldOut } from './protocol.js';
+import { clearSoldOut, markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from './records/product-events.js';
 import { decodeMeta, isSoldOut } from './records/product-meta.js';
 
@@ -25,9 +25,16 @@ export interface ProductView {
   /** ms; 0 = open-ended */
   readonly endsAt: number;
   readonly limitPerUser: number;
-  /** Segments seen empty in this epoch (stock only falls within an epoch). */
+  /** seconds a buyer has to pay; 0: every sale is final */
+  readonly payWithinSeconds: number;
+  /**
+   * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
+   * back (a cancelled or expired order of a sale with a payment window: a restock notice).
+   */
   readonly empty: Set<number>;
   soldOut: boolean;
+  /** when this process learnt it is sold out (ms), 0 while it is not */
+  soldOutAt: number;
 }
 
 interface Entry {
@@ -41,6 +48,16 @@ interface Entry {
 
 /** After a failed reload, how long a stale view is used before Redis is asked again. */
 const STALE_RETRY_MS = 1_000;
+
+/**
+ * A sale with a payment window is sold out only until a unit comes back: a process that missed
+ * the restock notice must not refuse from memory for long. Its sold-out view is trusted this long.
+ */
+const SOLD_OUT_RECHECK_MS = 1_000;
+
+/** The view says sold out, but units may have come back since (see SOLD_OUT_RECHECK_MS). */
+const recheckDue = (v: ProductView) =>
+  v.soldOut && v.payWithinSeconds > 0 && Date.now() - v.soldOutAt > SOLD_OUT_RECHECK_MS;
 
 /** Products whose views are kept; past it the oldest are dropped (and reloaded on demand). */
 const MAX_PRODUCTS = 10_000;
@@ -64,7 +81,7 @@ export class Catalog {
   /** The product's view when this process holds it and trusts it (no Redis command). */
   known(productId: string): ProductView | undefined {
     const e = this.entries.get(productId);
-    return e && !e.stale ? (e.view ?? undefined) : undefined;
+    return e?.view && !e.stale && !recheckDue(e.view) ? e.view : undefined;
   }
 
   /**
@@ -74,6 +91,7 @@ export class Catalog {
    */
   get(productId: string): ProductView | null | Promise<ProductView | null> {
     const e = this.entries.get(productId);
+    if (e?.view && recheckDue(e.view)) e.stale = true;
     if (e?.view && (!e.stale || Date.now() < e.retryAt)) return e.view;
     let p = this.loading.get(productId);
     if (!p) {
@@ -118,8 +136,12 @@ export class Catalog {
       startsAt: meta.startsAt,
       endsAt: meta.endsAt,
       limitPerUser: meta.limitPerUser,
+      payWithinSeconds: meta.payWithinSeconds,
       empty: new Set(),
-      soldOut: isSoldOut(meta),
+      // with a payment window units come back, and the recorded sold-out mark may be older than
+      // the newest return: such a view finds out from the segments instead
+      soldOut: isSoldOut(meta) && meta.payWithinSeconds === 0,
+      soldOutAt: isSoldOut(meta) && meta.payWithinSeconds === 0 ? Date.now() : 0,
     };
     entry.view = view;
     entry.stale = false;
@@ -142,7 +164,11 @@ export class Catalog {
     }
     if (event.epoch < view.epoch) return;
     if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
-    else view.soldOut = true;
+    else if (event.kind === 'restock') {
+      view.empty.delete(event.segment);
+      view.soldOut = false;
+      view.soldOutAt = 0;
+    } else this.markSoldOutView(view);
   }
 
   /** Drops what is known of a product (the next request reloads it). */
@@ -182,7 +208,7 @@ export class Catalog {
         .catch(fail);
     }
     if (view.empty.size < view.segments || view.soldOut) return;
-    view.soldOut = true;
+    this.markSoldOutView(view);
     // Whoever completes the set records it (idempotent), so a process loading later starts sold out.
     markSoldOut(this.opts.redis, k, view.epoch)
       .then((recorded) =>
@@ -191,6 +217,21 @@ export class Catalog {
           : undefined,
       )
       .catch(fail);
+  }
+
+  private markSoldOutView(view: ProductView): void {
+    view.soldOut = true;
+    view.soldOutAt = Date.now();
+  }
+
+  /**
+   * Units came back to `segment` (a returned order): the sale is not sold out any more, in Redis
+   * and in every process's view.
+   */
+  async announceRestock(productId: string, epoch: number, segment: number): Promise<void> {
+    const k = this.opts.keys.product(productId);
+    await clearSoldOut(this.opts.redis, k, epoch);
+    await this.opts.redis.spublish(k.events, encodeEvent({ kind: 'restock', epoch, segment }));
   }
 
   /** Tells every process a product was reseeded (the seeding process included). */

@@ -14,7 +14,7 @@ import { Sale, type SaleMetrics } from './sale.js';
 
 export { Catalog, type ProductView } from './catalog.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
-export { homeSegment } from './layout.js';
+export { homeSegment, splitStock } from './layout.js';
 export {
   findInAllOutboxes,
   findInOutboxes,
@@ -34,7 +34,7 @@ export { decodeClaim, type SpillClaim } from './records/claim.js';
 export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
-export { claimSettle, queueOutboxCut } from './protocol.js';
+export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';

@@ -15,6 +15,8 @@ export interface SegmentView {
   segment: number;
   stock: number;
   sold: number;
+  /** units of cancelled and expired orders put back on sale here */
+  returned: number;
   /** orders in this segment's outbox, not yet confirmed persisted */
   pending: number;
   /** on a Redis Cluster: the master holding the segment ("host:port") */
@@ -31,11 +33,14 @@ export interface ProductState {
   total: number;
   strategy: Strategy;
   limitPerUser: number;
+  /** seconds buyers have to pay; 0: every sale is final */
+  payWithinSeconds: number;
   startsAt: number;
   endsAt: number;
   soldOut: boolean;
   remaining: number;
   sold: number;
+  returned: number;
   status: ProductStatus;
   segments: SegmentView[];
 }
@@ -90,7 +95,15 @@ export async function readProductState(
     if (failed) {
       // a Redis Cluster shard that is down: say so, and show the rest
       if (!storeOutage(failed)) throw failed;
-      return { segment: i, stock: 0, sold: 0, pending: 0, ...shard, unreachable: true };
+      return {
+        segment: i,
+        stock: 0,
+        sold: 0,
+        returned: 0,
+        pending: 0,
+        ...shard,
+        unreachable: true,
+      };
     }
     const [[, fields], [, pending], [, time]] = replies[i] as [Reply, Reply, Reply];
     now ??= timeReplyMs(time as [string, string]);
@@ -99,6 +112,7 @@ export async function readProductState(
       segment: i,
       stock: state?.stock ?? 0,
       sold: state?.sold ?? 0,
+      returned: state?.returned ?? 0,
       pending: pending as number,
       ...shard,
     };
@@ -112,11 +126,14 @@ export async function readProductState(
     total: meta.total,
     strategy: meta.strategy,
     limitPerUser: meta.limitPerUser,
+    payWithinSeconds: meta.payWithinSeconds,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
-    soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),
+    // with a payment window the sold-out mark clears as units come back: the stock decides
+    soldOut: (isSoldOut(meta) && meta.payWithinSeconds === 0) || (remaining === 0 && !unreachable),
     remaining,
     sold: segments.reduce((a, s) => a + s.sold, 0),
+    returned: segments.reduce((a, s) => a + s.returned, 0),
     status: statusAt(now ?? Date.now(), meta, unreachable ? Math.max(remaining, 1) : remaining),
     segments,
   };

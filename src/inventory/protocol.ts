@@ -30,6 +30,9 @@ const scripts = {
   markSoldOut: luaScript('markSoldOut'),
   resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
   outboxCut: luaScript('outboxCut'),
+  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2 }),
+  releaseMarker: luaScript('releaseMarker'),
+  clearSoldOut: luaScript('clearSoldOut'),
 };
 
 export type DeductMode = 'home' | 'claim' | 'spill';
@@ -168,6 +171,8 @@ export interface SegmentSeed {
   startsAt: number;
   endsAt: number;
   limitPerUser: number;
+  /** seconds buyers have to pay; 0: every sale is final */
+  payWithinSeconds: number;
 }
 
 export function queueSeedSegment(
@@ -178,7 +183,7 @@ export function queueSeedSegment(
   return scripts.seedSegment.queue(
     pipeline,
     [k.state, k.buyers, k.claims],
-    [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser],
+    [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser, s.payWithinSeconds],
   );
 }
 
@@ -189,6 +194,7 @@ export interface ProductSpec {
   startsAt: number;
   endsAt: number;
   limitPerUser: number;
+  payWithinSeconds: number;
 }
 
 export type BeginSeedReply =
@@ -211,6 +217,7 @@ export async function beginSeed(
       spec.startsAt,
       spec.endsAt,
       spec.limitPerUser,
+      spec.payWithinSeconds,
     ],
   );
   return scripts.beginSeed.replyName(r[0]) === 'begun'
@@ -224,6 +231,52 @@ export async function markSoldOut(
   epoch: number,
 ): Promise<boolean> {
   return (await scripts.markSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
+}
+
+export type RestockReply =
+  | { code: 'restocked'; stock: number }
+  | { code: 'already' }
+  | { code: 'stale-epoch'; epoch: number };
+
+/** Returns a closed order's units to the segment they came from, once (lua/restock-2.lua). */
+export async function restock(
+  redis: RedisClient,
+  k: SegmentKeys,
+  order: { epoch: number; orderId: string; quantity: number },
+): Promise<RestockReply> {
+  const r = await scripts.restock.run<number[]>(
+    redis,
+    [k.state, k.returned],
+    [order.epoch, order.orderId, order.quantity],
+  );
+  const code = scripts.restock.replyName(r[0]);
+  if (code === 'restocked') return { code, stock: r[1]! };
+  if (code === 'staleEpoch') return { code: 'stale-epoch', epoch: r[1]! };
+  return { code: 'already' };
+}
+
+/** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */
+export async function releaseMarker(
+  redis: RedisClient,
+  home: SegmentKeys,
+  order: { userId: string; orderId: string; quantity: number },
+): Promise<boolean> {
+  return (
+    (await scripts.releaseMarker.run<number>(
+      redis,
+      [home.buyers],
+      [order.userId, order.orderId, order.quantity],
+    )) === 1
+  );
+}
+
+/** Units came back: the sale of `epoch` is no longer sold out (lua/clearSoldOut-1.lua). */
+export async function clearSoldOut(
+  redis: RedisClient,
+  k: ProductKeys,
+  epoch: number,
+): Promise<boolean> {
+  return (await scripts.clearSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
 }
 
 /** Segment keys of a product, built once per (product, segment). */

@@ -175,7 +175,7 @@ export class Sale {
     if (r.code === 'ok') {
       if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
       await this.opts.replicaWait?.confirm(homeKeys.state);
-      return this.purchaseOf(args, home, r.outboxId);
+      return this.purchaseOf(view, args, home, r.outboxId);
     }
     if (r.code !== 'spill') throw refusalOf(view, r, args.quantity);
     if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
@@ -231,7 +231,7 @@ export class Sale {
           (settled) => settled.code === 'no-claim' && warn('spill claim settled by another'),
           (err: unknown) => warn('finalising a spill claim failed; the sweeper will', err),
         );
-        return this.purchaseOf(spillArgs, seg, r.outboxId);
+        return this.purchaseOf(view, spillArgs, seg, r.outboxId);
       }
       if (r.code === 'empty') {
         if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
@@ -330,7 +330,7 @@ export class Sale {
     return this.segmentKeys.of(view.id, seg);
   }
 
-  private purchaseOf(args: DeductArgs, seg: number, outboxId: string): Purchase {
+  private purchaseOf(view: ProductView, args: DeductArgs, seg: number, outboxId: string): Purchase {
     return soldOrder({
       orderId: args.orderId,
       productId: args.productId,
@@ -340,6 +340,7 @@ export class Sale {
       segment: seg,
       homeSegment: args.homeSegment,
       outboxId,
+      payWithinSeconds: view.payWithinSeconds,
     });
   }
 }

@@ -25,6 +25,8 @@ export interface SeedSpec {
   endsAt?: Date | undefined;
   /** default 1 */
   limitPerUser?: number | undefined;
+  /** seconds a buyer has to pay; unset: every sale is final */
+  payWithinSeconds?: number | undefined;
 }
 
 export interface SeedResult {
@@ -54,10 +56,11 @@ export async function seedProduct(
   const startsAt = spec.startsAt?.getTime() ?? 0;
   const endsAt = spec.endsAt?.getTime() ?? 0;
   const limitPerUser = spec.limitPerUser ?? 1;
+  const payWithinSeconds = spec.payWithinSeconds ?? 0;
   const begun = await beginSeed(
     deps.redis,
     deps.keys.product(productId),
-    { ...spec, startsAt, endsAt, limitPerUser },
+    { ...spec, startsAt, endsAt, limitPerUser, payWithinSeconds },
     opts.force ?? false,
   );
   if (begun.code === 'live') {
@@ -83,6 +86,7 @@ export async function seedProduct(
         startsAt,
         endsAt,
         limitPerUser,
+        payWithinSeconds,
       }),
   );
   await deps.redis.sadd(deps.keys.products(), productId);
@@ -101,6 +105,7 @@ export async function seedProduct(
     limit_per_user: limitPerUser,
     starts_at: spec.startsAt ?? null,
     ends_at: spec.endsAt ?? null,
+    pay_within_seconds: spec.payWithinSeconds ?? null,
     epoch: begun.epoch,
   };
   await deps.db

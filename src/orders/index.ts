@@ -5,14 +5,25 @@
  */
 export { clearOutbox, readOutbox, type OutboxOrder } from './outbox.js';
 export {
+  closeOrder,
+  payOrder,
+  returnUnits,
+  sweepPayments,
+  type CloseOutcome,
+  type LifecycleDeps,
+  type PayOutcome,
+} from './lifecycle.js';
+export {
   batchJobId,
   createOrderQueue,
+  expiryJobId,
+  scheduleExpiries,
   ORDER_QUEUE,
   OrderSubmitter,
   PERSIST_JOB_OPTIONS,
   type PersistJob,
 } from './queue.js';
 export { reconcile, type ReconcileReport } from './reconcile.js';
-export { findOrder, insertOrders, ordersOf, persistedBySegment } from './repository.js';
+export { findOrder, insertOrders, ordersOf, payBy, persistedBySegment } from './repository.js';
 export { sweep, type SweepDeps, type SweepReport } from './sweeper.js';
 export { cappedBackoff, createOrderWorker, type OrderWorkerOptions } from './worker.js';

@@ -8,6 +8,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from '../log.js';
 import type { OutboxOrder } from './outbox.js';
+import { payBy } from './repository.js';
 
 export const ORDER_QUEUE = 'orders';
 
@@ -32,6 +33,36 @@ const ENQUEUE_RETRY_DELAYS_MS = [100, 400, 1_000];
 
 // BullMQ refuses custom ids with ":" (its key separator): "-" it is.
 export const batchJobId = (orders: readonly OutboxOrder[]) => `o-${orders[0]!.orderId}`;
+
+/** An order's expiry job: one per order (the same order scheduled twice is one job). */
+export const expiryJobId = (orderId: string) => `x-${orderId}`;
+
+export interface ExpireJob {
+  orderId: string;
+}
+
+/** Schedules the expiry of orders awaiting payment, each at its deadline (a delayed job). */
+export async function scheduleExpiries(
+  queue: Queue,
+  orders: readonly OutboxOrder[],
+): Promise<void> {
+  const now = Date.now();
+  await queue.addBulk(
+    orders.map((o) => ({
+      name: 'expire',
+      data: { orderId: o.orderId } satisfies ExpireJob,
+      opts: {
+        jobId: expiryJobId(o.orderId),
+        delay: Math.max(0, (payBy(o)?.getTime() ?? now) - now),
+        // a job early on PostgreSQL's clock fails and is retried; the payment sweep backs it up
+        attempts: 8,
+        backoff: { type: 'capped' },
+        removeOnComplete: true,
+        removeOnFail: 1_000,
+      },
+    })),
+  );
+}
 
 /**
  * Collects sold orders in the API process and hands them to the queue in batches (at most

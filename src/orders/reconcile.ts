@@ -1,7 +1,10 @@
 /**
  * Reconciliation of one product's current epoch: proves no unit was lost or sold twice.
  *
- *   seeded total = remaining stock + pending outbox units + persisted units
+ *   seeded total = remaining stock + pending outbox units + persisted units - returned units
+ *   persisted - returned = final + awaiting_payment + paid + returning (closed, not yet back)
+ *   per segment: seeded share = stock + sold - returned; sold = the units of its orders;
+ *                returned = the units of its cancelled / expired orders its restock recorded
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
  *
@@ -24,6 +27,7 @@ import {
   decodeOutboxEntry,
   queueOutboxCut,
   readMeta,
+  splitStock,
   type StreamEntry,
 } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
@@ -40,6 +44,10 @@ export interface ReconcileReport {
   pending: number;
   persisted: number;
   persistedOrders: number;
+  /** units of cancelled and expired orders back on sale (counted in `remaining` again) */
+  returned: number;
+  /** persisted units still sold, by order state (a final sale has no payment window) */
+  held: { final: number; awaitingPayment: number; paid: number; returning: number };
   distinctBuyers: number;
   openClaims: number;
   /** sales happened while reconciling (marker checks limited to earlier orders) */
@@ -84,27 +92,44 @@ export async function reconcile(
   const markerUnits = new Map<string, number>();
   /** per segment: the newest outbox id at its cut */
   const cut: string[] = [];
+  /** per segment, from its state hash: units sold and returned there */
+  const soldAt: number[] = [];
+  const returnedAt: number[] = [];
+  /** orderId -> units its segment's restock recorded as returned (older epochs' ones too) */
+  const returnedOrders = new Map<string, number>();
   let startedMs = Infinity;
   for (let seg = 0; seg < segments; seg++) {
     const k = deps.keys.segment(productId, seg);
     registerScripts(deps.redis);
     const tx = deps.redis
       .multi()
-      .hmget(k.state, 'stock', 'epoch')
+      .hmget(k.state, 'stock', 'epoch', 'sold', 'returned')
       .hgetall(k.buyers)
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')
-      .time();
+      .time()
+      .hgetall(k.returned);
     queueOutboxCut(tx, k.outbox);
     const r = await tx.exec();
     if (!r) throw new Error('reconcile: MULTI aborted');
     for (const [err] of r) if (err) throw err;
-    cut.push(r[5]![1] as string);
+    cut.push(r[6]![1] as string);
     startedMs = Math.min(startedMs, timeReplyMs(r[4]![1] as [string, string]));
-    const [stock, segEpoch] = r[0]![1] as [string | null, string | null];
+    const [stock, segEpoch, sold, returned] = r[0]![1] as Array<string | null>;
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
     remaining += Number(stock ?? 0);
+    soldAt.push(Number(sold ?? 0));
+    returnedAt.push(Number(returned ?? 0));
+    const share = splitStock(meta.total, segments)[seg]!;
+    if (Number(stock ?? 0) + soldAt[seg]! - returnedAt[seg]! !== share) {
+      problem(
+        `segment ${seg}: seeded ${share} != stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
+      );
+    }
+    for (const [id, units] of Object.entries(r[5]![1] as Record<string, string>)) {
+      returnedOrders.set(id, Number(units));
+    }
     for (const [user, raw] of Object.entries(r[1]![1] as Record<string, string>)) {
       const marker = decodeMarker(raw)!;
       markerUnits.set(user, marker.units);
@@ -139,22 +164,60 @@ export async function reconcile(
       lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
     }
   }
-  const orders = new Map<string, { userId: string; quantity: number; outboxId: string }>();
+  type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
+  const orders = new Map<string, Sold>();
   for (const row of rows) {
-    orders.set(row.id, { userId: row.user_id, quantity: row.quantity, outboxId: row.outbox_id });
+    orders.set(row.id, {
+      userId: row.user_id,
+      quantity: row.quantity,
+      outboxId: row.outbox_id,
+      segment: row.segment,
+    });
   }
   let pending = 0;
   for (const o of outbox.values()) {
     if (orders.has(o.orderId)) continue; // committed, its outbox delete still to come
     pending += o.quantity;
-    orders.set(o.orderId, { userId: o.userId, quantity: o.quantity, outboxId: o.outboxId });
+    orders.set(o.orderId, { ...o, outboxId: o.outboxId });
   }
   const persisted = rows.reduce((a, r) => a + r.quantity, 0);
+  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
+  let returned = 0;
+  const returnedBySegment = new Array<number>(segments).fill(0);
+  for (const r of rows) {
+    const back = returnedOrders.get(r.id);
+    if (back !== undefined) {
+      // the restock ran before this cut; only a cancel or an expiry may have asked for it
+      if (r.status !== 'cancelled' && r.status !== 'expired') {
+        problem(`order ${r.id} is ${r.status}, yet its units were returned`);
+      }
+      if (back !== r.quantity) problem(`order ${r.id} holds ${r.quantity}, ${back} returned`);
+      returned += back;
+      returnedBySegment[r.segment] = (returnedBySegment[r.segment] ?? 0) + back;
+    } else if (r.status === 'final') held.final += r.quantity;
+    else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
+    else if (r.status === 'paid') held.paid += r.quantity;
+    else held.returning += r.quantity;
+  }
   const total = meta.total;
-  if (remaining + pending + persisted !== total) {
+  if (remaining + pending + persisted - returned !== total) {
     problem(
-      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ${persisted}`,
+      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
+        `${persisted} - returned ${returned}`,
     );
+  }
+  const soldBySegment = new Array<number>(segments).fill(0);
+  for (const o of orders.values())
+    soldBySegment[o.segment] = (soldBySegment[o.segment] ?? 0) + o.quantity;
+  for (let seg = 0; seg < segments; seg++) {
+    if (soldBySegment[seg] !== soldAt[seg]) {
+      problem(`segment ${seg}: sold ${soldAt[seg]}, its orders hold ${soldBySegment[seg]}`);
+    }
+    if (returnedBySegment[seg] !== returnedAt[seg]) {
+      problem(
+        `segment ${seg}: returned ${returnedAt[seg]}, its returned orders hold ${returnedBySegment[seg]}`,
+      );
+    }
   }
 
   const markedUnits = new Map<string, number>();
@@ -167,6 +230,8 @@ export async function reconcile(
     if (live && streamIdMs(o.outboxId) >= startedMs) continue;
     const owner = marked.get(id) ?? claimed.get(id);
     const row = rowById.get(id);
+    // a cancelled or expired order leaves its buyer's marker when returned (RETURN_FREES_LIMIT)
+    if (owner === undefined && (row?.status === 'cancelled' || row?.status === 'expired')) continue;
     if (owner === undefined && row) {
       // persisted, yet no marker or claim: the segment lost the sale after it was acknowledged
       lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
@@ -200,6 +265,8 @@ export async function reconcile(
     pending,
     persisted,
     persistedOrders: rows.length,
+    returned,
+    held,
     distinctBuyers: buyers.size,
     openClaims: claimed.size,
     live,

@@ -18,16 +18,23 @@ export async function insertOrders(db: Db, orders: readonly OutboxOrder[]): Prom
   const column = <T>(f: (o: OutboxOrder) => T) => orders.map(f);
   const r = await sql`
     insert into orders (id, idempotency_key, product_id, epoch, user_id, quantity, segment,
-                        home_segment, outbox_id, deducted_at)
+                        home_segment, outbox_id, deducted_at, status, pay_by)
     select * from unnest(
       ${column((o) => o.orderId)}::uuid[], ${column(idempotencyKey)}::text[],
       ${column((o) => o.productId)}::text[], ${column((o) => o.epoch)}::int[],
       ${column((o) => o.userId)}::text[], ${column((o) => o.quantity)}::int[],
       ${column((o) => o.segment)}::int[], ${column((o) => o.homeSegment)}::int[],
       ${column((o) => o.outboxId)}::text[],
-      ${column((o) => new Date(o.deductedAt).toISOString())}::timestamptz[])
+      ${column((o) => new Date(o.deductedAt).toISOString())}::timestamptz[],
+      ${column((o) => (o.payWithinSeconds > 0 ? 'awaiting_payment' : 'final'))}::text[],
+      ${column((o) => payBy(o)?.toISOString() ?? null)}::timestamptz[])
     on conflict do nothing`.execute(db);
   return Number(r.numAffectedRows ?? 0);
+}
+
+/** When a sold order must be paid by: the deduct's server time plus the window; none if final. */
+export function payBy(o: Pick<OutboxOrder, 'deductedAt' | 'payWithinSeconds'>): Date | null {
+  return o.payWithinSeconds > 0 ? new Date(o.deductedAt + o.payWithinSeconds * 1_000) : null;
 }
 
 export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {
@@ -37,7 +44,7 @@ export async function findOrder(db: Db, id: string): Promise<OrderRow | undefine
 export async function ordersOf(db: Db, productId: string, epoch: number) {
   return db
     .selectFrom('orders')
-    .select(['id', 'user_id', 'quantity', 'segment', 'outbox_id'])
+    .select(['id', 'user_id', 'quantity', 'segment', 'outbox_id', 'status', 'restocked_at'])
     .where('product_id', '=', productId)
     .where('epoch', '=', epoch)
     .execute();

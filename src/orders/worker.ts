@@ -1,15 +1,15 @@
 /**
  * The order worker: persists batches (INSERT ... ON CONFLICT DO NOTHING, many rows per
- * statement), then deletes them from their outboxes; and runs the sweeper when its scheduled job
- * comes up. At-least-once delivery + the unique idempotency key = exactly one row per sale.
+ * statement), schedules the expiry of those awaiting payment, then deletes them from their
+ * outboxes; expires an order when its job comes up; and runs the sweeper on its schedule. At-least-once delivery + the unique idempotency key = exactly one row per sale.
  */
-import { Worker, type Job } from 'bullmq';
+import { Worker, type Job, type Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { clearOutbox } from './outbox.js';
-import { ORDER_QUEUE, type PersistJob } from './queue.js';
+import { ORDER_QUEUE, scheduleExpiries, type ExpireJob, type PersistJob } from './queue.js';
 import { insertOrders } from './repository.js';
 
 /** Capped exponential backoff: 250 ms, 500 ms, ... at most 10 s between attempts. */
@@ -29,6 +29,10 @@ export interface OrderWorkerOptions {
   lockMs: number;
   /** runs for the scheduled `sweep` job */
   sweep?: () => Promise<unknown>;
+  /** the order queue, to schedule the expiry of orders awaiting payment as they are persisted */
+  queue?: Queue;
+  /** runs for an order's `expire` job (at its deadline) */
+  expire?: (orderId: string) => Promise<unknown>;
   logger?: Logger;
   onPersisted?: (rows: number, orders: number) => void;
 }
@@ -40,6 +44,10 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     for (let i = 0; i < orders.length; i += opts.batchSize) {
       const chunk = orders.slice(i, i + opts.batchSize);
       inserted += await insertOrders(opts.db, chunk);
+      // every awaiting order of the chunk, new or not: a redelivered batch must not lose its
+      // expiries (the same order is one job)
+      const awaiting = chunk.filter((o) => o.payWithinSeconds > 0);
+      if (awaiting.length > 0 && opts.queue) await scheduleExpiries(opts.queue, awaiting);
       // Only after the rows are committed: a crash in between leaves them in the outbox, and
       // the redelivery inserts nothing new.
       await clearOutbox(opts.redis, opts.keys, chunk);
@@ -52,6 +60,7 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     async (job: Job) => {
       if (job.name === 'persist') return persist(job as Job<PersistJob>);
       if (job.name === 'sweep') return opts.sweep?.();
+      if (job.name === 'expire') return opts.expire?.((job.data as ExpireJob).orderId);
       throw new Error(`unknown job ${job.name}`);
     },
     {

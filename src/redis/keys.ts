@@ -50,6 +50,8 @@ export interface SegmentKeys {
   claims: string;
   /** stream of orders deducted here and not yet confirmed persisted */
   outbox: string;
+  /** hash orderId -> units of cancelled / expired orders returned to this segment (restock) */
+  returned: string;
   /** the segment's lock (named `P:i`) */
   lock: LockKeys;
   /**
@@ -100,6 +102,7 @@ export class Keys {
       buyers: `${tag}:buyers`,
       claims: `${tag}:claims`,
       outbox: `${tag}:outbox`,
+      returned: `${tag}:returned`,
       lock: this.lock(name),
       replicated: `${tag}:replicated`,
       voided: (orderId) => `${tag}:void:${checked('order id', orderId)}`,

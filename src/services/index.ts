@@ -5,6 +5,7 @@
 import type { Checkout } from './checkout.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { OrderLookup } from './orders.js';
+import type { Payments } from './payments.js';
 import type { Products } from './products.js';
 
 export {
@@ -21,7 +22,8 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency.js';
-export { OrderLookup, type OrderReader, type OrderView } from './orders.js';
+export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
+export { Payments, type ConflictState, type PaymentOutcome } from './payments.js';
 export { Products, type AdminProductView } from './products.js';
 export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
 
@@ -29,5 +31,6 @@ export interface Services {
   checkout: Checkout;
   products: Products;
   orders: OrderLookup;
+  payments: Payments;
   idempotency: IdempotencyStore;
 }

@@ -12,38 +12,60 @@ import {
   findPendingOrder,
   type SoldOrder,
 } from '../inventory/index.js';
-import { findOrder } from '../orders/index.js';
+import type { OrderRow } from '../db/schema.js';
+import { findOrder, payBy } from '../orders/index.js';
 import type { Keys } from '../redis/keys.js';
 
-export type OrderView =
-  | {
-      orderId: string;
-      status: 'persisted';
-      productId: string;
-      userId: string;
-      quantity: number;
-      deductedAt: string;
-      persistedAt: string;
-    }
-  | {
-      orderId: string;
-      status: 'pending';
-      productId: string;
-      userId: string;
-      quantity?: number;
-      deductedAt?: string;
-    };
+/**
+ * `persisted`: a final sale's row. A sale with a payment window goes `pending` ->
+ * `awaiting_payment` -> `paid` | `cancelled` | `expired`; `payBy` is its deadline.
+ */
+export type OrderStatus = 'pending' | 'persisted' | Exclude<OrderRow['status'], 'final'>;
+
+export interface OrderView {
+  orderId: string;
+  status: OrderStatus;
+  productId: string;
+  userId: string;
+  /** absent only while a spill claim is still settling */
+  quantity?: number;
+  deductedAt?: string;
+  persistedAt?: string;
+  /** sales with a payment window: the deadline (ISO) */
+  payBy?: string;
+  /** paid, cancelled or expired: when */
+  closedAt?: string;
+  /** cancelled or expired: when its units were back on sale */
+  restockedAt?: string;
+}
 
 /** Who asks: a shopper (by id) or an admin. */
 export type OrderReader = { userId: string } | { admin: true };
 
-const pendingView = (o: SoldOrder): OrderView => ({
-  orderId: o.orderId,
-  status: 'pending',
-  productId: o.productId,
-  userId: o.userId,
-  quantity: o.quantity,
-  deductedAt: new Date(o.deductedAt).toISOString(),
+export const pendingView = (o: SoldOrder): OrderView => {
+  const deadline = payBy(o);
+  return {
+    orderId: o.orderId,
+    status: 'pending',
+    productId: o.productId,
+    userId: o.userId,
+    quantity: o.quantity,
+    deductedAt: new Date(o.deductedAt).toISOString(),
+    ...(deadline && { payBy: deadline.toISOString() }),
+  };
+};
+
+export const rowView = (row: OrderRow): OrderView => ({
+  orderId: row.id,
+  status: row.status === 'final' ? 'persisted' : row.status,
+  productId: row.product_id,
+  userId: row.user_id,
+  quantity: row.quantity,
+  deductedAt: row.deducted_at.toISOString(),
+  persistedAt: row.persisted_at.toISOString(),
+  ...(row.pay_by && { payBy: row.pay_by.toISOString() }),
+  ...(row.closed_at && { closedAt: row.closed_at.toISOString() }),
+  ...(row.restocked_at && { restockedAt: row.restocked_at.toISOString() }),
 });
 
 export class OrderLookup {
@@ -52,32 +74,38 @@ export class OrderLookup {
   /** The order as `reader` may see it; null when it does not exist or is not theirs. */
   async find(orderId: string, reader: OrderReader): Promise<OrderView | null> {
     const userId = 'userId' in reader ? reader.userId : undefined;
-    const pending = await this.pending(orderId, userId);
-    if (pending) return pending;
-    const row = await findOrder(this.deps.db, orderId);
-    if (!row || (userId !== undefined && row.user_id !== userId)) return null;
-    return {
-      orderId: row.id,
-      status: 'persisted',
-      productId: row.product_id,
-      userId: row.user_id,
-      quantity: row.quantity,
-      deductedAt: row.deducted_at.toISOString(),
-      persistedAt: row.persisted_at.toISOString(),
-    };
+    const sale = await this.pendingSale(orderId, userId);
+    if (sale && 'settling' in sale) {
+      return { orderId, status: 'pending', productId: sale.settling, userId: userId! };
+    }
+    // A final sale in an outbox is pending; one with a payment window may have been paid or
+    // cancelled already (those routes persist it first), so its row, if any, says more.
+    if (sale && sale.payWithinSeconds === 0) return pendingView(sale);
+    let row: OrderRow | undefined;
+    try {
+      row = await findOrder(this.deps.db, orderId);
+    } catch (err) {
+      if (sale) return pendingView(sale);
+      throw err;
+    }
+    if (!row) return sale ? pendingView(sale) : null;
+    if (userId !== undefined && row.user_id !== userId) return null;
+    return rowView(row);
   }
 
-  /** The order while it is only in Redis (an outbox entry, or a spill claim still settling). */
-  private async pending(orderId: string, userId: string | undefined): Promise<OrderView | null> {
-    if (userId === undefined) {
-      const order = await findInAllOutboxes(this.deps, orderId);
-      return order ? pendingView(order) : null;
-    }
+  /**
+   * The sale of an order while it is only in Redis (an outbox entry); `settling` (its product) for a spill
+   * claim whose units are still being taken from another segment; null when Redis has none.
+   */
+  async pendingSale(
+    orderId: string,
+    userId: string | undefined,
+  ): Promise<SoldOrder | { settling: string } | null> {
+    if (userId === undefined) return (await findInAllOutboxes(this.deps, orderId)) ?? null;
     const ref = await findPendingOrder(this.deps, userId, orderId);
     if (!ref) return null;
     const order = await findInOutboxes(this.deps, ref.productId, orderId);
-    if (order) return pendingView(order);
-    // a claim with no sale yet: its units are still being taken from another segment
-    return ref.claimOnly ? { orderId, status: 'pending', productId: ref.productId, userId } : null;
+    if (order) return order;
+    return ref.claimOnly ? { settling: ref.productId } : null;
   }
 }

@@ -8,6 +8,9 @@ import type { SeedSpec } from '../inventory/index.js';
 /** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
 export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;
 
+/** A week: a window longer than that is a mistake, not a flash sale. */
+const MAX_PAY_WINDOW_S = 7 * 86_400;
+
 export const seedRequest = z
   .strictObject({
     total: z.number().int().min(0).max(1_000_000_000),
@@ -16,6 +19,8 @@ export const seedRequest = z
     startsAt: z.iso.datetime({ offset: true }).optional(),
     endsAt: z.iso.datetime({ offset: true }).optional(),
     limitPerUser: z.number().int().min(1).max(1_000).optional(),
+    /** buyers have this long to pay, or the units go back on sale; left out: sales are final */
+    payWithinSeconds: z.number().int().min(1).max(MAX_PAY_WINDOW_S).optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -36,5 +41,6 @@ export function seedSpecOf(b: SeedRequest): SeedSpec {
     startsAt: b.startsAt ? new Date(b.startsAt) : undefined,
     endsAt: b.endsAt ? new Date(b.endsAt) : undefined,
     limitPerUser: b.limitPerUser,
+    payWithinSeconds: b.payWithinSeconds,
   };
 }

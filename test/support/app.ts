@@ -1,20 +1,31 @@
 import type { AddressInfo } from 'node:net';
+import type { Queue } from 'bullmq';
 import type { Config } from '../../src/config/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
-import { apiServices, serveApi, startOrderQueue } from '../../src/composition/roles.js';
+import {
+  apiServices,
+  serveApi,
+  startOrderQueue,
+  startOrderWorker,
+} from '../../src/composition/roles.js';
 import { createLogger } from '../../src/log.js';
 
 export interface RunningApp {
   url: string;
   rt: Core;
+  queue: Queue;
   close(): Promise<void>;
 }
 
-/** The real API on an ephemeral port, with the same wiring `seckill serve` uses (no worker). */
-export async function startApp(config: Config): Promise<RunningApp> {
+/**
+ * The real API on an ephemeral port, with the same wiring `seckill serve` uses; with `worker`,
+ * the order worker too (as `seckill up` runs both).
+ */
+export async function startApp(config: Config, o: { worker?: boolean } = {}): Promise<RunningApp> {
   const rt = createCore({ ...config, http: { ...config.http, port: 0 } }, createLogger(config));
   const queue = startOrderQueue(rt);
+  if (o.worker) await startOrderWorker(rt, queue);
   const server = await serveApi(rt, apiServices(rt, queue), [queue]);
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, rt, close: () => rt.lifecycle.close() };
+  return { url: `http://127.0.0.1:${port}`, rt, queue, close: () => rt.lifecycle.close() };
 }

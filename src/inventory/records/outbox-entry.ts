@@ -1,5 +1,5 @@
 /**
- * One sale in a segment's outbox stream, as lua/deduct-5.lua appends it (fields o p u q s h t e).
+ * One sale in a segment's outbox stream, as lua/deduct-5.lua appends it (fields o p u q s h t e w).
  * It is the durable record of a sale until its order row exists; the order workers persist it
  * and only then delete it.
  */
@@ -20,6 +20,8 @@ export interface SoldOrder {
   deductedAt: number;
   /** stream entry id in the segment's outbox */
   outboxId: string;
+  /** seconds the buyer has to pay (from the deduct on); 0: a final sale */
+  payWithinSeconds: number;
 }
 
 export type StreamEntry = [id: string, fields: string[]];
@@ -40,6 +42,7 @@ export function decodeOutboxEntry([id, f]: StreamEntry): SoldOrder {
     epoch: Number(m.e),
     deductedAt: Number(m.t),
     outboxId: id,
+    payWithinSeconds: Number(m.w ?? 0),
   };
 }
 

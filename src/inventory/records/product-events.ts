@@ -5,14 +5,18 @@
  *   empty <epoch> <segment>   a segment ran out: skip it
  *   soldout <epoch>           every segment ran out: answer from memory
  *   reseed <epoch>            a new sale: forget what you knew
+ *   restock <epoch> <segment> units came back to a segment: it is not empty, nor the sale sold out
  */
 export type ProductEvent =
   | { kind: 'empty'; epoch: number; segment: number }
+  | { kind: 'restock'; epoch: number; segment: number }
   | { kind: 'soldout'; epoch: number }
   | { kind: 'reseed'; epoch: number };
 
 export function encodeEvent(e: ProductEvent): string {
-  return e.kind === 'empty' ? `empty ${e.epoch} ${e.segment}` : `${e.kind} ${e.epoch}`;
+  return e.kind === 'empty' || e.kind === 'restock'
+    ? `${e.kind} ${e.epoch} ${e.segment}`
+    : `${e.kind} ${e.epoch}`;
 }
 
 /** The event of a message; null for one this version does not know (ignored, not fatal). */
@@ -20,7 +24,7 @@ export function decodeEvent(message: string): ProductEvent | null {
   const [kind, epochText, segmentText] = message.split(' ');
   const epoch = Number(epochText);
   if (!Number.isInteger(epoch)) return null;
-  if (kind === 'empty') {
+  if (kind === 'empty' || kind === 'restock') {
     const segment = Number(segmentText);
     return Number.isInteger(segment) ? { kind, epoch, segment } : null;
   }

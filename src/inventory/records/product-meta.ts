@@ -1,6 +1,6 @@
 /**
  * A product's meta hash: its sale configuration and epoch. Written by lua/beginSeed-1.lua (a new
- * epoch) and lua/markSoldOut-1.lua; read by every process that serves or checks the product.
+ * epoch), lua/markSoldOut-1.lua and lua/clearSoldOut-1.lua; read by every process that serves or checks the product.
  */
 import type { Strategy } from '../../db/schema.js';
 
@@ -18,6 +18,8 @@ export interface ProductMeta {
   soldOutEpoch: number;
   /** the most segments any epoch had (older outboxes may hold orders still) */
   maxSegments: number;
+  /** seconds buyers have to pay; 0: every sale is final */
+  payWithinSeconds: number;
 }
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
@@ -34,6 +36,7 @@ export function decodeMeta(h: Record<string, string>): ProductMeta | null {
     limitPerUser: Number(h.limit),
     soldOutEpoch: Number(h.soldOut ?? 0),
     maxSegments: Number(h.maxSegments ?? h.segments),
+    payWithinSeconds: Number(h.payWithin ?? 0),
   };
 }
 

@@ -1,27 +1,31 @@
 /**
  * A segment's state hash: its epoch, stock and units sold, the sale window and limit copied from
  * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-3.lua
- * and lua/deduct-5.lua.
+ * lua/deduct-5.lua and lua/restock-2.lua.
  */
 export interface SegmentState {
   epoch: number;
   stock: number;
+  /** units sold here, returned ones included */
   sold: number;
+  /** units of cancelled and expired orders put back on sale here (lua/restock-2.lua) */
+  returned: number;
   /** newest lock fencing token a deduct accepted here (0 = none yet) */
   fence: number;
 }
 
 /** The fields read by {@link decodeSegmentState}, in HMGET order. */
-export const SEGMENT_STATE_FIELDS = ['epoch', 'stock', 'sold', 'fence'] as const;
+export const SEGMENT_STATE_FIELDS = ['epoch', 'stock', 'sold', 'fence', 'returned'] as const;
 
 /** The state of an HMGET of {@link SEGMENT_STATE_FIELDS}; null for a segment never seeded. */
 export function decodeSegmentState(values: ReadonlyArray<string | null>): SegmentState | null {
-  const [epoch, stock, sold, fence] = values;
+  const [epoch, stock, sold, fence, returned] = values;
   if (epoch === null || epoch === undefined) return null;
   return {
     epoch: Number(epoch),
     stock: Number(stock ?? 0),
     sold: Number(sold ?? 0),
+    returned: Number(returned ?? 0),
     fence: Number(fence ?? 0),
   };
 }

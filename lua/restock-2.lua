@@ -1,0 +1,28 @@
+--[[
+  restock: puts the units of a cancelled or expired order back on sale in the segment they came
+  from, once. The order id is recorded, so a retried job (or the sweep after a crash) cannot
+  return them twice. Only PostgreSQL's conditional transition decides that an order is returned;
+  this script only makes the return happen exactly once.
+
+  KEYS[1] segment state hash (the segment whose stock the order took)
+  KEYS[2] returned hash: orderId -> units returned (never emptied: an old order stays refused)
+  ARGV[1] the order's sale epoch
+  ARGV[2] order id
+  ARGV[3] units
+
+  Returns
+    {restocked, stock}    back on sale; stock = this segment's stock now
+    {already}             returned before: nothing changes
+    {staleEpoch, epoch}   the product was reseeded since: the new sale has its own stock, so the
+                          units are recorded as returned and not added
+]]
+local stateKey, returnedKey = KEYS[1], KEYS[2]
+local epoch, orderId, qty = ARGV[1], ARGV[2], tonumber(ARGV[3])
+--- @replies
+
+if redis.call('HEXISTS', returnedKey, orderId) == 1 then return {REPLY.already} end
+redis.call('HSET', returnedKey, orderId, qty)
+local current = redis.call('HGET', stateKey, 'epoch')
+if current ~= epoch then return {REPLY.staleEpoch, tonumber(current or 0)} end
+redis.call('HINCRBY', stateKey, 'returned', qty)
+return {REPLY.restocked, redis.call('HINCRBY', stateKey, 'stock', qty)}

@@ -1,0 +1,175 @@
+/**
+ * Orders of a sale with a payment window: awaiting_payment -> paid | cancelled | expired. One
+ * arbiter decides: PostgreSQL's conditional transition (`... WHERE status = 'awaiting_payment'`),
+ * with the deadline on PostgreSQL's clock (pay only before pay_by, expire only from it on). Only
+ * the winner of a cancel or an expiry returns the units, through lua/restock-2.lua, which
+ * records the order so a retry (a job run twice, the sweep after a crash) returns them once; the
+ * row's restocked_at says the return is done.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/index.js';
+import type { OrderRow } from '../db/schema.js';
+import { releaseMarker, restock, type Catalog } from '../inventory/index.js';
+import type { Logger } from '../log.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+
+export interface LifecycleDeps {
+  db: Db;
+  redis: RedisClient;
+  keys: Keys;
+  /** tells every API process the units are back (sold-out views cleared) */
+  catalog: Pick<Catalog, 'announceRestock'>;
+  /** the buyer-limit policy: a returned order no longer counts against its buyer's limit */
+  returnFreesLimit: boolean;
+  logger?: Logger | undefined;
+}
+
+/** The order's row; undefined when there is none, or it is not `userId`'s (when given). */
+async function orderAsSeenBy(db: Db, orderId: string, userId: string | undefined) {
+  const row = await db
+    .selectFrom('orders')
+    .selectAll()
+    .where('id', '=', orderId)
+    .executeTakeFirst();
+  return row && (userId === undefined || row.user_id === userId) ? row : undefined;
+}
+
+export type PayOutcome =
+  | { code: 'paid'; order: OrderRow; replayed: boolean }
+  | { code: 'not-found' }
+  /** it cannot be paid (any more): paid with another payment, cancelled, expired, final */
+  | { code: 'conflict'; order: OrderRow }
+  /** that payment id already paid another order */
+  | { code: 'payment-used' };
+
+/**
+ * Marks an order paid, if it still awaits payment and its window is open. The same payment id
+ * again answers the same result. `userId` limits it to the buyer (the shopper's route); the
+ * payment provider's webhook passes none.
+ */
+export async function payOrder(
+  deps: Pick<LifecycleDeps, 'db'>,
+  orderId: string,
+  paymentId: string,
+  userId?: string,
+): Promise<PayOutcome> {
+  let row: OrderRow | undefined;
+  try {
+    row = await deps.db
+      .updateTable('orders')
+      .set({ status: 'paid', payment_id: paymentId, closed_at: sql`now()` })
+      .where('id', '=', orderId)
+      .where('status', '=', 'awaiting_payment')
+      .where('pay_by', '>', sql<Date>`now()`)
+      .$if(userId !== undefined, (q) => q.where('user_id', '=', userId!))
+      .returningAll()
+      .executeTakeFirst();
+  } catch (err) {
+    if ((err as { code?: string }).code === '23505') return { code: 'payment-used' };
+    throw err;
+  }
+  if (row) return { code: 'paid', order: row, replayed: false };
+  const current = await orderAsSeenBy(deps.db, orderId, userId);
+  if (!current) return { code: 'not-found' };
+  if (current.status === 'paid' && current.payment_id === paymentId) {
+    return { code: 'paid', order: current, replayed: true };
+  }
+  return { code: 'conflict', order: current };
+}
+
+export type CloseOutcome =
+  | { code: 'closed'; order: OrderRow }
+  | { code: 'not-found' }
+  /** it is not awaiting payment (or, for an expiry, not due yet) */
+  | { code: 'conflict'; order: OrderRow };
+
+/**
+ * Cancels (by its buyer) or expires (from its deadline on) an order that still awaits payment,
+ * then returns its units. A cancel of an order already cancelled answers that order.
+ */
+export async function closeOrder(
+  deps: LifecycleDeps,
+  orderId: string,
+  to: 'cancelled' | 'expired',
+  userId?: string,
+): Promise<CloseOutcome> {
+  const row = await deps.db
+    .updateTable('orders')
+    .set({ status: to, closed_at: sql`now()` })
+    .where('id', '=', orderId)
+    .where('status', '=', 'awaiting_payment')
+    .$if(to === 'expired', (q) => q.where('pay_by', '<=', sql<Date>`now()`))
+    .$if(userId !== undefined, (q) => q.where('user_id', '=', userId!))
+    .returningAll()
+    .executeTakeFirst();
+  if (row) {
+    await returnUnits(deps, row);
+    return { code: 'closed', order: row };
+  }
+  const current = await orderAsSeenBy(deps.db, orderId, userId);
+  return current ? { code: 'conflict', order: current } : { code: 'not-found' };
+}
+
+/**
+ * Puts a closed order's units back on sale in the segment they came from, frees its buyer's
+ * limit (the policy), tells every process, and records it done. Every step is idempotent, so
+ * the sweep may run it again for a row a crash left without restocked_at.
+ */
+export async function returnUnits(deps: LifecycleDeps, row: OrderRow): Promise<void> {
+  const order = { epoch: row.epoch, orderId: row.id, quantity: row.quantity, userId: row.user_id };
+  const r = await restock(deps.redis, deps.keys.segment(row.product_id, row.segment), order);
+  if (deps.returnFreesLimit) {
+    await releaseMarker(deps.redis, deps.keys.segment(row.product_id, row.home_segment), order);
+  }
+  if (r.code !== 'stale-epoch') {
+    await deps.catalog.announceRestock(row.product_id, row.epoch, row.segment);
+  }
+  await deps.db
+    .updateTable('orders')
+    .set({ restocked_at: sql`now()` })
+    .where('id', '=', row.id)
+    .where('restocked_at', 'is', null)
+    .execute();
+  deps.logger?.debug({ orderId: row.id, status: row.status, restock: r.code }, 'units returned');
+}
+
+/** How many overdue orders one sweep expires, and closed ones it finishes returning. */
+const SWEEP_BATCH = 500;
+
+/**
+ * The sweep behind the expiry jobs: expires orders overdue by `graceMs` (their job was lost or
+ * is late), and finishes returns a crash cut short. Returns what it did.
+ */
+export async function sweepPayments(
+  deps: LifecycleDeps,
+  graceMs: number,
+): Promise<{ expired: number; returned: number }> {
+  const overdue = await deps.db
+    .selectFrom('orders')
+    .select('id')
+    .where('status', '=', 'awaiting_payment')
+    .where('pay_by', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+    .limit(SWEEP_BATCH)
+    .execute();
+  let expired = 0;
+  for (const { id } of overdue) {
+    if ((await closeOrder(deps, id, 'expired')).code === 'closed') expired++;
+  }
+  const unreturned = await deps.db
+    .selectFrom('orders')
+    .selectAll()
+    .where('status', 'in', ['cancelled', 'expired'])
+    .where('restocked_at', 'is', null)
+    .where('closed_at', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+    .limit(SWEEP_BATCH)
+    .execute();
+  for (const row of unreturned) await returnUnits(deps, row);
+  if (expired || unreturned.length) {
+    deps.logger?.info(
+      { expired, returned: unreturned.length },
+      'payment sweep: overdue orders expired, cut-short returns finished',
+    );
+  }
+  return { expired, returned: unreturned.length };
+}
