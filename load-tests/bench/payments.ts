@@ -30,13 +30,13 @@ const round = (x: number, digits = 0) => Math.round(x * 10 ** digits) / 10 ** di
 /** Deterministic: whether this buyer is one who never pays. */
 const neverPays = (i: number, share: number) => ((i * 2_654_435_761) >>> 0) / 2 ** 32 < share;
 
-interface Sellout {
+type Sellout = {
   scenario: string;
   units: number;
   seconds: number;
   purchasesPerSec: number;
   refusals: number;
-}
+};
 
 /**
  * `clients` concurrent buyers, each a new shopper per attempt, until `done()`; an accepted
@@ -93,7 +93,7 @@ async function sellout(
   units: number,
   clients: number,
   window?: number,
-): Promise<Sellout & { productId: string }> {
+): Promise<Sellout> {
   const productId = await seed(rt, units, window);
   let sold = 0;
   const t0 = performance.now();
@@ -108,7 +108,6 @@ async function sellout(
   );
   const seconds = (performance.now() - t0) / 1000;
   return {
-    productId,
     scenario,
     units,
     seconds: round(seconds, 2),
@@ -121,6 +120,8 @@ async function main() {
   const { values } = parseArgs({
     options: {
       units: { type: 'string', default: '2000' },
+      sellout: { type: 'string', default: '10000' },
+      rounds: { type: 'string', default: '3' },
       window: { type: 'string', default: '2' },
       'never-pay': { type: 'string', default: '0.3' },
       clients: { type: 'string', default: '64' },
@@ -134,6 +135,8 @@ async function main() {
   const window = Number(values.window);
   const share = Number(values['never-pay']);
   const clients = Number(values.clients);
+  const sellUnits = Number(values.sellout);
+  const rounds = Number(values.rounds);
   const stack = await benchStack({
     redisUrl: values['redis-url'],
     databaseUrl: values['database-url'],
@@ -154,10 +157,20 @@ async function main() {
     await startOrderWorker(rt, queue);
     const services = apiServices(rt, queue);
 
-    progress(`final: a ${units}-unit sellout, ${clients} clients, no payment window`);
-    const final = await sellout(rt, services, 'final', units, clients);
-    progress('window: the same sellout, 600 s to pay (nobody pays here: the cost of the window)');
-    const windowed = await sellout(rt, services, 'window', units, clients, 600);
+    // the cost of the window: sellouts of `sellout` units with and without one, alternated
+    // `rounds` times (nobody pays here); each variant's best run counts
+    const runs: Sellout[] = [];
+    for (let i = 0; i < rounds; i++) {
+      progress(`round ${i + 1}/${rounds}: a ${sellUnits}-unit sellout without, then with a window`);
+      runs.push(await sellout(rt, services, 'final', sellUnits, clients));
+      runs.push(await sellout(rt, services, 'window (600 s)', sellUnits, clients, 600));
+    }
+    const best = (name: string) =>
+      runs
+        .filter((r) => r.scenario === name)
+        .reduce((a, b) => (b.purchasesPerSec > a.purchasesPerSec ? b : a));
+    const final = best('final');
+    const windowed = best('window (600 s)');
 
     progress(
       `resale: ${units} units, ${window} s to pay, ${share * 100} % never pay; buyers keep ` +
@@ -165,12 +178,15 @@ async function main() {
     );
     const productId = await seed(rt, units, window);
     let paid = 0;
+    const payOutcomes: Record<string, number> = {};
     const saleTimes: number[] = [];
     const payOrder = async (orderId: string, buyer: number) => {
       saleTimes.push(Date.now());
       if (neverPays(buyer, share)) return;
       for (;;) {
         const r = await services.payments.pay(orderId, `pay-${orderId}`, `b${buyer}`);
+        const outcome = r.code === 'conflict' ? `conflict:${r.state}` : r.code;
+        payOutcomes[outcome] = (payOutcomes[outcome] ?? 0) + 1;
         if (r.code === 'ok') return void paid++;
         if (r.code !== 'settling') return;
         await new Promise((res) => setTimeout(res, 5));
@@ -210,7 +226,6 @@ async function main() {
     }
     waits.sort((a, b) => a - b);
     const report = (await reconcile(rt, productId))!;
-    const finalReport = (await reconcile(rt, final.productId))!;
 
     const figures = {
       bench: 'payments',
@@ -219,10 +234,11 @@ async function main() {
       windowSeconds: window,
       neverPayShare: share,
       clients,
-      sellouts: [final, windowed].map(({ productId: _, ...s }) => s),
+      sellouts: runs,
       ratios: { windowVsFinal: ratio(windowed.purchasesPerSec, final.purchasesPerSec) },
       resale: {
         seconds: round(resaleSeconds, 2),
+        payOutcomes,
         sales: resale.sales,
         orders: rows.length,
         paidUnits,
@@ -243,8 +259,8 @@ async function main() {
       checks: {
         paidEqualsStock: paidUnits === units,
         returnedEqualsExpired: report.returned === expired.length,
-        reconciled: report.ok && finalReport.ok,
-        problems: [...report.problems, ...finalReport.problems],
+        reconciled: report.ok,
+        problems: report.problems,
       },
     };
     const r = figures.resale;
@@ -253,7 +269,7 @@ async function main() {
       '',
       table(figures.sellouts),
       '',
-      `window / final purchases per second: ${figures.ratios.windowVsFinal}x`,
+      `window / final purchases per second (best of ${rounds} each): ${figures.ratios.windowVsFinal}x`,
       '',
       table([
         { figure: 'orders placed in all', value: r.orders },

@@ -41,6 +41,12 @@ export interface ExpireJob {
   orderId: string;
 }
 
+/**
+ * An expiry job runs this much after the deadline: BullMQ may start a delayed job a few ms early,
+ * and one that finds the order not yet due (on PostgreSQL's clock) waits a retry's backoff.
+ */
+const EXPIRY_MARGIN_MS = 20;
+
 /** Schedules the expiry of orders awaiting payment, each at its deadline (a delayed job). */
 export async function scheduleExpiries(
   queue: Queue,
@@ -53,7 +59,7 @@ export async function scheduleExpiries(
       data: { orderId: o.orderId } satisfies ExpireJob,
       opts: {
         jobId: expiryJobId(o.orderId),
-        delay: Math.max(0, (payBy(o)?.getTime() ?? now) - now),
+        delay: Math.max(0, (payBy(o)?.getTime() ?? now) - now + EXPIRY_MARGIN_MS),
         // a job early on PostgreSQL's clock fails and is retried; the payment sweep backs it up
         attempts: 8,
         backoff: { type: 'capped' },

@@ -66,14 +66,17 @@ export class Payments {
     orderId: string,
     userId: string | undefined,
   ): Promise<PaymentOutcome | undefined> {
-    const found = await this.deps.db
-      .selectFrom('orders')
-      .select('id')
-      .where('id', '=', orderId)
-      .executeTakeFirst();
-    if (found) return undefined;
+    const persisted = async () =>
+      (await this.deps.db
+        .selectFrom('orders')
+        .select('id')
+        .where('id', '=', orderId)
+        .executeTakeFirst()) !== undefined;
+    if (await persisted()) return undefined;
     const sale = await this.lookup.pendingSale(orderId, userId);
-    if (!sale) return { code: 'not-found' };
+    // The worker commits a row before it deletes the outbox entry: gone from the outbox means
+    // persisted in between, or never sold.
+    if (!sale) return (await persisted()) ? undefined : { code: 'not-found' };
     if ('settling' in sale) return { code: 'settling' };
     await insertOrders(this.deps.db, [sale]);
     return undefined;
