@@ -163,6 +163,25 @@ describe('pay and cancel by the buyer', () => {
     expect(rows.filter((x) => x.status === 'cancelled' && x.restocked_at)).toHaveLength(1);
   });
 
+  it('a pay right after the purchase succeeds while the worker persists the order meanwhile', async () => {
+    const p = newProduct();
+    const n = 150;
+    await seed(p, { total: n, payWithinSeconds: 600 });
+    const answers = await Promise.all(
+      Array.from({ length: n }, async () => {
+        const u = newUser();
+        const o = await buy(p, u);
+        if (!o.ok) return o.code;
+        return (await pay(o.orderId, u, `now-${o.orderId}`)).status;
+      }),
+    );
+    expect(answers.filter((a) => a === 200)).toHaveLength(n);
+    const rows = await rowsOf(p);
+    expect(rows.filter((r) => r.status === 'paid')).toHaveLength(n);
+    await waitFor('outboxes drained', async () => (await reconcile(app.rt, p))!.pending === 0);
+    expect((await reconciled(p)).held.paid).toBe(n);
+  });
+
   it('answers bad input with a 4xx problem and changes nothing', async () => {
     const p = newProduct();
     await seed(p, { total: 2, payWithinSeconds: 600 });
