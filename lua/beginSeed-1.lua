@@ -11,6 +11,7 @@
   ARGV[6] endsAt (ms, 0 = open-ended)
   ARGV[7] limit per user
   ARGV[8] payment window (seconds; 0 = every sale is final)
+  ARGV[9] 1 = a purchase needs a sale token (POST /products/:id/sale-token)
 
   Returns
     {begun, epoch, previousSegments}   the new epoch; previousSegments = 0 for a new product
@@ -18,7 +19,7 @@
 ]]
 local metaKey = KEYS[1]
 local force, total, segments, strategy = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local startsAt, endsAt, limit, payWithin = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local startsAt, endsAt, limit, payWithin, token = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 --- @replies
 --- @include "serverTimeMs"
 
@@ -32,5 +33,6 @@ end
 local epoch = redis.call('HINCRBY', metaKey, 'epoch', 1)
 redis.call('HSET', metaKey, 'total', total, 'segments', segments, 'strategy', strategy,
   'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'soldOut', 0, 'payWithin', payWithin,
+  'token', token,
   'maxSegments', math.max(segments, tonumber(m[6] or 0)))
 return {REPLY.begun, epoch, tonumber(m[5] or 0)}

@@ -25,7 +25,8 @@ Commands:
             check that no unit was lost or sold twice; prints a report, exits 1 on a mismatch
   migrate   apply pending migrations and exit
   seed <product> --total N [--strategy segmented|global|lockfree] [--segments N]
-            [--limit-per-user N] [--pay-within SECONDS] [--starts-at ISO] [--ends-at ISO] [--force]
+            [--limit-per-user N] [--pay-within SECONDS] [--require-sale-token]
+            [--starts-at ISO] [--ends-at ISO] [--force]
             seed (or reseed) a product's stock over its segments
 
 Configuration comes from environment variables; see README.md#configuration.`;

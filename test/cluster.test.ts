@@ -83,6 +83,7 @@ describe('on a 3-shard Redis Cluster', () => {
         endsAt: 0,
         limitPerUser: 1,
         payWithinSeconds: 0,
+        requireSaleToken: false,
       },
       false,
     );

@@ -132,6 +132,32 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     expect(count(summary, 'seckill_invariant_violations')).toBe(0);
   });
 
+  it('bots.js: with limits on, bots hammering get a small share of the stock', async () => {
+    const limited = await startApp(
+      ns.config({ RATE_LIMIT_USER: '2/s', RATE_LIMIT_IP: '20/s', TRUST_PROXY: 'true' }),
+    );
+    try {
+      const run = await runK6('bots.js', {
+        BASE_URL: limited.url,
+        STOCK: '60',
+        BOTS: '10',
+        SHOPPERS: '300',
+        LEAD_S: '1',
+        SPREAD_S: '1',
+        PRODUCT_ID: `${ns.id}-bots`,
+      });
+      expect(run.code, run.output).toBe(0);
+      const summary = JSON.parse(readFileSync(join(results.path, 'bots.json'), 'utf8'));
+      const bots = count(summary, 'seckill_bot_units');
+      expect(bots + count(summary, 'seckill_shopper_units')).toBe(60);
+      expect(count(summary, 'seckill_rate_limited')).toBeGreaterThan(0);
+      // 10 bots at 2/s for the ~0.1 s the stock lasts, against 300 shoppers
+      expect(bots).toBeLessThan(20);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('the latency thresholds can fail: an impossible P99_MS exits 99', async () => {
     const run = await runK6('flash-sale.js', {
       STRATEGY: 'lockfree',

@@ -169,6 +169,7 @@ describe('records written by the Lua scripts', () => {
       soldOutEpoch: 0,
       maxSegments: 3,
       payWithinSeconds: 0,
+      requireSaleToken: false,
     });
     expect(decodeMeta({})).toBeNull();
   });

@@ -7,6 +7,8 @@
  *   - ceiling: POST /bench/noop, the shop's middleware, validation and auth, no Redis;
  *   - global (1 segment, one lock), segmented N = 4, 16, 64, lockfree (16 segments), each on its
  *     own product with stock that outlasts the run, so accepted/s is the strategy's throughput;
+ *   - lockfree + limits: lockfree N=16 through a second API process with rate limits on (per user
+ *     and per client address, set so they never refuse here: the cost of asking them);
  *   - after sold out: a sold-out product, answered from memory.
  * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
  * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
@@ -45,6 +47,8 @@ interface Scenario {
   kind: 'bare' | 'ceiling' | 'sale' | 'sold-out';
   strategy?: 'global' | 'segmented' | 'lockfree';
   segments?: number;
+  /** served by the API process with admission limits on */
+  limited?: true;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -55,6 +59,13 @@ const SCENARIOS: Scenario[] = [
   { name: 'segmented N=16', kind: 'sale', strategy: 'segmented', segments: 16 },
   { name: 'segmented N=64', kind: 'sale', strategy: 'segmented', segments: 64 },
   { name: 'lockfree N=16', kind: 'sale', strategy: 'lockfree', segments: 16 },
+  {
+    name: 'lockfree N=16 + limits',
+    kind: 'sale',
+    strategy: 'lockfree',
+    segments: 16,
+    limited: true,
+  },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
 ];
 
@@ -64,6 +75,7 @@ const TARGETS: Record<string, string> = {
   soldOutVsCeiling: '>= 0.95',
   segmented16VsLockfree: '>= 0.75',
   segmented16VsGlobal: '>= 3',
+  limitsOnVsOff: '>= 0.85',
 };
 
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
@@ -139,7 +151,7 @@ async function main() {
   const run = Date.now().toString(36);
   const delayMs = Number(values['redis-delay-ms'] ?? 0);
   const proxy = delayMs > 0 ? await delayProxy(stack.redisUrl, delayMs) : undefined;
-  const [port, barePort] = [await freePort(), await freePort()];
+  const [port, barePort, limitedPort] = [await freePort(), await freePort(), await freePort()];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -155,6 +167,7 @@ async function main() {
     NODE_ENV: 'development',
   };
   const base = `http://127.0.0.1:${port}`;
+  const limitedBase = `http://127.0.0.1:${limitedPort}`;
   const bareBase = `http://127.0.0.1:${barePort}`;
   const driver = pickDriver();
   progress(`load driver: ${driver}`);
@@ -162,6 +175,20 @@ async function main() {
   const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
   const api = child([...profFlags, ...cli('serve')], env, 'API');
   const worker = child(cli('worker'), env, 'worker');
+  // every shopper id is new, and wrk is one client address: limits this high are asked on
+  // every purchase and never refuse one
+  const limited = chosen.some((s) => s.limited)
+    ? child(
+        cli('serve'),
+        {
+          ...env,
+          PORT: String(limitedPort),
+          RATE_LIMIT_USER: '5/s',
+          RATE_LIMIT_IP: '100000000/s',
+        },
+        'API (limits on)',
+      )
+    : undefined;
   const bare = chosen.some((s) => s.kind === 'bare')
     ? child([join(ROOT, 'load-tests', 'bench', 'bare-express.mjs'), String(barePort)], env, 'bare')
     : undefined;
@@ -181,10 +208,12 @@ async function main() {
   let violations = 0;
   try {
     await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
+    if (limited)
+      await until('the limited API', async () => (await fetch(`${limitedBase}/readyz`)).ok, 60_000);
     if (bare)
       await until('bare Express', async () => (await fetch(`${bareBase}/healthz`)).ok, 30_000);
     const productOf = (s: Scenario) =>
-      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}-${run}`;
+      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}-${run}`;
     for (const s of chosen) {
       if (s.kind === 'bare' || s.kind === 'ceiling') continue;
       const productId = productOf(s);
@@ -210,16 +239,17 @@ async function main() {
         progress(
           `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${duration} s`,
         );
-        const target = s.kind === 'bare' ? bareBase : base;
+        const target = s.kind === 'bare' ? bareBase : s.limited ? limitedBase : base;
+        const scenarioTiers = s.limited ? { ...tiers, API: limited!.pid } : tiers;
         const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
         const productId = productOf(s);
         const before = await redisCommands(probe);
-        const cpuBefore = cpuSeconds(tiers);
+        const cpuBefore = cpuSeconds(scenarioTiers);
         const l = await load(driver, target, path, productId, `${productId}-r${round}`, {
           duration,
           connections,
         });
-        const cpuAfter = cpuSeconds(tiers);
+        const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
           Object.entries(cpuAfter).map(([t, s]) => [t, s - (cpuBefore[t] ?? s)]),
         );
@@ -287,7 +317,7 @@ async function main() {
     }
   } finally {
     probe.disconnect();
-    await stopAll([api, worker, bare, proxy?.proc]);
+    await stopAll([api, worker, limited, bare, proxy?.proc]);
     await stack.stop();
   }
 
@@ -303,6 +333,7 @@ async function main() {
     segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
     segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
     lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
+    limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
   };
   const figures = {
     bench: 'http',

@@ -80,6 +80,7 @@ const SEED_OPTIONS = {
   strategy: { type: 'string', default: 'segmented' },
   'limit-per-user': { type: 'string' },
   'pay-within': { type: 'string' },
+  'require-sale-token': { type: 'boolean', default: false },
   'starts-at': { type: 'string' },
   'ends-at': { type: 'string' },
   force: { type: 'boolean', default: false },
@@ -102,6 +103,7 @@ export async function seed(argv: string[], usage: string): Promise<void> {
     strategy: values.strategy,
     limitPerUser: num(values['limit-per-user']),
     payWithinSeconds: num(values['pay-within']),
+    requireSaleToken: values['require-sale-token'] || undefined,
     startsAt: values['starts-at'],
     endsAt: values['ends-at'],
   });

@@ -21,7 +21,13 @@ import {
   sweepPayments,
   type LifecycleDeps,
 } from '../orders/index.js';
-import { Checkout, IdempotencyStore, Payments, type Services } from '../services/index.js';
+import {
+  Admission,
+  Checkout,
+  IdempotencyStore,
+  Payments,
+  type Services,
+} from '../services/index.js';
 import type { Core } from './core.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -59,6 +65,12 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     products: core.products,
     orders: core.orders,
     payments: new Payments(lifecycleDeps(core), core.orders),
+    admission: new Admission({
+      redis: core.redis,
+      keys: core.keys,
+      catalog: core.inventory.catalog,
+      config: c.admission,
+    }),
     idempotency: new IdempotencyStore(
       core.redis,
       core.keys,
@@ -82,6 +94,7 @@ export async function serveApi(
   const auth = config.auth;
   const app = buildApp({
     http: config.http,
+    admission: config.admission,
     logger: core.logger,
     registry: core.registry,
     ...extra,
@@ -93,6 +106,7 @@ export async function serveApi(
           checkout: services.checkout,
           products: services.products,
           idempotency: services.idempotency,
+          admission: services.admission,
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),

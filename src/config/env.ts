@@ -11,6 +11,7 @@ const bool = z
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
+const rate = z.string().regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
 
 const url = (protocols: string[]) =>
   z
@@ -157,6 +158,48 @@ export const envSchema = z.object({
     .max(3_600)
     .default(300)
     .describe("a webhook's signed timestamp may be this far from now (replay window)"),
+
+  RATE_LIMIT_USER: rate
+    .optional()
+    .describe('requests per shopper on POST /seckill and the sale-token route: <n>/s or <n>/m'),
+  RATE_LIMIT_USER_BURST: positiveInt
+    .max(1_000_000)
+    .optional()
+    .describe('requests a shopper may send at once (default: the rate)'),
+  RATE_LIMIT_IP: rate.optional().describe('requests per client address on the same routes'),
+  RATE_LIMIT_IP_BURST: positiveInt
+    .max(1_000_000)
+    .optional()
+    .describe('requests a client address may send at once (default: the rate)'),
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(true|false|\d{1,2}|[\w.:/, -]+)$/, 'must be true, false, a hop count or addresses')
+    .default('false')
+    .describe('Express "trust proxy": whose X-Forwarded-For names the client address'),
+  MAX_INFLIGHT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(2_000)
+    .describe(
+      'requests one API process works on at once; past it 503 before any Redis call (0: no cap)',
+    ),
+  SALE_TOKEN_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe('HMAC key of sale tokens (products seeded with requireSaleToken)'),
+  SALE_TOKEN_TTL_S: positiveInt
+    .max(3_600)
+    .default(60)
+    .describe('a sale token is valid this long from the start (or from its issue, once started)'),
+  SALE_TOKEN_LEAD_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(300)
+    .describe('sale tokens are issued from this long before the start'),
 
   BENCH_ROUTES: bool
     .default(false)

@@ -3,9 +3,10 @@
  * schema, reports every bad variable at once, and returns a deeply frozen, typed config.
  * Components take their slice of it through their constructors.
  */
+import { parseRate, type RateLimit } from './rate.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 
-export { clusterPortSpan, envSchema };
+export { clusterPortSpan, envSchema, parseRate, type RateLimit };
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
@@ -71,6 +72,17 @@ export interface Config {
     webhookSecret: string | undefined;
     webhookToleranceSeconds: number;
   };
+  readonly admission: {
+    /** undefined: no limit */
+    userLimit: RateLimit | undefined;
+    ipLimit: RateLimit | undefined;
+    trustProxy: boolean | number | string;
+    /** 0: no cap */
+    maxInflight: number;
+    saleTokenSecret: string | undefined;
+    saleTokenTtlSeconds: number;
+    saleTokenLeadSeconds: number;
+  };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -88,6 +100,18 @@ function clusterNodes(e: Env): Config['redis']['cluster'] {
     host: '127.0.0.1',
     port: e.LOCAL_REDIS_PORT + i,
   }));
+}
+
+function rateLimit(name: string, text: string | undefined, burst: number | undefined) {
+  if (text === undefined) return undefined;
+  const r = parseRate(text);
+  return { name, ...r, burst: burst ?? r.rate };
+}
+
+/** Express's "trust proxy" setting: a boolean, a hop count, or addresses / subnets. */
+function trustProxy(v: string): boolean | number | string {
+  if (v === 'true' || v === 'false') return v === 'true';
+  return /^\d+$/.test(v) ? Number(v) : v;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line. */
@@ -202,6 +226,15 @@ export function loadConfig(
       returnFreesLimit: e.RETURN_FREES_LIMIT,
       webhookSecret: e.PAYMENT_WEBHOOK_SECRET,
       webhookToleranceSeconds: e.PAYMENT_WEBHOOK_TOLERANCE_S,
+    },
+    admission: {
+      userLimit: rateLimit('user', e.RATE_LIMIT_USER, e.RATE_LIMIT_USER_BURST),
+      ipLimit: rateLimit('ip', e.RATE_LIMIT_IP, e.RATE_LIMIT_IP_BURST),
+      trustProxy: trustProxy(e.TRUST_PROXY),
+      maxInflight: e.MAX_INFLIGHT,
+      saleTokenSecret: e.SALE_TOKEN_SECRET,
+      saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
+      saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
     },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },

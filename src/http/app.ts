@@ -8,12 +8,15 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './body.js';
+import { inflightCap } from './inflight.js';
 import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
 import { accessLog, requestContext, RouteTable } from './request-context.js';
 
 export interface AppParts {
   http: Pick<Config['http'], 'bodyLimitBytes'> & { accessLogIntervalMs?: number };
+  /** the cap on requests in flight, and whose X-Forwarded-For names the client */
+  admission?: Pick<Config['admission'], 'maxInflight' | 'trustProxy'>;
   logger: Logger;
   registry: Registry;
   /** what `/metrics` serves (default: `registry`; several API processes merge theirs) */
@@ -33,6 +36,7 @@ export function buildApp(parts: AppParts): App {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  app.set('trust proxy', parts.admission?.trustProxy ?? false);
 
   const access = accessLog(parts.logger, parts.http.accessLogIntervalMs ?? 10_000);
   const routes = new RouteTable();
@@ -45,6 +49,8 @@ export function buildApp(parts: AppParts): App {
   app.get('/metrics', async (_req, res) => {
     res.type(parts.registry.contentType).send(await metricsText());
   });
+  const cap = parts.admission?.maxInflight ?? 0;
+  if (cap > 0) app.use(inflightCap(cap));
   app.use(jsonBody(parts.http.bodyLimitBytes));
   const recorded = routes.recording(app);
   for (const mount of parts.routes ?? []) mount(recorded);

@@ -10,7 +10,14 @@ import { ProblemError } from '../errors.js';
 import { ID_PATTERN } from '../ids.js';
 import { unknownProduct } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Checkout, IdempotencyStore, Products, StoredResponse } from '../services/index.js';
+import {
+  rateLimitHeaders,
+  type Admission,
+  type Checkout,
+  type IdempotencyStore,
+  type Products,
+  type StoredResponse,
+} from '../services/index.js';
 import { shopperId } from './auth.js';
 import { PurchaseFlow } from './purchase.js';
 import { saleProblem } from './sale-problems.js';
@@ -48,6 +55,8 @@ export interface ShopRoutes {
   checkout: Checkout;
   products: Products;
   idempotency: IdempotencyStore;
+  /** rate limits and sale tokens (none: every request goes to the sale) */
+  admission?: Admission | undefined;
   logger: Logger;
   /** mount POST /bench/noop (the benchmark ceiling) */
   benchRoutes: boolean;
@@ -97,6 +106,17 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
   router.post('/seckill', async (req, res) => {
     const { body, userId: who } = parsePurchase(req);
     const userId = typeof who === 'string' ? who : await who;
+    const admission = deps.admission;
+    // a product known sold out is answered from memory: no token check, no limiter call
+    if (admission && !admission.soldOutFromMemory(body.productId)) {
+      const checked = admission.checkToken(body.productId, userId, req.get('sale-token'));
+      if (checked) await checked;
+      const state = await admission.limit('seckill', userId, req.ip ?? '');
+      if (state) {
+        const h = rateLimitHeaders(state);
+        for (const k in h) res.setHeader(k, h[k]!);
+      }
+    }
     const key = idempotencyKey(req.get('idempotency-key'));
     const order = { productId: body.productId, userId, quantity: body.quantity ?? 1 };
     if (key === undefined) return send(res, await flow.once(req, order));
@@ -124,6 +144,15 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       });
     });
   }
+
+  router.post('/products/:id/sale-token', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const userId = await shopperId(req, deps.auth);
+    if (!deps.admission) throw new Error('sale tokens need the admission service');
+    const state = await deps.admission.limit('token', userId, req.ip ?? '');
+    if (state) res.set(rateLimitHeaders(state));
+    res.status(201).json(await deps.admission.issueToken(productId, userId));
+  });
 
   router.get('/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);

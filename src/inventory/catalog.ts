@@ -27,6 +27,8 @@ export interface ProductView {
   readonly limitPerUser: number;
   /** seconds a buyer has to pay; 0: every sale is final */
   readonly payWithinSeconds: number;
+  /** purchases need a sale token */
+  readonly requireSaleToken: boolean;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
@@ -137,6 +139,7 @@ export class Catalog {
       endsAt: meta.endsAt,
       limitPerUser: meta.limitPerUser,
       payWithinSeconds: meta.payWithinSeconds,
+      requireSaleToken: meta.requireSaleToken,
       empty: new Set(),
       // with a payment window units come back, and the recorded sold-out mark may be older than
       // the newest return: such a view finds out from the segments instead

@@ -195,6 +195,7 @@ export interface ProductSpec {
   endsAt: number;
   limitPerUser: number;
   payWithinSeconds: number;
+  requireSaleToken: boolean;
 }
 
 export type BeginSeedReply =
@@ -218,6 +219,7 @@ export async function beginSeed(
       spec.endsAt,
       spec.limitPerUser,
       spec.payWithinSeconds,
+      spec.requireSaleToken ? 1 : 0,
     ],
   );
   return scripts.beginSeed.replyName(r[0]) === 'begun'

@@ -27,6 +27,8 @@ export interface SeedSpec {
   limitPerUser?: number | undefined;
   /** seconds a buyer has to pay; unset: every sale is final */
   payWithinSeconds?: number | undefined;
+  /** purchases need a sale token (POST /products/:id/sale-token) */
+  requireSaleToken?: boolean | undefined;
 }
 
 export interface SeedResult {
@@ -60,7 +62,14 @@ export async function seedProduct(
   const begun = await beginSeed(
     deps.redis,
     deps.keys.product(productId),
-    { ...spec, startsAt, endsAt, limitPerUser, payWithinSeconds },
+    {
+      ...spec,
+      startsAt,
+      endsAt,
+      limitPerUser,
+      payWithinSeconds,
+      requireSaleToken: spec.requireSaleToken ?? false,
+    },
     opts.force ?? false,
   );
   if (begun.code === 'live') {

@@ -84,6 +84,11 @@ export class Keys {
     };
   }
 
+  /** A rate limit's bucket: `route` (seckill, token), `kind` (user, ip) and who. */
+  rateLimit(route: string, kind: string, id: string): string {
+    return `${this.prefix}:rl:${route}:${kind}:${id}`;
+  }
+
   product(productId: string): ProductKeys {
     const tag = `${this.prefix}:{${checked('product id', productId)}}`;
     return { meta: `${tag}:meta`, events: `${tag}:events` };

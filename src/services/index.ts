@@ -6,6 +6,7 @@ import type { Checkout } from './checkout.js';
 import type { IdempotencyStore } from './idempotency.js';
 import type { OrderLookup } from './orders.js';
 import type { Payments } from './payments.js';
+import type { Admission } from './admission.js';
 import type { Products } from './products.js';
 
 export {
@@ -24,6 +25,8 @@ export {
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
 export { Payments, type ConflictState, type PaymentOutcome } from './payments.js';
+export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
+export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
 export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
 
@@ -32,5 +35,6 @@ export interface Services {
   products: Products;
   orders: OrderLookup;
   payments: Payments;
+  admission: Admission;
   idempotency: IdempotencyStore;
 }

@@ -21,6 +21,8 @@ export const seedRequest = z
     limitPerUser: z.number().int().min(1).max(1_000).optional(),
     /** buyers have this long to pay, or the units go back on sale; left out: sales are final */
     payWithinSeconds: z.number().int().min(1).max(MAX_PAY_WINDOW_S).optional(),
+    /** purchases need a sale token from POST /products/:id/sale-token */
+    requireSaleToken: z.boolean().optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -42,5 +44,6 @@ export function seedSpecOf(b: SeedRequest): SeedSpec {
     endsAt: b.endsAt ? new Date(b.endsAt) : undefined,
     limitPerUser: b.limitPerUser,
     payWithinSeconds: b.payWithinSeconds,
+    requireSaleToken: b.requireSaleToken,
   };
 }

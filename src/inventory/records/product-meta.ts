@@ -20,6 +20,8 @@ export interface ProductMeta {
   maxSegments: number;
   /** seconds buyers have to pay; 0: every sale is final */
   payWithinSeconds: number;
+  /** a purchase needs a sale token */
+  requireSaleToken: boolean;
 }
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
@@ -37,6 +39,7 @@ export function decodeMeta(h: Record<string, string>): ProductMeta | null {
     soldOutEpoch: Number(h.soldOut ?? 0),
     maxSegments: Number(h.maxSegments ?? h.segments),
     payWithinSeconds: Number(h.payWithin ?? 0),
+    requireSaleToken: h.token === '1',
   };
 }
 

@@ -1,0 +1,20 @@
+/** A rate limit as configured (RATE_LIMIT_USER, RATE_LIMIT_IP): `<n>/s` or `<n>/m`, a burst. */
+export interface RateLimit {
+  /** the policy's name in the RateLimit headers (e.g. "user", "ip") */
+  name: string;
+  /** requests per period */
+  rate: number;
+  periodMs: number;
+  /** requests at once from an idle start (default: rate) */
+  burst: number;
+}
+
+/**
+ * `5/s`, `300/m`: a limit's rate and period.
+ * @throws Error naming the expected form
+ */
+export function parseRate(text: string): { rate: number; periodMs: number } {
+  const m = /^([1-9]\d{0,8})\/(s|m)$/.exec(text);
+  if (!m || Number(m[1]) < 1) throw new Error('must be <n>/s or <n>/m with n >= 1');
+  return { rate: Number(m[1]), periodMs: m[2] === 's' ? 1_000 : 60_000 };
+}

@@ -1,0 +1,213 @@
+/**
+ * Admission control in front of the sale, cheapest check first: a product known sold out is
+ * answered from memory (no limiter call); a sale token is checked in process; then the rate
+ * limits per shopper and per client address (one Redis script each, shared by every process).
+ * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
+ */
+import type { Config, RateLimit } from '../config/index.js';
+import { ProblemError } from '../errors.js';
+import type { Catalog, ProductView } from '../inventory/index.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { takeRate, type RateDecision } from '../redis/rate-limit.js';
+import { checkSaleToken, signSaleToken } from './sale-token.js';
+
+export type LimitedRoute = 'seckill' | 'token';
+
+/** The tightest limit's state after a request passed: the RateLimit headers. */
+export interface RateState {
+  limits: RateLimit[];
+  tightest: { limit: RateLimit; decision: RateDecision };
+}
+
+const WHY: Record<string, string> = {
+  malformed: 'the sale token is not one this service issued',
+  signature: 'the sale token signature is not valid',
+  expired: 'the sale token has expired: ask for a new one',
+  user: 'the sale token was issued to another shopper',
+  product: 'the sale token is for another product',
+  epoch: 'the sale token is for an earlier sale of this product',
+};
+
+const forbidden = (detail: string) =>
+  new ProblemError({
+    status: 403,
+    code: 'invalid-sale-token',
+    title: 'Sale token refused',
+    detail,
+  });
+
+/** `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) of the limits applied. */
+export function rateLimitHeaders(s: RateState): Record<string, string> {
+  const { limit, decision } = s.tightest;
+  return {
+    'RateLimit-Policy': s.limits
+      .map(
+        (l) => `"${l.name}";q=${l.burst};w=${Math.ceil((l.periodMs * l.burst) / l.rate / 1_000)}`,
+      )
+      .join(', '),
+    RateLimit: `"${limit.name}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1_000)}`,
+  };
+}
+
+export class Admission {
+  private readonly limits: RateLimit[];
+
+  constructor(
+    private readonly deps: {
+      redis: RedisClient;
+      keys: Keys;
+      catalog: Pick<Catalog, 'known' | 'get'>;
+      config: Config['admission'];
+    },
+  ) {
+    this.limits = [deps.config.userLimit, deps.config.ipLimit].filter(
+      (l): l is RateLimit => l !== undefined,
+    );
+  }
+
+  get limited(): boolean {
+    return this.limits.length > 0;
+  }
+
+  /** Known sold out in this process: the sale answers from memory, no limiter is asked. */
+  soldOutFromMemory(productId: string): boolean {
+    return this.deps.catalog.known(productId)?.soldOut === true;
+  }
+
+  /**
+   * Takes one request from the shopper's and the client address's buckets (in parallel).
+   * @returns the headers' state, or undefined when no limit is configured
+   * @throws ProblemError 429 with Retry-After and the RateLimit headers
+   */
+  async limit(route: LimitedRoute, userId: string, ip: string): Promise<RateState | undefined> {
+    if (this.limits.length === 0) return undefined;
+    const { userLimit, ipLimit } = this.deps.config;
+    const k = this.deps.keys;
+    const checks = await Promise.all([
+      userLimit && takeRate(this.deps.redis, k.rateLimit(route, 'user', userId), userLimit),
+      ipLimit && takeRate(this.deps.redis, k.rateLimit(route, 'ip', ip), ipLimit),
+    ]);
+    let tightest: RateState['tightest'] | undefined;
+    [userLimit, ipLimit].forEach((limit, i) => {
+      const decision = checks[i];
+      if (!limit || !decision) return;
+      const worse =
+        !tightest ||
+        (!decision.allowed && tightest.decision.allowed) ||
+        (decision.allowed === tightest.decision.allowed &&
+          (decision.allowed
+            ? decision.remaining < tightest.decision.remaining
+            : decision.retryMs > tightest.decision.retryMs));
+      if (worse) tightest = { limit, decision };
+    });
+    const state = { limits: this.limits, tightest: tightest! };
+    if (!state.tightest.decision.allowed) {
+      throw new ProblemError({
+        status: 429,
+        code: 'rate-limited',
+        title: 'Too many requests',
+        detail: `over the ${state.tightest.limit.name} limit of ${describe(state.tightest.limit)}`,
+        headers: {
+          'Retry-After': String(Math.max(1, Math.ceil(state.tightest.decision.retryMs / 1_000))),
+          ...rateLimitHeaders(state),
+        },
+      });
+    }
+    return state;
+  }
+
+  /**
+   * For a product seeded with requireSaleToken: the token must be this shopper's, for this
+   * product and sale, and not expired. Other products pass. In process, once the view is loaded.
+   * @throws ProblemError 403
+   */
+  checkToken(productId: string, userId: string, token: string | undefined): void | Promise<void> {
+    // the common case, a loaded product without tokens, costs no await
+    const known = this.deps.catalog.known(productId);
+    if (known) return this.checkTokenOf(known, userId, token);
+    const view = this.deps.catalog.get(productId);
+    return view instanceof Promise
+      ? view.then((v) => (v ? this.checkTokenOf(v, userId, token) : undefined))
+      : view
+        ? this.checkTokenOf(view, userId, token)
+        : undefined; // unknown products are the sale's to answer (404)
+  }
+
+  private checkTokenOf(view: ProductView, userId: string, token: string | undefined): void {
+    if (!view.requireSaleToken) return;
+    const productId = view.id;
+    const secret = this.deps.config.saleTokenSecret;
+    if (!secret) throw tokensOff();
+    if (!token) {
+      throw forbidden(
+        `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
+      );
+    }
+    const want = { userId, productId, epoch: view.epoch, now: Date.now() };
+    const r = checkSaleToken(token, want, secret);
+    if (!r.ok) throw forbidden(WHY[r.why]!);
+  }
+
+  /**
+   * A sale token for the shopper: from SALE_TOKEN_LEAD_S before the start until the end, valid
+   * SALE_TOKEN_TTL_S from the start (or from now, once started).
+   * @throws ProblemError 404 unknown product, 425 too early, 410 ended, 503 tokens off
+   */
+  async issueToken(
+    productId: string,
+    userId: string,
+  ): Promise<{ token: string; expiresAt: string; startsAt: string | null }> {
+    const view = await this.deps.catalog.get(productId);
+    if (!view) {
+      throw new ProblemError({
+        status: 404,
+        code: 'unknown-product',
+        title: 'Unknown product',
+        detail: `no product ${productId}`,
+      });
+    }
+    const secret = this.deps.config.saleTokenSecret;
+    if (!secret) throw tokensOff();
+    const now = Date.now();
+    const { saleTokenLeadSeconds: lead, saleTokenTtlSeconds: ttl } = this.deps.config;
+    const opensAt = view.startsAt - lead * 1_000;
+    if (now < opensAt) {
+      throw new ProblemError({
+        status: 425,
+        code: 'too-early',
+        title: 'Sale tokens are not issued yet',
+        detail: `sale tokens for ${productId} are issued from ${new Date(opensAt).toISOString()}`,
+        headers: { 'Retry-After': String(Math.ceil((opensAt - now) / 1_000)) },
+      });
+    }
+    if (ended(view, now)) {
+      throw new ProblemError({
+        status: 410,
+        code: 'ended',
+        title: 'Sale ended',
+        detail: `the sale of ${productId} has ended`,
+      });
+    }
+    const expiresAt = Math.max(now, view.startsAt) + ttl * 1_000;
+    const token = signSaleToken({ userId, productId, epoch: view.epoch, expiresAt }, secret);
+    return {
+      token,
+      expiresAt: new Date(expiresAt).toISOString(),
+      startsAt: view.startsAt ? new Date(view.startsAt).toISOString() : null,
+    };
+  }
+}
+
+const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
+
+const describe = (l: RateLimit) =>
+  `${l.rate}/${l.periodMs === 1_000 ? 's' : 'm'} (bursts of ${l.burst})`;
+
+const tokensOff = () =>
+  new ProblemError({
+    status: 503,
+    code: 'sale-tokens-disabled',
+    title: 'Sale tokens not configured',
+    detail: 'this sale needs sale tokens: set SALE_TOKEN_SECRET',
+  });

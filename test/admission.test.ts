@@ -1,0 +1,267 @@
+/**
+ * Admission control through the real API: rate limits shared by two API processes, the IETF
+ * RateLimit headers, sale tokens, load shedding, and sold out answered before any limiter.
+ */
+import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config/index.js';
+import { signSaleToken } from '../src/services/index.js';
+import { startApp, type RunningApp } from './support/app.js';
+import { useNamespace } from './support/namespace.js';
+
+const ns = useNamespace();
+const TOKEN_SECRET = 'a-sale-token-secret-long-enough-0123456789';
+let a: RunningApp;
+let b: RunningApp;
+
+beforeAll(async () => {
+  const env = {
+    RATE_LIMIT_USER: '5/s',
+    RATE_LIMIT_IP: '20/s',
+    TRUST_PROXY: 'true',
+    SALE_TOKEN_SECRET: TOKEN_SECRET,
+    SALE_TOKEN_TTL_S: '2',
+    SALE_TOKEN_LEAD_S: '10',
+  };
+  a = await startApp(ns.config(env));
+  b = await startApp(ns.config(env));
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+});
+
+const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
+const newProduct = () => `p${randomBytes(4).toString('hex')}`;
+const newUser = () => `u${randomBytes(5).toString('hex')}`;
+/** a client address of its own (TRUST_PROXY=true: X-Forwarded-For names it) */
+const newIp = () => `10.${[1, 2, 3].map(() => Math.floor(Math.random() * 250)).join('.')}`;
+const typeOf = async (res: Response) =>
+  ((await res.json()) as { type?: string }).type?.replace('urn:seckill:problem:', '');
+
+async function seed(productId: string, body: Record<string, unknown>, query = '') {
+  const res = await fetch(`${a.url}/admin/products/${productId}${query}`, {
+    method: 'PUT',
+    headers: admin,
+    body: JSON.stringify({ strategy: 'lockfree', segments: 4, ...body }),
+  });
+  expect(res.status, await res.clone().text()).toBeLessThan(300);
+  return (await res.json()) as { epoch: number };
+}
+
+function buy(
+  base: string,
+  productId: string,
+  user: string,
+  o: { ip?: string; token?: string } = {},
+) {
+  return fetch(`${base}/seckill`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-user-id': user,
+      'x-forwarded-for': o.ip ?? newIp(),
+      ...(o.token !== undefined && { 'sale-token': o.token }),
+    },
+    body: JSON.stringify({ productId }),
+  });
+}
+
+function tokenFor(productId: string, user: string, base = a.url) {
+  return fetch(`${base}/products/${productId}/sale-token`, {
+    method: 'POST',
+    headers: { 'x-user-id': user, 'x-forwarded-for': newIp() },
+  });
+}
+
+describe('rate limits', () => {
+  it('one shopper at 100 req/s for 3 s through two processes gets burst + 3 s x rate through; others are unaffected', async () => {
+    const p = newProduct();
+    await seed(p, { total: 10_000, limitPerUser: 1_000 });
+    const bot = newUser();
+    const started = Date.now();
+    const sent: Array<Promise<Response>> = [];
+    const others: Array<Promise<Response>> = [];
+    for (let i = 0; i < 300; i++) {
+      await new Promise((r) => setTimeout(r, Math.max(0, started + i * 10 - Date.now())));
+      sent.push(buy(i % 2 ? b.url : a.url, p, bot));
+      // an ordinary shopper every 300 ms: one request each, never limited
+      if (i % 30 === 0) others.push(buy(i % 2 ? a.url : b.url, p, newUser()));
+    }
+    const answers = await Promise.all(sent);
+    const statuses = answers.map((r) => r.status);
+    const passed = statuses.filter((s) => s === 202).length;
+    expect(statuses.filter((s) => s !== 202 && s !== 429)).toEqual([]);
+    // GCRA: 5 at once, then one per 200 ms over the 2.99 s between first and last: 5 + 14.95;
+    // +-1 for when each request reached Redis
+    expect(passed).toBeGreaterThanOrEqual(19);
+    expect(passed).toBeLessThanOrEqual(21);
+    expect((await Promise.all(others)).map((r) => r.status)).toEqual(others.map(() => 202));
+
+    const limited = answers.find((r) => r.status === 429)!;
+    expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get('ratelimit-policy')).toBe('"user";q=5;w=1, "ip";q=20;w=1');
+    expect(limited.headers.get('ratelimit')).toMatch(/^"user";r=0;t=[01]$/);
+    expect(await typeOf(limited)).toBe('rate-limited');
+    const ok = answers.find((r) => r.status === 202)!;
+    expect(ok.headers.get('ratelimit')).toMatch(/^"user";r=\d;t=\d$/);
+  });
+
+  it('per client address: one address is cut at its limit, another is not', async () => {
+    const p = newProduct();
+    await seed(p, { total: 1_000 });
+    const ip = newIp();
+    const crowd = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => buy(i % 2 ? a.url : b.url, p, newUser(), { ip })),
+    );
+    const passed = crowd.filter((r) => r.status === 202).length;
+    // a burst of 20, plus what refilled while the 40 were in flight (1 per 50 ms)
+    expect(passed).toBeGreaterThanOrEqual(20);
+    expect(passed).toBeLessThanOrEqual(23);
+    const limited = crowd.find((r) => r.status === 429)!;
+    expect(limited.headers.get('ratelimit')).toMatch(/^"ip";r=0;/);
+    expect((await buy(a.url, p, newUser(), { ip: newIp() })).status).toBe(202);
+  });
+
+  it('a product sold out is answered from memory before any limiter', async () => {
+    const p = newProduct();
+    await seed(p, { total: 1, segments: 1 });
+    expect((await buy(a.url, p, newUser())).status).toBe(202);
+    // the process learns it is sold out
+    expect(await typeOf(await buy(a.url, p, newUser()))).toBe('sold-out');
+    const user = newUser();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => buy(a.url, p, user)));
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
+    expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
+  });
+
+  it('refuses a malformed limit at start-up, naming it', () => {
+    for (const [name, value] of [
+      ['RATE_LIMIT_USER', '5/h'],
+      ['RATE_LIMIT_IP', '0/s'],
+      ['RATE_LIMIT_USER_BURST', '0'],
+    ] as const) {
+      expect(() => loadConfig({ AUTH_MODE: 'dev', [name]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ AUTH_MODE: 'dev', [name]: value })).toThrow(new RegExp(name));
+    }
+  });
+});
+
+describe('sale tokens', () => {
+  it('a purchase needs a token of this shopper, product and sale, not expired', async () => {
+    const p = newProduct();
+    const other = newProduct();
+    const { epoch } = await seed(p, { total: 100, requireSaleToken: true });
+    await seed(other, { total: 100, requireSaleToken: true });
+    const [u, v] = [newUser(), newUser()];
+
+    const none = await buy(a.url, p, u);
+    expect(none.status).toBe(403);
+    expect(await typeOf(none)).toBe('invalid-sale-token');
+
+    const issued = await tokenFor(p, u);
+    expect(issued.status).toBe(201);
+    const { token } = (await issued.json()) as { token: string };
+    const forged = `${token.split('.')[0]}.${Buffer.from('x'.repeat(32)).toString('base64url')}`;
+    const selfMade = signSaleToken(
+      { userId: u, productId: p, epoch, expiresAt: Date.now() + 60_000 },
+      'not-the-secret-but-long-enough-0000000',
+    );
+    const otherProduct = ((await (await tokenFor(other, u)).json()) as { token: string }).token;
+    for (const [t, user] of [
+      [forged, u],
+      [selfMade, u],
+      [token, v], // another shopper's
+      [otherProduct, u],
+      ['not a token', u],
+    ] as const) {
+      const res = await buy(b.url, p, user, { token: t });
+      expect(res.status).toBe(403);
+    }
+    // the right one, on either process
+    expect((await buy(b.url, p, u, { token })).status).toBe(202);
+
+    // a previous sale's token
+    const vToken = ((await (await tokenFor(p, v)).json()) as { token: string }).token;
+    await seed(p, { total: 100, requireSaleToken: true }, '?force=true');
+    await new Promise((r) => setTimeout(r, 200)); // the reseed notice reaches both processes
+    expect((await buy(a.url, p, v, { token: vToken })).status).toBe(403);
+    // expired (SALE_TOKEN_TTL_S=2)
+    const w = newUser();
+    const wToken = ((await (await tokenFor(p, w)).json()) as { token: string }).token;
+    await new Promise((r) => setTimeout(r, 2_100));
+    const late = await buy(a.url, p, w, { token: wToken });
+    expect(late.status).toBe(403);
+    expect(((await late.json()) as { detail: string }).detail).toMatch(/expired/);
+    // nothing refused was sold
+    const r = (await (await fetch(`${a.url}/admin/products/${p}`, { headers: admin })).json()) as {
+      remaining: number;
+    };
+    expect(r.remaining).toBe(100);
+  });
+
+  it('is issued from the lead time before the start, not earlier', async () => {
+    const p = newProduct();
+    const startsAt = Date.now() + 12_000; // SALE_TOKEN_LEAD_S=10
+    await seed(p, {
+      total: 10,
+      requireSaleToken: true,
+      startsAt: new Date(startsAt).toISOString(),
+    });
+    const u = newUser();
+    const early = await tokenFor(p, u);
+    expect(early.status).toBe(425);
+    expect(Number(early.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, Math.max(0, startsAt - 10_000 - Date.now()) + 200));
+    const issued = await tokenFor(p, u);
+    expect(issued.status).toBe(201);
+    const body = (await issued.json()) as { token: string; expiresAt: string };
+    // valid from the start on, for SALE_TOKEN_TTL_S
+    expect(Date.parse(body.expiresAt)).toBe(startsAt + 2_000);
+    // before the start the sale itself answers
+    expect((await buy(a.url, p, u, { token: body.token })).status).toBe(425);
+    expect((await tokenFor('nope-' + p, u)).status).toBe(404);
+    expect((await tokenFor('bad id!', u)).status).toBe(400);
+  });
+});
+
+describe('load shedding', () => {
+  it('past MAX_INFLIGHT a request is answered 503 before its body is read', async () => {
+    const capped = await startApp(ns.config({ MAX_INFLIGHT: '2' }));
+    const { port } = new URL(capped.url);
+    // two requests whose bodies never finish: in flight until we end them
+    const held = [0, 1].map(() => {
+      const req = request({
+        port,
+        method: 'POST',
+        path: '/seckill',
+        headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
+      });
+      req.on('error', () => {});
+      req.write('{"productId":');
+      return req;
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      const shed = await fetch(`${capped.url}/seckill`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
+        body: JSON.stringify({ productId: 'anything' }),
+      });
+      expect(shed.status).toBe(503);
+      expect(shed.headers.get('retry-after')).toBe('1');
+      expect(await typeOf(shed)).toBe('overloaded');
+      // the probes are never shed
+      expect((await fetch(`${capped.url}/healthz`)).status).toBe(200);
+    } finally {
+      for (const req of held) req.destroy();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    // once they are gone, requests are served again
+    const after = await fetch(`${capped.url}/products/unknown-product`);
+    expect(after.status).toBe(404);
+    await capped.close();
+  });
+});
