@@ -130,4 +130,12 @@ export function closeOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: 
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // a closed terminal, and a closed output pipe (`up | head`), end it like Ctrl-C: nothing of
+  // ours may be orphaned
+  process.on('SIGHUP', onSignal);
+  const onOutputError = (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') onSignal('SIGPIPE');
+  };
+  process.stdout.on('error', onOutputError);
+  process.stderr.on('error', onOutputError);
 }

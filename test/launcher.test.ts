@@ -263,6 +263,92 @@ describe('seckill up (the README first command)', () => {
     for (const pid of [...apiPids, ...nodePids]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
   });
 
+  it('a second up on the same DATA_DIR refuses at once and leaves the first running; SIGHUP stops the first like Ctrl-C', async () => {
+    const dir = tempDir('l-lock');
+    cleanups.push(() => dir.remove());
+    const env = {
+      DATA_DIR: dir.path,
+      LOCAL_REDIS_PORT: String(await freePort()),
+      LOCAL_PG_PORT: String(await freePort()),
+      PATH: process.env.PATH ?? '',
+      AUTO_INSTALL: 'false',
+    };
+    const first = await up(env);
+    const redisPid = Number(readFileSync(join(dir.path, 'redis', 'redis.pid'), 'utf8'));
+    const pgPid = Number(
+      readFileSync(join(dir.path, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    const second = await spawnUp(env);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toMatch(
+      new RegExp(
+        `DATA_DIR ${dir.path} is in use by another seckill up \\(pid ${first.child.pid}\\)`,
+      ),
+    );
+    expect(second.output()).not.toMatch(/\n\s+at /); // no stack
+    expect((await fetch(`${first.base}/readyz`)).status).toBe(200);
+    expect(isAlive(pgPid) && isAlive(redisPid)).toBe(true);
+
+    first.child.kill('SIGHUP');
+    expect(await first.exited).toBe(0);
+    expect(isAlive(redisPid)).toBe(false);
+    expect(isAlive(pgPid)).toBe(false);
+    expect(existsSync(join(dir.path, 'up.lock'))).toBe(false);
+  });
+
+  it('a closed output pipe stops it like Ctrl-C, nothing left running', async () => {
+    const dir = tempDir('l-pipe');
+    cleanups.push(() => dir.remove());
+    const run = await spawnUp({
+      DATA_DIR: dir.path,
+      LOCAL_REDIS_PORT: String(await freePort()),
+      LOCAL_PG_PORT: String(await freePort()),
+      PATH: process.env.PATH ?? '',
+      AUTO_INSTALL: 'false',
+    });
+    // `up 2>&1 | head -1`: the reader goes away after the first line
+    await waitFor('a first line', async () => run.output().length > 0, 30_000);
+    run.child.stdout!.destroy();
+    run.child.stderr!.destroy();
+    const code = await Promise.race([
+      run.exited,
+      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 60_000)),
+    ]);
+    expect(code).not.toBe('hung');
+    await waitFor('its servers gone', async () => !existsSync(join(dir.path, 'up.lock')), 10_000);
+    for (const f of [join(dir.path, 'redis', 'redis.pid')]) {
+      if (existsSync(f)) expect(isAlive(Number(readFileSync(f, 'utf8')))).toBe(false);
+    }
+  });
+
+  it('a busy PORT is refused first, in plain words, before any server starts', async () => {
+    const dir = tempDir('l-port');
+    cleanups.push(() => dir.remove());
+    const { createServer } = await import('node:net');
+    const squatter = createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => squatter.once('listening', r));
+    const port = (squatter.address() as { port: number }).port;
+    try {
+      const run = runCli(['up'], {
+        LOG_LEVEL: 'warn',
+        PORT: String(port),
+        DATA_DIR: dir.path,
+        LOCAL_REDIS_PORT: String(await freePort()),
+        LOCAL_PG_PORT: String(await freePort()),
+        PATH: process.env.PATH ?? '',
+        AUTO_INSTALL: 'false',
+      });
+      expect(await run.exited).toBe(1);
+      expect(run.output().trim()).toBe(
+        `seckill: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT to a free port`,
+      );
+      expect(existsSync(join(dir.path, 'redis'))).toBe(false);
+      expect(existsSync(join(dir.path, 'postgres'))).toBe(false);
+    } finally {
+      squatter.close();
+    }
+  });
+
   it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
     const dir = tempDir('l-crash');
     cleanups.push(() => dir.remove());

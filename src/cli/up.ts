@@ -13,7 +13,9 @@ import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateSegmentKeys } from '../inventory/index.js';
 import { messageOf } from '../errors.js';
+import { lockDataDir } from '../launcher/data-dir-lock.js';
 import { localAdminToken, startLocalServices } from '../launcher/local-stack.js';
+import { assertPortFree, LaunchError } from '../launcher/process.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
@@ -28,7 +30,16 @@ export async function up(): Promise<void> {
   // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
   if (isApiProcess()) return serveApiProcess(config);
   const logger = createLogger(config);
+  // before anything starts: the API's port, then the data folder (one `up` each)
+  await assertPortFree(config.http.port, config.http.host).catch(() => {
+    throw new LaunchError(
+      `PORT ${config.http.port} is already in use on ${config.http.host}: stop what listens ` +
+        'there, or set PORT to a free port',
+    );
+  });
+  const releaseDataDir = lockDataDir(config.launcher.dataDir);
   const lifecycle = new Lifecycle(logger);
+  lifecycle.add('data folder lock', async () => releaseDataDir());
   closeOnSignals(lifecycle, logger, Math.max(config.http.shutdownTimeoutMs, 30_000));
   try {
     await startLocalServices({

@@ -136,8 +136,11 @@ export class LaunchError extends Error {
   override name = 'LaunchError';
 }
 
-/** Rejects when something already listens on 127.0.0.1:`port` (so we never adopt a stranger). */
-export function assertPortFree(port: number): Promise<void> {
+/**
+ * Rejects when something already listens on `host`:`port` (default 127.0.0.1: so we never adopt
+ * a stranger).
+ */
+export function assertPortFree(port: number, host = '127.0.0.1'): Promise<void> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
@@ -149,7 +152,7 @@ export function assertPortFree(port: number): Promise<void> {
         ),
       ),
     );
-    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve()));
+    probe.listen(port, host, () => probe.close(() => resolve()));
   });
 }
 
