@@ -74,6 +74,27 @@ describe('config', () => {
     expect(loadConfig({ JWT_SECRET: 'x'.repeat(32) }).auth.mode).toBe('jwt');
   });
 
+  it('names a bad secret but never echoes its value', () => {
+    const secrets = {
+      JWT_SECRET: 'short-jwt-secret',
+      ADMIN_TOKEN: 'tok',
+      PAYMENT_WEBHOOK_SECRET: 'short-webhook',
+      SALE_TOKEN_SECRET: 'short-sale',
+    };
+    let message = '';
+    try {
+      loadConfig({ AUTH_MODE: 'jwt', ...secrets });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const [name, value] of Object.entries(secrets)) {
+      expect(message).toMatch(new RegExp(`${name}: `));
+      expect(message).not.toContain(value);
+    }
+    // other values are still shown, to help
+    expect(() => loadConfig({ AUTH_MODE: 'dev', PORT: 'abc' })).toThrow(/got "abc"/);
+  });
+
   it('treats empty strings as unset and lets defaults fill gaps', () => {
     const c = loadConfig({ PORT: '', AUTH_MODE: '' }, { AUTH_MODE: 'dev' });
     expect(c.http.port).toBe(3000);

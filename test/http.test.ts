@@ -158,3 +158,28 @@ describe('error logging', () => {
     expect(JSON.stringify(logs[0])).not.toContain('    at ');
   });
 });
+
+describe('shutdown drain', () => {
+  it('answers /readyz 503 for DRAIN_MS while it still serves requests, then closes', async () => {
+    const app = await startApp(ns.config({ DRAIN_MS: '1500' }));
+    expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
+    const started = Date.now();
+    const closed = app.close();
+    await new Promise((r) => setTimeout(r, 200));
+    const ready = await fetch(`${app.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(((await ready.json()) as { type: string }).type).toBe('urn:seckill:problem:draining');
+    // still served meanwhile
+    expect((await fetch(`${app.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${app.url}/products/no-such-product`)).status).toBe(404);
+    await closed;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+    await expect(fetch(`${app.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('refuses a drain as long as the forced-exit timeout', () => {
+    expect(() => ns.config({ DRAIN_MS: '10000', SHUTDOWN_TIMEOUT_MS: '10000' })).toThrow(
+      /DRAIN_MS: 10000 must be shorter than SHUTDOWN_TIMEOUT_MS/,
+    );
+  });
+});

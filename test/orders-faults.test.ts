@@ -19,6 +19,7 @@ import {
   waitForRows,
   type StackProcess,
 } from './support/orders.js';
+import { freePort } from './support/ports.js';
 import { startTestPostgres, startTestRedis, tempDir } from './support/servers.js';
 
 const ns = useNamespace();
@@ -36,6 +37,8 @@ const workerEnv = (extra: Record<string, string> = {}) => ({
   KEY_PREFIX: ns.id,
   QUEUE_PREFIX: `{${ns.id}q}`,
   LOG_LEVEL: 'warn',
+  // several workers at once: no probe port each
+  WORKER_PORT: '0',
   WORKER_CONCURRENCY: '1',
   WORKER_BATCH_SIZE: '25',
   ...fast,
@@ -241,5 +244,47 @@ describe('Redis restarted (AOF) in the middle of a sale', () => {
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 800, users: 800 });
     const report = (await reconcile({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!;
     expect(report).toMatchObject({ ok: true, remaining: 0, persisted: 800 });
+  });
+});
+
+describe('seckill worker on WORKER_PORT', () => {
+  it('serves /healthz, /readyz and /metrics with the queue, outbox and stock gauges', async () => {
+    const config = ns.config(fast);
+    const api = await started(stackProcess(config));
+    const productId = newProduct();
+    await seedProduct({ redis: api.rt.redis, keys, db: api.rt.db }, productId, {
+      total: 50,
+      segments: 4,
+      strategy: 'lockfree',
+    });
+    // sold before any worker runs: 20 orders wait in the outboxes
+    expect(
+      await sellTo(
+        api,
+        productId,
+        Array.from({ length: 20 }, (_, i) => `g${i}`),
+      ),
+    ).toBe(20);
+    const port = await freePort();
+    const worker = runCli(['worker'], { ...workerEnv(), WORKER_PORT: String(port) });
+    cleanups.push(async () => {
+      worker.child.kill('SIGTERM');
+      await worker.exited;
+    });
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor(
+      () => `the worker's probes (output:\n${worker.output()})`,
+      async () => (await fetch(`${base}/readyz`).catch(() => undefined))?.status === 200,
+      30_000,
+    );
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    await waitForRows(api.rt.db, productId, 20, 30_000);
+    await waitForDrainedOutbox(api, productId);
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/^seckill_orders_persisted_total 20$/m);
+    expect(metrics).toMatch(/^seckill_queue_jobs\{state="failed"\} 0$/m);
+    expect(metrics).toContain(`seckill_outbox_backlog{product="${productId}"} 0`);
+    expect(metrics).toContain(`seckill_stock_remaining{product="${productId}"} 30`);
+    expect(worker.output()).toContain(`/healthz /readyz /metrics on 127.0.0.1:${port}`);
   });
 });

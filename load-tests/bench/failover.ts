@@ -108,6 +108,7 @@ async function main() {
         const env: NodeJS.ProcessEnv = {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
+          WORKER_PORT: '0',
           REDIS_CLUSTER_NODES: cluster.masters.map((m) => `${m.host}:${m.port}`).join(','),
           REDIS_WAIT_REPLICAS: String(wait),
           DATABASE_URL: stack.databaseUrl,

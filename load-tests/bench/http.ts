@@ -155,6 +155,7 @@ async function main() {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    WORKER_PORT: '0',
     REDIS_URL: proxy?.url ?? stack.redisUrl,
     DATABASE_URL: stack.databaseUrl,
     KEY_PREFIX: `bench${run}`.slice(0, 16),

@@ -121,6 +121,7 @@ async function main() {
         const env: NodeJS.ProcessEnv = {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
+          WORKER_PORT: '0',
           ...(t.cluster
             ? { REDIS_CLUSTER_NODES: cluster.masters.map((m) => `${m.host}:${m.port}`).join(',') }
             : { REDIS_URL: stack.redisUrl }),

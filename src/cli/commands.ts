@@ -2,7 +2,13 @@
 import { parseArgs } from 'node:util';
 import { forkApiProcesses, isApiProcess, serveApiProcess } from '../composition/api-processes.js';
 import { createCore, type Core } from '../composition/core.js';
-import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
+import {
+  apiServices,
+  serveApi,
+  serveWorkerProbes,
+  startOrderQueue,
+  startOrderWorker,
+} from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateSegmentKeys, SaleError } from '../inventory/index.js';
@@ -67,10 +73,21 @@ export async function worker(): Promise<void> {
   const core = createCore(config, logger);
   closeOnSignals(core.lifecycle, logger, config.http.shutdownTimeoutMs);
   await startOrderWorker(core, startOrderQueue(core));
+  const probes = await serveWorkerProbes(core).catch((err: NodeJS.ErrnoException) => {
+    throw new ExitError(
+      err.code === 'EADDRINUSE'
+        ? `WORKER_PORT ${config.http.workerPort} is already in use: set WORKER_PORT to a free port (0: none)`
+        : `WORKER_PORT ${config.http.workerPort}: ${err.message}`,
+      1,
+    );
+  });
   const o = config.orders;
   progress(
     `order worker running: concurrency ${o.workerConcurrency}, ` +
-      `batches of ${o.workerBatchSize}, sweeping every ${o.sweepIntervalMs} ms`,
+      `batches of ${o.workerBatchSize}, sweeping every ${o.sweepIntervalMs} ms` +
+      (probes
+        ? `; /healthz /readyz /metrics on ${config.http.host}:${config.http.workerPort}`
+        : ''),
   );
 }
 

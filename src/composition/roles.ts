@@ -17,6 +17,7 @@ import {
   createOrderWorker,
   findOrder,
   OrderSubmitter,
+  registerOrderGauges,
   sweep,
   sweepPayments,
   type LifecycleDeps,
@@ -128,17 +129,54 @@ export async function serveApi(
   // Keep-alive must outlive the load balancer's idle timeout; headers timeout above it.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
-  core.lifecycle.add('http server', async () => {
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    await closed;
-    app.close();
-  });
+  core.lifecycle.add(
+    'http server',
+    async () => {
+      // the load balancer's readiness probe sees 503 and stops sending; in-flight and late
+      // requests are still served meanwhile
+      app.drain();
+      if (config.http.drainMs > 0) await new Promise((r) => setTimeout(r, config.http.drainMs));
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      app.close();
+    },
+    undefined,
+    // the drain, then up to the usual step bound for the requests still running
+    config.http.drainMs + 3_000,
+  );
   const addr = server.address();
   core.logger.info(
     { url: typeof addr === 'object' && addr ? `http://${addr.address}:${addr.port}` : addr },
     'API listening',
   );
+  return server;
+}
+
+/**
+ * `seckill worker`'s own port (WORKER_PORT): /healthz, /readyz (Redis and PostgreSQL) and
+ * /metrics (persisted orders, queue depth, outbox backlog, stock), for probes and scrapes.
+ */
+export async function serveWorkerProbes(core: Core): Promise<Server | undefined> {
+  const { config } = core;
+  if (config.http.workerPort === 0) return undefined;
+  const app = buildApp({
+    http: config.http,
+    logger: core.logger,
+    registry: core.registry,
+    readiness: core.readiness,
+  });
+  const server = app.express.listen(config.http.workerPort, config.http.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  core.lifecycle.add('worker probes', async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+    await closed;
+    app.close();
+  });
   return server;
 }
 
@@ -204,6 +242,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
       payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
     }),
   });
+  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
   await queue.upsertJobScheduler(
     'sweeper',
     { every: c.sweepIntervalMs },

@@ -29,6 +29,13 @@ export const envSchema = z.object({
     .describe('development | production | test'),
   HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on'),
   PORT: port.default(3000).describe('port the API listens on'),
+  WORKER_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(3001)
+    .describe('port `seckill worker` serves /healthz, /readyz and /metrics on (0: none)'),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -118,6 +125,15 @@ export const envSchema = z.object({
 
   BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
   SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
+  DRAIN_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(0)
+    .describe(
+      'on SIGTERM, /readyz answers 503 this long while requests are still served, then the API closes',
+    ),
   WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
   LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
   LOCK_QUEUE_MS: ms
@@ -221,6 +237,13 @@ export function crossFieldProblems(input: Record<string, string | undefined>): s
   if (input.NODE_ENV === 'production' && mode === 'dev') {
     problems.push(
       'AUTH_MODE: dev trusts the X-User-Id header and is refused when NODE_ENV=production',
+    );
+  }
+  const drain = Number(input.DRAIN_MS ?? 0);
+  const shutdown = Number(input.SHUTDOWN_TIMEOUT_MS ?? 10_000);
+  if (drain > 0 && drain >= shutdown) {
+    problems.push(
+      `DRAIN_MS: ${drain} must be shorter than SHUTDOWN_TIMEOUT_MS (${shutdown}), which forces the exit`,
     );
   }
   if (input.REDIS_URL && input.REDIS_CLUSTER_NODES) {

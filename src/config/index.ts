@@ -10,7 +10,16 @@ export { clusterPortSpan, envSchema, parseRate, type RateLimit };
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
-  readonly http: { host: string; port: number; bodyLimitBytes: number; shutdownTimeoutMs: number };
+  readonly http: {
+    host: string;
+    port: number;
+    bodyLimitBytes: number;
+    shutdownTimeoutMs: number;
+    /** before closing: /readyz says 503 this long while requests are still served */
+    drainMs: number;
+    /** `seckill worker`'s probes and /metrics; 0: none */
+    workerPort: number;
+  };
   readonly log: { level: Env['LOG_LEVEL'] };
   readonly redis: {
     /** one Redis (standalone); for a cluster, its first node (for messages) */
@@ -163,6 +172,8 @@ export function loadConfig(
       port: e.PORT,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+      drainMs: e.DRAIN_MS,
+      workerPort: e.WORKER_PORT,
     },
     log: { level: e.LOG_LEVEL },
     redis: {

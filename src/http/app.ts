@@ -28,6 +28,8 @@ export interface AppParts {
 
 export interface App {
   express: Express;
+  /** shutdown begins: /readyz answers 503, requests are still served */
+  drain(): void;
   /** flushes the access summary (shutdown) */
   close(): void;
 }
@@ -58,6 +60,9 @@ export function buildApp(parts: AppParts): App {
   app.use(errorHandler(parts.logger));
   return {
     express: app,
+    drain: () => {
+      readiness.draining = true;
+    },
     close: () => {
       readiness.stop();
       access.close();

@@ -41,6 +41,8 @@ export class Readiness {
   private last: Result | undefined;
   private running: Promise<Result> | undefined;
   private timer: NodeJS.Timeout | undefined;
+  /** shutting down: not ready, whatever the checks say (the load balancer takes us out) */
+  draining = false;
 
   constructor(private readonly checks: ReadinessCheck[]) {}
 
@@ -87,6 +89,14 @@ export function mountHealth(router: IRouter, readiness: Readiness): void {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
+    if (readiness.draining) {
+      throw new ProblemError({
+        status: 503,
+        code: 'draining',
+        title: 'Shutting down',
+        detail: 'this process is finishing its requests before it stops',
+      });
+    }
     const { results } = await readiness.current();
     const down = results.filter((r) => !r.ok);
     const summary = Object.fromEntries(

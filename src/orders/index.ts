@@ -23,6 +23,7 @@ export {
   PERSIST_JOB_OPTIONS,
   type PersistJob,
 } from './queue.js';
+export { registerOrderGauges } from './gauges.js';
 export { reconcile, type ReconcileReport } from './reconcile.js';
 export { findOrder, insertOrders, ordersOf, payBy, persistedBySegment } from './repository.js';
 export { sweep, type SweepDeps, type SweepReport } from './sweeper.js';
