@@ -500,4 +500,30 @@ describe('seckill with a bad environment', () => {
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('Usage: seckill <command>');
   });
+
+  it('prints each command its own help, and refuses unknown flags and wrong arguments with exit 2, no stack', async () => {
+    const help = runCli(['seed', '--help'], {});
+    expect(await help.exited).toBe(0);
+    expect(help.output()).toMatch(/^Usage: seckill seed <product> --total N/);
+    expect(help.output()).not.toContain('reconcile');
+    const cases: Array<[string[], RegExp]> = [
+      [['seed', 'p1', '--total', '5', '--bogus'], /^seckill: seed: Unknown option '--bogus'\n/],
+      [['seed', 'p1', '--total'], /^seckill: seed: Option '--total <value>' argument missing/],
+      [['seed'], /^seckill: seed takes <product> \(got none\)/],
+      [['reconcile', 'a', 'b'], /^seckill: reconcile takes <product> \(got a b\)/],
+      [['migrate', 'now'], /^seckill: migrate takes no arguments \(got now\)/],
+      [['worker', '--verbose'], /^seckill: worker: Unknown option '--verbose'/],
+    ];
+    for (const [args, message] of cases) {
+      const run = runCli(args, {});
+      expect(await run.exited, args.join(' ')).toBe(2);
+      expect(run.output()).toMatch(message);
+      expect(run.output()).toContain(`Usage: seckill ${args[0]}`);
+      expect(run.output()).not.toMatch(/\n\s+at /);
+    }
+    const invalid = runCli(['seed', 'p1', '--total=-3', '--pay-within', '0'], {});
+    expect(await invalid.exited).toBe(2);
+    expect(invalid.output()).toContain('--total:');
+    expect(invalid.output()).toContain('--pay-within:');
+  });
 });

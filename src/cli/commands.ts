@@ -91,7 +91,7 @@ export async function worker(): Promise<void> {
   );
 }
 
-const SEED_OPTIONS = {
+export const SEED_OPTIONS = {
   total: { type: 'string' },
   segments: { type: 'string' },
   strategy: { type: 'string', default: 'segmented' },
@@ -103,16 +103,9 @@ const SEED_OPTIONS = {
   force: { type: 'boolean', default: false },
 } as const;
 
-export async function seed(argv: string[], usage: string): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: SEED_OPTIONS,
-  });
-  const productId = positionals[1];
-  if (!productId || positionals.length > 2) {
-    throw new ExitError(`seed takes one product id\n\n${usage}`, 2);
-  }
+type SeedValues = ReturnType<typeof parseArgs<{ options: typeof SEED_OPTIONS }>>['values'];
+
+export async function seed(productId: string, values: SeedValues): Promise<void> {
   const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
   const parsed = seedRequest.safeParse({
     total: num(values.total),
@@ -125,13 +118,19 @@ export async function seed(argv: string[], usage: string): Promise<void> {
     endsAt: values['ends-at'],
   });
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  --${i.path.join('.')}: ${i.message}`);
+    const flag = (path: PropertyKey[]) => {
+      const field = String(path[0] ?? '');
+      return field === 'payWithinSeconds'
+        ? 'pay-within'
+        : field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+    };
+    const lines = parsed.error.issues.map((i) => `  --${flag(i.path)}: ${i.message}`);
     throw new ExitError(`invalid seed:\n${lines.join('\n')}`, 2);
   }
   await withCore(async (core) => {
     try {
       const r = await core.products.seed(productId, seedSpecOf(parsed.data), {
-        force: values.force,
+        force: values.force ?? false,
       });
       process.stdout.write(`${JSON.stringify(r)}\n`);
     } catch (err) {
@@ -144,10 +143,7 @@ export async function seed(argv: string[], usage: string): Promise<void> {
   });
 }
 
-export async function reconcile(positionals: string[], usage: string): Promise<void> {
-  const productId = positionals[1];
-  if (!productId || positionals.length > 2)
-    throw new ExitError(`reconcile takes one product id\n\n${usage}`, 2);
+export async function reconcile(productId: string): Promise<void> {
   await withCore(async (core) => {
     const report = await core.products.reconcile(productId);
     if (!report) throw new ExitError(`no product "${productId}"`, 1);
