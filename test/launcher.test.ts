@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureBinaries, MissingBinaryError } from '../src/launcher/binaries.js';
 import { isAlive } from '../src/launcher/process.js';
+import { removeOrphanClusters } from '../src/launcher/postgres-server.js';
 import { startRedisServer } from '../src/launcher/redis-server.js';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { freePort, freePortRange } from './support/ports.js';
@@ -112,6 +113,28 @@ describe('local services', () => {
     await expect(
       startRedisServer({ port, dir: join(dir.path, 'b'), binDir: binDirs().redis }),
     ).rejects.toThrow(`port ${port} is already in use`);
+  });
+
+  it('removes clusters it moved to /var/tmp once their data folder is gone (and no server runs them)', () => {
+    const root = tempDir('l-alt');
+    cleanups.push(() => root.remove());
+    const make = (name: string, owner: string | undefined, pid?: number) => {
+      const alt = join(root.path, `seckill-pg-${name}`);
+      mkdirSync(alt);
+      writeFileSync(`${alt}.log`, 'log');
+      if (owner !== undefined) writeFileSync(`${alt}.owner`, `${owner}\n`);
+      if (pid) writeFileSync(join(alt, 'postmaster.pid'), `${pid}\n`);
+      return alt;
+    };
+    const gone = make('gone', join(root.path, 'no-such-data-dir'));
+    const kept = make('kept', root.path);
+    const legacy = make('legacy', undefined);
+    const running = make('running', join(root.path, 'also-gone'), process.pid);
+    expect(removeOrphanClusters(root.path)).toEqual([gone]);
+    expect(existsSync(gone) || existsSync(`${gone}.log`) || existsSync(`${gone}.owner`)).toBe(
+      false,
+    );
+    for (const alt of [kept, legacy, running]) expect(existsSync(alt)).toBe(true);
   });
 
   it('names the exact install lines for apt, brew and Docker when a binary is missing', () => {

@@ -3,6 +3,7 @@
  * SIGKILLed mid-batch, PostgreSQL down for 10 s mid-sale, Redis restarted (AOF) mid-sale.
  */
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -161,7 +162,8 @@ describe('PostgreSQL down for 10 s in the middle of a sale', () => {
   it('keeps selling, then persists every order exactly once', async () => {
     const dir = tempDir('pg-down');
     cleanups.push(() => dir.remove());
-    let pg = await startTestPostgres(dir.path);
+    // the cluster in a folder of its own: its log file goes next to it, inside the temp dir
+    let pg = await startTestPostgres(join(dir.path, 'cluster'));
     cleanups.push(() => pg.stop());
     const migrator = createDb(pg.url);
     await migrateToLatest(migrator);
@@ -186,7 +188,7 @@ describe('PostgreSQL down for 10 s in the middle of a sale', () => {
     await pg.stop();
     sold += await wave(500, 700); // the sale goes on: it only needs Redis
     await sleep(10_000);
-    pg = await startTestPostgres(dir.path, pg.port);
+    pg = await startTestPostgres(join(dir.path, 'cluster'), pg.port);
     sold += await wave(1_200, 600);
     expect(sold).toBe(1_500);
 

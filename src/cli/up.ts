@@ -142,9 +142,14 @@ function printReady(config: Config): void {
     `ready: ${base}/readyz   admin token in ${resolve(config.launcher.dataDir, 'admin-token')}   ` +
       'Ctrl-C stops everything',
   );
+  // the shopper's identity as this auth mode takes it: a header in dev, a signed JWT otherwise
+  const who =
+    config.auth.mode === 'dev'
+      ? `-H 'x-user-id: alice'`
+      : `-H "authorization: Bearer $JWT" (an HS256 JWT signed with JWT_SECRET, sub = the shopper)`;
   progress(
     `try: curl -si -X POST ${base}/seckill -H 'content-type: application/json' ` +
-      `-H 'x-user-id: alice' -d '{"productId":"${config.demo.productId}"}'`,
+      `${who} -d '{"productId":"${config.demo.productId}"}'`,
   );
 }
 

@@ -5,11 +5,20 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import {
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import {
   assertPortFree,
+  isAlive,
   LaunchError,
   spawnService,
   stopStale,
@@ -67,22 +76,60 @@ function reachableBy(user: RunAs, dir: string): boolean {
   return r.status === 0;
 }
 
+const ALT_ROOT = '/var/tmp';
+const ALT_PREFIX = 'seckill-pg-';
+
 /**
  * The folder the cluster lives in: `dir`, unless the service account cannot reach it (a project
- * under /root, mode 700), in which case a stable folder under /var/tmp named after `dir`.
+ * under /root, mode 700), in which case a stable folder under /var/tmp named after `dir`, with
+ * `<it>.owner` naming `dir`. Such clusters whose `dir` is gone (a temp data folder, a deleted
+ * checkout) and that no server runs are removed here, so they do not pile up.
  */
 export function clusterDir(dir: string, user: RunAs | undefined): string {
   mkdirSync(dir, { recursive: true });
   if (!user) return dir;
   chownSync(dir, user.uid, user.gid);
   if (reachableBy(user, dir)) return dir;
+  removeOrphanClusters();
   const alt = join(
-    '/var/tmp',
-    `seckill-pg-${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}`,
+    ALT_ROOT,
+    `${ALT_PREFIX}${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}`,
   );
   mkdirSync(alt, { recursive: true, mode: 0o700 });
   chownSync(alt, user.uid, user.gid);
+  writeFileSync(`${alt}.owner`, `${resolve(dir)}\n`);
   return alt;
+}
+
+/** Clusters under /var/tmp whose owning data folder is gone and that no server runs. */
+export function removeOrphanClusters(root = ALT_ROOT): string[] {
+  const removed: string[] = [];
+  let names: string[] = [];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    if (!name.startsWith(ALT_PREFIX) || !name.endsWith('.owner')) continue;
+    const alt = join(root, name.slice(0, -'.owner'.length));
+    const owner = readFileSync(join(root, name), 'utf8').trim();
+    if (!owner || existsSync(owner)) continue;
+    const pid = Number(readFileSafe(join(alt, 'postmaster.pid')).split('\n')[0]);
+    if (pid > 0 && isAlive(pid)) continue;
+    for (const p of [alt, `${alt}.log`, `${alt}.owner`])
+      rmSync(p, { recursive: true, force: true });
+    removed.push(alt);
+  }
+  return removed;
+}
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -20,6 +20,19 @@ export function binDirs() {
   return { redis: bins.redis!, postgres: bins.postgres! };
 }
 
+/** Temp dirs of servers a test file started without a folder of its own: gone when it ends. */
+const owned = new Set<string>();
+process.once('exit', () => {
+  for (const path of owned) rmSync(path, { recursive: true, force: true });
+});
+
+/** A temp dir removed when this test process exits (the caller may remove it sooner). */
+function ownedTempDir(label: string): string {
+  const { path } = tempDir(label);
+  owned.add(path);
+  return path;
+}
+
 export function tempDir(label: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `seckill-${label}-`));
   // mkdtemp makes it 0700; PostgreSQL runs as another user when we are root and must reach it.
@@ -34,7 +47,7 @@ export function tempDir(label: string): { path: string; remove(): void } {
 export async function startTestRedis(
   opts: { persistence?: 'aof' | 'none'; dir?: string; port?: number } = {},
 ): Promise<RunningRedis & { dir: string; restart(): Promise<RunningRedis> }> {
-  const dir = opts.dir ?? tempDir('redis').path;
+  const dir = opts.dir ?? ownedTempDir('redis');
   const port = opts.port ?? (await freePort());
   const start = () =>
     startRedisServer({
@@ -66,7 +79,7 @@ export async function startTestRedis(
 export async function startTestPostgres(dir?: string, port?: number): Promise<RunningPostgres> {
   return startPostgres({
     port: port ?? (await freePort()),
-    dir: dir ?? join(tempDir('pg').path, 'cluster'),
+    dir: dir ?? join(ownedTempDir('pg'), 'cluster'),
     binDir: binDirs().postgres,
     // Throwaway data: durability off for speed.
     settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
