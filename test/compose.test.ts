@@ -18,7 +18,12 @@ interface Service {
   volumes?: string[];
 }
 
-const compose = parse(readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+/** What `docker compose` does to `${NAME:-default}` with NAME unset: the default. */
+const interpolated = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8').replace(
+  /\$\{[A-Z_]+:-([^}]*)\}/g,
+  '$1',
+);
+const compose = parse(interpolated, { merge: true }) as {
   services: Record<string, Service>;
 };
 const s = compose.services;
@@ -55,6 +60,23 @@ describe('docker-compose.yml', () => {
     expect(cmd).toMatch(/--appendonly yes/);
     expect(cmd).toMatch(/--maxmemory-policy noeviction/);
     expect(s.redis!.healthcheck!.test).toEqual(['CMD', 'redis-cli', 'ping']);
+    // a password, which its own healthcheck's redis-cli sends too
+    expect(cmd).toMatch(/--requirepass \S+/);
+    expect(s.redis!.environment!.REDISCLI_AUTH).toBe(cmd.split('--requirepass ')[1]);
+  });
+
+  it('publishes only the APIs, on 127.0.0.1; the stores stay inside the compose network', () => {
+    for (const [name, svc] of Object.entries(s)) {
+      for (const p of svc.ports ?? []) {
+        expect(name, `${name} publishes ${p}`).toMatch(/^api/);
+        expect(p).toMatch(/^127\.0\.0\.1:\d+:3000$/);
+      }
+    }
+    expect(s.redis!.ports).toBeUndefined();
+    expect(s.postgres!.ports).toBeUndefined();
+    const raw = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+    expect(raw).toContain('${REDIS_PASSWORD:-');
+    expect(raw).toContain('POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:-');
   });
 
   it('gives postgres a pg_isready healthcheck for the database the apps use', () => {
@@ -70,7 +92,8 @@ describe('docker-compose.yml', () => {
       const env = s[name]!.environment!;
       const redis = new URL(env.REDIS_URL!);
       expect(redis.hostname).toBe('redis');
-      expect(s.redis!.ports).toContain(`${redis.port}:6379`);
+      expect(redis.port).toBe('6379');
+      expect(redis.password).toBe(s.redis!.environment!.REDISCLI_AUTH);
       const db = new URL(env.DATABASE_URL!);
       expect(db.hostname).toBe('postgres');
       expect(db.port).toBe('5432');
@@ -90,7 +113,8 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(s.api!.environment!.HOST).toBe('0.0.0.0');
-    expect(s.api!.ports).toContain(`${s.api!.environment!.PORT}:3000`);
+    expect(s.api!.ports).toContain(`127.0.0.1:3000:${s.api!.environment!.PORT}`);
+    expect(s.worker!.healthcheck!.test.join(' ')).toContain('127.0.0.1:3001/readyz');
     expect(s.api!.healthcheck!.test.join(' ')).toContain('/readyz');
   });
 
@@ -118,7 +142,7 @@ describe('docker-compose.yml', () => {
       });
     }
     expect(s['api-cluster']!.environment!.API_PROCESSES).toBe('2');
-    expect(s['api-cluster']!.ports).toContain('3001:3000');
+    expect(s['api-cluster']!.ports).toContain('127.0.0.1:3001:3000');
   });
 
   it('points k6 at the api service and a script that exists', () => {
