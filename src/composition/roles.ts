@@ -9,6 +9,7 @@ import type { Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
 import { mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
+import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
 import { mountShop } from '../http/shop.js';
 import {
@@ -119,6 +120,7 @@ export async function serveApi(
           pay: services.payments,
         }),
       (app) => mountAdmin(app, { auth, products: services.products, queues }),
+      (app) => mountOpenApi(app),
     ],
   });
   const server = app.express.listen(config.http.port, config.http.host);

@@ -28,9 +28,9 @@ const paymentId = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : -');
 
-const payBody = z.strictObject({ paymentId });
+export const payBody = z.strictObject({ paymentId });
 
-const webhookBody = z.object({
+export const webhookBody = z.object({
   /** only payment.succeeded changes anything; other events are acknowledged and ignored */
   type: z.string().min(1).max(64),
   orderId: z.string().regex(UUID, 'must be an order id (UUID)'),

@@ -26,7 +26,7 @@ import { parseOr400, productIdParam } from './validation.js';
 /** Largest quantity one request may ask for (the per-user limit is usually far lower). */
 export const MAX_QUANTITY = 1_000;
 
-const purchaseBody = z.strictObject({
+export const purchaseBody = z.strictObject({
   productId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`),
   quantity: z.number().int().min(1).max(MAX_QUANTITY).optional(),
   /** dev auth mode only: who is buying (else the X-User-Id header) */

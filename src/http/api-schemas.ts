@@ -1,0 +1,109 @@
+/**
+ * The bodies the API answers with, as zod schemas: the OpenAPI document (openapi.ts) is generated
+ * from these and from the request schemas the routes validate with, and test/openapi.test.ts
+ * checks real answers against it.
+ */
+import { z } from 'zod';
+
+const iso = z.iso.datetime({ offset: true });
+
+/** RFC 9457 problem details; some carry more members (orderId, errors, order, checks). */
+export const problem = z.looseObject({
+  type: z.string().describe('urn:seckill:problem:<code>'),
+  title: z.string(),
+  status: z.number().int().min(400).max(599),
+  detail: z.string().optional(),
+  instance: z.string(),
+  requestId: z.string().optional(),
+});
+
+export const purchaseAccepted = z.strictObject({
+  orderId: z.uuid(),
+  status: z.literal('pending'),
+  productId: z.string(),
+  quantity: z.number().int().min(1),
+});
+
+export const orderView = z.strictObject({
+  orderId: z.uuid(),
+  status: z.enum(['pending', 'persisted', 'awaiting_payment', 'paid', 'cancelled', 'expired']),
+  productId: z.string(),
+  userId: z.string(),
+  quantity: z.number().int().min(1).optional(),
+  deductedAt: iso.optional(),
+  persistedAt: iso.optional(),
+  payBy: iso.optional(),
+  closedAt: iso.optional(),
+  restockedAt: iso.optional(),
+});
+
+export const productPublic = z.strictObject({
+  productId: z.string(),
+  status: z.enum(['upcoming', 'live', 'sold out', 'ended']),
+  remaining: z.number().int().min(0),
+  total: z.number().int().min(0),
+  limitPerUser: z.number().int().min(1),
+  payWithinSeconds: z.number().int().min(1).nullable(),
+  startsAt: iso.nullable(),
+  endsAt: iso.nullable(),
+});
+
+export const saleToken = z.strictObject({
+  token: z.string(),
+  expiresAt: iso,
+  startsAt: iso.nullable(),
+});
+
+export const seedResult = z.strictObject({
+  productId: z.string(),
+  epoch: z.number().int().min(1),
+  segments: z.array(z.number().int().min(0)).describe('units seeded into each segment'),
+});
+
+export const adminProduct = z.looseObject({
+  productId: z.string(),
+  epoch: z.number().int(),
+  total: z.number().int(),
+  remaining: z.number().int(),
+  sold: z.number().int(),
+  returned: z.number().int(),
+  status: z.enum(['upcoming', 'live', 'sold out', 'ended']),
+  segments: z.array(
+    z.looseObject({
+      segment: z.number().int(),
+      stock: z.number().int(),
+      sold: z.number().int(),
+      pending: z.number().int(),
+      persisted: z.number().int(),
+    }),
+  ),
+});
+
+export const reconcileReport = z.looseObject({
+  productId: z.string(),
+  epoch: z.number().int(),
+  total: z.number().int(),
+  remaining: z.number().int(),
+  pending: z.number().int(),
+  persisted: z.number().int(),
+  returned: z.number().int(),
+  held: z.strictObject({
+    final: z.number().int(),
+    awaitingPayment: z.number().int(),
+    paid: z.number().int(),
+    returning: z.number().int(),
+  }),
+  live: z.boolean(),
+  problems: z.array(z.string()),
+  ok: z.boolean(),
+});
+
+export const health = z.strictObject({ status: z.literal('ok') });
+
+export const ready = z.strictObject({
+  status: z.literal('ready'),
+  checks: z.record(z.string(), z.enum(['up', 'degraded', 'down'])),
+  detail: z.string().optional(),
+});
+
+export const webhookAck = z.strictObject({ received: z.literal(true), ignored: z.string() });
