@@ -278,11 +278,9 @@ export class Sale {
       throw shardUnavailable(view.id, seg, this.shards.down(this.segment(view, seg).state));
     }
     if (lacking === view.segments - 1 && !homeBusy) {
-      // home had fewer than `quantity` units, every other segment none
-      throw new SaleError({
-        code: 'insufficient-stock',
-        message: `no segment of "${view.id}" has ${args.quantity} units left`,
-      });
+      // home had fewer than `quantity` units, every other segment none (one unit: sold out now)
+      const code = args.quantity === 1 ? 'sold-out' : 'insufficient-stock';
+      throw new SaleError({ code, message: `no segment of "${view.id}" has ${args.quantity}` });
     }
     // Some segment was busy (or home only busy): its units are still there for a retry.
     throw new SaleError({
