@@ -6,9 +6,10 @@
  */
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import { mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
+import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
 import { mountShop } from '../http/shop.js';
@@ -26,6 +27,7 @@ import {
 import {
   Admission,
   Checkout,
+  DashboardFeed,
   IdempotencyStore,
   Payments,
   type Services,
@@ -94,6 +96,22 @@ export async function serveApi(
 ): Promise<Server> {
   const { config } = core;
   const auth = config.auth;
+  const feed = new DashboardFeed({
+    redis: core.redis,
+    keys: core.keys,
+    db: core.db,
+    queue: queues[0],
+    // several API processes: every process's counters, merged
+    metricsText: extra.metricsText ?? (() => core.registry.metrics()),
+  });
+  new Gauge({
+    name: 'seckill_dashboard_viewers',
+    help: 'Open /admin/dashboard/stream connections in this process',
+    registers: [core.registry],
+    collect() {
+      this.set(feed.viewers);
+    },
+  });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -102,6 +120,7 @@ export async function serveApi(
     ...extra,
     readiness: core.readiness,
     routes: [
+      (app) => mountDashboard(app, { auth, feed }),
       (app) =>
         mountShop(app, {
           auth,
@@ -137,6 +156,7 @@ export async function serveApi(
       // the load balancer's readiness probe sees 503 and stops sending; in-flight and late
       // requests are still served meanwhile
       app.drain();
+      feed.close(); // open dashboard streams would hold the server open
       if (config.http.drainMs > 0) await new Promise((r) => setTimeout(r, config.http.drainMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();

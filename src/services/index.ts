@@ -25,6 +25,7 @@ export {
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
 export { Payments, type ConflictState, type PaymentOutcome } from './payments.js';
+export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
 export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
 export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
