@@ -20,19 +20,6 @@ export function binDirs() {
   return { redis: bins.redis!, postgres: bins.postgres! };
 }
 
-/** Temp dirs of servers a test file started without a folder of its own: gone when it ends. */
-const owned = new Set<string>();
-process.once('exit', () => {
-  for (const path of owned) rmSync(path, { recursive: true, force: true });
-});
-
-/** A temp dir removed when this test process exits (the caller may remove it sooner). */
-function ownedTempDir(label: string): string {
-  const { path } = tempDir(label);
-  owned.add(path);
-  return path;
-}
-
 export function tempDir(label: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), `seckill-${label}-`));
   // mkdtemp makes it 0700; PostgreSQL runs as another user when we are root and must reach it.
@@ -47,7 +34,9 @@ export function tempDir(label: string): { path: string; remove(): void } {
 export async function startTestRedis(
   opts: { persistence?: 'aof' | 'none'; dir?: string; port?: number } = {},
 ): Promise<RunningRedis & { dir: string; restart(): Promise<RunningRedis> }> {
-  const dir = opts.dir ?? ownedTempDir('redis');
+  // a folder of its own unless given: removed with the server's final stop
+  const owned = opts.dir === undefined ? tempDir('redis') : undefined;
+  const dir = opts.dir ?? owned!.path;
   const port = opts.port ?? (await freePort());
   const start = () =>
     startRedisServer({
@@ -67,7 +56,10 @@ export async function startTestRedis(
     get process() {
       return current.process;
     },
-    stop: () => current.stop(),
+    async stop() {
+      await current.stop();
+      owned?.remove();
+    },
     async restart() {
       await current.stop();
       current = await start();
@@ -77,11 +69,21 @@ export async function startTestRedis(
 }
 
 export async function startTestPostgres(dir?: string, port?: number): Promise<RunningPostgres> {
-  return startPostgres({
+  // a folder of its own unless given: removed when the server stops
+  const owned = dir === undefined ? tempDir('pg') : undefined;
+  const pg = await startPostgres({
     port: port ?? (await freePort()),
-    dir: dir ?? join(ownedTempDir('pg'), 'cluster'),
+    dir: dir ?? join(owned!.path, 'cluster'),
     binDir: binDirs().postgres,
     // Throwaway data: durability off for speed.
     settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
   });
+  if (!owned) return pg;
+  return {
+    ...pg,
+    async stop() {
+      await pg.stop();
+      owned.remove();
+    },
+  };
 }
