@@ -3,7 +3,7 @@
  * awaited, errors logged and not allowed to stop the rest.
  */
 import { messageOf } from './errors.js';
-import type { Logger } from './log.js';
+import { onLogOutputClosed, type Logger } from './log.js';
 
 /** Longest one component may take to close before shutdown moves on to the next. */
 const STEP_TIMEOUT_MS = 3_000;
@@ -138,4 +138,5 @@ export function closeOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: 
   };
   process.stdout.on('error', onOutputError);
   process.stderr.on('error', onOutputError);
+  onLogOutputClosed(() => onSignal('SIGPIPE'));
 }

@@ -319,30 +319,34 @@ describe('seckill up (the README first command)', () => {
     expect(existsSync(join(dir.path, 'up.lock'))).toBe(false);
   });
 
-  it('a closed output pipe stops it like Ctrl-C, nothing left running', async () => {
-    const dir = tempDir('l-pipe');
-    cleanups.push(() => dir.remove());
-    const run = await spawnUp({
-      DATA_DIR: dir.path,
-      LOCAL_REDIS_PORT: String(await freePort()),
-      LOCAL_PG_PORT: String(await freePort()),
-      PATH: process.env.PATH ?? '',
-      AUTO_INSTALL: 'false',
-    });
-    // `up 2>&1 | head -1`: the reader goes away after the first line
-    await waitFor('a first line', async () => run.output().length > 0, 30_000);
-    run.child.stdout!.destroy();
-    run.child.stderr!.destroy();
-    const code = await Promise.race([
-      run.exited,
-      new Promise<'hung'>((r) => setTimeout(() => r('hung'), 60_000)),
-    ]);
-    expect(code).not.toBe('hung');
-    await waitFor('its servers gone', async () => !existsSync(join(dir.path, 'up.lock')), 10_000);
-    for (const f of [join(dir.path, 'redis', 'redis.pid')]) {
-      if (existsSync(f)) expect(isAlive(Number(readFileSync(f, 'utf8')))).toBe(false);
-    }
-  });
+  it.each(['stdout', 'stderr'] as const)(
+    'a closed %s pipe stops it like Ctrl-C, nothing left running',
+    async (which) => {
+      const dir = tempDir('l-pipe');
+      cleanups.push(() => dir.remove());
+      const run = await spawnUp({
+        DATA_DIR: dir.path,
+        LOCAL_REDIS_PORT: String(await freePort()),
+        LOCAL_PG_PORT: String(await freePort()),
+        PATH: process.env.PATH ?? '',
+        AUTO_INSTALL: 'false',
+        // logs (stdout) are written at start-up too
+        LOG_LEVEL: 'info',
+      });
+      // `up | head -1` (stdout) or `up 2>&1 >/dev/null | head -1` (stderr): the reader goes away
+      await waitFor('a first line', async () => run.output().length > 0, 30_000);
+      run.child[which]!.destroy();
+      const code = await Promise.race([
+        run.exited,
+        new Promise<'hung'>((r) => setTimeout(() => r('hung'), 60_000)),
+      ]);
+      expect(code).not.toBe('hung');
+      await waitFor('its lock gone', async () => !existsSync(join(dir.path, 'up.lock')), 10_000);
+      const redisPid = join(dir.path, 'redis', 'redis.pid');
+      if (existsSync(redisPid)) expect(isAlive(Number(readFileSync(redisPid, 'utf8')))).toBe(false);
+      expect(existsSync(join(dir.path, 'postgres', 'postmaster.pid'))).toBe(false);
+    },
+  );
 
   it('a busy PORT is refused first, in plain words, before any server starts', async () => {
     const dir = tempDir('l-port');
