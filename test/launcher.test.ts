@@ -1,11 +1,21 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureBinaries, MissingBinaryError } from '../src/launcher/binaries.js';
 import { isAlive } from '../src/launcher/process.js';
-import { removeOrphanClusters } from '../src/launcher/postgres-server.js';
+import { clusterDir, removeOrphanClusters, runAs } from '../src/launcher/postgres-server.js';
 import { startRedisServer } from '../src/launcher/redis-server.js';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { freePort, freePortRange } from './support/ports.js';
@@ -114,6 +124,19 @@ describe('local services', () => {
       startRedisServer({ port, dir: join(dir.path, 'b'), binDir: binDirs().redis }),
     ).rejects.toThrow(`port ${port} is already in use`);
   });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'keeps the cluster in a data folder inside a private temp dir (mktemp -d), not in /var/tmp',
+    () => {
+      const user = runAs()!;
+      const outer = mkdtempSync(join(tmpdir(), 'seckill-l-private-')); // 0700, as mktemp -d
+      cleanups.push(() => rmSync(outer, { recursive: true, force: true }));
+      const cluster = join(outer, 'data', 'postgres');
+      expect(clusterDir(cluster, user)).toBe(cluster);
+      // others may traverse it now (x), not list it (r)
+      expect(statSync(outer).mode & 0o007).toBe(0o001);
+    },
+  );
 
   it('removes clusters it moved to /var/tmp once their data folder is gone (and no server runs them)', () => {
     const root = tempDir('l-alt');

@@ -6,15 +6,18 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
+  chmodSync,
   chownSync,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import pg from 'pg';
 import {
   assertPortFree,
@@ -58,7 +61,7 @@ interface RunAs {
 }
 
 /** Who runs the server: ourselves, or (as root) the `postgres` or `nobody` account. */
-function runAs(): RunAs | undefined {
+export function runAs(): RunAs | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const passwd = readFileSync('/etc/passwd', 'utf8').split('\n');
   for (const name of ['postgres', 'nobody']) {
@@ -90,6 +93,7 @@ export function clusterDir(dir: string, user: RunAs | undefined): string {
   if (!user) return dir;
   chownSync(dir, user.uid, user.gid);
   if (reachableBy(user, dir)) return dir;
+  if (openTempAncestors(dir) && reachableBy(user, dir)) return dir;
   removeOrphanClusters();
   const alt = join(
     ALT_ROOT,
@@ -99,6 +103,25 @@ export function clusterDir(dir: string, user: RunAs | undefined): string {
   chownSync(alt, user.uid, user.gid);
   writeFileSync(`${alt}.owner`, `${resolve(dir)}\n`);
   return alt;
+}
+
+/**
+ * A data folder inside a private temp dir (`mktemp -d` makes it 0700): lets others traverse
+ * (x, not read) the temp dirs of ours between it and the system temp folder, so the cluster can
+ * stay in the data folder (and go with it). Outside the temp folder nothing is changed.
+ * @returns whether anything was changed
+ */
+function openTempAncestors(dir: string): boolean {
+  const root = resolve(tmpdir());
+  let changed = false;
+  for (let d = dirname(resolve(dir)); d.startsWith(`${root}/`); d = dirname(d)) {
+    const st = statSync(d);
+    if (st.uid === process.getuid?.() && (st.mode & 0o001) === 0) {
+      chmodSync(d, (st.mode & 0o7777) | 0o001);
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 /** Clusters under /var/tmp whose owning data folder is gone and that no server runs. */
