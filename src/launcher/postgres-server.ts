@@ -91,10 +91,10 @@ const ALT_PREFIX = 'seckill-pg-';
 export function clusterDir(dir: string, user: RunAs | undefined): string {
   mkdirSync(dir, { recursive: true });
   if (!user) return dir;
+  removeOrphanClusters();
   chownSync(dir, user.uid, user.gid);
   if (reachableBy(user, dir)) return dir;
   if (openTempAncestors(dir) && reachableBy(user, dir)) return dir;
-  removeOrphanClusters();
   const alt = join(
     ALT_ROOT,
     `${ALT_PREFIX}${createHash('sha1').update(resolve(dir)).digest('hex').slice(0, 10)}`,
