@@ -4,27 +4,15 @@
  * runs; another `up` on that folder refuses at once and leaves the first alone. A lock whose
  * process is gone (a launcher killed -9) is taken over.
  */
-import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { LaunchError } from './process.js';
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-};
+import { commandLine, isAlive, LaunchError, pidFromFile } from './process.js';
 
 /** A launcher's pid, not one the kernel has since given to an unrelated process. */
 function isLauncher(pid: number): boolean {
-  if (!alive(pid)) return false;
-  try {
-    return /cli\.[jt]s/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
-  } catch {
-    return true; // no /proc here: trust the pid
-  }
+  if (!isAlive(pid)) return false;
+  const command = commandLine(pid);
+  return command === '' || /cli\.[jt]s/.test(command); // no /proc here: trust the pid
 }
 
 /**
@@ -43,8 +31,8 @@ export function lockDataDir(dataDir: string): () => void {
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt > 0) throw err;
-      const holder = Number(readFileSync(file, 'utf8').trim());
-      if (Number.isInteger(holder) && holder !== process.pid && isLauncher(holder)) {
+      const holder = pidFromFile(file);
+      if (holder !== undefined && holder !== process.pid && isLauncher(holder)) {
         throw new LaunchError(
           `DATA_DIR ${dataDir} is in use by another seckill up (pid ${holder}): ` +
             'stop that one first (Ctrl-C), or set another DATA_DIR',
@@ -55,7 +43,7 @@ export function lockDataDir(dataDir: string): () => void {
   }
   return () => {
     try {
-      if (Number(readFileSync(file, 'utf8').trim()) === process.pid) unlinkSync(file);
+      if (pidFromFile(file) === process.pid) unlinkSync(file);
     } catch {
       // already gone
     }

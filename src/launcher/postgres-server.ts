@@ -23,6 +23,7 @@ import {
   assertPortFree,
   isAlive,
   LaunchError,
+  pidFromFile,
   spawnService,
   stopStale,
   tail,
@@ -138,21 +139,13 @@ export function removeOrphanClusters(root = ALT_ROOT): string[] {
     const alt = join(root, name.slice(0, -'.owner'.length));
     const owner = readFileSync(join(root, name), 'utf8').trim();
     if (!owner || existsSync(owner)) continue;
-    const pid = Number(readFileSafe(join(alt, 'postmaster.pid')).split('\n')[0]);
-    if (pid > 0 && isAlive(pid)) continue;
+    const pid = pidFromFile(join(alt, 'postmaster.pid'));
+    if (pid !== undefined && isAlive(pid)) continue;
     for (const p of [alt, `${alt}.log`, `${alt}.owner`])
       rmSync(p, { recursive: true, force: true });
     removed.push(alt);
   }
   return removed;
-}
-
-function readFileSafe(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 async function answers(url: string): Promise<boolean> {

@@ -92,12 +92,20 @@ export function isAlive(pid: number): boolean {
   }
 }
 
-function commandLine(pid: number): string {
+/** A process's command line ('' when it is gone, or there is no /proc to read it from). */
+export function commandLine(pid: number): string {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
     return '';
   }
+}
+
+/** The pid on the first line of a pid file; undefined without a file or a plausible pid. */
+export function pidFromFile(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, 'utf8').split('\n')[0]?.trim());
+  return Number.isInteger(pid) && pid > 1 ? pid : undefined;
 }
 
 /**
@@ -111,9 +119,8 @@ export async function stopStale(
   signal: NodeJS.Signals,
   timeoutMs = 15_000,
 ): Promise<number | undefined> {
-  if (!existsSync(pidFile)) return undefined;
-  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]?.trim());
-  if (!Number.isInteger(pid) || pid <= 1 || !isAlive(pid)) return undefined;
+  const pid = pidFromFile(pidFile);
+  if (pid === undefined || !isAlive(pid)) return undefined;
   if (!commandLine(pid).includes(binary)) return undefined;
   process.kill(pid, signal);
   const deadline = Date.now() + timeoutMs;
