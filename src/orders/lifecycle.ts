@@ -13,6 +13,7 @@ import { releaseMarker, restock, type Catalog } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { findOrder } from './repository.js';
 
 export interface LifecycleDeps {
   db: Db;
@@ -27,11 +28,7 @@ export interface LifecycleDeps {
 
 /** The order's row; undefined when there is none, or it is not `userId`'s (when given). */
 async function orderAsSeenBy(db: Db, orderId: string, userId: string | undefined) {
-  const row = await db
-    .selectFrom('orders')
-    .selectAll()
-    .where('id', '=', orderId)
-    .executeTakeFirst();
+  const row = await findOrder(db, orderId);
   return row && (userId === undefined || row.user_id === userId) ? row : undefined;
 }
 

@@ -5,7 +5,13 @@
  * may pay the moment the purchase answers.
  */
 import type { OrderRow } from '../db/schema.js';
-import { closeOrder, insertOrders, payOrder, type LifecycleDeps } from '../orders/index.js';
+import {
+  closeOrder,
+  findOrder,
+  insertOrders,
+  payOrder,
+  type LifecycleDeps,
+} from '../orders/index.js';
 import { rowView, type OrderLookup, type OrderView } from './orders.js';
 
 export type PaymentOutcome =
@@ -66,12 +72,7 @@ export class Payments {
     orderId: string,
     userId: string | undefined,
   ): Promise<PaymentOutcome | undefined> {
-    const persisted = async () =>
-      (await this.deps.db
-        .selectFrom('orders')
-        .select('id')
-        .where('id', '=', orderId)
-        .executeTakeFirst()) !== undefined;
+    const persisted = async () => (await findOrder(this.deps.db, orderId)) !== undefined;
     if (await persisted()) return undefined;
     const sale = await this.lookup.pendingSale(orderId, userId);
     // The worker commits a row before it deletes the outbox entry: gone from the outbox means
