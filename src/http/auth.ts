@@ -120,6 +120,11 @@ async function jwtSubject(token: string, auth: Config['auth']): Promise<string> 
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
+/** Whether `token` is the admin token, compared in constant time (false when none is set). */
+export function isAdminToken(token: string, adminToken: string | undefined): boolean {
+  return adminToken !== undefined && timingSafeEqual(digest(token), digest(adminToken));
+}
+
 /**
  * Checks the admin bearer token in constant time (both sides hashed to equal length first).
  * @throws ProblemError 401 without a token, 403 with a wrong one (or none configured).
@@ -127,7 +132,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export function requireAdmin(req: Request, adminToken: string | undefined): void {
   const token = bearer(req);
   if (!token) throw unauthorized('admin routes need Authorization: Bearer <ADMIN_TOKEN>');
-  const ok = adminToken !== undefined && timingSafeEqual(digest(token), digest(adminToken));
+  const ok = isAdminToken(token, adminToken);
   if (!ok) {
     throw new ProblemError({
       status: 403,
@@ -141,9 +146,5 @@ export function requireAdmin(req: Request, adminToken: string | undefined): void
 /** Whether the request carries the admin token (for reads open to the owner or an admin). */
 export function isAdmin(req: Request, adminToken: string | undefined): boolean {
   const token = bearer(req);
-  return (
-    token !== undefined &&
-    adminToken !== undefined &&
-    timingSafeEqual(digest(token), digest(adminToken))
-  );
+  return token !== undefined && isAdminToken(token, adminToken);
 }

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import type { DashboardFeed } from '../services/index.js';
-import { isAdmin } from './auth.js';
+import { isAdmin, isAdminToken } from './auth.js';
 import { dashboardPage, loginPage } from './dashboard-page.js';
 import { parseOr400 } from './validation.js';
 
@@ -72,13 +72,7 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
 
   router.post('/admin/dashboard/login', (req, res) => {
     const { token } = parseOr400(loginBody, req.body ?? {}, 'login');
-    const ok =
-      secret !== undefined &&
-      timingSafeEqual(
-        createHmac('sha256', 'login').update(token).digest(),
-        createHmac('sha256', 'login').update(secret).digest(),
-      );
-    if (!ok) {
+    if (secret === undefined || !isAdminToken(token, secret)) {
       throw new ProblemError({
         status: 401,
         code: 'unauthorized',
