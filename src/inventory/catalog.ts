@@ -141,10 +141,8 @@ export class Catalog {
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
       empty: new Set(),
-      // with a payment window units come back, and the recorded sold-out mark may be older than
-      // the newest return: such a view finds out from the segments instead
-      soldOut: isSoldOut(meta) && meta.payWithinSeconds === 0,
-      soldOutAt: isSoldOut(meta) && meta.payWithinSeconds === 0 ? Date.now() : 0,
+      soldOut: isSoldOut(meta),
+      soldOutAt: isSoldOut(meta) ? Date.now() : 0,
     };
     entry.view = view;
     entry.stale = false;

@@ -129,8 +129,7 @@ export async function readProductState(
     payWithinSeconds: meta.payWithinSeconds,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
-    // with a payment window the sold-out mark clears as units come back: the stock decides
-    soldOut: (isSoldOut(meta) && meta.payWithinSeconds === 0) || (remaining === 0 && !unreachable),
+    soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),
     remaining,
     sold: segments.reduce((a, s) => a + s.sold, 0),
     returned: segments.reduce((a, s) => a + s.returned, 0),

@@ -50,4 +50,8 @@ export const META_FIELD = {
   maxSegments: 'maxSegments',
 } as const;
 
-export const isSoldOut = (m: ProductMeta) => m.soldOutEpoch === m.epoch;
+/**
+ * Recorded sold out in this epoch, for good. A sale with a payment window is not: units come
+ * back, and the mark may be older than the newest return, so its segments decide instead.
+ */
+export const isSoldOut = (m: ProductMeta) => m.soldOutEpoch === m.epoch && m.payWithinSeconds === 0;
