@@ -26,6 +26,7 @@ export type { OrderResolution } from './protocol.js';
 export {
   readMeta,
   readProductState,
+  readProductStates,
   type ProductState,
   type ProductStatus,
   type SegmentView,

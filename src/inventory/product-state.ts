@@ -66,6 +66,13 @@ function statusAt(now: number, meta: ProductMeta, remaining: number): ProductSta
   return now < meta.startsAt ? 'upcoming' : 'live';
 }
 
+/** The first `max` seeded products by id, each as it stands (what the operator views show). */
+export async function readProductStates(deps: StoreDeps, max: number): Promise<ProductState[]> {
+  const ids = (await deps.redis.smembers(deps.keys.products())).sort().slice(0, max);
+  const states = await Promise.all(ids.map((id) => readProductState(deps, id)));
+  return states.filter((s): s is ProductState => s !== null);
+}
+
 /** Reads a product's meta and every segment (one pipeline); null when never seeded. */
 export async function readProductState(
   deps: StoreDeps,

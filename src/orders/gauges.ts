@@ -4,7 +4,7 @@
  */
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
-import { readProductState } from '../inventory/index.js';
+import { readProductStates } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 
@@ -35,15 +35,12 @@ export function registerOrderGauges(opts: {
     Promise<Array<{ productId: string; backlog: number; remaining: number }>> | undefined;
   const products = () =>
     (reading ??= (async () => {
-      const ids = (await redis.smembers(keys.products())).sort().slice(0, MAX_PRODUCTS);
-      const out = [];
-      for (const productId of ids) {
-        const s = await readProductState({ redis, keys }, productId);
-        if (!s) continue;
-        const backlog = s.segments.reduce((a, seg) => a + seg.pending, 0);
-        out.push({ productId, backlog, remaining: s.remaining });
-      }
-      return out;
+      const states = await readProductStates({ redis, keys }, MAX_PRODUCTS);
+      return states.map((s) => ({
+        productId: s.productId,
+        backlog: s.segments.reduce((a, seg) => a + seg.pending, 0),
+        remaining: s.remaining,
+      }));
     })().finally(() => setImmediate(() => (reading = undefined))));
   new Gauge({
     name: 'seckill_outbox_backlog',

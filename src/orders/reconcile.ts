@@ -98,6 +98,8 @@ export async function reconcile(
   /** orderId -> units its segment's restock recorded as returned (older epochs' ones too) */
   const returnedOrders = new Map<string, number>();
   let startedMs = Infinity;
+  /** each segment's seeded units */
+  const shares = splitStock(meta.total, segments);
   for (let seg = 0; seg < segments; seg++) {
     const k = deps.keys.segment(productId, seg);
     registerScripts(deps.redis);
@@ -121,7 +123,7 @@ export async function reconcile(
     remaining += Number(stock ?? 0);
     soldAt.push(Number(sold ?? 0));
     returnedAt.push(Number(returned ?? 0));
-    const share = splitStock(meta.total, segments)[seg]!;
+    const share = shares[seg]!;
     if (Number(stock ?? 0) + soldAt[seg]! - returnedAt[seg]! !== share) {
       problem(
         `segment ${seg}: seeded ${share} != stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,

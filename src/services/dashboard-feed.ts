@@ -7,7 +7,7 @@
 import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
-import { readProductState, type ProductState } from '../inventory/index.js';
+import { readProductStates, type ProductState } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { parseMetrics, quantile, type Counters } from './metrics-text.js';
@@ -150,11 +150,9 @@ export class DashboardFeed {
   }
 
   private async products(at: number) {
-    const ids = (await this.deps.redis.smembers(this.deps.keys.products()))
-      .sort()
-      .slice(0, MAX_PRODUCTS);
+    const states = await readProductStates(this.deps, MAX_PRODUCTS);
+    const ids = states.map((s) => s.productId);
     const out: Array<DashboardSnapshot['products'][number] & { backlog: number }> = [];
-    const states = await Promise.all(ids.map((id) => readProductState(this.deps, id)));
     const rows = ids.length
       ? await sql<{ product_id: string; epoch: number; status: string; units: string }>`
           select product_id, epoch, status, sum(quantity) as units from orders
@@ -163,7 +161,6 @@ export class DashboardFeed {
         )
       : { rows: [] };
     for (const s of states) {
-      if (!s) continue;
       const key = `${s.productId}:${s.epoch}`;
       if (s.remaining === 0 && !this.soldOutAt.has(key)) this.soldOutAt.set(key, at);
       const orders: Record<string, number> = {};
