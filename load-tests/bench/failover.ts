@@ -10,22 +10,19 @@
  * Options: --duration 5 --rounds 2 --connections 64 --no-build --no-write --update-report
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import calculateSlot from 'cluster-key-slot';
 import { Redis } from 'ioredis';
-import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
-import { freePort, freePortRange } from '../../src/launcher/process.js';
-import { startRedisCluster, type ClusterNode } from '../../src/launcher/redis-cluster.js';
+import { freePort } from '../../src/launcher/process.js';
+import type { ClusterNode } from '../../src/launcher/redis-cluster.js';
 import { Keys } from '../../src/redis/keys.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds } from './cpu.js';
 import { load, pickDriver } from './http-load.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
-import { benchStack } from './stack.js';
+import { benchCluster, benchStack } from './stack.js';
 
 const STOCK = 10_000_000;
 
@@ -80,19 +77,7 @@ async function main() {
   }
   const stack = await benchStack({});
   progress('forming a Redis Cluster: 3 masters, 1 replica each');
-  const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-failover-'));
-  const cluster = await startRedisCluster({
-    basePort: await freePortRange(12),
-    shards: 3,
-    replicas: 1,
-    dir,
-    binDir: ensureBinaries({
-      need: ['redis'],
-      autoInstall: true,
-      dirs: searchDirs(process.env.PATH),
-    }).redis!,
-    persistence: 'none',
-  });
+  const { cluster, stop: stopCluster } = await benchCluster({ shards: 3, replicas: 1 });
   const nodeClients = cluster.nodes.map((n) => new Redis(n.port, { lazyConnect: true }));
   for (const c of nodeClients) c.on('error', () => {});
   const driver = pickDriver();
@@ -250,8 +235,7 @@ async function main() {
   } finally {
     for (const c of nodeClients) c.disconnect();
     await stopAll(procs);
-    await cluster.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await stopCluster();
     await stack.stop();
   }
   const ratios = {

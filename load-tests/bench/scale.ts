@@ -16,20 +16,16 @@
  *          --no-write --update-report (writes load-tests/results/scale.md)
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
-import { freePort, freePortRange } from '../../src/launcher/process.js';
-import { startRedisCluster } from '../../src/launcher/redis-cluster.js';
+import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
 import { load, pickDriver } from './http-load.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
-import { benchStack } from './stack.js';
+import { benchCluster, benchStack } from './stack.js';
 
 const STOCK = 10_000_000;
 /** Instances run at most this busy in the model (headroom for bursts and failover). */
@@ -81,19 +77,7 @@ async function main() {
   }
   const stack = await benchStack({});
   progress('forming a 3-master Redis Cluster');
-  const clusterDir = mkdtempSync(join(tmpdir(), 'seckill-bench-cluster-'));
-  const cluster = await startRedisCluster({
-    basePort: await freePortRange(6),
-    shards: 3,
-    replicas: 0,
-    dir: clusterDir,
-    binDir: ensureBinaries({
-      need: ['redis'],
-      autoInstall: true,
-      dirs: searchDirs(process.env.PATH),
-    }).redis!,
-    persistence: 'none',
-  });
+  const { cluster, stop: stopCluster } = await benchCluster({ shards: 3, replicas: 0 });
   const single = new Redis(stack.redisUrl);
   const shards = cluster.masters.map((m) => new Redis(m.port, m.host));
   const driver = pickDriver();
@@ -225,8 +209,7 @@ async function main() {
     single.disconnect();
     for (const s of shards) s.disconnect();
     await stopAll(procs);
-    await cluster.stop();
-    rmSync(clusterDir, { recursive: true, force: true });
+    await stopCluster();
     await stack.stop();
   }
 

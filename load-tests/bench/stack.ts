@@ -10,7 +10,8 @@ import { createDb } from '../../src/db/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
 import { startPostgres } from '../../src/launcher/postgres-server.js';
-import { freePort } from '../../src/launcher/process.js';
+import { freePort, freePortRange } from '../../src/launcher/process.js';
+import { startRedisCluster, type RunningCluster } from '../../src/launcher/redis-cluster.js';
 import { benchRedis } from './redis.js';
 import { progress } from './report.js';
 
@@ -67,6 +68,36 @@ export async function benchStack(o: {
     async stop() {
       await stopPg();
       await redis.stop();
+    },
+  };
+}
+
+/**
+ * A throwaway local Redis Cluster (no persistence) in a temp folder, on free ports; `stop()`
+ * stops its nodes and removes the folder.
+ */
+export async function benchCluster(o: {
+  shards: number;
+  replicas: number;
+}): Promise<{ cluster: RunningCluster; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-cluster-'));
+  const cluster = await startRedisCluster({
+    basePort: await freePortRange(2 * o.shards * (1 + o.replicas)),
+    shards: o.shards,
+    replicas: o.replicas,
+    dir,
+    binDir: ensureBinaries({
+      need: ['redis'],
+      autoInstall: true,
+      dirs: searchDirs(process.env.PATH),
+    }).redis!,
+    persistence: 'none',
+  });
+  return {
+    cluster,
+    async stop() {
+      await cluster.stop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }
