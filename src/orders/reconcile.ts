@@ -19,7 +19,7 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import { execByNode } from '../redis/batch.js';
-import { registerScripts } from '../redis/scripts.js';
+import { loadScripts, registerScripts } from '../redis/scripts.js';
 import type { Db } from '../db/index.js';
 import {
   decodeClaim,
@@ -103,18 +103,20 @@ export async function reconcile(
   for (let seg = 0; seg < segments; seg++) {
     const k = deps.keys.segment(productId, seg);
     registerScripts(deps.redis);
-    const tx = deps.redis
-      .multi()
-      .hmget(k.state, 'stock', 'epoch', 'sold', 'returned')
-      .hgetall(k.buyers)
-      .hgetall(k.claims)
-      .xrange(k.outbox, '-', '+')
-      .time()
-      .hgetall(k.returned);
-    queueOutboxCut(tx, k.outbox);
-    const r = await tx.exec();
+    const read = () => {
+      const tx = deps.redis
+        .multi()
+        .hmget(k.state, 'stock', 'epoch', 'sold', 'returned')
+        .hgetall(k.buyers)
+        .hgetall(k.claims)
+        .xrange(k.outbox, '-', '+')
+        .time()
+        .hgetall(k.returned);
+      return queueOutboxCut(tx, k.outbox).exec();
+    };
+    // every reply is a value: readRetried throws a failed one
+    const r = await readRetried(deps.redis, read);
     if (!r) throw new Error('reconcile: MULTI aborted');
-    for (const [err] of r) if (err) throw err;
     cut.push(r[6]![1] as string);
     startedMs = Math.min(startedMs, timeReplyMs(r[4]![1] as [string, string]));
     const [stock, segEpoch, sold, returned] = r[0]![1] as Array<string | null>;
@@ -277,6 +279,36 @@ export async function reconcile(
     problems,
     ok: problems.length === 0,
   };
+}
+
+/** A transaction refused for a reason that a moment fixes (a failover, a slot moving). */
+const PASSING = /NOSCRIPT|EXECABORT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN/;
+
+/**
+ * Runs a read-only MULTI, again (at most twice more) when a failover or a slot move refused it.
+ * A node without the script (a promoted replica's cache is empty) gets the scripts loaded:
+ * inside a MULTI, ioredis cannot fall back from EVALSHA to EVAL.
+ */
+async function readRetried(
+  redis: RedisClient,
+  read: () => Promise<Array<[Error | null, unknown]> | null>,
+): Promise<Array<[Error | null, unknown]> | null> {
+  for (let attempt = 1; ; attempt++) {
+    let failed: Error | undefined;
+    let r: Awaited<ReturnType<typeof read>> = null;
+    try {
+      r = await read();
+      failed = r?.find(([err]) => err)?.[0] ?? undefined;
+    } catch (err) {
+      failed = err as Error;
+    }
+    if (!failed || attempt === 3 || !PASSING.test(failed.message)) {
+      if (failed) throw failed;
+      return r;
+    }
+    if (/NOSCRIPT/.test(failed.message)) await loadScripts(redis);
+    await new Promise((res) => setTimeout(res, 100 * attempt));
+  }
 }
 
 /** `ms-seq` stream ids compared as numbers. */

@@ -73,6 +73,16 @@ const declared: LuaScript[] = [];
 /** How many of `declared` each connection has defined. */
 const registered = new WeakMap<Connection, number>();
 
+/**
+ * Loads every declared script into the server's script cache (every master of a Cluster). Inside
+ * a MULTI ioredis cannot fall back from EVALSHA to EVAL, so a node whose cache is empty (a
+ * replica a failover promoted, a restarted server) answers NOSCRIPT there until this runs.
+ */
+export async function loadScripts(conn: Connection): Promise<void> {
+  const nodes = 'nodes' in conn ? conn.nodes('master') : [conn];
+  await Promise.all(nodes.flatMap((n) => declared.map((s) => n.script('LOAD', s.lua))));
+}
+
 /** Defines every declared script as a command on `conn` (each once per connection). */
 export function registerScripts(conn: Connection): void {
   const done = registered.get(conn) ?? 0;
