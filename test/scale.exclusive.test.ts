@@ -307,7 +307,7 @@ describe('resharding under load', () => {
       expect(moving.length).toBeGreaterThan(0);
       const answered: Answer[] = [];
       // 8 at a time: the race outlasts the slot moves (about 1 s here; at 24 at a time the whole
-      // race once finished first on a loaded CI machine)
+      // race once finished first in a fresh-clone CI run)
       const race = buyAll(productId, users(`r${strategy}`, 480), 8, answered);
       await waitFor('the race to start', async () => answered.length >= 8, 10_000, 5);
       const atStart = answered.length;
