@@ -12,6 +12,7 @@ import { buildApp } from '../http/app.js';
 import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
+import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { mountShop } from '../http/shop.js';
 import {
   closeOrder,
@@ -131,13 +132,8 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) =>
-        mountOrders(app, {
-          auth,
-          payments: config.payments,
-          orders: services.orders,
-          pay: services.payments,
-        }),
+      (app) => mountOrders(app, { auth, orders: services.orders, pay: services.payments }),
+      (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) => mountAdmin(app, { auth, products: services.products, queues }),
       (app) => mountOpenApi(app),
     ],

@@ -24,7 +24,13 @@ export {
   type StoredResponse,
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
-export { Payments, type ConflictState, type PaymentOutcome } from './payments.js';
+export {
+  Payments,
+  type ConflictState,
+  type IntentView,
+  type PaymentOutcome,
+  type StartPaymentOutcome,
+} from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
 export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
 export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
