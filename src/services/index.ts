@@ -33,7 +33,12 @@ export {
 } from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
 export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
-export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
+export {
+  checkSaleToken,
+  sameSignature,
+  signSaleToken,
+  type SaleTokenClaims,
+} from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
 export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
 
