@@ -10,6 +10,7 @@ const CLUSTER_FILES = [
   'test/shop-http.test.ts',
   'test/payments.test.ts',
   'test/payment-webhooks.test.ts',
+  'test/admin-auth.test.ts',
   'test/admission.test.ts',
   'test/dashboard.test.ts',
 ];

@@ -26,6 +26,7 @@ import {
   type LifecycleDeps,
 } from '../orders/index.js';
 import {
+  AdminAccess,
   Admission,
   Checkout,
   DashboardFeed,
@@ -97,6 +98,12 @@ export async function serveApi(
 ): Promise<Server> {
   const { config } = core;
   const auth = config.auth;
+  const access = new AdminAccess({
+    redis: core.redis,
+    keys: core.keys,
+    adminToken: auth.adminToken,
+    guessLimit: auth.guessLimit,
+  });
   const feed = new DashboardFeed({
     redis: core.redis,
     keys: core.keys,
@@ -121,7 +128,7 @@ export async function serveApi(
     ...extra,
     readiness: core.readiness,
     routes: [
-      (app) => mountDashboard(app, { auth, feed }),
+      (app) => mountDashboard(app, { access, feed }),
       (app) =>
         mountShop(app, {
           auth,
@@ -132,9 +139,9 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountOrders(app, { auth, orders: services.orders, pay: services.payments }),
+      (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
-      (app) => mountAdmin(app, { auth, products: services.products, queues }),
+      (app) => mountAdmin(app, { access, products: services.products, queues }),
       (app) => mountOpenApi(app),
     ],
   });

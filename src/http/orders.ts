@@ -8,7 +8,7 @@ import type { IRouter } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { OrderLookup, Payments, PaymentOutcome } from '../services/index.js';
+import type { AdminAccess, OrderLookup, Payments, PaymentOutcome } from '../services/index.js';
 import { isAdmin, shopperId } from './auth.js';
 import { parseOr400 } from './validation.js';
 
@@ -91,6 +91,8 @@ export function answer(outcome: PaymentOutcome, orderId: string) {
 
 export interface OrderRoutes {
   auth: Config['auth'];
+  /** an admin may read any order (the bearer token, throttled) */
+  access: AdminAccess;
   orders: OrderLookup;
   pay: Payments;
 }
@@ -98,7 +100,7 @@ export interface OrderRoutes {
 export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
-    const admin = isAdmin(req, deps.auth.adminToken);
+    const admin = await isAdmin(req, deps.auth, deps.access);
     const reader = admin ? { admin: true as const } : { userId: await shopperId(req, deps.auth) };
     if (!UUID.test(id)) throw notFound(id);
     const order = await deps.orders.find(id, reader);

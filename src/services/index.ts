@@ -32,6 +32,7 @@ export {
   type StartPaymentOutcome,
 } from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
+export { AdminAccess, isAdminToken, SESSION_MS, type AdminSession } from './admin-access.js';
 export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
 export {
   checkSaleToken,
