@@ -101,9 +101,15 @@ export function paymentClient(base: () => string, webhookSecret: string, adminTo
       paymentId = `psp-${orderId}`,
       o: { webhookId?: string } = {},
     ) => hook({ type: 'payment.succeeded', orderId, paymentIntentId: intentId, paymentId }, o),
-    /** The buyer starts paying and the provider pays it at once: the webhook's answer. */
+    /**
+     * The buyer starts paying and the provider pays it at once: the webhook's answer, or the
+     * start's when it refused (e.g. 409: the window closed first).
+     */
     async pay(orderId: string, user: string, paymentId?: string) {
-      const intent = await client.intentOf(orderId, user);
+      let started = await client.start(orderId, user);
+      while (started.status === 503) started = await client.start(orderId, user);
+      if (started.status !== 200 && started.status !== 201) return started;
+      const intent = (await started.json()) as Intent;
       return client.paid(orderId, intent.paymentIntentId, paymentId);
     },
     cancel: (orderId: string, user: string | undefined) => post(`/orders/${orderId}/cancel`, user),
