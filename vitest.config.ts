@@ -9,6 +9,8 @@ const CLUSTER_FILES = [
   'test/http.test.ts',
   'test/shop-http.test.ts',
   'test/payments.test.ts',
+  'test/payment-webhooks.test.ts',
+  'test/admin-auth.test.ts',
   'test/admission.test.ts',
   'test/dashboard.test.ts',
 ];

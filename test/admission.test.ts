@@ -150,6 +150,30 @@ describe('rate limits', () => {
 });
 
 describe('sale tokens', () => {
+  it('refuses a re-encoded token: padding, or unused bits set, on its signature or payload (issue 26 item 8)', async () => {
+    const p = newProduct();
+    await seed(p, { total: 10, requireSaleToken: true });
+    const u = newUser();
+    const { token } = (await (await tokenFor(p, u)).json()) as { token: string };
+    const [payload, signature] = token.split('.') as [string, string];
+    const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // 32 bytes in 43 characters: the last one carries 2 unused bits
+    const last = ALPHABET.indexOf(signature.at(-1)!);
+    const lowBits = `${signature.slice(0, -1)}${ALPHABET[last ^ 1]}`;
+    expect(Buffer.from(lowBits, 'base64url')).toEqual(Buffer.from(signature, 'base64url'));
+    for (const t of [
+      `${token}=`,
+      `${token}==`,
+      `${payload}=.${signature}`,
+      `${payload}.${lowBits}`,
+    ]) {
+      const res = await buy(a.url, p, u, { token: t });
+      expect(res.status, t).toBe(403);
+      expect(await typeOf(res)).toBe('invalid-sale-token');
+    }
+    expect((await buy(a.url, p, u, { token })).status).toBe(202);
+  });
+
   it('a purchase needs a token of this shopper, product and sale, not expired', async () => {
     const p = newProduct();
     const other = newProduct();

@@ -23,7 +23,10 @@ let app: RunningApp;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  app = await startApp(ns.config(), { worker: true });
+  // TRUST_PROXY: the throttled login below comes from an address of its own (X-Forwarded-For)
+  app = await startApp(ns.config({ TRUST_PROXY: 'true', ADMIN_GUESS_LIMIT: '5/m' }), {
+    worker: true,
+  });
   if (CHROMIUM) {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -58,17 +61,20 @@ async function seedAndBuy(productId: string, buyers: number) {
 }
 
 describe('the stream', () => {
-  it('is admin only: no session and a wrong token get 401, no data', async () => {
+  it('is admin only: no session gets 401, a wrong token 403, no data', async () => {
     expect((await fetch(`${app.url}/admin/dashboard/stream`)).status).toBe(401);
     const wrong = await fetch(`${app.url}/admin/dashboard/stream`, {
       headers: { authorization: 'Bearer wrong-token-wrong-token' },
     });
-    expect(wrong.status).toBe(401);
+    expect(wrong.status).toBe(403);
     expect(wrong.headers.get('content-type')).toMatch(/problem\+json/);
-    const forged = await fetch(`${app.url}/admin/dashboard/stream`, {
-      headers: { cookie: `seckill_dashboard=v1.${Date.now() + 60_000}.AAAA` },
-    });
-    expect(forged.status).toBe(401);
+    for (const cookie of [
+      `seckill_dashboard=v1.${Date.now() + 60_000}.AAAA`,
+      `seckill_admin=v2.${'A'.repeat(22)}.${Date.now() + 60_000}.${'A'.repeat(43)}`,
+    ]) {
+      const forged = await fetch(`${app.url}/admin/dashboard/stream`, { headers: { cookie } });
+      expect(forged.status).toBe(401);
+    }
     const login = await fetch(`${app.url}/admin/dashboard/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -137,12 +143,8 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       await page.click('button[type=submit]');
       await page.waitForSelector(`[data-testid=remaining-${productId}]`, { timeout: 15_000 });
       expect(page.url()).toBe(`${app.url}/admin/dashboard`);
-      const cookie = (await context.cookies()).find((c) => c.name === 'seckill_dashboard')!;
-      expect(cookie).toMatchObject({
-        httpOnly: true,
-        sameSite: 'Strict',
-        path: '/admin/dashboard',
-      });
+      const cookie = (await context.cookies()).find((c) => c.name === 'seckill_admin')!;
+      expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
 
       expect(await page.textContent(`[data-testid=remaining-${productId}]`)).toBe('27');
       expect(await page.textContent(`[data-testid=accepted-${productId}]`)).toBe('13');
@@ -168,6 +170,59 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       if (process.env.UPDATE_SCREENSHOT === '1') {
         await page.screenshot({ path: join(dir, 'dashboard.png'), fullPage: true });
       }
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the same session opens Bull Board; after a logout neither opens', async () => {
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(`${app.url}/admin/queues`);
+      expect(await page.textContent('body')).toContain('Authentication required');
+      await page.goto(`${app.url}/admin/dashboard`);
+      await page.fill('#token', ns.adminToken);
+      await page.click('button[type=submit]');
+      await page.waitForSelector('#logout', { timeout: 15_000 });
+      await page.goto(`${app.url}/admin/queues`);
+      // Bull Board's own page renders the order queue
+      await page.getByText('orders', { exact: true }).first().waitFor({ timeout: 15_000 });
+      expect(page.url()).toContain('/admin/queues');
+
+      await page.goto(`${app.url}/admin/dashboard`);
+      await page.click('#logout');
+      await page.waitForSelector('#login', { timeout: 15_000 });
+      const after = await page.goto(`${app.url}/admin/queues`);
+      expect(after!.status()).toBe(401);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('the login form shows answers other than a wrong token as what they are (400, 429)', async () => {
+    // an address of its own, so its wrong tokens throttle nobody else
+    const context = await browser!.newContext({
+      extraHTTPHeaders: { 'x-forwarded-for': '198.51.100.77' },
+    });
+    const page = await context.newPage();
+    const error = () => page.textContent('[data-testid=login-error]');
+    try {
+      await page.goto(`${app.url}/admin/dashboard`);
+      await page.fill('#token', 'x'.repeat(600));
+      await page.click('button[type=submit]');
+      await expect.poll(error).toMatch(/^400 Invalid login/);
+      // ADMIN_GUESS_LIMIT 5/m (the other tests' few wrong tokens come from 127.0.0.1)
+      for (let i = 0; i < 5; i++) {
+        await page.fill('#token', `wrong-${i}`);
+        await page.click('button[type=submit]');
+        await expect.poll(error).toBe('Wrong admin token');
+        await page.fill('#token', '');
+      }
+      await page.fill('#token', ns.adminToken);
+      await page.click('button[type=submit]');
+      await expect.poll(error).toMatch(/^429 Too many wrong admin tokens: .*\(retry in \d+ s\)$/);
+      expect(await page.locator('#logout').count()).toBe(0);
     } finally {
       await context.close();
     }

@@ -37,10 +37,11 @@ const ns = useNamespace();
 let app: RunningApp;
 let worker: StackProcess;
 const results = tempDir('k6');
+const WEBHOOK_SECRET = 'k6-test-webhook-secret-0123456789abcdef';
 
 beforeAll(async () => {
   if (!k6) return;
-  app = await startApp(ns.config());
+  app = await startApp(ns.config({ PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET }));
   worker = await stackProcess(ns.config(), { worker: true });
 });
 afterAll(async () => {
@@ -121,6 +122,7 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
       DURATION: '8s',
       WINDOW_S: '1',
       NEVER_PAY: '0.3',
+      WEBHOOK_SECRET,
       PRODUCT_ID: `${ns.id}-pay`,
     });
     expect(run.code, run.output).toBe(0);

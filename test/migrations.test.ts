@@ -31,15 +31,21 @@ describe('migrations', () => {
     expect(await migrateToLatest(db)).toEqual([
       '20261122_0001_products_and_orders',
       '20261123_0002_payment_window',
+      '20261124_0003_payment_intents',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
     const tables = await sql<{ table_name: string }>`
       select table_name from information_schema.tables
-      where table_schema = 'public' and table_name in ('products', 'orders') order by 1`.execute(
-      db,
-    );
-    expect(tables.rows.map((r) => r.table_name)).toEqual(['orders', 'products']);
+      where table_schema = 'public'
+        and table_name in ('products', 'orders', 'payment_intents', 'webhook_deliveries')
+      order by 1`.execute(db);
+    expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'orders',
+      'payment_intents',
+      'products',
+      'webhook_deliveries',
+    ]);
 
     const indexes = await sql<{ indexname: string; indexdef: string }>`
       select indexname, indexdef from pg_indexes where tablename = 'orders' order by 1`.execute(db);

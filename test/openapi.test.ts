@@ -8,7 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { signWebhook } from '../src/http/webhook-signature.js';
+import { signStandardWebhook, signWebhook } from '../src/http/webhook-signature.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
 
@@ -130,15 +130,27 @@ describe('/openapi.json', () => {
 
     await call('GET', '/orders/{id}', `/orders/${orderId}`, { headers: user });
     await call('GET', '/orders/{id}', `/orders/${orderId}`, { headers: { 'x-user-id': 'oa-bob' } });
+    const intent = await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, {
+      body: {},
+      headers: user,
+    });
+    expect(intent.status).toBe(201);
+    await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, { headers: user }); // 200
     await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, {
       body: { paymentId: 'oa-1' },
       headers: user,
     });
-    await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, {
-      body: { paymentId: 'oa-2' },
-      headers: user,
+    const paid = JSON.stringify({
+      type: 'payment.succeeded',
+      orderId,
+      paymentIntentId: intent.body.paymentIntentId,
+      paymentId: 'oa-1',
     });
-    await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, { body: {}, headers: user });
+    await call('POST', '/payments/webhook', '/payments/webhook', {
+      raw: paid,
+      headers: signStandardWebhook(`msg_${orderId}`, paid, WEBHOOK_SECRET),
+    });
+    await call('POST', '/orders/{id}/pay', `/orders/${orderId}/pay`, { headers: user }); // 409
     await call('POST', '/orders/{id}/cancel', `/orders/${orderId}/cancel`, { headers: user });
 
     const second = await call('POST', '/seckill', '/seckill', {
@@ -146,10 +158,17 @@ describe('/openapi.json', () => {
       headers: { 'x-user-id': 'oa-carol' },
     });
     const other = second.body.orderId as string;
-    await call('POST', '/orders/{id}/cancel', `/orders/${other}/cancel`, {
-      headers: { 'x-user-id': 'oa-carol' },
+    const carol = { 'x-user-id': 'oa-carol' };
+    const started = await call('POST', '/orders/{id}/pay', `/orders/${other}/pay`, {
+      headers: carol,
     });
-    const note = JSON.stringify({ type: 'payment.succeeded', orderId: other, paymentId: 'oa-3' });
+    await call('POST', '/orders/{id}/cancel', `/orders/${other}/cancel`, { headers: carol });
+    const note = JSON.stringify({
+      type: 'payment.succeeded',
+      orderId: other,
+      paymentIntentId: started.body.paymentIntentId,
+      paymentId: 'oa-3',
+    });
     await call('POST', '/payments/webhook', '/payments/webhook', {
       raw: note,
       headers: { 'seckill-signature': signWebhook(note, WEBHOOK_SECRET) },

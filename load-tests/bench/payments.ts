@@ -3,8 +3,10 @@
  * them never do, in one run on the same servers (checkout, order worker, expiry jobs, sweep):
  *   - final:   a sellout of N units without a payment window (the baseline);
  *   - window:  the same sellout with a payment window (the deduct's extra field, expiry jobs);
- *   - resale:  demand goes on after the window sellout: payers pay at once, never-payers let the
- *              window run out; units come back and sell again until every unit is paid.
+ *   - resale:  demand goes on after the window sellout: payers start a payment (its intent) and
+ *              the provider settles it at once (as its verified webhook would: Payments.settle),
+ *              never-payers let the window run out; units come back and sell again until every
+ *              unit is paid.
  * Reports purchases/s of both sellouts (ratio window/final), how late expiries return units
  * (restocked_at - pay_by), how long a returned unit waits for its next buyer, and checks the end
  * state: paid units == N, nothing awaiting, reconciliation clean. A table, then one JSON line.
@@ -180,17 +182,27 @@ async function main() {
     let paid = 0;
     const payOutcomes: Record<string, number> = {};
     const saleTimes: number[] = [];
+    const count = (outcome: string) => (payOutcomes[outcome] = (payOutcomes[outcome] ?? 0) + 1);
+    // a payer starts the payment (its intent), then the provider's verified notice settles it
     const payOrder = async (orderId: string, buyer: number) => {
       saleTimes.push(Date.now());
       if (neverPays(buyer, share)) return;
+      let started;
       for (;;) {
-        const r = await services.payments.pay(orderId, `pay-${orderId}`, `b${buyer}`);
-        const outcome = r.code === 'conflict' ? `conflict:${r.state}` : r.code;
-        payOutcomes[outcome] = (payOutcomes[outcome] ?? 0) + 1;
-        if (r.code === 'ok') return void paid++;
-        if (r.code !== 'settling') return;
+        started = await services.payments.start(orderId, `b${buyer}`);
+        if (started.code !== 'settling') break;
         await new Promise((res) => setTimeout(res, 5));
       }
+      if (started.code !== 'started') {
+        return void count(started.code === 'conflict' ? `start:${started.state}` : started.code);
+      }
+      const r = await services.payments.settle({
+        orderId,
+        intentId: started.intent.paymentIntentId,
+        paymentId: `psp-${orderId}`,
+      });
+      count(r.code === 'conflict' ? `conflict:${r.state}` : r.code);
+      if (r.code === 'ok') paid++;
     };
     const t0 = performance.now();
     const resale = await crowd(services, productId, clients, () => paid >= units, payOrder);

@@ -12,6 +12,7 @@ import { buildApp } from '../http/app.js';
 import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
+import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { mountShop } from '../http/shop.js';
 import {
   closeOrder,
@@ -25,6 +26,7 @@ import {
   type LifecycleDeps,
 } from '../orders/index.js';
 import {
+  AdminAccess,
   Admission,
   Checkout,
   DashboardFeed,
@@ -96,6 +98,12 @@ export async function serveApi(
 ): Promise<Server> {
   const { config } = core;
   const auth = config.auth;
+  const access = new AdminAccess({
+    redis: core.redis,
+    keys: core.keys,
+    adminToken: auth.adminToken,
+    guessLimit: auth.guessLimit,
+  });
   const feed = new DashboardFeed({
     redis: core.redis,
     keys: core.keys,
@@ -120,7 +128,7 @@ export async function serveApi(
     ...extra,
     readiness: core.readiness,
     routes: [
-      (app) => mountDashboard(app, { auth, feed }),
+      (app) => mountDashboard(app, { access, feed }),
       (app) =>
         mountShop(app, {
           auth,
@@ -131,14 +139,9 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) =>
-        mountOrders(app, {
-          auth,
-          payments: config.payments,
-          orders: services.orders,
-          pay: services.payments,
-        }),
-      (app) => mountAdmin(app, { auth, products: services.products, queues }),
+      (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
+      (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountAdmin(app, { access, products: services.products, queues }),
       (app) => mountOpenApi(app),
     ],
   });

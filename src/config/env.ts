@@ -114,6 +114,11 @@ export const envSchema = z.object({
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_AUDIENCE: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  ADMIN_GUESS_LIMIT: rate
+    .default('10/m')
+    .describe(
+      'wrong admin tokens (bearer or dashboard login) per client address, bursts of n; past it every attempt from there gets 429',
+    ),
 
   REDIS_COMMAND_TIMEOUT_MS: ms
     .default(2_000)

@@ -51,6 +51,8 @@ export interface Config {
     jwtIssuer: string | undefined;
     jwtAudience: string | undefined;
     adminToken: string | undefined;
+    /** wrong admin tokens per client address (bearer or dashboard login) */
+    guessLimit: RateLimit;
   };
   readonly api: { processes: number };
   readonly lock: {
@@ -210,6 +212,7 @@ export function loadConfig(
       jwtIssuer: e.JWT_ISSUER,
       jwtAudience: e.JWT_AUDIENCE,
       adminToken: e.ADMIN_TOKEN,
+      guessLimit: rateLimit('admin-guess', e.ADMIN_GUESS_LIMIT, undefined)!,
     },
     api: { processes: e.API_PROCESSES },
     lock: {

@@ -42,12 +42,34 @@ export interface OrdersTable {
   restocked_at: Date | null;
 }
 
+/** A payment the buyer started: bound to one order; only the provider's webhook settles it. */
+export interface PaymentIntentsTable {
+  id: string;
+  order_id: string;
+  user_id: string;
+  quantity: number;
+  /** the order's pay_by */
+  expires_at: Date;
+  created_at: Generated<Date>;
+}
+
+/** A Standard Webhooks delivery by its webhook-id, with the answer it got. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  status: number | null;
+  body: unknown;
+  received_at: Generated<Date>;
+}
+
 /** The typed view of PostgreSQL every repository function takes first. */
 export interface Database {
   products: ProductsTable;
   orders: OrdersTable;
+  payment_intents: PaymentIntentsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;
 export type NewOrderRow = Insertable<OrdersTable>;
 export type ProductRow = Selectable<ProductsTable>;
+export type PaymentIntentRow = Selectable<PaymentIntentsTable>;

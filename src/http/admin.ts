@@ -1,5 +1,5 @@
 /**
- * Admin routes, behind the ADMIN_TOKEN bearer check: seed a product (`PUT /admin/products/:id`)
+ * Admin routes, behind the admin session or the ADMIN_TOKEN bearer (admin-session.ts): seed a product (`PUT /admin/products/:id`)
  * read every segment (`GET /admin/products/:id`), reconcile it
  * (`POST /admin/products/:id/reconcile`), and watch the order queue (Bull Board, /admin/queues).
  */
@@ -7,35 +7,27 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
-import type { IRouter, RequestHandler } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
 import { SaleError, unknownProduct } from '../inventory/index.js';
-import { seedRequest, seedSpecOf, type Products } from '../services/index.js';
-import { requireAdmin } from './auth.js';
+import { seedRequest, seedSpecOf, type AdminAccess, type Products } from '../services/index.js';
+import { adminGuard } from './admin-session.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
 const forceQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
 
 export interface AdminRoutes {
-  auth: Config['auth'];
+  access: AdminAccess;
   products: Products;
   /** shown on the queue dashboard at /admin/queues */
   queues?: Queue[];
 }
 
-export function adminGuard(auth: Config['auth']): RequestHandler {
-  return (req, _res, next) => {
-    requireAdmin(req, auth.adminToken);
-    next();
-  };
-}
-
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
 
 export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
-  router.use('/admin', adminGuard(deps.auth));
+  router.use('/admin', adminGuard(deps.access));
 
   router.put('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);

@@ -37,6 +37,14 @@ export const orderView = z.strictObject({
   restockedAt: iso.optional(),
 });
 
+export const paymentIntent = z.strictObject({
+  paymentIntentId: z.string().describe('what the payment provider charges and names back'),
+  orderId: z.uuid(),
+  quantity: z.number().int().min(1),
+  expiresAt: iso.describe("the order's payBy: it cannot be paid later"),
+  status: z.literal('requires_payment'),
+});
+
 export const productPublic = z.strictObject({
   productId: z.string(),
   status: z.enum(['upcoming', 'live', 'sold out', 'ended']),

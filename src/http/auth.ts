@@ -1,13 +1,15 @@
 /**
  * Who is asking. Shoppers: a verified HS256 JWT (`sub` is the user id), or in dev mode the
- * `X-User-Id` header (demos and load tests only). Admins: a bearer token compared in constant time.
+ * `X-User-Id` header (demos and load tests only). Admins: admin-session.ts (a session cookie, or
+ * the bearer token, throttled per client address by AdminAccess).
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import type { Request } from 'express';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import { ID_PATTERN } from '../ids.js';
+import { isAdminToken, type AdminAccess } from '../services/index.js';
 
 const unauthorized = (detail: string) =>
   new ProblemError({
@@ -18,7 +20,7 @@ const unauthorized = (detail: string) =>
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
 
-function bearer(req: Request): string | undefined {
+export function bearer(req: Request): string | undefined {
   const h = req.headers.authorization;
   if (!h) return undefined;
   const m = /^Bearer ([^\s]+)$/i.exec(h);
@@ -26,7 +28,7 @@ function bearer(req: Request): string | undefined {
 }
 
 /** Compact JWS: three base64url parts, no padding (jose tolerates a trailing "=", we do not). */
-const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /** Clock skew tolerated on exp / nbf, in seconds. */
 const LEEWAY_S = 30;
@@ -118,33 +120,22 @@ async function jwtSubject(token: string, auth: Config['auth']): Promise<string> 
   return claims.sub;
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
-
-/** Whether `token` is the admin token, compared in constant time (false when none is set). */
-export function isAdminToken(token: string, adminToken: string | undefined): boolean {
-  return adminToken !== undefined && timingSafeEqual(digest(token), digest(adminToken));
-}
-
 /**
- * Checks the admin bearer token in constant time (both sides hashed to equal length first).
- * @throws ProblemError 401 without a token, 403 with a wrong one (or none configured).
+ * Whether the request is an admin's, for reads open to the owner or an admin (GET /orders/:id):
+ * a bearer that is the admin token, checked and throttled like every admin token
+ * (AdminAccess.check: a wrong one counts against the client address). A shopper's JWT (jwt mode)
+ * is not an admin guess and is left to shopperId.
+ * @throws ProblemError 429 while the address is past ADMIN_GUESS_LIMIT
  */
-export function requireAdmin(req: Request, adminToken: string | undefined): void {
+export async function isAdmin(
+  req: Request,
+  auth: Config['auth'],
+  access: Pick<AdminAccess, 'check'>,
+): Promise<boolean> {
   const token = bearer(req);
-  if (!token) throw unauthorized('admin routes need Authorization: Bearer <ADMIN_TOKEN>');
-  const ok = isAdminToken(token, adminToken);
-  if (!ok) {
-    throw new ProblemError({
-      status: 403,
-      code: 'forbidden',
-      title: 'Forbidden',
-      detail: adminToken === undefined ? 'no ADMIN_TOKEN is configured' : 'wrong admin token',
-    });
+  if (token === undefined) return false;
+  if (auth.mode === 'jwt' && COMPACT_JWT.test(token) && !isAdminToken(token, auth.adminToken)) {
+    return false;
   }
-}
-
-/** Whether the request carries the admin token (for reads open to the owner or an admin). */
-export function isAdmin(req: Request, adminToken: string | undefined): boolean {
-  const token = bearer(req);
-  return token !== undefined && isAdminToken(token, adminToken);
+  return access.check(token, req.ip ?? '');
 }

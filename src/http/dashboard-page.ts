@@ -38,8 +38,14 @@ document.getElementById('login').addEventListener('submit', async (e) => {
     method: 'POST', headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ token: document.getElementById('token').value }),
   });
-  if (res.status === 204) location.reload();
-  else document.getElementById('error').textContent = 'Wrong admin token';
+  if (res.status === 204) return location.reload();
+  // a wrong token says so; anything else is shown as what it is (400, 429, 503 ...)
+  let problem = {};
+  try { problem = await res.json(); } catch {}
+  const retry = res.headers.get('retry-after');
+  document.getElementById('error').textContent = res.status === 401 ? 'Wrong admin token'
+    : res.status + ' ' + (problem.title || res.statusText) + (problem.detail ? ': ' + problem.detail : '')
+      + (retry ? ' (retry in ' + retry + ' s)' : '');
 });
 </script></body></html>`;
 }

@@ -2,47 +2,22 @@
  * The live sale dashboard: `GET /admin/dashboard` (the page, or its login form), `POST
  * /admin/dashboard/login` and `/logout`, and `GET /admin/dashboard/stream` (Server-Sent Events,
  * a snapshot about twice a second). The admin token never goes in a URL: the login form posts it
- * once, and gets a signed session cookie (HttpOnly, SameSite=Strict, path /admin/dashboard) that
- * every API process can check (it is keyed with ADMIN_TOKEN). The stream also takes the bearer
- * token, for scripts.
+ * once (throttled per address like every admin token), and gets the admin session cookie
+ * (admin-session.ts: path /admin, so it opens Bull Board too). A logout ends the session for
+ * every API process. The stream also takes the bearer token, for scripts.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { IRouter, Request, Response } from 'express';
+import type { IRouter, Response } from 'express';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { DashboardFeed } from '../services/index.js';
-import { isAdmin, isAdminToken } from './auth.js';
+import type { AdminAccess, DashboardFeed } from '../services/index.js';
+import {
+  authorizeAdmin,
+  clearSessionCookie,
+  sessionCookie,
+  setSessionCookie,
+} from './admin-session.js';
 import { dashboardPage, loginPage } from './dashboard-page.js';
 import { parseOr400 } from './validation.js';
-
-const COOKIE = 'seckill_dashboard';
-const SESSION_MS = 12 * 3_600_000;
-
-const sign = (secret: string, expires: number) =>
-  createHmac('sha256', secret).update(`dashboard.${expires}`).digest('base64url');
-
-/** A session cookie value for `secret`, valid until `expires`. */
-function sessionValue(secret: string, expires: number): string {
-  return `v1.${expires}.${sign(secret, expires)}`;
-}
-
-function validSession(req: Request, secret: string | undefined): boolean {
-  if (!secret) return false;
-  const raw = (req.headers.cookie ?? '')
-    .split(';')
-    .map((c) => c.trim())
-    .find((c) => c.startsWith(`${COOKIE}=`))
-    ?.slice(COOKIE.length + 1);
-  const [version, expiresText, signature] = (raw ?? '').split('.');
-  const expires = Number(expiresText);
-  if (version !== 'v1' || !Number.isInteger(expires) || expires < Date.now() || !signature) {
-    return false;
-  }
-  const given = Buffer.from(signature, 'base64url');
-  const expected = Buffer.from(sign(secret, expires), 'base64url');
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
 
 const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
 
@@ -58,21 +33,20 @@ const page = (res: Response, status: number, html: string) => {
 };
 
 export interface DashboardRoutes {
-  auth: Config['auth'];
+  access: AdminAccess;
   feed: DashboardFeed;
 }
 
 export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
-  const secret = deps.auth.adminToken;
-  const allowed = (req: Request) => validSession(req, secret) || isAdmin(req, secret);
+  const { access } = deps;
 
-  router.get('/admin/dashboard', (req, res) => {
-    page(res, 200, validSession(req, secret) ? dashboardPage() : loginPage());
+  router.get('/admin/dashboard', async (req, res) => {
+    page(res, 200, (await access.valid(sessionCookie(req))) ? dashboardPage() : loginPage());
   });
 
-  router.post('/admin/dashboard/login', (req, res) => {
+  router.post('/admin/dashboard/login', async (req, res) => {
     const { token } = parseOr400(loginBody, req.body ?? {}, 'login');
-    if (secret === undefined || !isAdminToken(token, secret)) {
+    if (!(await access.check(token, req.ip ?? ''))) {
       throw new ProblemError({
         status: 401,
         code: 'unauthorized',
@@ -80,31 +54,18 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
         detail: 'the token does not match ADMIN_TOKEN',
       });
     }
-    const expires = Date.now() + SESSION_MS;
-    res.cookie(COOKIE, sessionValue(secret, expires), {
-      httpOnly: true,
-      sameSite: 'strict',
-      secure: req.secure,
-      path: '/admin/dashboard',
-      expires: new Date(expires),
-    });
+    setSessionCookie(req, res, await access.open());
     res.status(204).end();
   });
 
-  router.post('/admin/dashboard/logout', (_req, res) => {
-    res.clearCookie(COOKIE, { path: '/admin/dashboard' });
+  router.post('/admin/dashboard/logout', async (req, res) => {
+    await access.close(sessionCookie(req));
+    clearSessionCookie(req, res);
     res.status(204).end();
   });
 
-  router.get('/admin/dashboard/stream', (req, res) => {
-    if (!allowed(req)) {
-      throw new ProblemError({
-        status: 401,
-        code: 'unauthorized',
-        title: 'Authentication required',
-        detail: 'log in at /admin/dashboard, or send Authorization: Bearer <ADMIN_TOKEN>',
-      });
-    }
+  router.get('/admin/dashboard/stream', async (req, res) => {
+    await authorizeAdmin(req, access);
     res.status(200).set({
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-store',

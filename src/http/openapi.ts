@@ -8,7 +8,8 @@ import type { IRouter } from 'express';
 import { z } from 'zod';
 import { seedRequest } from '../services/index.js';
 import * as answers from './api-schemas.js';
-import { payBody, webhookBody } from './orders.js';
+import { payBody } from './orders.js';
+import { webhookBody } from './payment-webhook.js';
 import { purchaseBody } from './shop.js';
 
 const SCHEMAS = {
@@ -17,6 +18,7 @@ const SCHEMAS = {
   PurchaseAccepted: answers.purchaseAccepted,
   Order: answers.orderView,
   PayRequest: payBody,
+  PaymentIntent: answers.paymentIntent,
   PaymentNotification: webhookBody,
   WebhookAck: answers.webhookAck,
   Product: answers.productPublic,
@@ -101,6 +103,12 @@ export function openApiDocument(): Record<string, unknown> {
         },
         admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
         webhookSignature: { type: 'apiKey', in: 'header', name: 'Seckill-Signature' },
+        standardWebhook: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'webhook-signature',
+          description: 'Standard Webhooks: with webhook-id and webhook-timestamp',
+        },
       },
     },
     paths: {
@@ -179,17 +187,21 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/orders/{id}/pay': {
         post: {
-          summary: 'Pay an order awaiting payment (idempotent per paymentId)',
+          summary:
+            "Start paying an order awaiting payment: its payment intent (one per order); only the provider's signed webhook marks it paid",
           security: SHOPPER,
           parameters: [order],
-          requestBody: { required: true, content: json('PayRequest') },
+          requestBody: { required: false, content: json('PayRequest') },
           responses: responses(
-            { 200: ['Order', 'paid'] },
             {
-              400: 'bad body',
+              200: ['PaymentIntent', 'the same intent again'],
+              201: ['PaymentIntent', 'a new intent'],
+            },
+            {
+              400: 'bad body (a paymentId is not accepted)',
               401: 'no identity',
               404: 'no such order of yours',
-              409: 'expired, cancelled, paid otherwise, final, payment id used',
+              409: 'expired, cancelled, paid, final',
               503: 'still settling',
             },
           ),
@@ -213,8 +225,9 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/payments/webhook': {
         post: {
-          summary: "The payment provider's signed notification",
-          security: [{ webhookSignature: [] }],
+          summary:
+            "The payment provider's signed notice (Seckill-Signature or Standard Webhooks) that an order's payment intent was paid",
+          security: [{ webhookSignature: [] }, { standardWebhook: [] }],
           requestBody: { required: true, content: json('PaymentNotification') },
           responses: {
             ...responses(
@@ -222,8 +235,8 @@ export function openApiDocument(): Record<string, unknown> {
               {
                 400: 'bad body',
                 401: 'bad, stale or missing signature',
-                404: 'unknown order',
-                409: 'cannot be paid',
+                404: 'unknown payment intent for that order',
+                409: 'cannot be paid (expired, cancelled, paid otherwise, final), payment id used',
                 503: 'webhook not configured',
               },
             ),

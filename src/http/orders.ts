@@ -1,20 +1,18 @@
 /**
  * Orders: `GET /orders/:id` (pending, persisted, or a payment-window state), the buyer's
- * `POST /orders/:id/pay` and `POST /orders/:id/cancel`, and the payment provider's signed
- * `POST /payments/webhook`. Only the buyer (or an admin, reading) may see an order; to anyone
- * else it does not exist (404).
+ * `POST /orders/:id/pay` (starts a payment: a payment intent; it pays nothing) and
+ * `POST /orders/:id/cancel`; the provider's signed webhook (payment-webhook.ts) settles. Only
+ * the buyer (or an admin, reading) may see an order; to anyone else it does not exist (404).
  */
-import type { IRouter, Request } from 'express';
+import type { IRouter } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { OrderLookup, Payments, PaymentOutcome } from '../services/index.js';
+import type { AdminAccess, OrderLookup, Payments, PaymentOutcome } from '../services/index.js';
 import { isAdmin, shopperId } from './auth.js';
-import type { RawBodyRequest } from './body.js';
 import { parseOr400 } from './validation.js';
-import { SIGNATURE_HEADER, verifyWebhook } from './webhook-signature.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const notFound = (id: string) =>
   new ProblemError({
@@ -24,24 +22,24 @@ const notFound = (id: string) =>
     detail: `no order ${id}`,
   });
 
-const paymentId = z
-  .string()
-  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : -');
+/** The buyer's pay route takes no payment details: it starts a payment (see mountOrders). */
+export const payBody = z.strictObject({});
 
-export const payBody = z.strictObject({ paymentId });
-
-export const webhookBody = z.object({
-  /** only payment.succeeded changes anything; other events are acknowledged and ignored */
-  type: z.string().min(1).max(64),
-  orderId: z.string().regex(UUID, 'must be an order id (UUID)'),
-  paymentId,
-});
+const paymentIdWas = () =>
+  new ProblemError({
+    status: 400,
+    code: 'invalid-request',
+    title: 'Invalid payment',
+    detail:
+      'paymentId is not accepted: POST /orders/:id/pay starts a payment (a payment intent) and ' +
+      "only the payment provider's signed webhook marks the order paid",
+  });
 
 const CONFLICT: Record<
   Extract<PaymentOutcome, { code: 'conflict' }>['state'],
   { code: string; title: string }
 > = {
-  paid: { code: 'order-paid', title: 'Order already paid (with another payment)' },
+  paid: { code: 'order-paid', title: 'Order already paid' },
   cancelled: { code: 'order-cancelled', title: 'Order cancelled' },
   expired: { code: 'order-expired', title: 'Payment window closed' },
   'window-closed': { code: 'order-expired', title: 'Payment window closed' },
@@ -49,12 +47,19 @@ const CONFLICT: Record<
 };
 
 /** 200 with the order, or the problem the outcome is. */
-function answer(outcome: PaymentOutcome, orderId: string) {
+export function answer(outcome: PaymentOutcome, orderId: string) {
   switch (outcome.code) {
     case 'ok':
       return outcome.order;
     case 'not-found':
       throw notFound(orderId);
+    case 'unknown-intent':
+      throw new ProblemError({
+        status: 404,
+        code: 'unknown-payment-intent',
+        title: 'Unknown payment intent',
+        detail: `no payment intent of order ${orderId} has that id`,
+      });
     case 'payment-used':
       throw new ProblemError({
         status: 409,
@@ -86,7 +91,8 @@ function answer(outcome: PaymentOutcome, orderId: string) {
 
 export interface OrderRoutes {
   auth: Config['auth'];
-  payments: Config['payments'];
+  /** an admin may read any order (the bearer token, throttled) */
+  access: AdminAccess;
   orders: OrderLookup;
   pay: Payments;
 }
@@ -94,7 +100,7 @@ export interface OrderRoutes {
 export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
-    const admin = isAdmin(req, deps.auth.adminToken);
+    const admin = await isAdmin(req, deps.auth, deps.access);
     const reader = admin ? { admin: true as const } : { userId: await shopperId(req, deps.auth) };
     if (!UUID.test(id)) throw notFound(id);
     const order = await deps.orders.find(id, reader);
@@ -102,12 +108,17 @@ export function mountOrders(router: IRouter, deps: OrderRoutes): void {
     res.json(order);
   });
 
+  // Starts (or answers again) the order's payment: 201 a new intent, 200 the same one again.
   router.post('/orders/:id/pay', async (req, res) => {
     const id = String(req.params.id);
     const userId = await shopperId(req, deps.auth);
     if (!UUID.test(id)) throw notFound(id);
-    const body = parseOr400(payBody, req.body ?? {}, 'payment');
-    res.json(answer(await deps.pay.pay(id, body.paymentId, userId), id));
+    const body: unknown = req.body ?? {};
+    if (typeof body === 'object' && body !== null && 'paymentId' in body) throw paymentIdWas();
+    parseOr400(payBody, body, 'payment');
+    const r = await deps.pay.start(id, userId);
+    if (r.code !== 'started') return void answer(r, id);
+    res.status(r.created ? 201 : 200).json(r.intent);
   });
 
   router.post('/orders/:id/cancel', async (req, res) => {
@@ -115,36 +126,5 @@ export function mountOrders(router: IRouter, deps: OrderRoutes): void {
     const userId = await shopperId(req, deps.auth);
     if (!UUID.test(id)) throw notFound(id);
     res.json(answer(await deps.pay.cancel(id, userId), id));
-  });
-
-  router.post('/payments/webhook', async (req: Request, res) => {
-    const secret = deps.payments.webhookSecret;
-    if (!secret) {
-      throw new ProblemError({
-        status: 503,
-        code: 'webhook-disabled',
-        title: 'Payment webhook not configured',
-        detail: 'set PAYMENT_WEBHOOK_SECRET to accept payment notifications',
-      });
-    }
-    const raw = (req as RawBodyRequest).rawBody;
-    if (!raw) {
-      throw new ProblemError({
-        status: 400,
-        code: 'invalid-request',
-        title: 'Invalid payment notification',
-        detail: 'send the signed notification as an application/json body',
-      });
-    }
-    verifyWebhook(req.headers[SIGNATURE_HEADER] as string | undefined, raw, {
-      secret,
-      toleranceSeconds: deps.payments.webhookToleranceSeconds,
-    });
-    const event = parseOr400(webhookBody, req.body, 'payment notification');
-    if (event.type !== 'payment.succeeded') {
-      res.json({ received: true, ignored: `events of type ${event.type} change nothing` });
-      return;
-    }
-    res.json(answer(await deps.pay.pay(event.orderId, event.paymentId), event.orderId));
   });
 }

@@ -12,7 +12,21 @@ export {
   type CloseOutcome,
   type LifecycleDeps,
   type PayOutcome,
+  type Settlement,
 } from './lifecycle.js';
+export {
+  findIntent,
+  INTENT_ID,
+  newIntentId,
+  startPaymentIntent,
+  type StartOutcome,
+} from './payment-intents.js';
+export {
+  deliverOnce,
+  DELIVERY_RETENTION_HOURS,
+  pruneDeliveries,
+  type DeliveryAnswer,
+} from './webhook-deliveries.js';
 export {
   batchJobId,
   createOrderQueue,

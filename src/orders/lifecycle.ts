@@ -13,6 +13,8 @@ import { releaseMarker, restock, type Catalog } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { findIntent } from './payment-intents.js';
+import { pruneDeliveries } from './webhook-deliveries.js';
 import { findOrder } from './repository.js';
 
 export interface LifecycleDeps {
@@ -34,32 +36,47 @@ async function orderAsSeenBy(db: Db, orderId: string, userId: string | undefined
 
 export type PayOutcome =
   | { code: 'paid'; order: OrderRow; replayed: boolean }
-  | { code: 'not-found' }
+  /** no such payment intent, or it is bound to another order */
+  | { code: 'unknown-intent' }
   /** it cannot be paid (any more): paid with another payment, cancelled, expired, final */
   | { code: 'conflict'; order: OrderRow }
-  /** that payment id already paid another order */
+  /** that provider payment id already paid another order */
   | { code: 'payment-used' };
 
+/** What the provider's verified notice says was paid. */
+export interface Settlement {
+  orderId: string;
+  /** the intent the buyer started (payment-intents.ts): it names the one order it may pay */
+  intentId: string;
+  /** the provider's id of the payment */
+  paymentId: string;
+}
+
 /**
- * Marks an order paid, if it still awaits payment and its window is open. The same payment id
- * again answers the same result. `userId` limits it to the buyer (the shopper's route); the
- * payment provider's webhook passes none.
+ * Marks an order paid by the provider's verified payment of its intent, if it still awaits
+ * payment and its window is open: the one arbiter against expire and cancel. The same payment
+ * again answers the same result. Only the signed webhook calls this; no buyer can.
  */
 export async function payOrder(
   deps: Pick<LifecycleDeps, 'db'>,
-  orderId: string,
-  paymentId: string,
-  userId?: string,
+  s: Settlement,
 ): Promise<PayOutcome> {
   let row: OrderRow | undefined;
   try {
     row = await deps.db
       .updateTable('orders')
-      .set({ status: 'paid', payment_id: paymentId, closed_at: sql`now()` })
-      .where('id', '=', orderId)
+      .set({ status: 'paid', payment_id: s.paymentId, closed_at: sql`now()` })
+      .where('id', '=', s.orderId)
       .where('status', '=', 'awaiting_payment')
       .where('pay_by', '>', sql<Date>`now()`)
-      .$if(userId !== undefined, (q) => q.where('user_id', '=', userId!))
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('payment_intents')
+            .select('id')
+            .where('payment_intents.id', '=', s.intentId)
+            .where('payment_intents.order_id', '=', s.orderId),
+        ),
+      )
       .returningAll()
       .executeTakeFirst();
   } catch (err) {
@@ -67,9 +84,10 @@ export async function payOrder(
     throw err;
   }
   if (row) return { code: 'paid', order: row, replayed: false };
-  const current = await orderAsSeenBy(deps.db, orderId, userId);
-  if (!current) return { code: 'not-found' };
-  if (current.status === 'paid' && current.payment_id === paymentId) {
+  const intent = await findIntent(deps.db, s.intentId);
+  if (!intent || intent.order_id !== s.orderId) return { code: 'unknown-intent' };
+  const current = (await findOrder(deps.db, s.orderId))!;
+  if (current.status === 'paid' && current.payment_id === s.paymentId) {
     return { code: 'paid', order: current, replayed: true };
   }
   return { code: 'conflict', order: current };
@@ -136,7 +154,8 @@ const SWEEP_BATCH = 500;
 
 /**
  * The sweep behind the expiry jobs: expires orders overdue by `graceMs` (their job was lost or
- * is late), and finishes returns a crash cut short. Returns what it did.
+ * is late), finishes returns a crash cut short, and forgets webhook deliveries past their
+ * retention. Returns what it did.
  */
 export async function sweepPayments(
   deps: LifecycleDeps,
@@ -162,6 +181,7 @@ export async function sweepPayments(
     .limit(SWEEP_BATCH)
     .execute();
   for (const row of unreturned) await returnUnits(deps, row);
+  await pruneDeliveries(deps.db);
   if (expired || unreturned.length) {
     deps.logger?.info(
       { expired, returned: unreturned.length },

@@ -89,6 +89,16 @@ export class Keys {
     return `${this.prefix}:rl:${route}:${kind}:${id}`;
   }
 
+  /** Wrong admin tokens sent from a client address (a rate limit's bucket). */
+  adminGuesses(address: string): string {
+    return `${this.prefix}:admin:guesses:${address}`;
+  }
+
+  /** A dashboard / Bull Board session: exists while the session is open. */
+  adminSession(id: string): string {
+    return `${this.prefix}:admin:session:${checked('session id', id)}`;
+  }
+
   product(productId: string): ProductKeys {
     const tag = `${this.prefix}:{${checked('product id', productId)}}`;
     return { meta: `${tag}:meta`, events: `${tag}:events` };

@@ -13,6 +13,7 @@ import type { RateLimit } from '../config/index.js';
 import { luaScript } from './scripts.js';
 
 const script = luaScript('rateLimit', { allowed: 0, limited: 1 });
+const peekScript = luaScript('rateLimitPeek', { allowed: 0, limited: 1 });
 
 export interface RateDecision {
   allowed: boolean;
@@ -24,14 +25,24 @@ export interface RateDecision {
   retryMs: number;
 }
 
+const intervalUs = (limit: RateLimit) => Math.round((limit.periodMs * 1_000) / limit.rate);
+
+/**
+ * Whether one request would pass `key`'s bucket under `limit` now, without taking it.
+ * @returns 0 when it would pass, else ms until it would
+ */
+export async function peekRate(redis: RedisClient, key: string, limit: RateLimit): Promise<number> {
+  const r = await peekScript.run<number[]>(redis, [key], [intervalUs(limit), limit.burst]);
+  return peekScript.replyName(r[0]!) === 'allowed' ? 0 : Math.max(1, Math.ceil(r[1]! / 1_000));
+}
+
 /** Takes one request from `key`'s bucket under `limit`. */
 export async function takeRate(
   redis: RedisClient,
   key: string,
   limit: RateLimit,
 ): Promise<RateDecision> {
-  const intervalUs = Math.round((limit.periodMs * 1_000) / limit.rate);
-  const r = await script.run<number[]>(redis, [key], [intervalUs, limit.burst]);
+  const r = await script.run<number[]>(redis, [key], [intervalUs(limit), limit.burst]);
   const allowed = script.replyName(r[0]!) === 'allowed';
   return {
     allowed,

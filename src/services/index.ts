@@ -24,10 +24,22 @@ export {
   type StoredResponse,
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
-export { Payments, type ConflictState, type PaymentOutcome } from './payments.js';
+export {
+  Payments,
+  type ConflictState,
+  type IntentView,
+  type PaymentOutcome,
+  type StartPaymentOutcome,
+} from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
+export { AdminAccess, isAdminToken, SESSION_MS, type AdminSession } from './admin-access.js';
 export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
-export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
+export {
+  checkSaleToken,
+  sameSignature,
+  signSaleToken,
+  type SaleTokenClaims,
+} from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
 export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
 

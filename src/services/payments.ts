@@ -1,16 +1,22 @@
 /**
- * Paying and cancelling orders of a sale with a payment window, for the buyer's routes and the
- * payment provider's webhook. PostgreSQL's conditional transition is the one arbiter
- * (orders/lifecycle.ts); an order still only in its outbox is persisted here first, so a buyer
- * may pay the moment the purchase answers.
+ * Paying and cancelling orders of a sale with a payment window. The buyer STARTS a payment (a
+ * payment intent bound to the order, orders/payment-intents.ts) and may cancel; only the payment
+ * provider's verified webhook settles an intent, which marks its order paid. PostgreSQL's
+ * conditional transition is the one arbiter (orders/lifecycle.ts); an order still only in its
+ * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
-import type { OrderRow } from '../db/schema.js';
+import type { Db } from '../db/index.js';
+import type { OrderRow, PaymentIntentRow } from '../db/schema.js';
 import {
   closeOrder,
+  deliverOnce,
   findOrder,
   insertOrders,
   payOrder,
+  startPaymentIntent,
+  type DeliveryAnswer,
   type LifecycleDeps,
+  type Settlement,
 } from '../orders/index.js';
 import { rowView, type OrderLookup, type OrderView } from './orders.js';
 
@@ -19,14 +25,39 @@ export type PaymentOutcome =
   | { code: 'not-found' }
   /** the order is not awaiting payment: `state` says what it is instead */
   | { code: 'conflict'; state: ConflictState; order: OrderView }
-  /** the payment id settled another order */
+  /** the provider's payment id settled another order */
   | { code: 'payment-used' }
+  /** the webhook names an intent that does not exist or is bound to another order */
+  | { code: 'unknown-intent' }
   /** a spill claim is still taking the order's units: ask again in a moment */
   | { code: 'settling' };
 
 export type ConflictState = 'paid' | 'cancelled' | 'expired' | 'final' | 'window-closed';
 
-function conflictOf(row: OrderRow): PaymentOutcome {
+/** What the buyer hands the payment provider: the provider charges it and names it back. */
+export interface IntentView {
+  paymentIntentId: string;
+  orderId: string;
+  /** units to pay for */
+  quantity: number;
+  /** the order's payBy: the provider must not charge it later */
+  expiresAt: string;
+  status: 'requires_payment';
+}
+
+export type StartPaymentOutcome =
+  | { code: 'started'; intent: IntentView; created: boolean }
+  | Extract<PaymentOutcome, { code: 'not-found' | 'conflict' | 'settling' }>;
+
+const intentView = (i: PaymentIntentRow): IntentView => ({
+  paymentIntentId: i.id,
+  orderId: i.order_id,
+  quantity: i.quantity,
+  expiresAt: i.expires_at.toISOString(),
+  status: 'requires_payment',
+});
+
+function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
   const state: ConflictState =
     row.status === 'awaiting_payment' ? 'window-closed' : (row.status as ConflictState);
   return { code: 'conflict', state, order: rowView(row) };
@@ -39,16 +70,36 @@ export class Payments {
   ) {}
 
   /**
-   * Marks the order paid by `paymentId`. `userId`: the buyer's route (anyone else's order does
-   * not exist); none: the payment provider (verified by its signature).
+   * The buyer starts paying their order: its payment intent, the same one every time. Marks
+   * nothing paid. Anyone else's order does not exist.
    */
-  async pay(orderId: string, paymentId: string, userId?: string): Promise<PaymentOutcome> {
+  async start(orderId: string, userId: string): Promise<StartPaymentOutcome> {
     const held = await this.persistPending(orderId, userId);
     if (held) return held;
-    const r = await payOrder(this.deps, orderId, paymentId, userId);
+    const r = await startPaymentIntent(this.deps.db, orderId, userId);
+    if (r.code === 'started') {
+      return { code: 'started', intent: intentView(r.intent), created: r.created };
+    }
+    return r.code === 'conflict' ? conflictOf(r.order) : r;
+  }
+
+  /**
+   * The provider's verified notice that an intent was paid: marks its order paid (the arbiter
+   * against expiry and cancel). `db`: a transaction to run in (the webhook's delivery record).
+   */
+  async settle(s: Settlement, db: Db = this.deps.db): Promise<PaymentOutcome> {
+    const r = await payOrder({ db }, s);
     if (r.code === 'paid') return { code: 'ok', order: rowView(r.order), replayed: r.replayed };
     if (r.code === 'conflict') return conflictOf(r.order);
     return r;
+  }
+
+  /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
+  once(
+    webhookId: string,
+    handle: (db: Db) => Promise<DeliveryAnswer>,
+  ): Promise<DeliveryAnswer & { replayed: boolean }> {
+    return deliverOnce(this.deps.db, webhookId, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */
@@ -70,8 +121,8 @@ export class Payments {
    */
   private async persistPending(
     orderId: string,
-    userId: string | undefined,
-  ): Promise<PaymentOutcome | undefined> {
+    userId: string,
+  ): Promise<Extract<PaymentOutcome, { code: 'not-found' | 'settling' }> | undefined> {
     const persisted = async () => (await findOrder(this.deps.db, orderId)) !== undefined;
     if (await persisted()) return undefined;
     const sale = await this.lookup.pendingSale(orderId, userId);

@@ -18,11 +18,22 @@ export interface SaleTokenClaims {
 }
 
 const mac = (secret: string, payload: string) =>
-  createHmac('sha256', secret).update(payload).digest();
+  createHmac('sha256', secret).update(payload).digest('base64url');
 
 export function signSaleToken(c: SaleTokenClaims, secret: string): string {
   const payload = `v1|${c.userId}|${c.productId}|${c.epoch}|${c.expiresAt}`;
-  return `${Buffer.from(payload).toString('base64url')}.${mac(secret, payload).toString('base64url')}`;
+  return `${Buffer.from(payload).toString('base64url')}.${mac(secret, payload)}`;
+}
+
+/**
+ * Whether `given` is exactly `expected` (constant time). Compared as text, not as decoded
+ * bytes: base64url decoding forgives padding ("=") and unused low bits, so several strings
+ * decode to one signature; only the one the signer writes is accepted.
+ */
+export function sameSignature(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export type SaleTokenCheck =
@@ -38,11 +49,10 @@ export function checkSaleToken(
   const [encoded, signature, extra] = token.split('.');
   if (!encoded || !signature || extra !== undefined) return { ok: false, why: 'malformed' };
   const payload = Buffer.from(encoded, 'base64url').toString();
-  const given = Buffer.from(signature, 'base64url');
-  const expected = mac(secret, payload);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    return { ok: false, why: 'signature' };
-  }
+  // one encoding of the payload too: another would carry the same signature
+  if (Buffer.from(payload).toString('base64url') !== encoded)
+    return { ok: false, why: 'malformed' };
+  if (!sameSignature(signature, mac(secret, payload))) return { ok: false, why: 'signature' };
   const [version, userId, productId, epoch, expiresAt] = payload.split('|');
   if (version !== 'v1' || expiresAt === undefined) return { ok: false, why: 'malformed' };
   if (userId !== want.userId) return { ok: false, why: 'user' };

@@ -1,0 +1,99 @@
+/**
+ * `POST /payments/webhook`: the payment provider's signed notice that a payment intent was paid
+ * (`payment.succeeded`), the only way an order becomes paid. Signed as Seckill-Signature or as
+ * Standard Webhooks (webhook-signature.ts); a Standard Webhooks delivery is handled once per
+ * `webhook-id`: a redelivery answers as the first did and changes nothing.
+ */
+import type { IRouter, Request, Response } from 'express';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import { ProblemError } from '../errors.js';
+import type { Payments } from '../services/index.js';
+import type { RawBodyRequest } from './body.js';
+import { answer, UUID } from './orders.js';
+import { PROBLEM_JSON, problemBody } from './problem.js';
+import { parseOr400 } from './validation.js';
+import { verifyWebhook } from './webhook-signature.js';
+
+const paymentId = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : -');
+
+export const webhookBody = z.object({
+  /** only payment.succeeded changes anything; other events are acknowledged and ignored */
+  type: z.string().min(1).max(64),
+  orderId: z.string().regex(UUID, 'must be an order id (UUID)'),
+  /** the intent the buyer started (POST /orders/:id/pay): it must be the order's */
+  paymentIntentId: z.string().regex(/^pi_[A-Za-z0-9_-]{22}$/, 'must be a payment intent id'),
+  /** the provider's id of the payment */
+  paymentId,
+});
+
+export interface WebhookRoutes {
+  payments: Config['payments'];
+  pay: Payments;
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+/** The notice's answer as data (a problem too), so a redelivery can be given it again. */
+async function handle(req: Request, deps: WebhookRoutes, db?: Parameters<Payments['settle']>[1]) {
+  try {
+    const event = parseOr400(webhookBody, req.body, 'payment notification');
+    if (event.type !== 'payment.succeeded') {
+      return {
+        status: 200,
+        body: { received: true, ignored: `events of type ${event.type} change nothing` },
+      };
+    }
+    const settlement = {
+      orderId: event.orderId,
+      intentId: event.paymentIntentId,
+      paymentId: event.paymentId,
+    };
+    return { status: 200, body: answer(await deps.pay.settle(settlement, db), event.orderId) };
+  } catch (err) {
+    if (!(err instanceof ProblemError) || err.status >= 500) throw err;
+    return { status: err.status, body: problemBody(req, err) };
+  }
+}
+
+function send(res: Response, a: Answer, replayed: boolean) {
+  if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+  res.status(a.status);
+  if (a.status >= 400) res.type(PROBLEM_JSON).send(JSON.stringify(a.body));
+  else res.json(a.body);
+}
+
+export function mountPaymentWebhook(router: IRouter, deps: WebhookRoutes): void {
+  router.post('/payments/webhook', async (req: Request, res) => {
+    const secret = deps.payments.webhookSecret;
+    if (!secret) {
+      throw new ProblemError({
+        status: 503,
+        code: 'webhook-disabled',
+        title: 'Payment webhook not configured',
+        detail: 'set PAYMENT_WEBHOOK_SECRET to accept payment notifications',
+      });
+    }
+    const raw = (req as RawBodyRequest).rawBody;
+    if (!raw) {
+      throw new ProblemError({
+        status: 400,
+        code: 'invalid-request',
+        title: 'Invalid payment notification',
+        detail: 'send the signed notification as an application/json body',
+      });
+    }
+    const { webhookId } = verifyWebhook(req.headers, raw, {
+      secret,
+      toleranceSeconds: deps.payments.webhookToleranceSeconds,
+    });
+    if (webhookId === undefined) return send(res, await handle(req, deps), false);
+    const r = await deps.pay.once(webhookId, (tx) => handle(req, deps, tx));
+    send(res, r, r.replayed);
+  });
+}

@@ -1,0 +1,123 @@
+/**
+ * Who may use the admin routes, shared by every API process through Redis:
+ *
+ * - The admin token (bearer header or the dashboard's login form), throttled per client
+ *   address: every wrong token takes one from the address's GCRA bucket (ADMIN_GUESS_LIMIT,
+ *   lua/rateLimit-1.lua), every attempt first asks whether the bucket still has room
+ *   (lua/rateLimitPeek-1.lua), so past the limit that address gets 429 for any token, the right
+ *   one included (otherwise the one answer that is not 429 would name the right guess). Other
+ *   addresses are unaffected, and the bucket refills: no one is locked out for good.
+ * - Sessions (the dashboard and Bull Board in a browser): a random id whose Redis key lives as
+ *   long as the session, in a cookie signed with ADMIN_TOKEN. A logout deletes the key, so the
+ *   cookie is refused by every process at once; rotating ADMIN_TOKEN still revokes them all.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { RateLimit } from '../config/index.js';
+import { ProblemError } from '../errors.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { peekRate, takeRate } from '../redis/rate-limit.js';
+import { sameSignature } from './sale-token.js';
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Whether `token` is the admin token, compared in constant time (false when none is set). */
+export function isAdminToken(token: string, adminToken: string | undefined): boolean {
+  return adminToken !== undefined && timingSafeEqual(digest(token), digest(adminToken));
+}
+
+export const SESSION_MS = 12 * 3_600_000;
+
+/** `v2.<id>.<expires ms>.<base64url HMAC-SHA256 of "admin-session.<id>.<expires>">` */
+const SESSION = /^v2\.([A-Za-z0-9_-]{22})\.(\d{13})\.([A-Za-z0-9_-]{43})$/;
+
+const sign = (secret: string, id: string, expires: number) =>
+  createHmac('sha256', secret).update(`admin-session.${id}.${expires}`).digest('base64url');
+
+export interface AdminSession {
+  /** the cookie's value */
+  value: string;
+  expires: Date;
+}
+
+export class AdminAccess {
+  constructor(
+    private readonly deps: {
+      redis: RedisClient;
+      keys: Keys;
+      adminToken: string | undefined;
+      guessLimit: RateLimit;
+    },
+  ) {}
+
+  /**
+   * One attempt with an admin token from `address`: true for the right token, false for a wrong
+   * one (counted against the address).
+   * @throws ProblemError 429 + Retry-After while the address is past ADMIN_GUESS_LIMIT
+   */
+  async check(token: string, address: string): Promise<boolean> {
+    const { redis, keys, guessLimit } = this.deps;
+    const key = keys.adminGuesses(address);
+    const right = isAdminToken(token, this.deps.adminToken);
+    if (right) {
+      const retryMs = await peekRate(redis, key, guessLimit);
+      if (retryMs > 0) throw tooManyGuesses(retryMs, guessLimit);
+      return true;
+    }
+    const d = await takeRate(redis, key, guessLimit);
+    if (!d.allowed) throw tooManyGuesses(d.retryMs, guessLimit);
+    return false;
+  }
+
+  /** A new session (after a right token). */
+  async open(): Promise<AdminSession> {
+    const secret = this.secret();
+    const id = randomBytes(16).toString('base64url');
+    const expires = Date.now() + SESSION_MS;
+    await this.deps.redis.set(this.deps.keys.adminSession(id), '1', 'PX', SESSION_MS);
+    return {
+      value: `v2.${id}.${expires}.${sign(secret, id, expires)}`,
+      expires: new Date(expires),
+    };
+  }
+
+  /** Whether `value` is a session cookie of ours, unexpired and not logged out. */
+  async valid(value: string | undefined): Promise<boolean> {
+    const id = this.idOf(value);
+    return id !== undefined && (await this.deps.redis.exists(this.deps.keys.adminSession(id))) > 0;
+  }
+
+  /** Logs the session out, for every process. */
+  async close(value: string | undefined): Promise<void> {
+    const id = this.idOf(value);
+    if (id !== undefined) await this.deps.redis.del(this.deps.keys.adminSession(id));
+  }
+
+  /** The session id of a well-formed, correctly signed, unexpired cookie value. */
+  private idOf(value: string | undefined): string | undefined {
+    const m = value === undefined || !this.deps.adminToken ? null : SESSION.exec(value);
+    if (!m) return undefined;
+    const [, id, expiresText, signature] = m as unknown as [string, string, string, string];
+    const expires = Number(expiresText);
+    if (expires <= Date.now()) return undefined;
+    return sameSignature(signature, sign(this.deps.adminToken!, id, expires)) ? id : undefined;
+  }
+
+  private secret(): string {
+    if (!this.deps.adminToken) throw new Error('no ADMIN_TOKEN: no session can be opened');
+    return this.deps.adminToken;
+  }
+}
+
+function tooManyGuesses(retryMs: number, limit: RateLimit): ProblemError {
+  const seconds = Math.max(1, Math.ceil(retryMs / 1_000));
+  return new ProblemError({
+    status: 429,
+    code: 'too-many-guesses',
+    title: 'Too many wrong admin tokens',
+    detail:
+      `over ${limit.burst} wrong admin tokens from this address ` +
+      `(ADMIN_GUESS_LIMIT ${limit.rate}/${limit.periodMs === 1_000 ? 's' : 'm'}); retry in ${seconds} s`,
+    headers: { 'Retry-After': String(seconds) },
+  });
+}
