@@ -7,10 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, parseAllDocuments } from 'yaml';
+import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../src/config/index.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { startApp, type RunningApp } from './support/app.js';
+import { renderKustomization } from './support/kustomize.js';
 import { useNamespace } from './support/namespace.js';
 
 const DEPLOY = join(import.meta.dirname, '..', 'deploy');
@@ -35,16 +36,8 @@ type Manifest = {
   data?: Record<string, string>;
 };
 
-const manifests: Manifest[] = [
-  'config.yaml',
-  'api.yaml',
-  'worker.yaml',
-  'migrate-job.yaml',
-].flatMap((f) =>
-  parseAllDocuments(readFileSync(join(DEPLOY, 'kubernetes', f), 'utf8')).map(
-    (d) => d.toJS() as Manifest,
-  ),
-);
+// as `kubectl apply -k deploy/kubernetes` would create them
+const manifests = renderKustomization(join(DEPLOY, 'kubernetes')) as unknown as Manifest[];
 const byKind = (kind: string) => manifests.filter((m) => m.kind === kind);
 const configMap = byKind('ConfigMap')[0]!;
 const alerts = parse(readFileSync(join(DEPLOY, 'prometheus', 'alerts.yaml'), 'utf8')) as {
