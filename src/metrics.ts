@@ -41,12 +41,19 @@ export function httpMetrics(registry: Registry): HttpMetrics {
     labelNames: ['route', 'code'],
     registers: [registry],
   });
+  const problemChildren = new Map<string, { inc(): void }>();
   // Label children per (method, route, status), made once: prom-client hashes a label object on
   // every call otherwise, which costs more than the observation.
   const children = new Map<string, { inc(): void; observe(v: number): void }>();
   return {
     observe(method, route, status, seconds, problem) {
-      if (problem) problems.inc({ route, code: problem });
+      if (problem) {
+        // a sold-out flood is thousands of 409s a second: one label child per pair, made once
+        const pk = `${route} ${problem}`;
+        let pc = problemChildren.get(pk);
+        if (!pc) problemChildren.set(pk, (pc = problems.labels({ route, code: problem })));
+        pc.inc();
+      }
       const key = `${method} ${route} ${status}`;
       let c = children.get(key);
       if (!c) {
