@@ -13,7 +13,8 @@ export function createRegistry(opts: { defaultMetrics?: boolean } = {}): Registr
 }
 
 export interface HttpMetrics {
-  observe(method: string, route: string, status: number, seconds: number): void;
+  /** `problem`: the problem+json code of an error answer (e.g. store-unavailable) */
+  observe(method: string, route: string, status: number, seconds: number, problem?: string): void;
 }
 
 export function httpMetrics(registry: Registry): HttpMetrics {
@@ -32,11 +33,27 @@ export function httpMetrics(registry: Registry): HttpMetrics {
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [registry],
   });
+  // The status alone cannot tell a store outage (503 store-unavailable) from the product's own
+  // "try again" answers (503 lock-timeout, draining): alerts need the code.
+  const problems = new Counter({
+    name: 'http_problems_total',
+    help: 'Error answers (problem+json) by route and problem code',
+    labelNames: ['route', 'code'],
+    registers: [registry],
+  });
+  const problemChildren = new Map<string, { inc(): void }>();
   // Label children per (method, route, status), made once: prom-client hashes a label object on
   // every call otherwise, which costs more than the observation.
   const children = new Map<string, { inc(): void; observe(v: number): void }>();
   return {
-    observe(method, route, status, seconds) {
+    observe(method, route, status, seconds, problem) {
+      if (problem) {
+        // a sold-out flood is thousands of 409s a second: one label child per pair, made once
+        const pk = `${route} ${problem}`;
+        let pc = problemChildren.get(pk);
+        if (!pc) problemChildren.set(pk, (pc = problems.labels({ route, code: problem })));
+        pc.inc();
+      }
       const key = `${method} ${route} ${status}`;
       let c = children.get(key);
       if (!c) {

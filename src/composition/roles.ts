@@ -267,6 +267,14 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
       payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
     }),
   });
+  // per process (each counts its own attempts): sum-correct across replicas
+  const failedAttempts = new Counter({
+    name: 'seckill_order_jobs_failed_total',
+    help: 'Order job attempts that failed (persist, expire, sweep); BullMQ retries most of them',
+    labelNames: ['kind'],
+    registers: [core.registry],
+  });
+  worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
   registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
   await queue.upsertJobScheduler(
     'sweeper',

@@ -3,6 +3,7 @@
  * Middleware, cheapest first: request context (id, metrics, log), the probes, JSON bodies, the
  * shop's hot route, the other routes, 404, one problem+json error handler.
  */
+import { Gauge } from 'prom-client';
 import express, { type Express, type IRouter } from 'express';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
@@ -47,6 +48,18 @@ export function buildApp(parts: AppParts): App {
   );
   const readiness = new Readiness(parts.readiness).start();
   mountHealth(app, readiness);
+  // readiness as a series, for an alert (a probe's 503 is seen by the orchestrator only)
+  if (!parts.registry.getSingleMetric('seckill_ready')) {
+    new Gauge({
+      name: 'seckill_ready',
+      help: '1 while /readyz answers ready (Redis and PostgreSQL answered, not draining), else 0',
+      registers: [parts.registry],
+      aggregator: 'min', // several API processes merged: one not ready shows
+      collect() {
+        this.set(readiness.ready ? 1 : 0);
+      },
+    });
+  }
   const metricsText = parts.metricsText ?? (() => parts.registry.metrics());
   app.get('/metrics', async (_req, res) => {
     res.type(parts.registry.contentType).send(await metricsText());

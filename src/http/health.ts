@@ -79,6 +79,13 @@ export class Readiness {
     return this.refresh();
   }
 
+  /** What `/readyz` answers now, without asking: the last fresh result, every check up. */
+  get ready(): boolean {
+    const last = this.last;
+    if (this.draining || !last || Date.now() - last.at >= STALE_AFTER_MS) return false;
+    return last.results.every((r) => r.ok);
+  }
+
   stop(): void {
     clearInterval(this.timer);
   }

@@ -23,6 +23,7 @@ export function problemBody(req: Request, p: ProblemError): Record<string, unkno
 }
 
 export function sendProblem(req: Request, res: Response, p: ProblemError): void {
+  res.locals.problem = p.code; // counted by code (http_problems_total)
   for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
   res
     .status(p.status)

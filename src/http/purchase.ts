@@ -52,6 +52,7 @@ export function refusal(req: Request, err: SaleError | ProblemError): StoredResp
     contentType: PROBLEM_JSON,
     headers: problem.headers,
     body: JSON.stringify(problemBody(req, problem)),
+    problem: problem.code,
   };
 }
 

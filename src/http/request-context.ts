@@ -139,7 +139,7 @@ export function requestContext(opts: {
       const ms = performance.now() - start;
       const route = routeOf(req, opts.routes);
       const status = res.statusCode;
-      opts.metrics.observe(req.method, route, status, ms / 1000);
+      opts.metrics.observe(req.method, route, status, ms / 1000, res.locals.problem as string);
       if (QUIET_PATHS.has(req.path)) return;
       opts.access.record(route, status, ms);
       if (status >= 400 && status < 500 && opts.logger.isLevelEnabled('debug')) {

@@ -86,6 +86,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
   const send = (res: Response, r: StoredResponse) => {
     if (r.headers) for (const k in r.headers) res.setHeader(k, r.headers[k]!);
     res.statusCode = r.status;
+    if (r.problem) res.locals.problem = r.problem;
     res.setHeader('Content-Type', `${r.contentType}; charset=utf-8`);
     res.end(r.body);
   };

@@ -1,6 +1,9 @@
 /**
  * What operators watch on the worker side, read when /metrics is scraped: the order queue's jobs
  * by state, and per product its outbox backlog (sold, not yet persisted) and remaining stock.
+ *
+ * Every worker replica reads these from the same Redis, so each exports the same value:
+ * aggregate them with `max`, never `sum` (two replicas would show twice the stock).
  */
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
@@ -11,7 +14,25 @@ import type { Keys } from '../redis/keys.js';
 /** Products read per scrape; past it, the rest are left out (a scrape must stay cheap). */
 const MAX_PRODUCTS = 200;
 
+/**
+ * A scrape answers within this even while Redis does not (BullMQ's connection waits for Redis
+ * without bound): the shared-state series are then left out, and the rest of /metrics (the
+ * readiness gauge among it) still reaches Prometheus, so the target is not reported down.
+ */
+export const GAUGE_READ_TIMEOUT_MS = 750;
+
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as const;
+
+function bounded<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer within ${GAUGE_READ_TIMEOUT_MS} ms`)),
+      GAUGE_READ_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
 
 export function registerOrderGauges(opts: {
   registry: Registry;
@@ -22,31 +43,43 @@ export function registerOrderGauges(opts: {
   const { registry, queue, redis, keys } = opts;
   new Gauge({
     name: 'seckill_queue_jobs',
-    help: 'Jobs of the order queue by state (persist batches, expiries, the sweeper)',
+    help: 'Jobs of the order queue by state (persist batches, expiries, the sweeper); the same in every worker: aggregate with max',
     labelNames: ['state'],
     registers: [registry],
+    // merged across processes (AggregatorRegistry): shared state, not a per-process share
+    aggregator: 'max',
     async collect() {
-      const counts = await queue.getJobCounts(...JOB_STATES);
+      this.reset();
+      const counts = await bounded(queue.getJobCounts(...JOB_STATES), 'queue counts').catch(
+        () => undefined,
+      );
+      if (!counts) return;
       for (const state of JOB_STATES) this.set({ state }, counts[state] ?? 0);
     },
   });
   // one read of every product serves both per-product gauges
-  let reading:
-    Promise<Array<{ productId: string; backlog: number; remaining: number }>> | undefined;
+  type ProductGauges = { productId: string; backlog: number; remaining: number };
+  let reading: Promise<ProductGauges[]> | undefined;
   const products = () =>
-    (reading ??= (async () => {
-      const states = await readProductStates({ redis, keys }, MAX_PRODUCTS);
-      return states.map((s) => ({
-        productId: s.productId,
-        backlog: s.segments.reduce((a, seg) => a + seg.pending, 0),
-        remaining: s.remaining,
-      }));
-    })().finally(() => setImmediate(() => (reading = undefined))));
+    (reading ??= bounded(
+      (async () => {
+        const states = await readProductStates({ redis, keys }, MAX_PRODUCTS);
+        return states.map((s) => ({
+          productId: s.productId,
+          backlog: s.segments.reduce((a, seg) => a + seg.pending, 0),
+          remaining: s.remaining,
+        }));
+      })(),
+      'product states',
+    )
+      .catch((): ProductGauges[] => [])
+      .finally(() => setImmediate(() => (reading = undefined))));
   new Gauge({
     name: 'seckill_outbox_backlog',
-    help: "Orders sold and still only in a product's outboxes (not yet persisted)",
+    help: "Orders sold and still only in a product's outboxes (not yet persisted); the same in every worker: aggregate with max",
     labelNames: ['product'],
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       this.reset();
       for (const p of await products()) this.set({ product: p.productId }, p.backlog);
@@ -54,9 +87,10 @@ export function registerOrderGauges(opts: {
   });
   new Gauge({
     name: 'seckill_stock_remaining',
-    help: 'Units left on sale, per product (its current epoch)',
+    help: 'Units left on sale, per product (its current epoch); the same in every worker: aggregate with max',
     labelNames: ['product'],
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       this.reset();
       for (const p of await products()) this.set({ product: p.productId }, p.remaining);

@@ -20,6 +20,8 @@ export interface StoredResponse {
   contentType: string;
   body: string;
   headers?: Record<string, string>;
+  /** the problem code of an error answer (for the metrics; the body says it to the client) */
+  problem?: string;
 }
 
 /** What Redis holds under an idempotency key (JSON; this module is its only reader and writer). */
