@@ -42,7 +42,7 @@ async function deadStores() {
 describe('seckill on an older Node.js', () => {
   it('says in one line which Node.js it needs, and exits 1 before loading anything', async () => {
     const fake20 = `data:text/javascript,Object.defineProperty(process.versions,"node",{value:"20.19.0"})`;
-    const r = await cli(['up'], {}, ['--import', fake20]);
+    const r = await cli(['--version'], {}, ['--import', fake20]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(
       /^seckill: Node\.js 24 or newer is needed; this is 20\.19\.0 \(.+\)\. Install/,
