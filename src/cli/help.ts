@@ -2,7 +2,7 @@
  * Help text: each command's usage, its options with their defaults, and the environment
  * variables it reads with theirs (taken from the config schema, so they cannot drift).
  */
-import { envSchema } from '../config/index.js';
+import { envDefault, envSchema, type EnvName } from '../config/index.js';
 
 export interface OptionHelp {
   /** as typed, e.g. `--total N` */
@@ -18,24 +18,6 @@ export interface CommandHelp {
   options?: OptionHelp[];
   /** variables of {@link envSchema} this command reads */
   env: string[];
-}
-
-export type EnvName = keyof typeof envSchema.shape;
-
-/** Defaults that depend on other variables, said in words. */
-const DERIVED_DEFAULTS: Partial<Record<EnvName, string>> = {
-  REDIS_URL: 'redis://127.0.0.1:$LOCAL_REDIS_PORT (the one `up` runs)',
-  DATABASE_URL: 'postgres://seckill@127.0.0.1:$LOCAL_PG_PORT/seckill (the one `up` runs)',
-  AUTH_MODE: 'jwt (one-shot commands and `up`: dev)',
-  ADMIN_TOKEN: 'none: the admin API is off (`up` generates one)',
-};
-
-/** A variable's default as help shows it. */
-export function envDefault(name: EnvName): string {
-  const derived = DERIVED_DEFAULTS[name];
-  if (derived) return derived;
-  const def = envSchema.shape[name]._zod.def as { type: string; defaultValue?: unknown };
-  return def.type === 'default' ? String(def.defaultValue) : 'none';
 }
 
 const table = (rows: Array<[string, string]>) => {

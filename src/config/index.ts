@@ -8,6 +8,7 @@ import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 
 export { clusterPortSpan, envSchema, parseRate, redactText, redactUrl, type RateLimit };
+export { envDefault, envExample, type EnvName } from './env-docs.js';
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
