@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import type { PinoPretty as Pretty } from 'pino-pretty';
 import { redactText, type Config } from './config/index.js';
 
 export type { Logger };
@@ -54,6 +55,10 @@ export function createLogger(
 ): Logger {
   let out: DestinationStream;
   if (terminal) {
+    // loaded only for a terminal: every CLI start would pay for it (~80 ms) otherwise
+    const { PinoPretty } = createRequire(import.meta.url)('pino-pretty') as {
+      PinoPretty: typeof Pretty;
+    };
     out = PinoPretty({ destination: 1, sync: true, colorize: true, ignore: 'hostname' });
   } else {
     const json = pino.destination({ dest: 1, sync: true });
