@@ -90,10 +90,46 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     expect(run.code, run.output).toBe(0);
     const summary = JSON.parse(readFileSync(join(results.path, 'flash-sale.json'), 'utf8'));
     expect(count(summary, 'seckill_accepted')).toBe(60);
+    // no rate limit is configured here: not one 429
+    expect(count(summary, 'seckill_rate_limited')).toBe(0);
     expect(count(summary, 'seckill_errors')).toBe(0);
     expect(count(summary, 'seckill_invariant_violations')).toBe(0);
     // every purchase got an answer a sale gives on purpose, admin calls included
     expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+  });
+
+  it('flash-sale.js against a stack with rate limits (as deploy/ runs it): 429 is an answer, not a failure', async () => {
+    const limited = await startApp(ns.config({ RATE_LIMIT_IP: '20/s' }));
+    try {
+      const run = await runK6('flash-sale.js', {
+        BASE_URL: limited.url,
+        STRATEGY: 'segmented',
+        SEGMENTS: '4',
+        // more stock than the limit lets through: the sale is still on when the 429s come
+        STOCK: '1000',
+        RATE: '100',
+        DURATION: '2s',
+        PRODUCT_ID: `${ns.id}-limited`,
+        // what is judged here is the answers, not the latency of a shared machine
+        P95_MS: '10000',
+        P99_MS: '20000',
+      });
+      expect(run.code, run.output).toBe(0);
+      const summary = JSON.parse(readFileSync(join(results.path, 'flash-sale.json'), 'utf8'));
+      // 20 a second from one address get through (k6 is one address), the rest get 429
+      const accepted = count(summary, 'seckill_accepted');
+      const limitedCount = count(summary, 'seckill_rate_limited');
+      expect(limitedCount).toBeGreaterThan(0);
+      expect(accepted).toBeGreaterThan(0);
+      expect(accepted + limitedCount + count(summary, 'seckill_rejected')).toBe(
+        count(summary, 'iterations'),
+      );
+      expect(count(summary, 'seckill_errors')).toBe(0);
+      expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+      expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('compare.js: one variant runs, its purchases are all persisted and reconciled', async () => {

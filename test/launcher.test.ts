@@ -30,7 +30,10 @@ function childPids(pid: number): number[] {
     .filter((d) => {
       try {
         const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return stat.includes('(node)') && stat.split(') ')[1]!.split(' ')[1] === String(pid);
+        // Node 24 names its main thread MainThread (the comm field); earlier ones, node
+        return (
+          /\((node|MainThread)\) /.test(stat) && stat.split(') ')[1]!.split(' ')[1] === String(pid)
+        );
       } catch {
         return false;
       }

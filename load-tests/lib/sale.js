@@ -49,6 +49,8 @@ export const metrics = {
   payTooLate: new Counter('seckill_pay_too_late'),
   soldOut: new Counter('seckill_sold_out'),
   limitReached: new Counter('seckill_limit_reached'),
+  /** 429: the stack's rate limits (RATE_LIMIT_IP / RATE_LIMIT_USER, as deploy/ runs it) */
+  rateLimited: new Counter('seckill_rate_limited'),
   /** refused for a reason that is not an error: busy (503 + Retry-After), window, other 4xx */
   rejected: new Counter('seckill_rejected'),
   /** 5xx other than a 503 busy answer, network errors, unexpected bodies */
@@ -57,10 +59,14 @@ export const metrics = {
 };
 
 // What counts as a failed request is said per request (k6's http_req_failed): a purchase may be
-// refused on purpose (409/410/425/503), an admin call must succeed. A global callback would count
-// the seed's 201 and the reconcile's 200 as failures.
-/** Answers a flash sale gives on purpose: sold, refused (409 / 410 / 425), busy (503). */
-const SHOP_ANSWERS = http.expectedStatuses(202, 409, 410, 425, 503);
+// refused on purpose (409/410/425/429/503), an admin call must succeed. A global callback would
+// count the seed's 201 and the reconcile's 200 as failures.
+/**
+ * Answers a flash sale gives on purpose: sold, refused (409 / 410 / 425), rate-limited (429: a
+ * stack with RATE_LIMIT_IP, like deploy/'s, answers one client address this way past its rate),
+ * busy (503).
+ */
+export const SHOP_ANSWERS = http.expectedStatuses(202, 409, 410, 425, 429, 503);
 const SEEDED = http.expectedStatuses(200, 201);
 const OK = http.expectedStatuses(200);
 
@@ -111,6 +117,7 @@ export function buy(productId, tags = {}) {
   if (res.status === 202) metrics.accepted.add(1, tags);
   else if (type.endsWith(':sold-out')) metrics.soldOut.add(1, tags);
   else if (type.endsWith(':limit-reached')) metrics.limitReached.add(1, tags);
+  else if (res.status === 429) metrics.rateLimited.add(1, tags);
   else if (res.status === 503 || (res.status >= 400 && res.status < 500))
     metrics.rejected.add(1, tags);
   else metrics.errors.add(1, tags);
@@ -193,7 +200,8 @@ export function summary(data, name, extraLines = []) {
   const d = shop && shop.values;
   const lines = [
     `${name}: accepted ${count('seckill_accepted')}, sold out ${count('seckill_sold_out')}, ` +
-      `limit ${count('seckill_limit_reached')}, rejected ${count('seckill_rejected')}, ` +
+      `limit ${count('seckill_limit_reached')}, rate-limited ${count('seckill_rate_limited')}, ` +
+      `rejected ${count('seckill_rejected')}, ` +
       `errors ${count('seckill_errors')}, invariant violations ${count('seckill_invariant_violations')}`,
     d
       ? `purchase latency ms: p50 ${d.med.toFixed(2)}  p95 ${d['p(95)'].toFixed(2)}  p99 ${(d['p(99)'] || 0).toFixed(2)}`

@@ -11,19 +11,30 @@ import {
 } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { migrateSegmentKeys, SaleError } from '../inventory/index.js';
+import {
+  migrateSegmentKeys,
+  SaleError,
+  type SeedResult,
+  type SeedSpec,
+} from '../inventory/index.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
 import { seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
-import { warnDevAuth } from './up.js';
+import { assertStoresAnswer, type Store } from './stores.js';
+import { sayAdminApi, warnDevAuth } from './up.js';
 
-/** A core for a one-shot command (dev auth: no JWT secret needed), closed when `fn` ends. */
-async function withCore<T>(fn: (core: Core) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, { AUTH_MODE: 'dev' });
+/**
+ * A core for a one-shot command (dev auth: no JWT secret needed; logs errors only, unless
+ * LOG_LEVEL says otherwise: its output is for a person), closed when `fn` ends. The stores it
+ * needs answer first, or it ends with one line saying which did not.
+ */
+async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T>): Promise<T> {
+  const config = loadConfig(process.env, { AUTH_MODE: 'dev', LOG_LEVEL: 'error' });
   const core = createCore(config, createLogger(config));
   try {
+    await assertStoresAnswer(core, stores);
     return await fn(core);
   } finally {
     await core.lifecycle.close();
@@ -31,7 +42,7 @@ async function withCore<T>(fn: (core: Core) => Promise<T>): Promise<T> {
 }
 
 export async function migrate(): Promise<void> {
-  await withCore(async (core) => {
+  await withCore(['postgres', 'redis'], async (core) => {
     const applied = await migrateToLatest(core.db);
     progress(
       applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date',
@@ -45,6 +56,7 @@ export async function serve(config: Config = loadConfig()): Promise<void> {
   if (isApiProcess()) return serveApiProcess(config);
   const logger = createLogger(config);
   warnDevAuth(config);
+  sayAdminApi(config);
   if (config.api.processes > 1) {
     // the primary only supervises: the API processes hold the connections
     const lifecycle = new Lifecycle(logger);
@@ -101,38 +113,60 @@ export const SEED_OPTIONS = {
   'starts-at': { type: 'string' },
   'ends-at': { type: 'string' },
   force: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
 } as const;
 
 type SeedValues = ReturnType<typeof parseArgs<{ options: typeof SEED_OPTIONS }>>['values'];
 
+/** The flags whose value is a whole number, and the field each fills. */
+const NUMBER_FLAGS = {
+  total: 'total',
+  segments: 'segments',
+  'limit-per-user': 'limitPerUser',
+  'pay-within': 'payWithinSeconds',
+} as const;
+
+const FLAG_OF: Record<string, string> = Object.fromEntries(
+  Object.entries(NUMBER_FLAGS).map(([flag, field]) => [field, flag]),
+);
+const flagOf = (field: string) =>
+  FLAG_OF[field] ?? field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
 export async function seed(productId: string, values: SeedValues): Promise<void> {
-  const num = (v: string | undefined) => (v === undefined ? undefined : Number(v));
+  const problems: string[] = [];
+  const numbers: Record<string, number | undefined> = {};
+  for (const [flag, field] of Object.entries(NUMBER_FLAGS)) {
+    const text = values[flag as keyof typeof NUMBER_FLAGS];
+    if (text === undefined) continue;
+    if (/^\s*-?\d+\s*$/.test(text)) numbers[field] = Number(text);
+    else
+      problems.push(
+        `  --${flag}: expected a whole number, e.g. --${flag} 100 (got ${JSON.stringify(text)})`,
+      );
+  }
   const parsed = seedRequest.safeParse({
-    total: num(values.total),
-    segments: num(values.segments),
+    ...numbers,
     strategy: values.strategy,
-    limitPerUser: num(values['limit-per-user']),
-    payWithinSeconds: num(values['pay-within']),
     requireSaleToken: values['require-sale-token'] || undefined,
     startsAt: values['starts-at'],
     endsAt: values['ends-at'],
   });
   if (!parsed.success) {
-    const flag = (path: PropertyKey[]) => {
-      const field = String(path[0] ?? '');
-      return field === 'payWithinSeconds'
-        ? 'pay-within'
-        : field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-    };
-    const lines = parsed.error.issues.map((i) => `  --${flag(i.path)}: ${i.message}`);
-    throw new ExitError(`invalid seed:\n${lines.join('\n')}`, 2);
+    for (const i of parsed.error.issues) {
+      const flag = flagOf(String(i.path[0] ?? ''));
+      // a number flag that was not a number is said once, above
+      if (!problems.some((p) => p.startsWith(`  --${flag}:`)))
+        problems.push(`  --${flag}: ${i.message}`);
+    }
   }
-  await withCore(async (core) => {
+  if (problems.length > 0 || !parsed.success) {
+    throw new ExitError(`invalid seed:\n${problems.join('\n')}`, 2);
+  }
+  const spec = seedSpecOf(parsed.data);
+  await withCore(['redis', 'postgres'], async (core) => {
     try {
-      const r = await core.products.seed(productId, seedSpecOf(parsed.data), {
-        force: values.force ?? false,
-      });
-      process.stdout.write(`${JSON.stringify(r)}\n`);
+      const r = await core.products.seed(productId, spec, { force: values.force ?? false });
+      process.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `${seedSummary(r, spec)}\n`);
     } catch (err) {
       if (err instanceof SaleError) {
         const hint = err.code === 'sale-live' ? ': add --force' : '';
@@ -143,8 +177,21 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   });
 }
 
+/** What a seed did, for a person. */
+function seedSummary(r: SeedResult, spec: SeedSpec): string {
+  const when = (d: Date | undefined, none: string) => (d ? d.toISOString() : none);
+  return [
+    `seeded "${r.productId}" (epoch ${r.epoch}): ${spec.total} units over ${r.segments.length} ` +
+      `segment${r.segments.length === 1 ? '' : 's'}, ${spec.strategy} strategy`,
+    `  per buyer   ${spec.limitPerUser ?? 1}`,
+    `  payment     ${spec.payWithinSeconds ? `within ${spec.payWithinSeconds} s, or the units go back on sale` : 'none (sales are final)'}`,
+    `  sale token  ${spec.requireSaleToken ? 'required' : 'not required'}`,
+    `  on sale     from ${when(spec.startsAt, 'now')} until ${when(spec.endsAt, 'sold out')}`,
+  ].join('\n');
+}
+
 export async function reconcile(productId: string): Promise<void> {
-  await withCore(async (core) => {
+  await withCore(['redis', 'postgres'], async (core) => {
     const report = await core.products.reconcile(productId);
     if (!report) throw new ExitError(`no product "${productId}"`, 1);
     const lines = [

@@ -1,6 +1,10 @@
 /** How the CLI talks to its operator: progress lines on stderr, and errors that end a command. */
+import { redactText } from '../config/index.js';
 
-export const progress = (line: string) => process.stderr.write(`[seckill] ${line}\n`);
+export { redactUrl } from '../config/index.js';
+
+/** A progress line on stderr; a URL's password in it is masked, wherever it came from. */
+export const progress = (line: string) => process.stderr.write(`[seckill] ${redactText(line)}\n`);
 
 /** Friendly failure for errors that are the operator's to fix: message only, no stack. */
 export class ExitError extends Error {
@@ -9,16 +13,5 @@ export class ExitError extends Error {
     readonly code: number,
   ) {
     super(message);
-  }
-}
-
-/** A URL fit for a log line: the password, if any, masked. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparsable URL)';
   }
 }

@@ -20,6 +20,7 @@ import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
 import { progress, redactUrl } from './output.js';
+import { assertStoresAnswer } from './stores.js';
 
 export async function up(): Promise<void> {
   const first = loadConfig(process.env, { AUTH_MODE: 'dev' });
@@ -58,6 +59,8 @@ export async function up(): Promise<void> {
         ),
     });
     const core = createCore(config, logger, lifecycle);
+    // a given DATABASE_URL that does not answer: one line, not the migrator's error
+    await assertStoresAnswer(core, ['postgres']);
     const applied = await migrateToLatest(core.db);
     if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
     warnDevAuth(config);
@@ -163,6 +166,17 @@ async function seedDemo(core: Core): Promise<void> {
   }
   await core.products.seed(productId, { total: stock, segments: 4, strategy: 'segmented' });
   progress(`seeded demo sale "${productId}": ${stock} units over 4 segments, 1 per shopper`);
+}
+
+/** `serve` says at start whether the admin API is reachable, and how. */
+export function sayAdminApi(config: Config): void {
+  const base = `http://${config.http.host}:${config.http.port}`;
+  progress(
+    config.auth.adminToken === undefined
+      ? 'admin API disabled: ADMIN_TOKEN is not set, so /admin/* answers 403 (set ADMIN_TOKEN, ' +
+          '16 characters or more, to seed and manage sales over HTTP)'
+      : `admin API at ${base}/admin/ (Authorization: Bearer $ADMIN_TOKEN)`,
+  );
 }
 
 export function warnDevAuth(config: Config): void {

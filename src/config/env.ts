@@ -13,13 +13,37 @@ const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
 const rate = z.string().regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
 
-const url = (protocols: string[]) =>
-  z
-    .string()
-    .url()
-    .refine((u) => protocols.includes(new URL(u).protocol), {
-      message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
-    });
+/** The port of a URL that did not parse, when that is what is wrong with it. */
+function badPort(text: string): string | undefined {
+  const host = text.split('://')[1]?.split(/[/?#]/)[0]?.split('@').pop() ?? '';
+  const port = /^(?:\[[^\]]*\]|[^:]*):(.*)$/.exec(host)?.[1];
+  return port !== undefined && !/^\d{1,5}$/.test(port) ? port : undefined;
+}
+
+/** A URL of one of `protocols`; a problem says what is wrong in words, never throws. */
+const url = (protocols: string[], example: string) =>
+  z.string().superRefine((text, ctx) => {
+    let parsed: URL;
+    try {
+      parsed = new URL(text);
+    } catch {
+      const port = badPort(text);
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          port !== undefined
+            ? `port ${JSON.stringify(port)} is not a number from 1 to 65535 (e.g. ${example})`
+            : `is not a URL (e.g. ${example})`,
+      });
+      return;
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+      });
+    }
+  });
 
 /** Every variable the product reads, with its default and what it does (README lists the same). */
 export const envSchema = z.object({
@@ -41,7 +65,7 @@ export const envSchema = z.object({
     .default('info')
     .describe('pino log level'),
 
-  REDIS_URL: url(['redis:', 'rediss:'])
+  REDIS_URL: url(['redis:', 'rediss:'], 'redis://localhost:6379')
     .optional()
     .describe('Redis to use; when unset, the local one the launcher runs'),
   REDIS_CLUSTER_NODES: z
@@ -59,7 +83,7 @@ export const envSchema = z.object({
     .max(5)
     .default(0)
     .describe('durable mode: a sale waits for this many replicas (WAIT) before its 202'),
-  DATABASE_URL: url(['postgres:', 'postgresql:'])
+  DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://user@localhost:5432/seckill')
     .optional()
     .describe('PostgreSQL to use; when unset, the local one the launcher runs'),
 

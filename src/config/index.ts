@@ -4,9 +4,11 @@
  * Components take their slice of it through their constructors.
  */
 import { parseRate, type RateLimit } from './rate.js';
+import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 
-export { clusterPortSpan, envSchema, parseRate, type RateLimit };
+export { clusterPortSpan, envSchema, parseRate, redactText, redactUrl, type RateLimit };
+export { envDefault, envExample, type EnvName } from './env-docs.js';
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
@@ -158,9 +160,9 @@ export function loadConfig(
   const problems = [
     ...(parsed.error?.issues ?? []).map((i) => {
       const name = String(i.path[0] ?? '(env)');
-      // a secret's value is never echoed (logs and terminals keep it)
+      // a secret's value is never echoed (logs and terminals keep it), nor a URL's password
       const shown = input[name] !== undefined && !/SECRET|TOKEN/.test(name);
-      const got = shown ? ` (got ${JSON.stringify(input[name])})` : '';
+      const got = shown ? ` (got ${JSON.stringify(redactText(input[name]!))})` : '';
       return `${name}: ${i.message}${got}`;
     }),
     ...crossFieldProblems(input),

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config/index.js';
+import { redactUrl, type Config } from '../config/index.js';
 import { messageOf } from '../errors.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
@@ -96,7 +96,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
     );
     watch(redis.process, opts.onCrash);
     opts.progress(
-      `redis-server up at ${redis.url} (AOF, noeviction; log ${redis.process.logFile})`,
+      `redis-server up at ${redactUrl(redis.url)} (AOF, noeviction; log ${redis.process.logFile})`,
     );
   }
   if (bins.postgres) {
@@ -112,7 +112,9 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       () => pg.process.kill(),
     );
     watch(pg.process, opts.onCrash);
-    opts.progress(`PostgreSQL up at ${pg.url} (data ${pg.dir}; log ${pg.process.logFile})`);
+    opts.progress(
+      `PostgreSQL up at ${redactUrl(pg.url)} (data ${pg.dir}; log ${pg.process.logFile})`,
+    );
   }
 }
 

@@ -7,6 +7,10 @@ export interface CliRun {
   child: ChildProcess;
   /** Everything written to stdout and stderr so far. */
   output(): string;
+  /** What was written to stderr alone (messages to the operator). */
+  stderr(): string;
+  /** What was written to stdout alone (logs, command results). */
+  stdout(): string;
   exited: Promise<number | null>;
 }
 
@@ -14,19 +18,26 @@ export interface CliRun {
  * Runs `seckill <args>` from source (tsx) in a child process with exactly `env` (plus HOME), so
  * a test controls every variable the CLI reads.
  */
-export function runCli(args: string[], env: Record<string, string>): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), ...args], {
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+  opts: { nodeArgs?: string[] } = {},
+): CliRun {
+  const script = [...(opts.nodeArgs ?? []), '--import', 'tsx', join(ROOT, 'src', 'cli.ts')];
+  const child = spawn(process.execPath, [...script, ...args], {
     cwd: ROOT,
     env: { HOME: process.env.HOME ?? '/root', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => ((out += d), (stdout += d)));
+  child.stderr!.on('data', (d) => ((out += d), (stderr += d)));
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
-  return { child, output: () => out, exited };
+  return { child, output: () => out, stderr: () => stderr, stdout: () => stdout, exited };
 }
 
 /**

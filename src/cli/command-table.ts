@@ -1,0 +1,139 @@
+/** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
+import type { ParseArgsConfig } from 'node:util';
+import { migrate, reconcile, seed, SEED_OPTIONS, serve, worker } from './commands.js';
+import type { CommandHelp } from './help.js';
+import { up } from './up.js';
+
+export interface Command extends CommandHelp {
+  /** names of the positional arguments it takes */
+  args: string[];
+  flags?: ParseArgsConfig['options'];
+  run(args: string[], values: Record<string, unknown>): Promise<void>;
+}
+
+/** Where a one-shot command finds the stores. */
+const STORES = [
+  'REDIS_URL',
+  'REDIS_CLUSTER_NODES',
+  'LOCAL_REDIS_PORT',
+  'DATABASE_URL',
+  'LOCAL_PG_PORT',
+  'KEY_PREFIX',
+];
+
+export const COMMANDS: Command[] = [
+  {
+    name: 'up',
+    synopsis: '',
+    what:
+      'start local redis-server + PostgreSQL (unless REDIS_URL / DATABASE_URL are set), migrate, ' +
+      'seed a demo sale, then serve the API and the order workers; Ctrl-C stops everything it started',
+    env: [
+      'DATA_DIR',
+      'LOCAL_REDIS_PORT',
+      'LOCAL_REDIS_SHARDS',
+      'LOCAL_REDIS_REPLICAS',
+      'LOCAL_PG_PORT',
+      'AUTO_INSTALL',
+      'REDIS_URL',
+      'DATABASE_URL',
+      'HOST',
+      'PORT',
+      'API_PROCESSES',
+      'AUTH_MODE',
+      'ADMIN_TOKEN',
+      'DEMO_PRODUCT_ID',
+      'DEMO_STOCK',
+      'LOG_LEVEL',
+    ],
+    args: [],
+    run: () => up(),
+  },
+  {
+    name: 'serve',
+    synopsis: '',
+    what: 'serve the API against REDIS_URL / DATABASE_URL (it waits for them; /readyz tells)',
+    env: [
+      'HOST',
+      'PORT',
+      'API_PROCESSES',
+      'REDIS_URL',
+      'REDIS_CLUSTER_NODES',
+      'DATABASE_URL',
+      'AUTH_MODE',
+      'JWT_SECRET',
+      'ADMIN_TOKEN',
+      'RATE_LIMIT_USER',
+      'RATE_LIMIT_IP',
+      'MAX_INFLIGHT',
+      'LOG_LEVEL',
+    ],
+    args: [],
+    run: () => serve(),
+  },
+  {
+    name: 'worker',
+    synopsis: '',
+    what:
+      'run order workers (and the sweepers) against REDIS_URL / DATABASE_URL; /healthz, /readyz ' +
+      'and /metrics on WORKER_PORT',
+    env: [
+      'REDIS_URL',
+      'REDIS_CLUSTER_NODES',
+      'DATABASE_URL',
+      'WORKER_PORT',
+      'WORKER_CONCURRENCY',
+      'WORKER_BATCH_SIZE',
+      'SWEEP_INTERVAL_MS',
+      'LOG_LEVEL',
+    ],
+    args: [],
+    run: () => worker(),
+  },
+  {
+    name: 'reconcile',
+    synopsis: '<product>',
+    what: 'check that no unit was lost or sold twice; prints a report, exits 1 on a mismatch',
+    env: STORES,
+    args: ['product'],
+    run: ([productId]) => reconcile(productId!),
+  },
+  {
+    name: 'migrate',
+    synopsis: '',
+    what: 'apply pending migrations (and move old segment keys to spread hash tags) and exit',
+    env: [...STORES, 'PG_STATEMENT_TIMEOUT_MS'],
+    args: [],
+    run: () => migrate(),
+  },
+  {
+    name: 'seed',
+    synopsis: '<product> --total N [options]',
+    what: "seed (or reseed: --force while it is live) a product's stock over its segments",
+    options: [
+      { flag: '--total N', what: 'units on sale (required; a whole number, 0 or more)' },
+      { flag: '--strategy NAME', what: 'segmented, global or lockfree (default: segmented)' },
+      { flag: '--segments N', what: 'segment keys (default: 16; global: 1)' },
+      { flag: '--limit-per-user N', what: 'units one buyer may buy (default: 1)' },
+      {
+        flag: '--pay-within SECONDS',
+        what: 'buyers have this long to pay, or the units go back on sale (default: none, sales are final)',
+      },
+      {
+        flag: '--require-sale-token',
+        what: 'purchases need a sale token (default: off; needs SALE_TOKEN_SECRET)',
+      },
+      {
+        flag: '--starts-at ISO',
+        what: 'when the sale opens, e.g. 2030-01-01T10:00:00Z (default: now)',
+      },
+      { flag: '--ends-at ISO', what: 'when it closes (default: never)' },
+      { flag: '--force', what: 'reseed a sale that is live (default: refused)' },
+      { flag: '--json', what: 'print the result as one JSON line instead of a summary' },
+    ],
+    env: STORES,
+    args: ['product'],
+    flags: SEED_OPTIONS,
+    run: ([productId], values) => seed(productId!, values as Parameters<typeof seed>[1]),
+  },
+];

@@ -1,0 +1,120 @@
+/**
+ * `seckill <command>`: reads the command line (node's parseArgs, strict: an unknown flag is a
+ * usage error, not a stack trace), runs the command, and turns what it throws into one message
+ * and an exit code.
+ *
+ * Exit codes: 0 done; 1 it failed (a reconcile mismatch, a server that would not start, a store
+ * that does not answer, a migration, a refused seed); 2 a usage or configuration error.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { ConfigError, redactText } from '../config/index.js';
+import { MigrationError } from '../db/migrate.js';
+import { messageOf } from '../errors.js';
+import { MissingBinaryError } from '../launcher/binaries.js';
+import { LaunchError } from '../launcher/process.js';
+import { COMMANDS, type Command } from './command-table.js';
+import { commandHelp, overview } from './help.js';
+import { ExitError } from './output.js';
+
+const USAGE = overview(COMMANDS);
+
+const find = (name: string) => COMMANDS.find((c) => c.name === name);
+
+/** package.json's version: next to src/ in a checkout, next to dist/ in a build. */
+function version(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const up of [
+    ['..', '..'],
+    ['..', '..', '..'],
+  ]) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(here, ...up, 'package.json'), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
+      if (pkg.name === 'seckill' && pkg.version) return pkg.version;
+    } catch {
+      // not there: the next candidate
+    }
+  }
+  return 'unknown';
+}
+
+function unknownCommand(name: string): ExitError {
+  return new ExitError(`unknown command "${name}"\n\n${USAGE}`, 2);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    if (name === undefined) process.exitCode = 2;
+    return;
+  }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`seckill ${version()} (Node.js ${process.version})\n`);
+    return;
+  }
+  if (name === 'help') {
+    if (rest.length === 0) return void process.stdout.write(`${USAGE}\n`);
+    const asked = find(rest[0]!);
+    if (!asked || rest.length > 1) throw unknownCommand(rest.join(' '));
+    return void process.stdout.write(`${commandHelp(asked)}\n`);
+  }
+  const command = find(name);
+  if (!command) throw unknownCommand(name);
+  const { values, positionals } = parse(command, rest);
+  if (values.help) return void process.stdout.write(`${commandHelp(command)}\n`);
+  if (positionals.length !== command.args.length) {
+    const wanted = command.args.length
+      ? `takes ${command.args.map((a) => `<${a}>`).join(' ')}`
+      : 'takes no arguments';
+    throw new ExitError(
+      `${name} ${wanted} (got ${positionals.length ? positionals.join(' ') : 'none'})\n\n${commandHelp(command)}`,
+      2,
+    );
+  }
+  return command.run(positionals, values);
+}
+
+function parse(command: Command, args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      allowPositionals: true,
+      strict: true,
+      options: { help: { type: 'boolean', short: 'h' }, ...command.flags },
+    });
+  } catch (err) {
+    // ERR_PARSE_ARGS_*: an unknown option, a missing value; said in node's words
+    const said = messageOf(err).split('. ')[0];
+    throw new ExitError(`${command.name}: ${said}\n\n${commandHelp(command)}`, 2);
+  }
+}
+
+const fail = (text: string, code: number): never => {
+  process.stderr.write(`${redactText(text)}\n`);
+  process.exit(code);
+};
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof ConfigError) fail(`${err.message}\nSee README.md#configuration.`, 2);
+  if (err instanceof ExitError) fail(`seckill: ${err.message}`, err.code);
+  if (
+    err instanceof MissingBinaryError ||
+    err instanceof MigrationError ||
+    err instanceof LaunchError
+  ) {
+    fail(`seckill: ${err.message}`, 1);
+  }
+  // a bug: its message, and where it came from only when asked for (LOG_LEVEL=debug or trace)
+  const where = /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? '') && err instanceof Error;
+  fail(
+    `seckill: unexpected error: ${where ? err.stack : messageOf(err)}` +
+      (where ? '' : '\n(LOG_LEVEL=debug shows where it came from)'),
+    1,
+  );
+});

@@ -1,0 +1,76 @@
+/**
+ * A command that needs Redis or PostgreSQL checks first that they answer, and otherwise ends
+ * with one line naming what it tried and what to do, instead of a client library's retry error
+ * and its stack frames.
+ */
+import { sql } from 'kysely';
+import type { Core } from '../composition/core.js';
+import { redactText, redactUrl, type Config } from '../config/index.js';
+import { messageOf } from '../errors.js';
+import { pingRedis } from '../redis/connection.js';
+import { ExitError } from './output.js';
+
+export type Store = 'redis' | 'postgres';
+
+/** Where the command looked for `store`, and what a person can do about it not answering. */
+export function storeAdvice(config: Config, store: Store): { where: string; todo: string } {
+  const { redis, postgres, launcher } = config;
+  if (store === 'postgres') {
+    return launcher.useExternalPostgres
+      ? {
+          where: `PostgreSQL at ${redactUrl(postgres.url)}`,
+          todo: 'is it running? check DATABASE_URL',
+        }
+      : {
+          where: `PostgreSQL at ${redactUrl(postgres.url)}`,
+          todo: 'is "npm start" running? set DATABASE_URL or LOCAL_PG_PORT',
+        };
+  }
+  const nodes = redis.cluster?.map((n) => `${n.host}:${n.port}`).join(',');
+  if (!launcher.useExternalRedis) {
+    return {
+      where: nodes ? `Redis Cluster at ${nodes}` : `Redis at ${redactUrl(redis.url)}`,
+      todo: `is "npm start" running? set ${nodes ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL'} or LOCAL_REDIS_PORT`,
+    };
+  }
+  return nodes
+    ? { where: `Redis Cluster at ${nodes}`, todo: 'is it running? check REDIS_CLUSTER_NODES' }
+    : { where: `Redis at ${redactUrl(redis.url)}`, todo: 'is it running? check REDIS_URL' };
+}
+
+/** Thrown when a store does not answer: exit 1 with one line. */
+export class StoreDownError extends ExitError {
+  constructor(config: Config, store: Store, why: string) {
+    const { where, todo } = storeAdvice(config, store);
+    // pingRedis says "unreachable (<why>)": the line says "no ..." already
+    const reason = redactText(why)
+      .split('\n')[0]!
+      .replace(/^unreachable \((.*)\)$/, '$1');
+    super(`no ${where} (${reason}): ${todo}`, 1);
+  }
+}
+
+const within = <T>(ms: number, what: Promise<T>): Promise<T> =>
+  Promise.race([
+    what,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms).unref(),
+    ),
+  ]);
+
+/** Resolves when every store in `stores` answers; throws {@link StoreDownError} naming the first that does not. */
+export async function assertStoresAnswer(core: Core, stores: Store[]): Promise<void> {
+  const { config } = core;
+  const waitMs = Math.max(3_000, config.postgres.connectTimeoutMs + 1_000);
+  for (const store of stores) {
+    const check =
+      store === 'redis'
+        ? pingRedis(core.redis).then(() => undefined)
+        : sql`select 1`.execute(core.db).then(() => undefined);
+    try {
+      await within(waitMs, check);
+    } catch (err) {
+      throw new StoreDownError(config, store, messageOf(err));
+    }
+  }
+}
