@@ -17,6 +17,8 @@ import {
   closeOrder,
   createOrderQueue,
   createOrderWorker,
+  createUpkeepQueue,
+  createUpkeepWorker,
   findOrder,
   OrderSubmitter,
   registerOrderGauges,
@@ -248,6 +250,30 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     onPersisted: (rows) => persisted.inc(rows),
     queue,
     expire: (orderId) => expireOrder(lifecycle, orderId),
+  });
+  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
+  // waits for the batches in hand; a batch cut short by a crash is redelivered instead
+  core.lifecycle.add('order worker', () => worker.close());
+  await startUpkeep(core, queue);
+  return worker;
+}
+
+/**
+ * The sweeper, on its own queue and worker (one sweep at a time): every call it makes is bounded
+ * (SWEEP_STEP_MS), and whatever it waits on, the order worker's slots stay free for persistence.
+ */
+async function startUpkeep(core: Core, queue: Queue): Promise<void> {
+  const c = core.config.orders;
+  const prefix = core.config.redis.queuePrefix;
+  const upkeep = createUpkeepQueue(core.bullConnection('seckill-upkeep'), prefix);
+  upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
+  core.lifecycle.add('upkeep queue', () => upkeep.close());
+  const lifecycle = lifecycleDeps(core);
+  const worker = createUpkeepWorker({
+    connection: core.bullConnection('seckill-upkeep-worker'),
+    prefix,
+    lockMs: c.workerLockMs,
+    logger: core.logger,
     sweep: async () => ({
       outbox: await sweep({
         redis: core.redis,
@@ -264,13 +290,13 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
       payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
     }),
   });
-  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
-  await queue.upsertJobScheduler(
+  // a sweep cut short at shutdown is simply run again by the next one
+  core.lifecycle.add('upkeep worker', () => worker.close(true));
+  // versions before the upkeep queue scheduled the sweep on the order queue
+  await queue.removeJobScheduler('sweeper');
+  await upkeep.upsertJobScheduler(
     'sweeper',
     { every: c.sweepIntervalMs },
     { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: 100 } },
   );
-  // waits for the batches in hand; a batch cut short by a crash is redelivered instead
-  core.lifecycle.add('order worker', () => worker.close());
-  return worker;
 }
