@@ -144,7 +144,13 @@ export async function serveApi(
       (app) => mountOpenApi(app),
     ],
   });
-  const server = app.express.listen(config.http.port, config.http.host);
+  // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
+  // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.
+  const server = app.express.listen({
+    port: config.http.port,
+    host: config.http.host,
+    backlog: config.http.listenBacklog,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
