@@ -43,8 +43,32 @@ export function storeOutage(err: unknown, depth = 0): string | undefined {
   if (!(err instanceof Error) || depth > 3) return undefined;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_CODES.has(code)) return err.message;
-  if (err.name === 'MaxRetriesPerRequestError' || err.name === 'ReplicaLagError')
+  if (
+    err.name === 'MaxRetriesPerRequestError' ||
+    err.name === 'ReplicaLagError' ||
+    err.name === 'DeadlineError'
+  )
     return err.message;
   if (OUTAGE_MESSAGES.some((m) => m.test(err.message))) return err.message;
   return storeOutage(err.cause, depth + 1);
+}
+
+/** A store call that did not settle within its bound (see `withinDeadline`). */
+export class DeadlineError extends Error {
+  override name = 'DeadlineError';
+}
+
+/**
+ * `work`, or a DeadlineError once `ms` have passed. Background work (sweeps, expiries) bounds
+ * every call on a store with it: a call queued on a connection that never settles (a dead
+ * node's, a cluster client's offline queue, BullMQ's connection, which waits forever by design)
+ * must not hold the job, and the worker slot it occupies, for good. The call itself is not
+ * cancelled: whatever it does later is idempotent (scripts, job ids, ON CONFLICT).
+ */
+export function withinDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineError(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

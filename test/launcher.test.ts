@@ -307,9 +307,25 @@ describe('seckill up (the README first command)', () => {
     );
     expect(report).toMatchObject({ remaining: 0, pending: 0, persistedOrders: 40 });
 
+    // a node that dies is restarted by the launcher (as a supervisor would), the stack stays up
+    const firstPort = Number(run.output().match(/on ports (\d+)-/)![1]);
+    const pidFile = join(dir.path, 'redis-cluster', `node-${firstPort + 1}`, 'redis.pid');
+    process.kill(nodePids[1]!, 'SIGKILL');
+    const restarted = await waitFor(
+      () => `the node on ${firstPort + 1} restarted (output:\n${run.output()})`,
+      async () => {
+        const pid = Number(readFileSync(pidFile, 'utf8'));
+        return pid !== nodePids[1] && isAlive(pid) && run.output().includes('was restarted') && pid;
+      },
+      30_000,
+    );
+    expect(run.output()).toContain('a Redis Cluster node exited');
+    expect((await fetch(`${run.base}/healthz`)).status).toBe(200);
+
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
-    for (const pid of [...apiPids, ...nodePids]) expect(isAlive(pid), `pid ${pid}`).toBe(false);
+    for (const pid of [...apiPids, ...nodePids, restarted])
+      expect(isAlive(pid), `pid ${pid}`).toBe(false);
   });
 
   it('a second up on the same DATA_DIR refuses at once and leaves the first running; SIGHUP stops the first like Ctrl-C', async () => {

@@ -5,7 +5,9 @@
  *     latency, CPU per sale of the API and of Redis;
  *   - loss: a sale under load in each mode, a master killed (-9) in the middle and its replica
  *     taking over; afterwards, reconciliation counts the acknowledged sales the failover lost
- *     (orders persisted whose segment no longer has them) and the 503s answered meanwhile.
+ *     (orders persisted whose segment no longer has them) and the 503s answered meanwhile; the
+ *     launcher restarts the killed node (it rejoins as a replica): how long until it is back,
+ *     and until every order of the sale is persisted once the load ends.
  *
  * Options: --duration 5 --rounds 2 --connections 64 --no-build --no-write --update-report
  */
@@ -77,7 +79,11 @@ async function main() {
   }
   const stack = await benchStack({});
   progress('forming a Redis Cluster: 3 masters, 1 replica each');
-  const { cluster, stop: stopCluster } = await benchCluster({ shards: 3, replicas: 1 });
+  const { cluster, stop: stopCluster } = await benchCluster({
+    shards: 3,
+    replicas: 1,
+    supervise: true,
+  });
   const nodeClients = cluster.nodes.map((n) => new Redis(n.port, { lazyConnect: true }));
   for (const c of nodeClients) c.on('error', () => {});
   const driver = pickDriver();
@@ -205,15 +211,31 @@ async function main() {
       await seed(m, productId);
       const victim = cluster.nodes.find((n) => n.port === victimPort)!;
       progress(`loss: REDIS_WAIT_REPLICAS=${m.wait}, killing the master on ${victimPort} mid-sale`);
-      const killAt = setTimeout(() => victim.process.kill(), (duration * 1000) / 3);
+      let killedAt = 0;
+      const killAt = setTimeout(
+        () => {
+          killedAt = Date.now();
+          victim.process.kill();
+        },
+        (duration * 1000) / 3,
+      );
       killAt.unref();
       const l = await load(driver, m.base, '/seckill', productId, `${productId}-l`, {
         duration: duration * 2,
         connections,
       });
       clearTimeout(killAt);
-      await victim.restart(); // back as a replica of the master that took over
+      // the launcher restarts it: back as a replica of the master that took over
+      const node = nodeClients[cluster.nodes.indexOf(victim)]!;
+      await until(
+        `the node on ${victimPort} back as a replica`,
+        async () => ((await node.call('ROLE').catch(() => [''])) as string[])[0] === 'slave',
+        120_000,
+      );
+      const backS = (Date.now() - killedAt) / 1000;
+      const loadEnded = Date.now();
       const r = await persistedAndReconciled(m.base, productId);
+      const persistedS = (Date.now() - loadEnded) / 1000;
       const lost =
         (
           (await (
@@ -230,6 +252,8 @@ async function main() {
           .reduce((a, [, n]) => a + n, 0),
         'acknowledged, then lost': lost,
         'reconciliation problems': r.problems.length,
+        'node back as replica, s after kill': Math.round(backS * 10) / 10,
+        'all persisted, s after load': Math.round(persistedS * 10) / 10,
       });
     }
   } finally {

@@ -79,6 +79,8 @@ export async function benchStack(o: {
 export async function benchCluster(o: {
   shards: number;
   replicas: number;
+  /** restart a node that dies, as `seckill up` does */
+  supervise?: boolean;
 }): Promise<{ cluster: RunningCluster; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'seckill-bench-cluster-'));
   const cluster = await startRedisCluster({
@@ -92,6 +94,7 @@ export async function benchCluster(o: {
       dirs: searchDirs(process.env.PATH),
     }).redis!,
     persistence: 'none',
+    ...(o.supervise && { supervise: {} }),
   });
   return {
     cluster,

@@ -52,11 +52,19 @@ export async function up(): Promise<void> {
         logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
         void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
       },
-      onNodeExit: (name, code, logFile) =>
+      onNodeExit: (name, code, logFile, restartInMs) =>
         logger.error(
-          { service: name, code, logFile },
-          'a Redis Cluster node exited: its replica takes over if it has one; until then its segments answer 503',
+          { service: name, code, logFile, restartInMs },
+          'a Redis Cluster node exited: its replica takes over if it has one (until then its ' +
+            'segments answer 503); the launcher restarts it, and it rejoins as a replica',
         ),
+      onNodeRestart: (name, err) =>
+        err
+          ? logger.error(
+              { service: name, err: messageOf(err) },
+              'a Redis Cluster node did not restart; trying again',
+            )
+          : logger.warn({ service: name }, 'a Redis Cluster node was restarted'),
     });
     const core = createCore(config, logger, lifecycle);
     // a given DATABASE_URL that does not answer: one line, not the migrator's error

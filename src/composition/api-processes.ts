@@ -124,6 +124,13 @@ export function forkApiProcesses(opts: {
     }
   };
 
+  // Each API process accepts its own connections from the shared socket. Node's default on Linux
+  // (round-robin) has the primary accept every connection and hand it over one IPC round trip at
+  // a time: during a burst, and whenever the primary is busy (it runs the order workers under
+  // `up`), every connection, probes included, waits in its line (measured: probes unanswered for
+  // 15 s under 2 000 connections at once). NODE_CLUSTER_SCHED_POLICY, when set, still decides
+  // (bench:burst compares both).
+  if (!process.env.NODE_CLUSTER_SCHED_POLICY) cluster.schedulingPolicy = cluster.SCHED_NONE;
   const fork = () => {
     const worker = cluster.fork();
     let up = false;

@@ -18,6 +18,8 @@ import {
   closeOrder,
   createOrderQueue,
   createOrderWorker,
+  createUpkeepQueue,
+  createUpkeepWorker,
   findOrder,
   OrderSubmitter,
   registerOrderGauges,
@@ -145,7 +147,13 @@ export async function serveApi(
       (app) => mountOpenApi(app),
     ],
   });
-  const server = app.express.listen(config.http.port, config.http.host);
+  // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
+  // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.
+  const server = app.express.listen({
+    port: config.http.port,
+    host: config.http.host,
+    backlog: config.http.listenBacklog,
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
@@ -251,6 +259,42 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     onPersisted: (rows) => persisted.inc(rows),
     queue,
     expire: (orderId) => expireOrder(lifecycle, orderId),
+  });
+  // per process (each counts its own attempts): sum-correct across replicas
+  const failedAttempts = new Counter({
+    name: 'seckill_order_jobs_failed_total',
+    help: 'Order job attempts that failed (persist, expire, sweep); BullMQ retries most of them',
+    labelNames: ['kind'],
+    registers: [core.registry],
+  });
+  worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
+  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
+  // waits for the batches in hand; a batch cut short by a crash is redelivered instead
+  core.lifecycle.add('order worker', () => worker.close());
+  await startUpkeep(core, queue, failedAttempts);
+  return worker;
+}
+
+/**
+ * The sweeper, on its own queue and worker (one sweep at a time): every call it makes is bounded
+ * (SWEEP_STEP_MS), and whatever it waits on, the order worker's slots stay free for persistence.
+ */
+async function startUpkeep(
+  core: Core,
+  queue: Queue,
+  failedAttempts: Counter<'kind'>,
+): Promise<void> {
+  const c = core.config.orders;
+  const prefix = core.config.redis.queuePrefix;
+  const upkeep = createUpkeepQueue(core.bullConnection('seckill-upkeep'), prefix);
+  upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
+  core.lifecycle.add('upkeep queue', () => upkeep.close());
+  const lifecycle = lifecycleDeps(core);
+  const worker = createUpkeepWorker({
+    connection: core.bullConnection('seckill-upkeep-worker'),
+    prefix,
+    lockMs: c.workerLockMs,
+    logger: core.logger,
     sweep: async () => ({
       outbox: await sweep({
         redis: core.redis,
@@ -267,21 +311,14 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
       payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
     }),
   });
-  // per process (each counts its own attempts): sum-correct across replicas
-  const failedAttempts = new Counter({
-    name: 'seckill_order_jobs_failed_total',
-    help: 'Order job attempts that failed (persist, expire, sweep); BullMQ retries most of them',
-    labelNames: ['kind'],
-    registers: [core.registry],
-  });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
-  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
-  await queue.upsertJobScheduler(
+  // a sweep cut short at shutdown is simply run again by the next one
+  core.lifecycle.add('upkeep worker', () => worker.close(true));
+  // versions before the upkeep queue scheduled the sweep on the order queue
+  await queue.removeJobScheduler('sweeper');
+  await upkeep.upsertJobScheduler(
     'sweeper',
     { every: c.sweepIntervalMs },
     { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: 100 } },
   );
-  // waits for the batches in hand; a batch cut short by a crash is redelivered instead
-  core.lifecycle.add('order worker', () => worker.close());
-  return worker;
 }

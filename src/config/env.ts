@@ -153,6 +153,12 @@ export const envSchema = z.object({
     .describe('a PostgreSQL statement running (or unanswered) this long fails'),
 
   BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
+  LISTEN_BACKLOG: positiveInt
+    .max(65_535)
+    .default(4_096)
+    .describe(
+      'connections the kernel queues for the API before it accepts them (capped by net.core.somaxconn)',
+    ),
   SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
   DRAIN_MS: z.coerce
     .number()

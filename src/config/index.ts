@@ -16,6 +16,8 @@ export interface Config {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** the API's listen backlog: a burst of connections must not overflow it (SYN retries) */
+    listenBacklog: number;
     shutdownTimeoutMs: number;
     /** before closing: /readyz says 503 this long while requests are still served */
     drainMs: number;
@@ -175,6 +177,7 @@ export function loadConfig(
       host: e.HOST,
       port: e.PORT,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      listenBacklog: e.LISTEN_BACKLOG,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       drainMs: e.DRAIN_MS,
       workerPort: e.WORKER_PORT,

@@ -25,9 +25,24 @@ function round(): Round {
   return { promise, resolve, reject };
 }
 
+/**
+ * How much longer than WAIT's own timeout a round may take before it is given up client-side:
+ * a WAIT sent on the connection of a master that just died, or queued behind a lost reply, may
+ * never be answered, and the next round must not wait behind it for good.
+ */
+const ROUND_MARGIN_MS = 1_000;
+
+interface MasterState {
+  inFlight: boolean;
+  next: Round | undefined;
+}
+
 export class ReplicaWait {
-  /** per master connection: the WAIT out now, and the round waiting for the next one */
-  private readonly state = new Map<Redis, { inFlight: boolean; next: Round | undefined }>();
+  /**
+   * per master connection: the WAIT out now, and the round waiting for the next one. Weak: a
+   * dead node's connection leaves the cluster client's pool, and its state goes with it.
+   */
+  private readonly state = new WeakMap<Redis, MasterState>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -49,12 +64,27 @@ export class ReplicaWait {
     return joined.promise;
   }
 
-  private async send(conn: Redis, s: { inFlight: boolean; next: Round | undefined }) {
+  private async send(conn: Redis, s: MasterState) {
     const r = s.next!;
     s.next = undefined;
     s.inFlight = true;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const acked = (await conn.call('WAIT', this.replicas, this.timeoutMs)) as number;
+      const giveUp = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new ReplicaLagError(
+                `no answer to WAIT within ${this.timeoutMs + ROUND_MARGIN_MS} ms (its master may be gone)`,
+              ),
+            ),
+          this.timeoutMs + ROUND_MARGIN_MS,
+        );
+      });
+      const acked = (await Promise.race([
+        conn.call('WAIT', this.replicas, this.timeoutMs),
+        giveUp,
+      ])) as number;
       if (acked >= this.replicas) r.resolve();
       else {
         r.reject(
@@ -66,18 +96,25 @@ export class ReplicaWait {
     } catch (err) {
       r.reject(err);
     } finally {
+      clearTimeout(timer);
       s.inFlight = false;
       if (s.next) void this.send(conn, s);
     }
+  }
+
+  /** The master holding `key` ("host:port"; one name for a single Redis). */
+  masterOf(key: string): string {
+    return nodeOfKey(this.redis, key) ?? 'redis';
   }
 
   /** The connection the sale's deduct went over: WAIT counts that connection's writes. */
   private connectionFor(key: string): Redis {
     if (!(this.redis instanceof Cluster)) return this.redis;
     const node = nodeOfKey(this.redis, key);
+    // a connection that ended (its node died) may linger until the pool notices: never WAIT on it
     const conn = this.redis
       .nodes('master')
-      .find((n) => `${n.options.host}:${n.options.port}` === node);
+      .find((n) => `${n.options.host}:${n.options.port}` === node && n.status !== 'end');
     if (!conn) throw new ReplicaLagError(`no connection to the master of ${key} (${node})`);
     return conn;
   }

@@ -12,7 +12,7 @@ import type { Lifecycle } from '../lifecycle.js';
 import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
 import { startPostgres } from './postgres-server.js';
 import { LaunchError, type ServiceProcess } from './process.js';
-import { startRedisCluster } from './redis-cluster.js';
+import { startRedisCluster, type ClusterNode } from './redis-cluster.js';
 import { startRedisServer } from './redis-server.js';
 
 export interface LocalStackOptions {
@@ -21,8 +21,13 @@ export interface LocalStackOptions {
   progress: (line: string) => void;
   /** Called when a server we started exits without being asked to. */
   onCrash: (name: string, code: number | string, logFile: string) => void;
-  /** Called when a node of the local Redis Cluster exits without being asked to. */
-  onNodeExit?: (name: string, code: number | string, logFile: string) => void;
+  /**
+   * Called when a node of the local Redis Cluster exits without being asked to; the launcher
+   * restarts it after `restartInMs`, as a supervisor would.
+   */
+  onNodeExit?: (name: string, code: number | string, logFile: string, restartInMs: number) => void;
+  /** Called when such a node is back (or could not be started again: `err`). */
+  onNodeRestart?: (name: string, err?: unknown) => void;
 }
 
 function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
@@ -30,6 +35,8 @@ function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
     if (!p.stopping) onCrash(p.name, code, p.logFile);
   });
 }
+
+const nodeName = (n: ClusterNode) => `redis-server ${n.port} (formed as ${n.role})`;
 
 export async function startLocalServices(opts: LocalStackOptions): Promise<void> {
   const { launcher } = opts.config;
@@ -58,6 +65,14 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       dir,
       binDir: bins.redis,
       progress: opts.progress,
+      // One node going is what a cluster is for: its replica takes over, or its segments answer
+      // 503 while the others sell. Do not stop the stack: bring the node back, as a supervisor
+      // would (it rejoins as a replica of the one that took over).
+      supervise: {
+        onExit: (n, code, delay) => opts.onNodeExit?.(nodeName(n), code, n.process.logFile, delay),
+        onRestart: (n) => opts.onNodeRestart?.(nodeName(n)),
+        onRestartFailed: (n, err) => opts.onNodeRestart?.(nodeName(n), err),
+      },
     }).catch((err: unknown) => {
       throw new LaunchError(
         `the local Redis Cluster did not come up: ${messageOf(err)} (logs under ${dir}; ` +
@@ -69,14 +84,6 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       () => cluster.stop(),
       () => cluster.nodes.forEach((n) => n.process.kill()),
     );
-    // One node going is what a cluster is for: its replica takes over, or its segments answer
-    // 503 while the others sell. Say so; do not stop the stack.
-    for (const n of cluster.nodes) {
-      void n.process.exited.then((code) => {
-        if (!n.process.stopping)
-          opts.onNodeExit?.(`redis-server ${n.port} (${n.role})`, code, n.process.logFile);
-      });
-    }
     const ports = cluster.nodes.map((n) => n.port);
     opts.progress(
       `Redis Cluster up: ${launcher.redisShards} masters` +

@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { assertPortFree, LaunchError, stopStale } from './process.js';
+import { assertPortFree, LaunchError, stopStale, type ServiceProcess } from './process.js';
 import { startRedisServer, type RunningRedis } from './redis-server.js';
 
 export interface RedisClusterOptions {
@@ -22,7 +22,25 @@ export interface RedisClusterOptions {
   progress?: (line: string) => void;
   /** extra arguments for every node (tests enable DEBUG this way) */
   extraArgs?: string[];
+  /** restart a node that exits unasked, as a supervisor would (`seckill up` does) */
+  supervise?: NodeSupervision;
 }
+
+export interface NodeSupervision {
+  /**
+   * Wait before a restart. Default: with replicas, twice the node timeout, so the replica has
+   * taken over and the node rejoins as its replica (the shard has a replica again, which durable
+   * mode needs); without, 1 s (nothing else serves its slots).
+   */
+  restartDelayMs?: number;
+  onExit?(node: ClusterNode, code: number | string, restartInMs: number): void;
+  onRestart?(node: ClusterNode): void;
+  onRestartFailed?(node: ClusterNode, err: unknown): void;
+}
+
+/** A node that dies again this soon after a restart waits twice as long next time (up to 30 s). */
+const CRASH_LOOP_MS = 30_000;
+const MAX_RESTART_DELAY_MS = 30_000;
 
 export interface ClusterNode extends RunningRedis {
   /** the role it was given when the cluster formed (a failover may have swapped it since) */
@@ -61,9 +79,12 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
   const total = opts.shards * (1 + opts.replicas);
   const nodeTimeout = opts.nodeTimeoutMs ?? 2_000;
   const nodes: ClusterNode[] = [];
+  let closing = false;
   const stop = async () => {
+    closing = true;
     await Promise.all(nodes.map((n) => n.stop()));
   };
+  const baseDelay = opts.supervise?.restartDelayMs ?? (opts.replicas > 0 ? 2 * nodeTimeout : 1_000);
   try {
     for (let i = 0; i < total; i++) {
       // a node left running by a launcher that was killed holds its bus port: stop it first
@@ -95,6 +116,39 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
             ],
           });
         let current = await start();
+        // restarts, by hand or by the supervisor, one at a time
+        let restarts = Promise.resolve();
+        const serially = (fn: () => Promise<void>) => (restarts = restarts.then(fn, fn));
+        let delay = baseDelay;
+        let startedAt = Date.now();
+        const supervise = (proc: ServiceProcess) => {
+          const s = opts.supervise;
+          if (!s) return;
+          void proc.exited.then(async (code) => {
+            if (proc.stopping || closing) return;
+            delay = Date.now() - startedAt < CRASH_LOOP_MS ? delay : baseDelay;
+            s.onExit?.(node, code, delay);
+            for (;;) {
+              await new Promise((r) => setTimeout(r, delay));
+              delay = Math.min(2 * delay, MAX_RESTART_DELAY_MS);
+              let again = false;
+              await serially(async () => {
+                if (closing || current.process !== proc) return; // stopped, or restarted by hand
+                try {
+                  current = await start();
+                  startedAt = Date.now();
+                  supervise(current.process);
+                  s.onRestart?.(node);
+                } catch (err) {
+                  s.onRestartFailed?.(node, err);
+                  again = true;
+                }
+              });
+              if (!again) return;
+            }
+          });
+        };
+        supervise(current.process);
         const node: ClusterNode = {
           url: current.url,
           port,
@@ -104,10 +158,13 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
             return current.process;
           },
           stop: () => current.stop(),
-          async restart() {
-            await current.stop();
-            current = await start();
-          },
+          restart: () =>
+            serially(async () => {
+              await current.stop();
+              current = await start();
+              startedAt = Date.now();
+              supervise(current.process);
+            }),
         };
         return node;
       }),

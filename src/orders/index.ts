@@ -30,9 +30,11 @@ export {
 export {
   batchJobId,
   createOrderQueue,
+  createUpkeepQueue,
   expiryJobId,
   scheduleExpiries,
   ORDER_QUEUE,
+  UPKEEP_QUEUE,
   OrderSubmitter,
   PERSIST_JOB_OPTIONS,
   type PersistJob,
@@ -40,5 +42,10 @@ export {
 export { registerOrderGauges } from './gauges.js';
 export { reconcile, type ReconcileReport } from './reconcile.js';
 export { findOrder, insertOrders, ordersOf, payBy, persistedBySegment } from './repository.js';
-export { sweep, type SweepDeps, type SweepReport } from './sweeper.js';
-export { cappedBackoff, createOrderWorker, type OrderWorkerOptions } from './worker.js';
+export { sweep, SWEEP_STEP_MS, type SweepDeps, type SweepReport } from './sweeper.js';
+export {
+  cappedBackoff,
+  createOrderWorker,
+  createUpkeepWorker,
+  type OrderWorkerOptions,
+} from './worker.js';

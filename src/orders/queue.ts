@@ -12,6 +12,13 @@ import { payBy } from './repository.js';
 
 export const ORDER_QUEUE = 'orders';
 
+/**
+ * Background upkeep (the sweep) on a queue and worker of its own: a sweep held up by a store
+ * that does not answer (a master just lost, its replica not yet confirming) must never take a
+ * slot of the workers that persist orders.
+ */
+export const UPKEEP_QUEUE = 'upkeep';
+
 export interface PersistJob {
   orders: OutboxOrder[];
 }
@@ -26,6 +33,10 @@ export const PERSIST_JOB_OPTIONS: JobsOptions = {
 
 export function createOrderQueue(connection: RedisClient, prefix: string): Queue {
   return new Queue(ORDER_QUEUE, { connection, prefix, defaultJobOptions: PERSIST_JOB_OPTIONS });
+}
+
+export function createUpkeepQueue(connection: RedisClient, prefix: string): Queue {
+  return new Queue(UPKEEP_QUEUE, { connection, prefix });
 }
 
 /** Pauses between the attempts to enqueue one batch. */

@@ -7,11 +7,17 @@
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
-import { claimSettle, decodeClaim, readMeta, type ReplicaWait } from '../inventory/index.js';
+import {
+  claimSettle,
+  decodeClaim,
+  readMeta,
+  ReplicaLagError,
+  type ReplicaWait,
+} from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
-import { storeOutage } from '../outages.js';
+import { storeOutage, withinDeadline } from '../outages.js';
 import { readOutbox, type OutboxOrder } from './outbox.js';
 import type { PersistJob } from './queue.js';
 import { findOrder } from './repository.js';
@@ -44,6 +50,17 @@ export interface SweepReport {
 /** Most entries re-enqueued per segment per sweep (the next sweep takes the rest). */
 const MAX_PER_SEGMENT = 20_000;
 
+/**
+ * Longest wait for any one call of a sweep on Redis, BullMQ or PostgreSQL. Command timeouts do
+ * not cover everything: BullMQ's connection waits forever by design, and a cluster client queues
+ * commands while it has no node for them. A call past this fails its segment (tried again next
+ * sweep), never the sweep for good.
+ */
+export const SWEEP_STEP_MS = 5_000;
+
+const step = <T>(work: Promise<T>, what: string) =>
+  withinDeadline(work, SWEEP_STEP_MS, `sweeper: ${what}`);
+
 /** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
 async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
   const jobId = `s-${orders[0]!.outboxId}-${orders[0]!.orderId}`;
@@ -68,15 +85,20 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     claimsReleased: 0,
     unreachable: [],
   };
-  const now = await serverNowMs(deps.redis);
-  for (const productId of await deps.redis.smembers(deps.keys.products())) {
-    const segments = (await readMeta(deps, productId))?.maxSegments ?? 0;
+  const now = await step(serverNowMs(deps.redis), 'server time');
+  /** masters whose replicas did not confirm this sweep: their other segments wait a sweep */
+  const lagging = new Set<string>();
+  for (const productId of await step(deps.redis.smembers(deps.keys.products()), 'products')) {
+    const segments = (await step(readMeta(deps, productId), 'meta'))?.maxSegments ?? 0;
     for (let seg = 0; seg < segments; seg++) {
+      const master = deps.replicaWait?.masterOf(deps.keys.segment(productId, seg).replicated);
       try {
+        if (master && lagging.has(master)) throw new ReplicaLagError(`${master} lags`);
         await sweepSegment(deps, report, { productId, seg, segments, now });
       } catch (err) {
         // A Redis Cluster shard that is down must not stop the sweep of the live ones.
         if (!storeOutage(err)) throw err;
+        if (master && err instanceof ReplicaLagError) lagging.add(master);
         report.unreachable.push(`${productId}:${seg}`);
       }
     }
@@ -100,24 +122,30 @@ async function sweepSegment(
   const k = deps.keys.segment(productId, seg);
   if (deps.replicaWait) {
     // entries written before this write are replicated once this write is
-    await deps.redis.set(k.replicated, String(now), 'PX', 86_400_000);
-    await deps.replicaWait.confirm(k.replicated);
+    await step(deps.redis.set(k.replicated, String(now), 'PX', 86_400_000), 'replication mark');
+    await step(deps.replicaWait.confirm(k.replicated), 'replica wait');
   }
-  const stale = await readOutbox(deps.redis, deps.keys, productId, seg, {
-    until: String(now - deps.minAgeMs),
-    count: MAX_PER_SEGMENT,
-  });
+  const stale = await step(
+    readOutbox(deps.redis, deps.keys, productId, seg, {
+      until: String(now - deps.minAgeMs),
+      count: MAX_PER_SEGMENT,
+    }),
+    'outbox',
+  );
   for (let i = 0; i < stale.length; i += deps.batchSize) {
     const batch = stale.slice(i, i + deps.batchSize);
-    if (await enqueueSwept(deps.queue, batch)) report.reenqueued += batch.length;
+    if (await step(enqueueSwept(deps.queue, batch), 'enqueue')) report.reenqueued += batch.length;
   }
-  const claims = await deps.redis.hgetall(k.claims);
+  const claims = await step(deps.redis.hgetall(k.claims), 'claims');
   for (const [userId, raw] of Object.entries(claims)) {
     const claim = decodeClaim(raw);
     if (!claim || now - claim.at < deps.claimTtlMs) continue;
     const { orderId } = claim;
-    const sold = await orderExists(deps, productId, segments, orderId);
-    const r = await claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release');
+    const sold = await step(orderExists(deps, productId, segments, orderId), 'claim order');
+    const r = await step(
+      claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release'),
+      'claim settle',
+    );
     if (r.code !== 'settled') continue;
     if (sold) report.claimsFinalised++;
     else report.claimsReleased++;

@@ -1,21 +1,33 @@
 /**
  * The order worker: persists batches (INSERT ... ON CONFLICT DO NOTHING, many rows per
  * statement), schedules the expiry of those awaiting payment, then deletes them from their
- * outboxes; expires an order when its job comes up; and runs the sweeper on its schedule. At-least-once delivery + the unique idempotency key = exactly one row per sale.
+ * outboxes; and expires an order when its job comes up. At-least-once delivery + the unique
+ * idempotency key = exactly one row per sale. The upkeep worker runs the sweeper on its
+ * schedule, apart, so a stuck sweep never holds a slot persistence needs.
  */
 import { Worker, type Job, type Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
+import { withinDeadline } from '../outages.js';
 import { clearOutbox } from './outbox.js';
-import { ORDER_QUEUE, scheduleExpiries, type ExpireJob, type PersistJob } from './queue.js';
+import {
+  ORDER_QUEUE,
+  scheduleExpiries,
+  UPKEEP_QUEUE,
+  type ExpireJob,
+  type PersistJob,
+} from './queue.js';
 import { insertOrders } from './repository.js';
 
 /** Capped exponential backoff: 250 ms, 500 ms, ... at most 10 s between attempts. */
 export function cappedBackoff(attemptsMade: number): number {
   return Math.min(250 * 2 ** Math.max(0, attemptsMade - 1), 10_000);
 }
+
+/** Longest an order's expiry may take (a few statements and one script) before it is retried. */
+const EXPIRE_MS = 15_000;
 
 export interface OrderWorkerOptions {
   connection: RedisClient;
@@ -27,8 +39,6 @@ export interface OrderWorkerOptions {
   concurrency: number;
   batchSize: number;
   lockMs: number;
-  /** runs for the scheduled `sweep` job */
-  sweep?: () => Promise<unknown>;
   /** the order queue, to schedule the expiry of orders awaiting payment as they are persisted */
   queue?: Queue;
   /** runs for an order's `expire` job (at its deadline) */
@@ -59,8 +69,13 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     ORDER_QUEUE,
     async (job: Job) => {
       if (job.name === 'persist') return persist(job as Job<PersistJob>);
-      if (job.name === 'sweep') return opts.sweep?.();
-      if (job.name === 'expire') return opts.expire?.((job.data as ExpireJob).orderId);
+      if (job.name === 'expire') {
+        // bounded: a store that does not answer fails the job (retried), not the slot for good
+        const { orderId } = job.data as ExpireJob;
+        return opts.expire && withinDeadline(opts.expire(orderId), EXPIRE_MS, `expire ${orderId}`);
+      }
+      // left on this queue by a version that swept here; the upkeep queue sweeps now
+      if (job.name === 'sweep') return 'moved to the upkeep queue';
       throw new Error(`unknown job ${job.name}`);
     },
     {
@@ -82,5 +97,40 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     ),
   );
   worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'order worker error'));
+  return worker;
+}
+
+export interface UpkeepWorkerOptions {
+  connection: RedisClient;
+  prefix: string;
+  lockMs: number;
+  /** runs for the scheduled `sweep` job */
+  sweep: () => Promise<unknown>;
+  logger?: Logger;
+}
+
+/** One sweep at a time, on its own queue: however long a sweep takes, orders keep persisting. */
+export function createUpkeepWorker(opts: UpkeepWorkerOptions): Worker {
+  const worker = new Worker(
+    UPKEEP_QUEUE,
+    async (job: Job) => {
+      if (job.name === 'sweep') return opts.sweep();
+      throw new Error(`unknown job ${job.name}`);
+    },
+    {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: 1,
+      lockDuration: opts.lockMs,
+      stalledInterval: opts.lockMs,
+    },
+  );
+  worker.on('failed', (job, err) =>
+    opts.logger?.warn(
+      { job: job?.id, err: err.message },
+      'sweep failed; the next one runs on time',
+    ),
+  );
+  worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'upkeep worker error'));
   return worker;
 }

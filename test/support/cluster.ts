@@ -4,7 +4,11 @@
  */
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { startRedisCluster, type RunningCluster } from '../../src/launcher/redis-cluster.js';
+import {
+  startRedisCluster,
+  type NodeSupervision,
+  type RunningCluster,
+} from '../../src/launcher/redis-cluster.js';
 import { freePortRange } from './ports.js';
 import { binDirs, tempDir } from './servers.js';
 
@@ -19,7 +23,13 @@ export interface TestCluster extends RunningCluster {
 }
 
 export async function startTestCluster(
-  o: { shards?: number; replicas?: number; persistence?: 'aof' | 'none' } = {},
+  o: {
+    shards?: number;
+    replicas?: number;
+    persistence?: 'aof' | 'none';
+    /** restart nodes that die, as `seckill up` does */
+    supervise?: NodeSupervision;
+  } = {},
 ): Promise<TestCluster> {
   const shards = o.shards ?? 3;
   const replicas = o.replicas ?? 0;
@@ -32,6 +42,7 @@ export async function startTestCluster(
     binDir: binDirs().redis,
     persistence: o.persistence ?? 'aof',
     extraArgs: ['--enable-debug-command', 'local'],
+    ...(o.supervise && { supervise: o.supervise }),
   });
   const admins = new Map<number, Redis>();
   const admin = (port: number) => {
