@@ -11,6 +11,7 @@ const CLUSTER_FILES = [
   'test/payments.test.ts',
   'test/admission.test.ts',
   'test/dashboard.test.ts',
+  'test/catalogue.test.ts',
 ];
 
 export default defineConfig({

@@ -60,6 +60,7 @@ function args(productId: string, epoch: number, o: Partial<DeductArgs>): DeductA
     productId,
     segment: 0,
     homeSegment: 0,
+    touchedAt: Date.now(), // the seed touched the product just now
     ...o,
   };
 }

@@ -60,6 +60,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     submitter,
     checkout: new Checkout({
       sale: core.inventory.sale,
+      catalog: core.inventory.catalog,
       orders: submitter,
       redis: core.redis,
       keys: core.keys,

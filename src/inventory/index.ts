@@ -12,7 +12,15 @@ import { Catalog } from './catalog.js';
 import { ReplicaWait } from './replica-wait.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
+export {
+  activeProducts,
+  archiveIfUntouched,
+  touchActive,
+  type PurchaseDeductArgs,
+} from './activity.js';
 export { Catalog, type ProductView } from './catalog.js';
+export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
+export { mintOrderId, orderProductNumber } from './order-ids.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment, splitStock } from './layout.js';
 export {

@@ -3,11 +3,20 @@
  * older than SWEEP_MIN_AGE_MS (their enqueue was lost: a crash between deduct and enqueue, a
  * Redis error, a job that failed for good), and settles spill claims older than CLAIM_TTL_MS
  * that a crash left open: finalised when the claim's order exists, released when it does not.
+ * It walks only the active products (inventory/activity.ts), and archives those whose time there
+ * is up and that have no work left: its cost follows the sales under way, not the catalogue.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
-import { claimSettle, decodeClaim, readMeta, type ReplicaWait } from '../inventory/index.js';
+import {
+  activeProducts,
+  archiveIfUntouched,
+  claimSettle,
+  decodeClaim,
+  readMeta,
+  type ReplicaWait,
+} from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
@@ -37,6 +46,8 @@ export interface SweepReport {
   reenqueued: number;
   claimsFinalised: number;
   claimsReleased: number;
+  /** products taken out of the active set (quiet, nothing left to do) */
+  archived: number;
   /** segments ("product:segment") whose Redis shard did not answer this time */
   unreachable: string[];
 }
@@ -66,20 +77,26 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     reenqueued: 0,
     claimsFinalised: 0,
     claimsReleased: 0,
+    archived: 0,
     unreachable: [],
   };
   const now = await serverNowMs(deps.redis);
-  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+  for (const { productId, until } of await activeProducts(deps)) {
     const segments = (await readMeta(deps, productId))?.maxSegments ?? 0;
+    // its time is up: archived below if no segment has work (each read after `now`)
+    const due = until < now;
+    let idle = due;
     for (let seg = 0; seg < segments; seg++) {
       try {
-        await sweepSegment(deps, report, { productId, seg, segments, now });
+        if (await sweepSegment(deps, report, { productId, seg, segments, now, due })) idle = false;
       } catch (err) {
         // A Redis Cluster shard that is down must not stop the sweep of the live ones.
         if (!storeOutage(err)) throw err;
         report.unreachable.push(`${productId}:${seg}`);
+        idle = false;
       }
     }
+    if (idle && (await archiveIfUntouched(deps, productId, until))) report.archived++;
   }
   if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
   if (report.unreachable.length > 0) {
@@ -91,11 +108,12 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   return report;
 }
 
+/** @returns whether the segment has work (outbox entries, claims); read only when `due` */
 async function sweepSegment(
   deps: SweepDeps,
   report: SweepReport,
-  at: { productId: string; seg: number; segments: number; now: number },
-): Promise<void> {
+  at: { productId: string; seg: number; segments: number; now: number; due: boolean },
+): Promise<boolean> {
   const { productId, seg, segments, now } = at;
   const k = deps.keys.segment(productId, seg);
   if (deps.replicaWait) {
@@ -123,6 +141,10 @@ async function sweepSegment(
     else report.claimsReleased++;
     deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
   }
+  if (!at.due) return true;
+  return (
+    stale.length > 0 || Object.keys(claims).length > 0 || (await deps.redis.xlen(k.outbox)) > 0
+  );
 }
 
 /**
