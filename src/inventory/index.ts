@@ -44,6 +44,7 @@ export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
 export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.js';
+export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
