@@ -12,6 +12,7 @@ const CLUSTER_FILES = [
   'test/admission.test.ts',
   'test/dashboard.test.ts',
   'test/catalogue.test.ts',
+  'test/idempotency-records.test.ts',
 ];
 
 export default defineConfig({

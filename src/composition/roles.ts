@@ -24,6 +24,7 @@ import {
   sweepPayments,
   type LifecycleDeps,
 } from '../orders/index.js';
+import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   Admission,
   Checkout,
@@ -81,6 +82,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
       core.keys,
       c.sale.idempotencyTtlSeconds,
       c.sale.idempotencyLeaseMs,
+      c.sale.idempotencyMaxPerUser,
     ),
   };
 }
@@ -266,6 +268,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     }),
   });
   registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
+  registerRedisMemoryGauge(core.registry, core.redis);
   await queue.upsertJobScheduler(
     'sweeper',
     { every: c.sweepIntervalMs },

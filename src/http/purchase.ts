@@ -133,6 +133,16 @@ export class PurchaseFlow {
           headers: { 'Retry-After': '1' },
           ...(begun.orderId && { extensions: { orderId: begun.orderId } }),
         });
+      case 'full':
+        throw new ProblemError({
+          status: 429,
+          code: 'idempotency-records-full',
+          title: 'Too many Idempotency-Keys in use',
+          detail:
+            'you hold as many Idempotency-Key records as allowed, each of a purchase that sold ' +
+            'or is still running; retry later, or without a new key',
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(begun.retryAfterMs / 1000))) },
+        });
       case 'new':
         return { response: await this.run(req, o, begun), replayed: false };
       case 'stale':
