@@ -186,6 +186,20 @@ describe('the active set', () => {
     expect(await s.rt.redis.hlen(k.claims)).toBe(0);
   });
 
+  it('a process whose touch grew too old touches again and sells', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 10, segments: 1, strategy: 'lockfree' });
+    const sale = s.rt.inventory.sale;
+    await sale.purchase({ productId, userId: 'early', quantity: 1 });
+    // as if this process had stalled: its cached touch is past the lease, though fresh locally
+    const leases = (sale as unknown as { leases: { touched: Map<string, object> } }).leases;
+    leases.touched.set(productId, { at: Date.now() - TOUCH_LEASE_MS - 5_000, localAt: Date.now() });
+    await s.rt.redis.zadd(keys.active(), 'XX', 1, productId);
+    await sale.purchase({ productId, userId: 'late', quantity: 1 });
+    expect(Number(await activeScore(productId))).toBeGreaterThan(Date.now());
+    expect((await readProductState(deps(), productId))!.remaining).toBe(8);
+  });
+
   it('a sweep and the operator views read only the active products, whatever the archive', async () => {
     // whatever earlier tests left active is archived first, if it can be
     await timeRunsOut(await s.rt.redis.zrange(keys.active(), 0, -1));
