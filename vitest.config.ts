@@ -13,6 +13,8 @@ const CLUSTER_FILES = [
   'test/admin-auth.test.ts',
   'test/admission.test.ts',
   'test/dashboard.test.ts',
+  'test/catalogue.test.ts',
+  'test/idempotency-records.test.ts',
 ];
 
 export default defineConfig({

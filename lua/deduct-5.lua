@@ -27,6 +27,9 @@
   ARGV[7] product id
   ARGV[8] this segment's index
   ARGV[9] the shopper's home segment index
+  ARGV[10] Redis time (ms) of the caller's latest touch of the product in the active set
+           (lua/activeTouch-1.lua): the sweeper walks only active products
+  ARGV[11] how old that touch may be (ms); older, nothing is written: the caller touches again
 
   Returns
     {ok, outboxId, remaining}     sold; remaining = stock left in this segment
@@ -40,10 +43,12 @@
     {claimBusy, claimedOrderId}   a spill of this shopper is still in flight
     {unknown}                     the segment was never seeded
     {voided}                      this order id was given up (resolveOrder): nothing sold
+    {untouched}                   the touch (ARGV[10]) is older than its lease: touch, retry
 ]]
 local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @replies
 --- @include "serverTimeMs"
 
@@ -52,6 +57,8 @@ local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 
 if not s[1] then return {REPLY.unknown} end
 if s[1] ~= epoch then return {REPLY.staleEpoch, tonumber(s[1])} end
 local now = serverTimeMs()
+-- every write below is work for the sweeper: only while the product is surely in its set
+if now - touchedAt > touchLease then return {REPLY.untouched} end
 local startsAt, endsAt, limit = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
 if startsAt > 0 and now < startsAt then return {REPLY.notStarted, startsAt} end
 if endsAt > 0 and now >= endsAt then return {REPLY.ended, endsAt} end

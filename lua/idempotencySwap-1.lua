@@ -4,14 +4,13 @@
 
   KEYS[1] the record (src/services/idempotency.ts)
   ARGV[1] the value read
-  ARGV[2] the new value
-  ARGV[3] its time to live, in seconds
+  ARGV[2] the new value (the record keeps the expiry its claim gave it)
 
   Returns 1 when swapped, 0 when the record changed meanwhile (nothing written).
 ]]
 local recordKey = KEYS[1]
-local expected, replacement, ttl = ARGV[1], ARGV[2], ARGV[3]
+local expected, replacement = ARGV[1], ARGV[2]
 
 if redis.call('GET', recordKey) ~= expected then return 0 end
-redis.call('SET', recordKey, replacement, 'EX', ttl)
+redis.call('SET', recordKey, replacement, 'KEEPTTL')
 return 1

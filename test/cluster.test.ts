@@ -116,7 +116,7 @@ describe('on a 3-shard Redis Cluster', () => {
     expect(perNode.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
     expect(slots.size).toBe(segments);
 
-    const base = { epoch, fence: 0, quantity: 1, productId: p };
+    const base = { epoch, fence: 0, quantity: 1, productId: p, touchedAt: Date.now() };
     let sold = 0;
     for (let u = 0; u < 30; u++) {
       const home = u % segments;

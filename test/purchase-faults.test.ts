@@ -189,6 +189,7 @@ describe('a request whose process died (its record left running)', () => {
       productId,
       segment: seg,
       homeSegment: seg,
+      touchedAt: Date.now(),
     });
     expect(late.code).toBe('voided');
     expect(await facts(productId, 2)).toEqual({ stock: 4, outbox: 1 });

@@ -214,6 +214,7 @@ describe('fencing', () => {
     productId,
     segment: 0,
     homeSegment: 0,
+    touchedAt: Date.now(), // the seed touched the product just now
   });
 
   it('the deduct refuses a token older than the last one it accepted, and changes nothing', async () => {

@@ -11,12 +11,7 @@ import {
 } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import {
-  migrateSegmentKeys,
-  SaleError,
-  type SeedResult,
-  type SeedSpec,
-} from '../inventory/index.js';
+import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../inventory/index.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
@@ -47,8 +42,10 @@ export async function migrate(): Promise<void> {
     progress(
       applied.length ? `applied migrations: ${applied.join(', ')}` : 'database is up to date',
     );
-    const renamed = await migrateSegmentKeys(core);
-    if (renamed > 0) progress(`moved ${renamed} Redis segment keys to spread hash tags`);
+    const ran = await migrateRedisData(core);
+    progress(
+      ran.length ? `applied Redis data migrations: ${ran.join(', ')}` : 'Redis data is up to date',
+    );
   });
 }
 

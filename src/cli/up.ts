@@ -11,7 +11,7 @@ import { createCore, type Core } from '../composition/core.js';
 import { apiServices, serveApi, startOrderQueue, startOrderWorker } from '../composition/roles.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
-import { migrateSegmentKeys } from '../inventory/index.js';
+import { migrateRedisData } from '../inventory/index.js';
 import { messageOf } from '../errors.js';
 import { lockDataDir } from '../launcher/data-dir-lock.js';
 import { localAdminToken, startLocalServices } from '../launcher/local-stack.js';
@@ -77,8 +77,8 @@ export async function up(): Promise<void> {
     // REDIS_URL that does not answer must not stop the API: it serves /healthz, and /readyz
     // says 503 naming Redis, until Redis answers; then the rest starts.
     const redisParts = async () => {
-      const renamed = await migrateSegmentKeys(core);
-      if (renamed > 0) progress(`moved ${renamed} Redis segment keys to spread hash tags`);
+      const ran = await migrateRedisData(core);
+      if (ran.length) progress(`applied Redis data migrations: ${ran.join(', ')}`);
       await seedDemo(core);
       await startOrderWorker(core, queue);
     };

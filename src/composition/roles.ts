@@ -27,6 +27,7 @@ import {
   sweepPayments,
   type LifecycleDeps,
 } from '../orders/index.js';
+import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
   Admission,
@@ -64,6 +65,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     submitter,
     checkout: new Checkout({
       sale: core.inventory.sale,
+      catalog: core.inventory.catalog,
       orders: submitter,
       redis: core.redis,
       keys: core.keys,
@@ -84,6 +86,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
       core.keys,
       c.sale.idempotencyTtlSeconds,
       c.sale.idempotencyLeaseMs,
+      c.sale.idempotencyMaxPerUser,
     ),
   };
 }
@@ -316,6 +319,7 @@ async function startUpkeep(
   core.lifecycle.add('upkeep worker', () => worker.close(true));
   // versions before the upkeep queue scheduled the sweep on the order queue
   await queue.removeJobScheduler('sweeper');
+  registerRedisMemoryGauge(core.registry, core.redis);
   await upkeep.upsertJobScheduler(
     'sweeper',
     { every: c.sweepIntervalMs },

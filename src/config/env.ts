@@ -103,6 +103,11 @@ export const envSchema = z.object({
     .max(2)
     .default(0)
     .describe('replicas of each master of the local Redis Cluster'),
+  LOCAL_REDIS_MAXMEMORY: z
+    .string()
+    .regex(/^[1-9][0-9]*(kb|mb|gb)?$/i, 'bytes, or a size like 512mb or 2gb')
+    .default('1gb')
+    .describe("maxmemory of each local redis-server (noeviction: past it writes fail, so alert first)"),
   API_PROCESSES: z.coerce
     .number()
     .int()
@@ -184,6 +189,10 @@ export const envSchema = z.object({
     .min(1_000)
     .default(10_000)
     .describe('an Idempotency-Key whose request has run this long without an answer is resolved'),
+  IDEMPOTENCY_MAX_PER_USER: positiveInt
+    .max(100_000)
+    .default(100)
+    .describe("records a shopper may hold; past it their oldest final refusals go, else 429"),
 
   ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
   ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),

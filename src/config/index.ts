@@ -43,6 +43,8 @@ export interface Config {
     /** 1: one redis-server; 3+: a local cluster of that many masters */
     redisShards: number;
     redisReplicas: number;
+    /** maxmemory of each local redis-server */
+    redisMaxmemory: string;
     pgPort: number;
     autoInstall: boolean;
     searchPath: string;
@@ -70,6 +72,8 @@ export interface Config {
     claimTtlMs: number;
     idempotencyTtlSeconds: number;
     idempotencyLeaseMs: number;
+    /** Idempotency-Key records one shopper may hold at once */
+    idempotencyMaxPerUser: number;
   };
   readonly orders: {
     enqueueBatchSize: number;
@@ -205,6 +209,7 @@ export function loadConfig(
       redisPort: e.LOCAL_REDIS_PORT,
       redisShards: e.LOCAL_REDIS_SHARDS,
       redisReplicas: e.LOCAL_REDIS_REPLICAS,
+      redisMaxmemory: e.LOCAL_REDIS_MAXMEMORY,
       pgPort: e.LOCAL_PG_PORT,
       autoInstall: e.AUTO_INSTALL,
       searchPath: e.PATH,
@@ -231,6 +236,7 @@ export function loadConfig(
       claimTtlMs: e.CLAIM_TTL_MS,
       idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
       idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
+      idempotencyMaxPerUser: e.IDEMPOTENCY_MAX_PER_USER,
     },
     orders: {
       enqueueBatchSize: e.ENQUEUE_BATCH_SIZE,

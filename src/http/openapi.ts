@@ -139,7 +139,7 @@ export function openApiDocument(): Record<string, unknown> {
               415: 'not JSON',
               422: 'Idempotency-Key reused with another request',
               425: 'not started',
-              429: 'rate limited',
+              429: 'rate limited, or too many Idempotency-Key records of purchases that sold',
               503: 'busy, overloaded or a store unavailable (Retry-After)',
             },
           ),

@@ -4,7 +4,6 @@
  * never came (a lost Redis reply, a crashed process) is resolved from the sale's own state on the
  * next retry, never simply run again; only final answers are stored and replayed.
  */
-import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { ProblemError } from '../errors.js';
 import { SaleError, type SaleErrorCode } from '../inventory/index.js';
@@ -88,7 +87,8 @@ export class PurchaseFlow {
   async once(req: Request, o: PurchaseOrder): Promise<StoredResponse> {
     const early = this.deps.checkout.refusalFromMemory(o.productId);
     if (early) return refusal(req, early);
-    const orderId = randomUUID();
+    const minted = this.deps.checkout.newOrderId(o.productId);
+    const orderId = typeof minted === 'string' ? minted : await minted;
     try {
       await this.deps.checkout.buy({ ...o, orderId });
       return accepted(orderId, o);
@@ -108,13 +108,13 @@ export class PurchaseFlow {
     const { idempotency, checkout } = this.deps;
     // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
     const fp = IdempotencyStore.fingerprint({ productId: o.productId, quantity: o.quantity });
-    const fresh = () => ({
+    const fresh = async () => ({
       fp,
-      orderId: randomUUID(),
+      orderId: await checkout.newOrderId(o.productId),
       productId: o.productId,
       quantity: o.quantity,
     });
-    const begun = await idempotency.begin(o.userId, key, fresh());
+    const begun = await idempotency.begin(o.userId, key, await fresh());
     switch (begun.kind) {
       case 'replay':
         return { response: begun.response, replayed: true };
@@ -134,6 +134,16 @@ export class PurchaseFlow {
           headers: { 'Retry-After': '1' },
           ...(begun.orderId && { extensions: { orderId: begun.orderId } }),
         });
+      case 'full':
+        throw new ProblemError({
+          status: 429,
+          code: 'idempotency-records-full',
+          title: 'Too many Idempotency-Keys in use',
+          detail:
+            'you hold as many Idempotency-Key records as allowed, each of a purchase that sold ' +
+            'or is still running; retry later, or without a new key',
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(begun.retryAfterMs / 1000))) },
+        });
       case 'new':
         return { response: await this.run(req, o, begun), replayed: false };
       case 'stale':
@@ -151,7 +161,7 @@ export class PurchaseFlow {
       await idempotency.takeOver(begun, { ...rest, done: response });
       return { response, replayed: true };
     }
-    const handle = await idempotency.takeOver(begun, fresh());
+    const handle = await idempotency.takeOver(begun, await fresh());
     if (!handle) {
       throw new ProblemError({
         status: 409,

@@ -29,6 +29,8 @@ export interface ProductView {
   readonly payWithinSeconds: number;
   /** purchases need a sale token */
   readonly requireSaleToken: boolean;
+  /** catalogue number, carried by its order ids (0 until given: v4 ids) */
+  readonly number: number;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
@@ -140,6 +142,7 @@ export class Catalog {
       limitPerUser: meta.limitPerUser,
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
+      number: meta.number,
       empty: new Set(),
       soldOut: isSoldOut(meta),
       soldOutAt: isSoldOut(meta) ? Date.now() : 0,

@@ -12,7 +12,15 @@ import { Catalog } from './catalog.js';
 import { ReplicaWait } from './replica-wait.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
+export {
+  activeProducts,
+  archiveIfUntouched,
+  touchActive,
+  type PurchaseDeductArgs,
+} from './activity.js';
 export { Catalog, type ProductView } from './catalog.js';
+export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
+export { mintOrderId, orderProductNumber } from './order-ids.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment, splitStock } from './layout.js';
 export {
@@ -36,6 +44,7 @@ export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
 export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.js';
+export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type Purchase, type PurchaseRequest } from './sale.js';

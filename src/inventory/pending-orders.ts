@@ -4,7 +4,10 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { activeProducts } from './activity.js';
+import { productOfNumber } from './catalogue-numbers.js';
 import { homeSegment } from './layout.js';
+import { orderProductNumber } from './order-ids.js';
 import { resolveOrder, type OrderResolution } from './protocol.js';
 import { decodeClaim } from './records/claim.js';
 import { decodeMarker } from './records/marker.js';
@@ -18,13 +21,36 @@ export interface PendingOrderRef {
   claimOnly: boolean;
 }
 
+/**
+ * An id of the older format (no catalogue number) is looked for in this many active products, the
+ * most recently active first: a bounded search, never the whole catalogue. Such orders are
+ * mostly in PostgreSQL already (callers ask it first).
+ */
+export const LEGACY_ID_SEARCH = 50;
+
+/**
+ * The products `orderId` can be in: its own (from the catalogue number it carries: one HGET), or
+ * for an id of the older format the most recently active ones.
+ */
+export async function productsOfOrder(
+  deps: { redis: RedisClient; keys: Keys },
+  orderId: string,
+): Promise<string[]> {
+  const n = orderProductNumber(orderId);
+  if (n === undefined) {
+    return (await activeProducts(deps, LEGACY_ID_SEARCH)).map((p) => p.productId);
+  }
+  const productId = await productOfNumber(deps, n);
+  return productId === null ? [] : [productId];
+}
+
 /** The product whose marker (or open claim) of `userId` lists `orderId`, if any. */
 export async function findPendingOrder(
   deps: { redis: RedisClient; keys: Keys },
   userId: string,
   orderId: string,
 ): Promise<PendingOrderRef | undefined> {
-  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+  for (const productId of await productsOfOrder(deps, orderId)) {
     const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
     if (!meta) continue;
     const k = deps.keys.segment(productId, homeSegment(userId, meta.segments));
@@ -95,12 +121,12 @@ export async function findInOutboxes(
   return undefined;
 }
 
-/** The outbox entry of `orderId` in any product (an admin does not know the buyer). */
+/** The outbox entry of `orderId` in its product (an admin does not know the buyer). */
 export async function findInAllOutboxes(
   deps: { redis: RedisClient; keys: Keys },
   orderId: string,
 ): Promise<SoldOrder | undefined> {
-  for (const productId of await deps.redis.smembers(deps.keys.products())) {
+  for (const productId of await productsOfOrder(deps, orderId)) {
     const order = await findInOutboxes(deps, productId, orderId);
     if (order) return order;
   }

@@ -8,6 +8,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
 import { timeReplyMs } from '../redis/time.js';
+import { activeProducts } from './activity.js';
 import { decodeMeta, isSoldOut, type ProductMeta } from './records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from './records/segment-state.js';
 
@@ -66,9 +67,13 @@ function statusAt(now: number, meta: ProductMeta, remaining: number): ProductSta
   return now < meta.startsAt ? 'upcoming' : 'live';
 }
 
-/** The first `max` seeded products by id, each as it stands (what the operator views show). */
+/**
+ * Up to `max` active products (upcoming, live or recently sold from: the ones staying active
+ * longest), by id, each as it stands: what the operator views show. Archived sales are left out,
+ * so the cost follows the sales under way, not the catalogue (GET /admin/products/:id reads any).
+ */
 export async function readProductStates(deps: StoreDeps, max: number): Promise<ProductState[]> {
-  const ids = (await deps.redis.smembers(deps.keys.products())).sort().slice(0, max);
+  const ids = (await activeProducts(deps, max)).map((p) => p.productId).sort();
   const states = await Promise.all(ids.map((id) => readProductState(deps, id)));
   return states.filter((s): s is ProductState => s !== null);
 }

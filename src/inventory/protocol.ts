@@ -7,6 +7,7 @@ import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
+import { TOUCH_LEASE_MS } from './activity-timing.js';
 
 const DEDUCT_REPLY = {
   ok: 0,
@@ -20,6 +21,7 @@ const DEDUCT_REPLY = {
   claimBusy: 8,
   unknown: 9,
   voided: 10,
+  untouched: 11,
 } as const;
 
 const scripts = {
@@ -48,7 +50,8 @@ export type DeductReply =
   | { code: 'spill'; remaining: number }
   | { code: 'claim-busy'; orderId: string }
   | { code: 'unknown' }
-  | { code: 'voided' };
+  | { code: 'voided' }
+  | { code: 'untouched' };
 
 export interface DeductArgs {
   mode: DeductMode;
@@ -61,6 +64,8 @@ export interface DeductArgs {
   productId: string;
   segment: number;
   homeSegment: number;
+  /** Redis time of this process's latest touch of the product (activity.ts) */
+  touchedAt: number;
 }
 
 type Raw = [number, ...(string | number)[]];
@@ -89,6 +94,8 @@ export function decodeDeduct(r: Raw): DeductReply {
       return { code: 'unknown' };
     case 'voided':
       return { code: 'voided' };
+    case 'untouched':
+      return { code: 'untouched' };
   }
 }
 
@@ -107,6 +114,8 @@ function deductArgs(a: DeductArgs): Array<string | number> {
     a.productId,
     a.segment,
     a.homeSegment,
+    a.touchedAt,
+    TOUCH_LEASE_MS,
   ];
 }
 

@@ -3,7 +3,6 @@
  * deduct (lua/deduct-5.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
-import { randomUUID } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
@@ -11,13 +10,9 @@ import type { Keys, SegmentKeys } from '../redis/keys.js';
 import type { Catalog, ProductView } from './catalog.js';
 import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
-import {
-  claimSettle,
-  deduct,
-  SegmentKeyCache,
-  type DeductArgs,
-  type DeductReply,
-} from './protocol.js';
+import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity.js';
+import { mintOrderId } from './order-ids.js';
+import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { refusalOf, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
@@ -70,11 +65,14 @@ const MAX_BUSY_PROBES = 3;
 
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
+  /** this process's touches of the active set, which every deduct needs */
+  private readonly leases: ActivityLeases;
   /** Redis Cluster shards that failed a moment ago (skipped, or their shoppers told 503) */
   readonly shards: ShardHealth;
 
   constructor(private readonly opts: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(opts.keys);
+    this.leases = new ActivityLeases(opts);
     this.shards = new ShardHealth(opts.redis);
   }
 
@@ -130,7 +128,7 @@ export class Sale {
       fence: 0,
       userId: req.userId,
       quantity: req.quantity,
-      orderId: req.orderId ?? randomUUID(),
+      orderId: req.orderId ?? mintOrderId(view.number),
       productId: view.id,
       segment: home,
       homeSegment: home,
@@ -163,10 +161,10 @@ export class Sale {
         } else {
           args.mode = 'claim';
           homeBusy = true;
-          r = await deduct(this.opts.redis, this.segment(view, home), args);
+          r = await this.leases.deduct(this.segment(view, home), args);
         }
       } else {
-        r = await deduct(this.opts.redis, this.segment(view, home), args);
+        r = await this.leases.deduct(this.segment(view, home), args);
       }
     } catch (err) {
       this.shards.failed(homeKeys.state, err);
@@ -216,7 +214,7 @@ export class Sale {
           if (!held) return view.empty.has(seg) ? 'empty' : 'busy';
           r = await this.deductHolding(held, spillArgs);
         } else {
-          r = await deduct(this.opts.redis, this.segment(view, seg), spillArgs);
+          r = await this.leases.deduct(this.segment(view, seg), spillArgs);
         }
       } catch (err) {
         this.shards.failed(this.segment(view, seg).state, err);
@@ -315,7 +313,7 @@ export class Sale {
   private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
     const keys = this.segment({ id: args.productId }, args.segment);
     const { result, released } = await held.releaseAfter(() =>
-      deduct(this.opts.redis, keys, { ...args, fence: held.fence }),
+      this.leases.deduct(keys, { ...args, fence: held.fence }),
     );
     // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
     if (released === 'not-held') {

@@ -1,7 +1,8 @@
 /**
  * Admin side of the inventory: seed a product's stock over its segments. Seeding opens a new
  * epoch (lua/beginSeed-1.lua refuses while the sale is live unless forced), seeds every segment
- * (lua/seedSegment-3.lua), tells every API process, and records the product in PostgreSQL.
+ * (lua/seedSegment-3.lua), gives it a catalogue number and puts it in the active set, tells every
+ * API process, and records the product in PostgreSQL.
  */
 import type { RedisClient } from '../redis/connection.js';
 import { sql } from 'kysely';
@@ -10,7 +11,9 @@ import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
 import { execByNode } from '../redis/batch.js';
 import { registerScripts } from '../redis/scripts.js';
+import { touchActive } from './activity.js';
 import type { Catalog } from './catalog.js';
+import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { SaleError } from './errors.js';
 import { splitStock } from './layout.js';
 import { beginSeed, queueSeedSegment } from './protocol.js';
@@ -98,7 +101,10 @@ export async function seedProduct(
         payWithinSeconds,
       }),
   );
+  await giveCatalogueNumber(deps, productId);
   await deps.redis.sadd(deps.keys.products(), productId);
+  // active until its sale starts or ends (then quiet a while): the sweeper walks it meanwhile
+  await touchActive(deps, productId, Math.max(startsAt, endsAt));
   if (deps.catalog) await deps.catalog.announceReseed(productId, begun.epoch);
   else {
     await deps.redis.spublish(

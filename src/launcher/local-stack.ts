@@ -62,6 +62,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       basePort: launcher.redisPort,
       shards: launcher.redisShards,
       replicas: launcher.redisReplicas,
+      extraArgs: ['--maxmemory', launcher.redisMaxmemory],
       dir,
       binDir: bins.redis,
       progress: opts.progress,
@@ -88,13 +89,14 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
     opts.progress(
       `Redis Cluster up: ${launcher.redisShards} masters` +
         (launcher.redisReplicas ? `, ${launcher.redisReplicas} replica(s) each` : '') +
-        ` on ports ${ports[0]}-${ports.at(-1)} (AOF, noeviction; data and logs under ${dir})`,
+        ` on ports ${ports[0]}-${ports.at(-1)} (AOF, noeviction, maxmemory ${launcher.redisMaxmemory} each; data and logs under ${dir})`,
     );
   } else if (bins.redis) {
     const redis = await startRedisServer({
       port: launcher.redisPort,
       dir: join(dataDir, 'redis'),
       binDir: bins.redis,
+      maxmemory: launcher.redisMaxmemory,
     });
     opts.lifecycle.add(
       'redis-server',
@@ -103,7 +105,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
     );
     watch(redis.process, opts.onCrash);
     opts.progress(
-      `redis-server up at ${redactUrl(redis.url)} (AOF, noeviction; log ${redis.process.logFile})`,
+      `redis-server up at ${redactUrl(redis.url)} (AOF, noeviction, maxmemory ${launcher.redisMaxmemory}; log ${redis.process.logFile})`,
     );
   }
   if (bins.postgres) {

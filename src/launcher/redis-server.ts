@@ -21,6 +21,12 @@ export interface RedisServerOptions {
   binDir: string;
   /** 'aof' (default) or 'none' (throwaway test servers). */
   persistence?: 'aof' | 'none';
+  /**
+   * maxmemory (default 1gb): with noeviction, writes fail past it, so the metric
+   * seckill_redis_memory_used_ratio is there to alert well before; without one, Redis would
+   * grow until the machine runs out.
+   */
+  maxmemory?: string;
   /** Extra `--name value` arguments (tests enable DEBUG this way). */
   extraArgs?: string[];
   startTimeoutMs?: number;
@@ -52,6 +58,8 @@ export function redisAnswers(port: number, timeoutMs = 500): Promise<boolean> {
   });
 }
 
+const DEFAULT_MAXMEMORY = '1gb';
+
 export async function startRedisServer(opts: RedisServerOptions): Promise<RunningRedis> {
   mkdirSync(opts.dir, { recursive: true });
   const pidFile = join(opts.dir, 'redis.pid');
@@ -69,6 +77,8 @@ export async function startRedisServer(opts: RedisServerOptions): Promise<Runnin
     pidFile,
     '--daemonize',
     'no',
+    '--maxmemory',
+    opts.maxmemory ?? DEFAULT_MAXMEMORY,
     '--maxmemory-policy',
     'noeviction',
     ...(persistence === 'aof'

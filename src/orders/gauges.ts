@@ -11,7 +11,7 @@ import { readProductStates } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 
-/** Products read per scrape; past it, the rest are left out (a scrape must stay cheap). */
+/** Active products read per scrape (archived sales are left out; a scrape must stay cheap). */
 const MAX_PRODUCTS = 200;
 
 /**

@@ -3,11 +3,15 @@
  * older than SWEEP_MIN_AGE_MS (their enqueue was lost: a crash between deduct and enqueue, a
  * Redis error, a job that failed for good), and settles spill claims older than CLAIM_TTL_MS
  * that a crash left open: finalised when the claim's order exists, released when it does not.
+ * It walks only the active products (inventory/activity.ts), and archives those whose time there
+ * is up and that have no work left: its cost follows the sales under way, not the catalogue.
  */
 import type { Queue } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import {
+  activeProducts,
+  archiveIfUntouched,
   claimSettle,
   decodeClaim,
   readMeta,
@@ -43,6 +47,8 @@ export interface SweepReport {
   reenqueued: number;
   claimsFinalised: number;
   claimsReleased: number;
+  /** products taken out of the active set (quiet, nothing left to do) */
+  archived: number;
   /** segments ("product:segment") whose Redis shard did not answer this time */
   unreachable: string[];
 }
@@ -83,25 +89,32 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     reenqueued: 0,
     claimsFinalised: 0,
     claimsReleased: 0,
+    archived: 0,
     unreachable: [],
   };
   const now = await step(serverNowMs(deps.redis), 'server time');
   /** masters whose replicas did not confirm this sweep: their other segments wait a sweep */
   const lagging = new Set<string>();
-  for (const productId of await step(deps.redis.smembers(deps.keys.products()), 'products')) {
+  for (const { productId, until } of await step(activeProducts(deps), 'active products')) {
     const segments = (await step(readMeta(deps, productId), 'meta'))?.maxSegments ?? 0;
+    // its time is up: archived below if no segment has work (each read after `now`)
+    const due = until < now;
+    let idle = due;
     for (let seg = 0; seg < segments; seg++) {
       const master = deps.replicaWait?.masterOf(deps.keys.segment(productId, seg).replicated);
       try {
         if (master && lagging.has(master)) throw new ReplicaLagError(`${master} lags`);
-        await sweepSegment(deps, report, { productId, seg, segments, now });
+        if (await sweepSegment(deps, report, { productId, seg, segments, now, due })) idle = false;
       } catch (err) {
         // A Redis Cluster shard that is down must not stop the sweep of the live ones.
         if (!storeOutage(err)) throw err;
         if (master && err instanceof ReplicaLagError) lagging.add(master);
         report.unreachable.push(`${productId}:${seg}`);
+        idle = false;
       }
     }
+    if (idle && (await step(archiveIfUntouched(deps, productId, until), 'archive')))
+      report.archived++;
   }
   if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
   if (report.unreachable.length > 0) {
@@ -113,11 +126,12 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   return report;
 }
 
+/** @returns whether the segment has work (outbox entries, claims); read only when `due` */
 async function sweepSegment(
   deps: SweepDeps,
   report: SweepReport,
-  at: { productId: string; seg: number; segments: number; now: number },
-): Promise<void> {
+  at: { productId: string; seg: number; segments: number; now: number; due: boolean },
+): Promise<boolean> {
   const { productId, seg, segments, now } = at;
   const k = deps.keys.segment(productId, seg);
   if (deps.replicaWait) {
@@ -151,6 +165,12 @@ async function sweepSegment(
     else report.claimsReleased++;
     deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
   }
+  if (!at.due) return true;
+  return (
+    stale.length > 0 ||
+    Object.keys(claims).length > 0 ||
+    (await step(deps.redis.xlen(k.outbox), 'outbox length')) > 0
+  );
 }
 
 /**

@@ -124,9 +124,40 @@ export class Keys {
     };
   }
 
-  /** Set of product ids ever seeded (the sweeper walks it). */
+  /** Set of product ids ever seeded: the catalogue, archived sales included. */
   products(): string {
     return `${this.prefix}:products`;
+  }
+
+  /**
+   * Zset of the products that may have work (product id -> ms until which it stays): the sweeper
+   * walks only these; a sale that has been quiet for a while leaves it (archived). See
+   * inventory/activity.ts.
+   */
+  active(): string {
+    return `${this.prefix}:active`;
+  }
+
+  /**
+   * Hash of catalogue numbers: `n:<number>` -> product id, `p:<product id>` -> number, `seq` ->
+   * the last number given. An order id carries its product's number (inventory/order-ids.ts).
+   */
+  catalogue(): string {
+    return `${this.prefix}:{catalogue}`;
+  }
+
+  /** Hash of the Redis data migrations applied (name -> when), like the SQL migrator's table. */
+  dataMigrations(): string {
+    return `${this.prefix}:data-migrations`;
+  }
+
+  /**
+   * A shopper's Idempotency-Key index: zsets of their records (hash -> expiry ms), all of them
+   * and the final refusals among them, in the slot of the records (same hash tag).
+   */
+  idempotencyIndex(userId: string): { all: string; refusals: string } {
+    const tag = `${this.prefix}:{idem:${checked('user id', userId)}}`;
+    return { all: `${tag}#all`, refusals: `${tag}#refused` };
   }
 
   /** An Idempotency-Key record, scoped to the shopper who sent it. */

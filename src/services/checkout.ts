@@ -7,10 +7,12 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import {
+  mintOrderId,
   resolveOrderAtHome,
   SaleError,
   type Purchase,
   type PurchaseRequest,
+  type Catalog,
   type Sale,
 } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
@@ -40,6 +42,8 @@ export type Resolution = 'sold' | 'pending' | 'not-sold';
 
 export interface CheckoutDeps {
   sale: Sale;
+  /** the product views: an order id carries its product's catalogue number */
+  catalog: Pick<Catalog, 'get'>;
   orders: OrderSink;
   redis: RedisClient;
   keys: Keys;
@@ -55,6 +59,20 @@ export class Checkout {
   /** A refusal known without asking Redis (sold out), or undefined: then {@link buy}. */
   refusalFromMemory(productId: string): SaleError | undefined {
     return this.deps.sale.refusalFromMemory(productId);
+  }
+
+  /**
+   * A new order id for a purchase of `productId`: it carries the product's catalogue number, so the
+   * order is found from its id alone. Unknown product (or its view unreadable): a plain UUID.
+   */
+  newOrderId(productId: string): string | Promise<string> {
+    const mint = (v: { number: number } | null) => mintOrderId(v?.number ?? 0);
+    try {
+      const got = this.deps.catalog.get(productId);
+      return got instanceof Promise ? got.then(mint, () => mint(null)) : mint(got);
+    } catch {
+      return mint(null);
+    }
   }
 
   /**

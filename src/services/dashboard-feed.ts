@@ -12,7 +12,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { parseMetrics, quantile, type Counters } from './metrics-text.js';
 
-/** Products shown; the newest seeded first would need a sort key: the first ones by id. */
+/** Products shown: the active ones staying longest (upcoming, live, just sold from), by id. */
 const MAX_PRODUCTS = 20;
 
 export interface DashboardSnapshot {

@@ -10,6 +10,7 @@ import {
   findInAllOutboxes,
   findInOutboxes,
   findPendingOrder,
+  orderProductNumber,
   type SoldOrder,
 } from '../inventory/index.js';
 import type { OrderRow } from '../db/schema.js';
@@ -74,6 +75,14 @@ export class OrderLookup {
   /** The order as `reader` may see it; null when it does not exist or is not theirs. */
   async find(orderId: string, reader: OrderReader): Promise<OrderView | null> {
     const userId = 'userId' in reader ? reader.userId : undefined;
+    const seenBy = (row: OrderRow) =>
+      userId !== undefined && row.user_id !== userId ? null : rowView(row);
+    if (orderProductNumber(orderId) === undefined) {
+      // an id of the older format: Redis can only search for it in a bounded set of products,
+      // and most such orders are persisted long since
+      const row = await findOrder(this.deps.db, orderId).catch(() => undefined);
+      if (row) return seenBy(row);
+    }
     const sale = await this.pendingSale(orderId, userId);
     if (sale && 'settling' in sale) {
       return { orderId, status: 'pending', productId: sale.settling, userId: userId! };
@@ -89,8 +98,7 @@ export class OrderLookup {
       throw err;
     }
     if (!row) return sale ? pendingView(sale) : null;
-    if (userId !== undefined && row.user_id !== userId) return null;
-    return rowView(row);
+    return seenBy(row);
   }
 
   /**

@@ -22,6 +22,8 @@ export interface ProductMeta {
   payWithinSeconds: number;
   /** a purchase needs a sale token */
   requireSaleToken: boolean;
+  /** catalogue number, carried by order ids (order-ids.ts); 0 until given */
+  number: number;
 }
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
@@ -40,6 +42,7 @@ export function decodeMeta(h: Record<string, string>): ProductMeta | null {
     maxSegments: Number(h.maxSegments ?? h.segments),
     payWithinSeconds: Number(h.payWithin ?? 0),
     requireSaleToken: h.token === '1',
+    number: Number(h.n ?? 0),
   };
 }
 
@@ -48,6 +51,7 @@ export const META_FIELD = {
   epoch: 'epoch',
   segments: 'segments',
   maxSegments: 'maxSegments',
+  number: 'n',
 } as const;
 
 /**

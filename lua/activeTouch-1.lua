@@ -1,0 +1,21 @@
+--[[
+  activeTouch: keeps a product in the active set (the products the sweeper walks) until at least
+  max(now, ARGV[2]) + ARGV[1]. A purchase passes the returned time to deduct, which refuses a touch
+  older than its lease: so any work a deduct creates has a touch no older than the lease, and the
+  sweeper, which archives only products whose time has passed by more than that (activeArchive),
+  always sees that work first (src/inventory/activity.ts).
+
+  KEYS[1] active zset: product id -> ms until which it stays
+  ARGV[1] product id
+  ARGV[2] quiet period (ms) kept after the touch
+  ARGV[3] ms the product stays at least until (its sale's start or end), before the quiet period
+
+  Returns the Redis server time of the touch (ms).
+]]
+local activeKey = KEYS[1]
+local productId, quietMs, floorMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+--- @include "serverTimeMs"
+
+local now = serverTimeMs()
+redis.call('ZADD', activeKey, 'GT', math.max(now, floorMs) + quietMs, productId)
+return now

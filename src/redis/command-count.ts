@@ -1,0 +1,36 @@
+/**
+ * Counts the commands one connection sends, by name, pipelines included (every command of an
+ * ioredis connection or cluster goes through its sendCommand): how tests and benchmarks measure
+ * what a code path costs in Redis without MONITOR or server-wide INFO (shared servers).
+ */
+import type { Cluster, Redis } from 'ioredis';
+
+export interface CommandCount {
+  /** commands sent since the start (or the last reset), by lower-case name */
+  readonly byName: Map<string, number>;
+  total(): number;
+  reset(): void;
+  /** puts the connection's own sendCommand back */
+  stop(): void;
+}
+
+export function countCommands(conn: Redis | Cluster): CommandCount {
+  const byName = new Map<string, number>();
+  const target = conn as unknown as {
+    sendCommand: (cmd: { name: string }, ...a: unknown[]) => unknown;
+  };
+  const original = target.sendCommand;
+  target.sendCommand = function (cmd, ...rest) {
+    const name = cmd.name.toLowerCase();
+    byName.set(name, (byName.get(name) ?? 0) + 1);
+    return original.call(this, cmd, ...rest);
+  };
+  return {
+    byName,
+    total: () => [...byName.values()].reduce((a, b) => a + b, 0),
+    reset: () => byName.clear(),
+    stop: () => {
+      target.sendCommand = original;
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * `seckill_redis_memory_used_ratio`: used_memory / maxmemory of each Redis master, read when
+ * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): at 1 every write fails, sales
+ * included, so an alert must fire well before. A node without maxmemory has no ratio (absent).
+ */
+import { Gauge, type Registry } from 'prom-client';
+import type { RedisClient } from './connection.js';
+
+/** A field of an INFO section, as a number (NaN when absent). */
+const infoField = (info: string, field: string) =>
+  Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(info)?.[1]);
+
+export function registerRedisMemoryGauge(registry: Registry, redis: RedisClient): void {
+  new Gauge({
+    name: 'seckill_redis_memory_used_ratio',
+    help: 'used_memory / maxmemory per Redis master (noeviction: writes fail at 1)',
+    labelNames: ['node'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+      await Promise.all(
+        nodes.map(async (n) => {
+          const info = await n.info('memory');
+          const max = infoField(info, 'maxmemory');
+          if (!(max > 0)) return;
+          const node = `${n.options.host ?? 'localhost'}:${n.options.port ?? 6379}`;
+          this.set({ node }, infoField(info, 'used_memory') / max);
+        }),
+      );
+    },
+  });
+}
