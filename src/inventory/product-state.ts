@@ -99,6 +99,8 @@ export async function readProductState(
         .xlen(k.outbox)
         .time();
     },
+    // TIME answers on any node: a segment whose slot moved is read again whole
+    { reads: true },
   );
   let now: number | undefined;
   const segments: SegmentView[] = indexes.map((i) => {

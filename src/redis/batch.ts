@@ -13,20 +13,27 @@ export type Reply = [Error | null, unknown];
 /** Refusals that mean the command did not run here (a slot moved or is moving): safe to resend. */
 const NOT_RUN = /^(MOVED|ASK|TRYAGAIN|CLUSTERDOWN)\b/;
 
-/** How often a batch item refused with a redirection is sent again (slots settling after a move). */
-const REDIRECT_ATTEMPTS = 4;
+/**
+ * How often a batch item refused with a redirection is sent again (slots settling after a move or
+ * a failover). A node restarted after a failover may still describe its old slots for a moment, and
+ * a slot-map refresh that asks it reads that; the pauses grow to ~3 s in all, so the map settles.
+ */
+const REDIRECT_ATTEMPTS = 10;
 
 /**
  * Queues `queue(pipeline, item)` for each item, on the node that holds `route(item)`'s slot.
  * Every command an item queues must hash to that slot. Items refused before running (MOVED, ASK,
  * TRYAGAIN, CLUSTERDOWN) are sent again after the slot map refreshes, so callers see only real
- * errors; commands that ran are never resent.
+ * errors; commands that ran are never resent, unless `opts.reads` says every command is a read (an
+ * item that mixes a keyless command such as TIME, which answers on any node, with keyed ones is
+ * then resent whole when its keyed commands were refused).
  */
 export async function pipelineByNode<T>(
   redis: RedisClient,
   items: readonly T[],
   route: (item: T) => string,
   queue: (pipeline: ChainableCommander, item: T) => void,
+  opts: { reads?: boolean } = {},
 ): Promise<Reply[][]> {
   const out: Reply[][] = new Array(items.length);
   let pending = items.map((_, i) => i);
@@ -46,13 +53,14 @@ export async function pipelineByNode<T>(
           const notRun = mine.some(([err]) => err && NOT_RUN.test(err.message));
           // Resent only if none of its commands ran: an item is all refused or all answered
           // in practice (one slot), and a partial one keeps its replies rather than run twice.
-          if (notRun && mine.every(([err]) => err) && attempt < REDIRECT_ATTEMPTS) refused.push(i);
+          const resend = notRun && (opts.reads || mine.every(([err]) => err));
+          if (resend && attempt < REDIRECT_ATTEMPTS) refused.push(i);
           else out[i] = mine;
         });
       }),
     );
     if (refused.length > 0 && redis instanceof Cluster) {
-      await new Promise((r) => setTimeout(r, 50 * attempt));
+      await new Promise((r) => setTimeout(r, Math.min(50 * attempt, 400)));
       await refreshSlots(redis);
     }
     pending = refused;
