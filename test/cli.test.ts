@@ -75,7 +75,7 @@ describe('configuration errors', () => {
       'Invalid configuration:\n' +
         '  - REDIS_URL: port "6381x" is not a number from 1 to 65535 (e.g. redis://localhost:6379) ' +
         '(got "redis://:***@localhost:6381x")\n' +
-        'See README.md#configuration.\n',
+        'See docs/configuration.md.\n',
     );
   });
 

@@ -1,7 +1,7 @@
 /**
- * `npm run bench`: the k6 scenario matrix (load-tests/compare.js) driven from Node with
- * autocannon, in ONE run against one API process and one worker process (the built dist/, as in
- * production):
+ * `npm run bench`: the k6 scenario matrix (load-tests/compare.js) driven from Node with wrk
+ * (autocannon when wrk is not installed), in ONE run against one API process and one worker
+ * process (the built dist/, as in production):
  *   - bare Express: a minimal Express 5 app in its own process (bare-express.mjs), the framework's
  *     own speed on this machine;
  *   - ceiling: POST /bench/noop, the shop's middleware, validation and auth, no Redis;
@@ -299,7 +299,7 @@ async function main() {
       const r = await persistedAndReconciled(base, productOf(s));
       const sold = r.total - r.remaining;
       const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
-      // autocannon stops at each deadline with up to `connections` requests in flight: their
+      // the driver stops at each deadline with up to `connections` requests in flight: their
       // sales are real (and persisted) but their 202s are never read.
       const cutOff = soldHere - accepted;
       const good =

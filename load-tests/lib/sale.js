@@ -177,7 +177,7 @@ export function verify(productId) {
 /**
  * Thresholds every scenario shares: no unexpected status (admin calls included), no error, no
  * invariant violation, and purchase latency within P95_MS / P99_MS (defaults measured on a
- * 2-core machine that also runs the API, Redis, PostgreSQL and k6; see README "k6").
+ * 2-core machine that also runs the API, Redis, PostgreSQL and k6; see docs/benchmarks.md, "k6").
  */
 export const thresholds = {
   seckill_errors: ['count==0'],

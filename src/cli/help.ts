@@ -25,7 +25,7 @@ const table = (rows: Array<[string, string]>) => {
   return rows.map(([a, b]) => `  ${a.padEnd(width)}${b}`).join('\n');
 };
 
-export const CONFIG_HINT = 'Every variable, with its default: README.md#configuration.';
+export const CONFIG_HINT = 'Every variable, with its default: docs/configuration.md.';
 
 /** The full help of one command. */
 export function commandHelp(c: CommandHelp): string {

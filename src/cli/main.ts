@@ -101,7 +101,7 @@ const fail = (text: string, code: number): never => {
 };
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) fail(`${err.message}\nSee README.md#configuration.`, 2);
+  if (err instanceof ConfigError) fail(`${err.message}\nSee docs/configuration.md.`, 2);
   if (err instanceof ExitError) fail(`seckill: ${err.message}`, err.code);
   if (
     err instanceof MissingBinaryError ||

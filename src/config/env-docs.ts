@@ -30,7 +30,7 @@ export function envDefault(name: EnvName): string {
 export function envExample(): string {
   const lines = [
     '# Every environment variable seckill reads (src/config/env.ts), commented out at its default:',
-    '# uncomment what you change. README.md#configuration says what each one does.',
+    '# uncomment what you change. docs/configuration.md says what each one does.',
     '# seckill reads its process environment, not this file: `set -a; . ./.env; set +a`, or',
     '# `node --env-file=.env dist/src/cli.js serve`. Written by `npm run env:example`.',
   ];

@@ -1,6 +1,6 @@
 /**
  * Every environment variable the product reads: its zod schema (type, default, description; the
- * README's table lists the same), and the rules across variables.
+ * table in docs/configuration.md lists the same), and the rules across variables.
  */
 import { z } from 'zod';
 
@@ -45,7 +45,7 @@ const url = (protocols: string[], example: string) =>
     }
   });
 
-/** Every variable the product reads, with its default and what it does (README lists the same). */
+/** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'production', 'test'])

@@ -1,9 +1,10 @@
 /**
  * RedLock over N independent Redis servers (not replicas of one another): the lock is held when a
  * majority granted it and time is left on the lease after subtracting the time the round took
- * and the clock drift allowance. A failed round releases everywhere. Read the README's "When not
- * to rely on RedLock" before using it: it assumes bounded clock drift, network delay and process
- * pauses; fencing tokens checked by the resource are the remedy when those assumptions break.
+ * and the clock drift allowance. A failed round releases everywhere. Read "RedLock, and when not
+ * to rely on it" (docs/design/lock.md) before using it: it assumes bounded clock drift, network
+ * delay and process pauses; fencing tokens checked by the resource are the remedy when those
+ * assumptions break.
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
@@ -32,7 +33,7 @@ export interface RedLockLease {
   expiresAt: number;
   /**
    * Per-server fencing tokens (undefined where not granted). They are not one total order:
-   * a resource guarded by RedLock should still check a token of its own (see README).
+   * a resource guarded by RedLock should still check a token of its own (see docs/design/lock.md).
    */
   fences: Array<number | undefined>;
   /** Servers that granted the lock. */
