@@ -27,14 +27,24 @@ let cluster: TestCluster;
 let app: RunningApp;
 let worker: StackProcess;
 const restarts: number[] = [];
+/** the order queue's hash tag: chosen so the queue's master does not hold the product list */
+let queueTag = '';
 
 beforeAll(async () => {
   cluster = await startTestCluster({
     replicas: 1,
     supervise: { onRestart: (n) => restarts.push(n.port) },
   });
+  // The victim is the queue's master; the product list must live elsewhere (a random namespace put
+  // both on one master a third of the time, and no product could then be found).
+  const listOwner = await ownerOf(keys.products());
+  for (let i = 0; !queueTag; i++) {
+    const tag = `{${ns.id}q${i}}`;
+    if ((await ownerOf(tag)) !== listOwner) queueTag = tag;
+  }
   const config = ns.config({
     REDIS_CLUSTER_NODES: cluster.nodesEnv,
+    QUEUE_PREFIX: queueTag,
     REDIS_WAIT_REPLICAS: '1',
     SWEEP_INTERVAL_MS: '300',
     SWEEP_MIN_AGE_MS: '500',
@@ -98,8 +108,9 @@ function shoppers(productId: string, label: string, parallel = 8) {
  * meta and the product list do not.
  */
 async function productOnVictim(): Promise<{ productId: string; victim: string; seg: number }> {
-  const victim = await ownerOf(`{${ns.id}q}`);
-  for (;;) {
+  const victim = await ownerOf(queueTag);
+  for (let tries = 0; ; tries++) {
+    if (tries > 10_000) throw new Error(`no product id with its meta off ${victim}`);
     const p = `fd${randomBytes(3).toString('hex')}`;
     const off = await Promise.all([keys.product(p).meta, keys.products()].map(ownerOf));
     if (off.includes(victim)) continue;
