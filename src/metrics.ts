@@ -68,3 +68,22 @@ export function httpMetrics(registry: Registry): HttpMetrics {
     },
   };
 }
+
+/**
+ * A scrape answers within this even while Redis does not (BullMQ's connection waits for Redis
+ * without bound): the shared-state series are then left out, and the rest of /metrics (the
+ * readiness gauge among it) still reaches Prometheus, so the target is not reported down.
+ */
+export const GAUGE_READ_TIMEOUT_MS = 750;
+
+/** `p`, or a rejection naming `what` once GAUGE_READ_TIMEOUT_MS has passed (for collect()). */
+export function boundedRead<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`${what}: no answer within ${GAUGE_READ_TIMEOUT_MS} ms`)),
+      GAUGE_READ_TIMEOUT_MS,
+    );
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

@@ -10,29 +10,12 @@ import { Gauge, type Registry } from 'prom-client';
 import { readProductStates } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
+import { boundedRead } from '../metrics.js';
 
 /** Active products read per scrape (archived sales are left out; a scrape must stay cheap). */
 const MAX_PRODUCTS = 200;
 
-/**
- * A scrape answers within this even while Redis does not (BullMQ's connection waits for Redis
- * without bound): the shared-state series are then left out, and the rest of /metrics (the
- * readiness gauge among it) still reaches Prometheus, so the target is not reported down.
- */
-export const GAUGE_READ_TIMEOUT_MS = 750;
-
 const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as const;
-
-function bounded<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`${what}: no answer within ${GAUGE_READ_TIMEOUT_MS} ms`)),
-      GAUGE_READ_TIMEOUT_MS,
-    );
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 export function registerOrderGauges(opts: {
   registry: Registry;
@@ -50,7 +33,7 @@ export function registerOrderGauges(opts: {
     aggregator: 'max',
     async collect() {
       this.reset();
-      const counts = await bounded(queue.getJobCounts(...JOB_STATES), 'queue counts').catch(
+      const counts = await boundedRead(queue.getJobCounts(...JOB_STATES), 'queue counts').catch(
         () => undefined,
       );
       if (!counts) return;
@@ -61,7 +44,7 @@ export function registerOrderGauges(opts: {
   type ProductGauges = { productId: string; backlog: number; remaining: number };
   let reading: Promise<ProductGauges[]> | undefined;
   const products = () =>
-    (reading ??= bounded(
+    (reading ??= boundedRead(
       (async () => {
         const states = await readProductStates({ redis, keys }, MAX_PRODUCTS);
         return states.map((s) => ({

@@ -1,9 +1,11 @@
 /**
  * `seckill_redis_memory_used_ratio`: used_memory / maxmemory of each Redis master, read when
  * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): at 1 every write fails, sales
- * included, so an alert must fire well before. A node without maxmemory has no ratio (absent).
+ * included, so an alert must fire well before. A node without maxmemory, or that does not answer
+ * within GAUGE_READ_TIMEOUT_MS, has no ratio (absent).
  */
 import { Gauge, type Registry } from 'prom-client';
+import { boundedRead } from '../metrics.js';
 import type { RedisClient } from './connection.js';
 
 /** A field of an INFO section, as a number (NaN when absent). */
@@ -16,12 +18,15 @@ export function registerRedisMemoryGauge(registry: Registry, redis: RedisClient)
     help: 'used_memory / maxmemory per Redis master (noeviction: writes fail at 1)',
     labelNames: ['node'],
     registers: [registry],
+    // every worker reads the same nodes: merged with max, not summed
+    aggregator: 'max',
     async collect() {
       this.reset();
       const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
       await Promise.all(
         nodes.map(async (n) => {
-          const info = await n.info('memory');
+          // a node that does not answer in time is left out: the scrape itself must not stall
+          const info = await boundedRead(n.info('memory'), 'redis memory').catch(() => '');
           const max = infoField(info, 'maxmemory');
           if (!(max > 0)) return;
           const node = `${n.options.host ?? 'localhost'}:${n.options.port ?? 6379}`;

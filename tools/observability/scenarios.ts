@@ -300,18 +300,24 @@ const redisFrozen: Scenario = {
     'SeckillPurchaseLatency',
   ],
   async run(o) {
-    await seed(o.stack, 'obs-redis', { total: 100_000, segments: 8, strategy: 'segmented' });
-    const load = shoppers(o.stack, 'obs-redis', { concurrency: 8, users: 'redis' });
+    // One global lock that 16 shoppers contend for: someone holds it nearly all the time, so a
+    // freeze almost always catches a holder (8 segmented locks were often all free).
+    await seed(o.stack, 'obs-redis', { total: 100_000, segments: 1, strategy: 'global' });
+    const load = shoppers(o.stack, 'obs-redis', { concurrency: 16, users: 'redis' });
+    const watch = createRedisClient({ url: o.stack.redis.url }, { name: 'obs-watch' });
+    const lockKey = new Keys('obs').segment('obs-redis', 0).lock.lock;
     let up = '';
     let froze = 0;
     try {
-      // A lock is lost only if a purchase held one at the moment Redis froze (its lease runs
-      // out before the deduct's command timeout). Likely, not certain: freeze again until one
-      // was (the API processes' own count says), at most 6 times.
+      // A lock is lost when a purchase holds one as Redis freezes (the stack's lease is shorter
+      // than its command timeout). With 16 shoppers on one global lock someone nearly always
+      // does; should a freeze catch the lock between holders, freeze again (at most 10 times).
       for (let freezes = 1; ; freezes++) {
         const sold = load.accepted.length;
         await waitFor('the sale to sell', async () => load.accepted.length >= sold + 20, 30_000);
         const refused = load.answers.get('503 store-unavailable') ?? 0;
+        // freeze the moment the lock is seen held (a holder's release then cannot land)
+        await waitFor('the lock held', async () => (await watch.exists(lockKey)) === 1, 10_000, 1);
         o.stack.freezeRedis();
         // a store-unavailable answer comes after the command timeout, past any lease held
         await waitFor(
@@ -321,7 +327,7 @@ const redisFrozen: Scenario = {
         );
         froze = freezes;
         if ((await lockLostTotal(o)) > 0) break;
-        if (freezes === 6) throw new Error('no purchase held a lock at any of 6 freezes');
+        if (freezes === 10) throw new Error('no purchase held a lock at any of 10 freezes');
         o.stack.thawRedis();
       }
       for (const a of redisFrozen.fires) await waitFiring(o, a);
@@ -334,6 +340,7 @@ const redisFrozen: Scenario = {
     } finally {
       o.stack.thawRedis();
       await load.stop();
+      watch.disconnect();
     }
     await waitFor(
       'every process ready again',

@@ -131,6 +131,11 @@ export async function startObservedStack(dir: string): Promise<ObservedStack> {
       // each API process alone serves the API (as one pod does); no worker probes in `serve`
       API_PROCESSES: '1',
       SHUTDOWN_TIMEOUT_MS: '5000',
+      // a lease shorter than a command's timeout: a purchase that holds a lock when Redis
+      // freezes loses it for certain (its lease runs out while its command still waits), so the
+      // lock-lost alert's condition is produced, not hoped for (with both at 2 s it was a race)
+      LOCK_LEASE_MS: '1000',
+      REDIS_COMMAND_TIMEOUT_MS: '3000',
     };
     for (let i = 0; i < 2; i++) {
       children.push(startProcess('api', env, await freePort(), dir, i));
