@@ -112,7 +112,7 @@ function makeCard(id, n) {
 function when(p) {
   if (p.status === 'upcoming' && p.startsAt) return 'starts in ' + clock((p.startsAt - serverNow()) / 1000);
   if (p.soldOutAfterMs !== null) return 'sold out after ' + took(p.soldOutAfterMs);
-  if (p.status === 'sold out') return 'sold out · persisting orders…';
+  if (p.status === 'sold out') return p.backlog > 0 ? 'sold out · persisting orders…' : 'sold out';
   if (p.status === 'live' && p.endsAt) return 'ends in ' + clock((p.endsAt - serverNow()) / 1000);
   if (p.status === 'ended') return 'ended ' + (p.endsAt ? new Date(p.endsAt).toLocaleString('en-GB') : '');
   return '';
