@@ -1,14 +1,30 @@
 /**
  * The live dashboard in a real headless Chromium (Debian's `chromium`, driven by playwright-core):
  * log in with the admin token (never in a URL), see exactly each segment's remaining stock and
- * the sold count after real purchases, and a wrong token gets no data. Also the stream's own
- * contract: admin only, and it ends when the viewer goes away.
+ * the sold count after real purchases, and a wrong token gets no data; a 1,024-segment sale on
+ * one screen during the sale and after its sell-out, refusals counted by kind. Also the stream's
+ * own contract (admin only, it ends when the viewer goes away) and the feed's sliding window.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardFeed } from '../src/services/index.js';
+import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
 import { startApp, type RunningApp } from './support/app.js';
+import {
+  cellTitle,
+  cellTitles,
+  expectShows,
+  fmt,
+  logIn,
+  text,
+  took,
+  totals,
+  type AdminProduct,
+} from './support/dashboard.js';
 import { useNamespace } from './support/namespace.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
@@ -23,10 +39,12 @@ let app: RunningApp;
 let browser: Browser | undefined;
 
 beforeAll(async () => {
-  // TRUST_PROXY: the throttled login below comes from an address of its own (X-Forwarded-For)
-  app = await startApp(ns.config({ TRUST_PROXY: 'true', ADMIN_GUESS_LIMIT: '5/m' }), {
-    worker: true,
-  });
+  // TRUST_PROXY: the throttled login below comes from an address of its own (X-Forwarded-For);
+  // RATE_LIMIT_USER: a shopper's third request is a 429 (every other shopper here sends one)
+  app = await startApp(
+    ns.config({ TRUST_PROXY: 'true', ADMIN_GUESS_LIMIT: '5/m', RATE_LIMIT_USER: '2/m' }),
+    { worker: true },
+  );
   if (CHROMIUM) {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -40,6 +58,33 @@ afterAll(async () => {
 });
 
 const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
+
+async function adminProduct(productId: string): Promise<AdminProduct> {
+  const res = await fetch(`${app.url}/admin/products/${productId}`, { headers: admin });
+  expect(res.status).toBe(200);
+  return (await res.json()) as AdminProduct;
+}
+
+async function seed(productId: string, body: Record<string, unknown>) {
+  const res = await fetch(`${app.url}/admin/products/${productId}`, {
+    method: 'PUT',
+    headers: admin,
+    body: JSON.stringify(body),
+  });
+  expect(res.status).toBe(201);
+}
+
+/** POST /seckill as `user`: the status and, for a refusal, its problem code. */
+async function buy(productId: string, user: string): Promise<{ status: number; code?: string }> {
+  const res = await fetch(`${app.url}/seckill`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-user-id': user },
+    body: JSON.stringify({ productId }),
+  });
+  const body = (await res.json()) as { type?: string };
+  if (res.status === 202) return { status: 202 };
+  return { status: res.status, code: body.type?.replace('urn:seckill:problem:', '') };
+}
 
 async function seedAndBuy(productId: string, buyers: number) {
   const seeded = await fetch(`${app.url}/admin/products/${productId}`, {
@@ -117,14 +162,42 @@ describe('the stream', () => {
   });
 });
 
+describe('the feed', () => {
+  it('keeps a burst in its rates for the whole window, not only the tick after it', async () => {
+    let now = Date.now();
+    let accepted = 0;
+    const feed = new DashboardFeed({
+      redis: app.rt.redis,
+      keys: app.rt.keys,
+      db: app.rt.db,
+      // the merged /metrics of the API processes, as text
+      metricsText: async () =>
+        `http_requests_total{method="POST",route="/seckill",status="202"} ${accepted}\n` +
+        `http_problems_total{route="/seckill",code="sold-out"} ${accepted * 2}\n`,
+      clock: () => now,
+      windowMs: 10_000,
+    });
+    const after = async (ms: number) => {
+      now += ms;
+      return (await feed.snapshot()).rates;
+    };
+    expect((await after(0)).accepted).toBe(0);
+    accepted = 500; // a burst, then nothing
+    expect(await after(500)).toMatchObject({ accepted: 1_000, refusals: { soldOut: 2_000 } });
+    // a rate over the last tick read 0 from here on; the window still holds the burst
+    expect((await after(500)).accepted).toBe(500);
+    expect((await after(4_000)).accepted).toBe(100);
+    expect(await after(5_000)).toMatchObject({ seconds: 10, accepted: 50 });
+    expect(await after(500)).toMatchObject({ accepted: 0, refused: 0 }); // out of the window
+  });
+});
+
 describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
   it("after a login, shows exactly each segment's stock and the sold count; a wrong token shows no data", async () => {
     const productId = `dash${Date.now().toString(36)}`;
     const accepted = await seedAndBuy(productId, 13);
     expect(accepted).toBe(13);
-    const state = (await (
-      await fetch(`${app.url}/admin/products/${productId}`, { headers: admin })
-    ).json()) as { segments: Array<{ segment: number; stock: number }> };
+    const state = await adminProduct(productId);
 
     const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
@@ -146,13 +219,9 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       const cookie = (await context.cookies()).find((c) => c.name === 'seckill_admin')!;
       expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/admin' });
 
-      expect(await page.textContent(`[data-testid=remaining-${productId}]`)).toBe('27');
-      expect(await page.textContent(`[data-testid=accepted-${productId}]`)).toBe('13');
-      for (const s of state.segments) {
-        expect(await page.textContent(`[data-testid=segment-${productId}-${s.segment}]`)).toBe(
-          String(s.stock),
-        );
-      }
+      expect(state).toMatchObject({ remaining: 27, sold: 13 });
+      // each segment's exact stock, in its heat-map cell's title
+      await expectShows(page, productId, state);
       // live: a purchase now shows up without a reload
       await fetch(`${app.url}/seckill`, {
         method: 'POST',
@@ -165,11 +234,6 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       await expect
         .poll(() => page.textContent('[data-testid=persisted]'), { timeout: 10_000 })
         .not.toBe('–');
-      const dir = join(import.meta.dirname, '..', 'docs');
-      mkdirSync(dir, { recursive: true });
-      if (process.env.UPDATE_SCREENSHOT === '1') {
-        await page.screenshot({ path: join(dir, 'dashboard.png'), fullPage: true });
-      }
     } finally {
       await context.close();
     }
@@ -227,4 +291,146 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       await context.close();
     }
   });
+
+  it(
+    'a 1,024-segment sale fits one screen, during the sale and after its sell-out: exact figures, refusals by kind, upcoming counted down, ended folded',
+    { timeout: 300_000 },
+    async () => {
+      const t = Date.now().toString(36);
+      const [big, soon, past] = [`heat${t}`, `soon${t}`, `past${t}`];
+      const hour = 3_600_000;
+      const iso = (ms: number) => new Date(Date.now() + ms).toISOString();
+      await seed(big, { total: 1_536, strategy: 'segmented', segments: 1_024 });
+      await seed(soon, {
+        total: 1_234_567,
+        strategy: 'segmented',
+        segments: 8,
+        startsAt: iso(hour),
+      });
+      const window = { startsAt: iso(-2 * hour), endsAt: iso(-hour) };
+      await seed(past, { total: 40, strategy: 'segmented', segments: 4, ...window });
+
+      const shots = mkdtempSync(join(tmpdir(), 'seckill-dashboard-'));
+      process.stderr.write(`[dashboard.test] screenshots in ${shots}\n`);
+      const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      // every answer of this test by kind, as the page should count them
+      const got: Record<string, number> = {};
+      const count = (r: { status: number; code?: string }) => {
+        const kind =
+          r.status === 202
+            ? 'accepted'
+            : (REFUSAL_KINDS.find((k) => (k.codes as readonly string[]).includes(r.code ?? ''))
+                ?.kind ?? 'other');
+        got[kind] = (got[kind] ?? 0) + 1;
+        return r;
+      };
+      /** new shoppers, 8 at a time, until `done` */
+      const shoppers = async (prefix: string, done: () => boolean) => {
+        let next = 0;
+        await Promise.all(
+          Array.from({ length: 8 }, async () => {
+            while (!done()) count(await buy(big, `${prefix}-${next++}`));
+          }),
+        );
+      };
+      const shown = async (before: Record<string, number>) => {
+        const now = await totals(page);
+        return Object.fromEntries(Object.keys(before).map((k) => [k, now[k]! - before[k]!]));
+      };
+      const expected = (before: Record<string, number>) =>
+        Object.fromEntries(Object.keys(before).map((k) => [k, got[k] ?? 0]));
+      try {
+        await logIn(page, app.url, ns.adminToken);
+        const before = await totals(page);
+        expect(Object.keys(before).sort()).toEqual(
+          ['accepted', ...REFUSAL_KINDS.map((k) => k.kind)].sort(),
+        );
+
+        // during the sale: about half sold (1 or 2 units a segment), and one refusal of each kind a shopper can cause
+        await shoppers(`a${t}`, () => (got.accepted ?? 0) >= 700);
+        const shopper = `r${t}`;
+        expect(count(await buy(big, shopper))).toEqual({ status: 202 });
+        expect(count(await buy(big, shopper))).toEqual({ status: 409, code: 'limit-reached' });
+        expect(count(await buy(big, shopper))).toEqual({ status: 429, code: 'rate-limited' });
+        expect(count(await buy(soon, `s${t}`))).toEqual({ status: 425, code: 'not-started' });
+        expect(count(await buy(past, `p${t}`))).toEqual({ status: 410, code: 'ended' });
+        expect(count(await buy('not an id!', `b${t}`))).toMatchObject({ status: 400 });
+        await expect.poll(() => shown(before), { timeout: 15_000 }).toEqual(expected(before));
+        expect(got).toMatchObject({ limit: 1, rateLimited: 1, closed: 2, other: 1 });
+
+        const during = await adminProduct(big);
+        expect(during.remaining).toBe(1_536 - got.accepted!);
+        await expectShows(page, big, during);
+        expect(await cellTitles(page, big)).toHaveLength(1_024);
+        expect(await text(page, `remaining-${soon}`)).toBe('1,234,567');
+        expect(await text(page, `when-${soon}`)).toMatch(
+          /^starts in (59 min \d{2} s|1 h 00 min 00 s)$/,
+        );
+        // live first, then upcoming, then sold out; the ended sale folded below them
+        const statuses = await page.$$eval('#sales > details .badge', (b) =>
+          b.map((e) => e.textContent),
+        );
+        const rank = statuses.map((s) => ['live', 'upcoming', 'sold out'].indexOf(s!));
+        expect(rank).not.toContain(-1);
+        expect(rank).toEqual([...rank].sort());
+        expect(statuses).toContain('live');
+        const ended = page.locator(`#ended [data-testid=sale-${past}]`);
+        expect(await ended.evaluate((e) => (e as unknown as { open: boolean }).open)).toBe(false);
+        expect(await text(page, `status-${past}`)).toBe('ended');
+        // links to Bull Board and /metrics, which the session opens
+        for (const [id, href] of [
+          ['link-queues', '/admin/queues'],
+          ['link-metrics', '/metrics'],
+        ]) {
+          expect(await page.getAttribute(`[data-testid=${id}]`, 'href')).toBe(href);
+          expect((await context.request.get(`${app.url}${href}`)).status()).toBe(200);
+        }
+        const height = () => page.evaluate<number>('document.documentElement.scrollHeight');
+        expect(await height()).toBeLessThanOrEqual(1_200);
+        await page.screenshot({ path: join(shots, 'during.png'), fullPage: true });
+
+        // a folded sale unfolds on a click, and stays so through the next snapshots
+        const clock = await text(page, 'clock');
+        await ended.locator('summary').click();
+        await expect.poll(() => text(page, 'clock'), { timeout: 15_000 }).not.toBe(clock);
+        expect(await ended.evaluate((e) => (e as unknown as { open: boolean }).open)).toBe(true);
+
+        // the rest, by new shoppers until they are told it is sold out
+        let soldOut = false;
+        await shoppers(`z${t}`, () => soldOut || (soldOut = (got.soldOut ?? 0) > 0));
+        expect(got.accepted).toBe(1_536); // every unit sold once: none over, none lost
+        const after = await adminProduct(big);
+        expect(after).toMatchObject({ remaining: 0, sold: 1_536 });
+        await expectShows(page, big, after);
+        await expect.poll(() => shown(before), { timeout: 15_000 }).toEqual(expected(before));
+        // how long it took, once every order is persisted: first sale to last, from PostgreSQL
+        await expect
+          .poll(() => text(page, `when-${big}`), { timeout: 60_000 })
+          .toMatch(/^sold out after /);
+        const { rows } = await sql<{ first: Date; last: Date }>`
+        select min(deducted_at) as first, max(deducted_at) as last from orders
+        where product_id = ${big}`.execute(app.rt.db);
+        const ms = rows[0]!.last.getTime() - rows[0]!.first.getTime();
+        expect(await text(page, `when-${big}`)).toBe(`sold out after ${took(ms)}`);
+        expect(await text(page, `status-${big}`)).toBe('sold out');
+        const colours = await page.$$eval(`[data-testid=heat-${big}] i`, (cells) =>
+          cells.map(
+            (c) => (c as unknown as { style: { backgroundColor: string } }).style.backgroundColor,
+          ),
+        );
+        expect(new Set(colours)).toEqual(new Set(['rgb(229, 231, 235)'])); // all empty
+        expect(await height()).toBeLessThanOrEqual(1_200);
+        await page.screenshot({ path: join(shots, 'sold-out.png'), fullPage: true });
+        if (process.env.UPDATE_SCREENSHOT === '1') {
+          copyFileSync(
+            join(shots, 'during.png'),
+            join(import.meta.dirname, '..', 'docs', 'dashboard.png'),
+          );
+        }
+      } finally {
+        await context.close();
+      }
+    },
+  );
 });

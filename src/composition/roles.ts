@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
-import { mountAdmin } from '../http/admin.js';
+import { BULL_BOARD_PATH, mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
 import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
@@ -133,7 +133,12 @@ export async function serveApi(
     ...extra,
     readiness: core.readiness,
     routes: [
-      (app) => mountDashboard(app, { access, feed }),
+      (app) =>
+        mountDashboard(app, {
+          access,
+          feed,
+          links: { queues: queues.length ? BULL_BOARD_PATH : undefined },
+        }),
       (app) =>
         mountShop(app, {
           auth,

@@ -15,6 +15,9 @@ import { adminGuard } from './admin-session.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
+/** Where Bull Board is mounted (when the process has queues): the dashboard links to it. */
+export const BULL_BOARD_PATH = '/admin/queues';
+
 const forceQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
 
 export interface AdminRoutes {
@@ -57,8 +60,8 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
 
   if (deps.queues?.length) {
     const board = new ExpressAdapter();
-    board.setBasePath('/admin/queues');
+    board.setBasePath(BULL_BOARD_PATH);
     createBullBoard({ queues: deps.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
-    router.use('/admin/queues', board.getRouter());
+    router.use(BULL_BOARD_PATH, board.getRouter());
   }
 }

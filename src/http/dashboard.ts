@@ -16,7 +16,7 @@ import {
   sessionCookie,
   setSessionCookie,
 } from './admin-session.js';
-import { dashboardPage, loginPage } from './dashboard-page.js';
+import { dashboardPage, loginPage, type DashboardLinks } from './dashboard-page.js';
 import { parseOr400 } from './validation.js';
 
 const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
@@ -35,13 +35,19 @@ const page = (res: Response, status: number, html: string) => {
 export interface DashboardRoutes {
   access: AdminAccess;
   feed: DashboardFeed;
+  /** pages the dashboard links to (Bull Board when mounted; /metrics always) */
+  links?: DashboardLinks;
 }
 
 export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
   const { access } = deps;
 
   router.get('/admin/dashboard', async (req, res) => {
-    page(res, 200, (await access.valid(sessionCookie(req))) ? dashboardPage() : loginPage());
+    page(
+      res,
+      200,
+      (await access.valid(sessionCookie(req))) ? dashboardPage(deps.links) : loginPage(),
+    );
   });
 
   router.post('/admin/dashboard/login', async (req, res) => {

@@ -1,44 +1,47 @@
 /**
  * What the live dashboard shows, one snapshot per tick (~2 a second) shared by every viewer of
  * this process, and none while nobody watches. Aggregated across API processes: stock and
- * segments come from Redis, order states from PostgreSQL, and rates from the merged /metrics
- * text (every API process's counters when API_PROCESSES > 1), as differences between ticks.
+ * segments come from Redis, order figures from PostgreSQL, and rates from the merged /metrics
+ * text (every API process's counters when API_PROCESSES > 1), over a sliding window of ticks.
+ * The computing is in dashboard-rates.ts and dashboard-sales.ts; this file reads the stores.
  */
 import type { Queue } from 'bullmq';
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
-import { readProductStates, type ProductState } from '../inventory/index.js';
+import { readProductStates } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
-import { parseMetrics, quantile, type Counters } from './metrics-text.js';
+import { parseMetrics } from './metrics-text.js';
+import {
+  REFUSAL_KINDS,
+  saleCounts,
+  SlidingWindow,
+  type ByKind,
+  type WindowRates,
+} from './dashboard-rates.js';
+import {
+  bySaleOrder,
+  dashboardSale,
+  type DashboardSale,
+  type OrderGroup,
+} from './dashboard-sales.js';
 
 /** Products shown: the active ones staying longest (upcoming, live, just sold from), by id. */
 const MAX_PRODUCTS = 20;
 
+/** Rates are over this much of the recent past: a pause between bursts is not a stop. */
+export const RATE_WINDOW_MS = 10_000;
+
 export interface DashboardSnapshot {
   at: number;
-  products: Array<{
-    productId: string;
-    epoch: number;
-    total: number;
-    remaining: number;
-    status: ProductState['status'];
-    /** first tick this process saw it with nothing left (ms), if it ran out while watched */
-    soldOutAt: number | null;
-    segments: Array<{ segment: number; stock: number; sold: number; shard?: string }>;
-    /** order rows of the current sale by state: final, awaiting_payment, paid, ... */
-    orders: Record<string, number>;
-  }>;
-  /** per second over the last tick, POST /seckill */
-  rates: {
-    accepted: number;
-    refused409: number;
-    limited429: number;
-    busy503: number;
-    lockTimeouts: number;
-  };
-  /** ms, POST /seckill over the last tick (null without requests) */
-  latency: { p50: number | null; p99: number | null };
+  /** live, upcoming, sold out, then ended (folded) */
+  products: DashboardSale[];
+  /** POST /seckill per second over the window (`rates.seconds` long) */
+  rates: WindowRates;
+  /** POST /seckill answers since the API processes started */
+  totals: { accepted: number; refusals: ByKind };
+  /** the refusal kinds, in the order the page lists them */
+  kinds: Array<{ kind: string; label: string }>;
   queue: Record<string, number>;
   outboxBacklog: number;
   persistedTotal: number;
@@ -51,16 +54,22 @@ export interface DashboardFeedDeps {
   queue?: Queue | undefined;
   metricsText: () => Promise<string>;
   intervalMs?: number;
+  windowMs?: number;
+  /** ms; tests step it */
+  clock?: () => number;
 }
+
+const KINDS = REFUSAL_KINDS.map(({ kind, label }) => ({ kind, label }));
 
 export class DashboardFeed {
   private readonly listeners = new Map<(s: DashboardSnapshot) => void, () => void>();
   private timer: NodeJS.Timeout | undefined;
-  private previous: { at: number; counters: Counters } | undefined;
-  private readonly soldOutAt = new Map<string, number>();
+  private readonly window: SlidingWindow;
   private ticking = false;
 
-  constructor(private readonly deps: DashboardFeedDeps) {}
+  constructor(private readonly deps: DashboardFeedDeps) {
+    this.window = new SlidingWindow(deps.windowMs ?? RATE_WINDOW_MS);
+  }
 
   /**
    * Calls `listener` with every snapshot until the returned function is called; `end` when the
@@ -95,7 +104,7 @@ export class DashboardFeed {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.previous = undefined;
+    this.window.clear();
   }
 
   private async tick(): Promise<void> {
@@ -112,32 +121,16 @@ export class DashboardFeed {
   }
 
   async snapshot(): Promise<DashboardSnapshot> {
-    const at = Date.now();
-    const counters = parseMetrics(await this.deps.metricsText());
-    const prev = this.previous;
-    this.previous = { at, counters };
-    const seconds = prev ? Math.max(0.001, (at - prev.at) / 1_000) : 0;
-    const rate = (name: string, match: Record<string, string>) =>
-      prev ? Math.max(0, counters.sum(name, match) - prev.counters.sum(name, match)) / seconds : 0;
-    const seckill = { method: 'POST', route: '/seckill' };
-    const buckets = (c: Counters) => c.buckets('http_request_duration_seconds', seckill);
-    const delta = prev
-      ? buckets(counters).map(
-          ([le, n], i) => [le, n - (buckets(prev.counters)[i]?.[1] ?? 0)] as [number, number],
-        )
-      : [];
-    const products = await this.products(at);
+    const at = (this.deps.clock ?? Date.now)();
+    const counts = saleCounts(parseMetrics(await this.deps.metricsText()));
+    const rates = this.window.add({ at, counts });
+    const products = await this.products();
     return {
       at,
       products,
-      rates: {
-        accepted: rate('http_requests_total', { ...seckill, status: '202' }),
-        refused409: rate('http_requests_total', { ...seckill, status: '409' }),
-        limited429: rate('http_requests_total', { ...seckill, status: '429' }),
-        busy503: rate('http_requests_total', { ...seckill, status: '503' }),
-        lockTimeouts: rate('seckill_purchases_total', { result: 'lock-timeout' }),
-      },
-      latency: { p50: quantile(delta, 0.5), p99: quantile(delta, 0.99) },
+      rates,
+      totals: { accepted: counts.accepted, refusals: counts.refusals },
+      kinds: KINDS,
       queue: this.deps.queue
         ? await this.deps.queue.getJobCounts('waiting', 'active', 'delayed', 'failed')
         : {},
@@ -149,41 +142,34 @@ export class DashboardFeed {
     };
   }
 
-  private async products(at: number) {
+  /** The stores' part: product states from Redis, order groups from PostgreSQL. */
+  private async products(): Promise<DashboardSale[]> {
     const states = await readProductStates(this.deps, MAX_PRODUCTS);
     const ids = states.map((s) => s.productId);
-    const out: Array<DashboardSnapshot['products'][number] & { backlog: number }> = [];
     const rows = ids.length
-      ? await sql<{ product_id: string; epoch: number; status: string; units: string }>`
-          select product_id, epoch, status, sum(quantity) as units from orders
-          where product_id in (${sql.join(ids)}) group by product_id, epoch, status`.execute(
-          this.deps.db,
-        )
-      : { rows: [] };
-    for (const s of states) {
-      const key = `${s.productId}:${s.epoch}`;
-      if (s.remaining === 0 && !this.soldOutAt.has(key)) this.soldOutAt.set(key, at);
-      const orders: Record<string, number> = {};
-      for (const r of rows.rows) {
-        if (r.product_id === s.productId && r.epoch === s.epoch) orders[r.status] = Number(r.units);
-      }
-      out.push({
-        productId: s.productId,
-        epoch: s.epoch,
-        total: s.total,
-        remaining: s.remaining,
-        status: s.status,
-        soldOutAt: this.soldOutAt.get(key) ?? null,
-        segments: s.segments.map((g) => ({
-          segment: g.segment,
-          stock: g.stock,
-          sold: g.sold,
-          ...(g.shard && { shard: g.shard }),
-        })),
-        orders,
-        backlog: s.segments.reduce((a, g) => a + g.pending, 0),
-      });
-    }
-    return out;
+      ? (
+          await sql<{
+            product_id: string;
+            epoch: number;
+            status: string;
+            units: string;
+            first_at: Date;
+            last_at: Date;
+          }>`
+          select product_id, epoch, status, sum(quantity) as units,
+                 min(deducted_at) as first_at, max(deducted_at) as last_at
+          from orders where product_id in (${sql.join(ids)})
+          group by product_id, epoch, status`.execute(this.deps.db)
+        ).rows
+      : [];
+    const groups: OrderGroup[] = rows.map((r) => ({
+      productId: r.product_id,
+      epoch: r.epoch,
+      status: r.status,
+      units: Number(r.units),
+      firstAt: r.first_at.getTime(),
+      lastAt: r.last_at.getTime(),
+    }));
+    return states.map((s) => dashboardSale(s, groups)).sort(bySaleOrder);
   }
 }
