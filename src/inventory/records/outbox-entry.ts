@@ -40,7 +40,9 @@ export function decodeOutboxEntry([id, f]: StreamEntry): SoldOrder {
     segment: Number(m.s),
     homeSegment: Number(m.h),
     epoch: Number(m.e),
-    deductedAt: Number(m.t),
+    // the stream id, not the script's `t` field: the API's answer (soldOrder) reads the same id, and
+    // XADD may tick a millisecond past the script's TIME, so the two would disagree by 1 ms
+    deductedAt: streamIdMs(id),
     outboxId: id,
     payWithinSeconds: Number(m.w ?? 0),
   };
