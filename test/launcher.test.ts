@@ -217,6 +217,7 @@ describe('seckill up (the README first command)', () => {
       PATH: process.env.PATH ?? '',
       AUTO_INSTALL: 'false',
     };
+    const secrets: string[] = [];
     for (const round of [1, 2]) {
       const run = await up(env);
       const redisPid = Number(readFileSync(join(dir.path, 'redis', 'redis.pid'), 'utf8'));
@@ -234,6 +235,18 @@ describe('seckill up (the README first command)', () => {
         body: JSON.stringify({ productId: 'demo' }),
       });
       expect(bought.status).toBe(round === 1 ? 202 : 409);
+      // the payment webhook is on (up keeps a secret in the data folder, the same each round):
+      // an unsigned notification is refused for its signature, not 503 webhook-disabled
+      const secret = readFileSync(join(dir.path, 'payment-webhook-secret'), 'utf8').trim();
+      expect(secret.length).toBeGreaterThanOrEqual(32);
+      if (round === 1) secrets.push(secret);
+      else expect(secret).toBe(secrets[0]);
+      const unsigned = await fetch(`${run.base}/payments/webhook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ paymentIntentId: 'pi-x', status: 'succeeded' }),
+      });
+      expect(unsigned.status).toBe(401);
 
       run.child.kill('SIGINT');
       expect(await run.exited).toBe(0);

@@ -14,7 +14,11 @@ import { migrateToLatest } from '../db/migrate.js';
 import { migrateRedisData } from '../inventory/index.js';
 import { messageOf } from '../errors.js';
 import { lockDataDir } from '../launcher/data-dir-lock.js';
-import { localAdminToken, startLocalServices } from '../launcher/local-stack.js';
+import {
+  localAdminToken,
+  localWebhookSecret,
+  startLocalServices,
+} from '../launcher/local-stack.js';
 import { assertPortFree, LaunchError } from '../launcher/process.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
@@ -27,6 +31,7 @@ export async function up(): Promise<void> {
   const config = loadConfig(process.env, {
     AUTH_MODE: 'dev',
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
+    PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
   });
   // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
   if (isApiProcess()) return serveApiProcess(config);

@@ -132,10 +132,20 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
  * folder (mode 600) so it survives restarts.
  */
 export function localAdminToken(dataDir: string): string {
-  const file = join(resolve(dataDir), 'admin-token');
+  return localSecret(dataDir, 'admin-token', 24);
+}
+
+/** `up`'s payment webhook secret: a demo's payment-window sales can be settled by a signed webhook. */
+export function localWebhookSecret(dataDir: string): string {
+  return localSecret(dataDir, 'payment-webhook-secret', 32);
+}
+
+/** A secret kept in DATA_DIR/<name> (0600), made once: restarts and other shells read the same one. */
+function localSecret(dataDir: string, name: string, bytes: number): string {
+  const file = join(resolve(dataDir), name);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   mkdirSync(resolve(dataDir), { recursive: true });
-  const token = randomBytes(24).toString('base64url');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return token;
+  const secret = randomBytes(bytes).toString('base64url');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+  return secret;
 }
