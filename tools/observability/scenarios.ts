@@ -117,10 +117,20 @@ const healthy: Scenario = {
     const remaining = await stockPanelIsTrue(o, 'obs-healthy');
     if (remaining !== 40) throw new Error(`admin API says ${remaining} remain, not 40`);
     // two workers export it: a sum shows twice the stock (what the panel must not do)
-    const summed = await o.prom.query(
-      'sum by (product) (seckill_stock_remaining{product="obs-healthy"})',
+    // (waited for: each worker's series is its own latest scrape, and a scrape whose bounded read
+    // of Redis timed out leaves that worker's series out for a moment)
+    let summed: number | undefined;
+    await waitFor(
+      'the sum over workers to show 80',
+      async () => {
+        const q = 'sum by (product) (seckill_stock_remaining{product="obs-healthy"})';
+        summed = (await o.prom.query(q))[0]?.value;
+        return summed === 80;
+      },
+      30_000,
+      500,
+      () => String(summed),
     );
-    if (summed[0]?.value !== 80) throw new Error(`sum over workers: ${summed[0]?.value}, not 80`);
     const queue = await queuePanelIsTrue(o);
     // a rate needs two scrapes of a series: the sale may have been over between two
     for (const p of o.panels) {
@@ -330,6 +340,24 @@ const redisFrozen: Scenario = {
         if (freezes === 10) throw new Error('no purchase held a lock at any of 10 freezes');
         o.stack.thawRedis();
       }
+      // Prometheus must see the loss in its own scrapes first (named apart when it does not)
+      let promView = '';
+      await waitFor(
+        'Prometheus to see a lock lost',
+        async () => {
+          const [series, inc] = await Promise.all([
+            o.prom.query('lock_lost_total'),
+            o.prom.query('sum(increase(lock_lost_total[1m]))'),
+          ]);
+          promView =
+            `lock_lost_total ${JSON.stringify(series.map((x) => [x.labels.instance, x.value]))}, ` +
+            `increase ${inc[0]?.value}; the processes say ${await lockLostTotal(o)} (before: ${lostBefore})`;
+          return (inc[0]?.value ?? 0) > 0;
+        },
+        60_000,
+        500,
+        () => promView,
+      );
       for (const a of redisFrozen.fires) await waitFiring(o, a);
       // the workers' /metrics still answer (their Redis-backed series left out)
       const targets = await o.prom.query('up');
