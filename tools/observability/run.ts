@@ -34,6 +34,13 @@ const o = await observe(dir, {
   ...(values.dashboards && { dashboardDir: values.dashboards }),
 });
 say(`Prometheus: ${o.prom.url}`);
+// Ctrl-C (or a supervisor's SIGTERM) mid-scenario: stop what was started, Redis thawed first
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    say(`${sig}: stopping the stack; logs kept in ${dir}`);
+    void o.stop().finally(() => process.exit(sig === 'SIGINT' ? 130 : 143));
+  });
+}
 try {
   const missing = unproduced(o.rules);
   if (missing.length > 0) {
