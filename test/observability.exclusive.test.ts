@@ -8,7 +8,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { observe, type Observed } from '../tools/observability/observe.js';
-import { NOT_YET_PRODUCED, SCENARIOS, unproduced } from '../tools/observability/scenarios.js';
+import {
+  missingRules,
+  NOT_YET_PRODUCED,
+  SCENARIOS,
+  stockPanelIsTrue,
+  unproduced,
+} from '../tools/observability/scenarios.js';
 import { tempDir } from './support/servers.js';
 
 describe('observability end to end: Prometheus, 2 API + 2 worker processes', () => {
@@ -28,6 +34,11 @@ describe('observability end to end: Prometheus, 2 API + 2 worker processes', () 
     // the waiting list names only rules that exist
     const names = o!.rules.map((r) => r.alert);
     for (const a of Object.keys(NOT_YET_PRODUCED)) expect(names).toContain(a);
+    // and the other way: a rule deleted or renamed is named at once
+    expect(missingRules(o!.rules)).toEqual([]);
+    expect(missingRules(o!.rules.filter((r) => r.alert !== 'SeckillLockLost'))).toEqual([
+      'SeckillLockLost',
+    ]);
   });
 
   for (const s of SCENARIOS) {
@@ -38,5 +49,22 @@ describe('observability end to end: Prometheus, 2 API + 2 worker processes', () 
       },
       400_000,
     );
+    if (s === SCENARIOS[0]) {
+      it('catches a stock panel that sums the gauge every worker reads from the same Redis', async () => {
+        // the healthy scenario (first) left obs-healthy with 40 units, which both workers export
+        // (later scenarios stop one of them)
+        expect(await stockPanelIsTrue(o!, 'obs-healthy')).toBe(40);
+        const summing = {
+          ...o!,
+          panels: o!.panels.map((p) =>
+            p.title === 'Stock remaining' ? { ...p, expr: p.expr.replace(/^max\b/, 'sum') } : p,
+          ),
+        };
+        expect(summing.panels.find((p) => p.title === 'Stock remaining')!.expr).toMatch(/^sum\b/);
+        await expect(stockPanelIsTrue(summing, 'obs-healthy', 5_000)).rejects.toThrow(
+          /panel 80, admin API 40/,
+        );
+      }, 60_000);
+    }
   }
 });

@@ -58,7 +58,11 @@ export async function waitFiring(
 }
 
 /** The stock panel shows, for `productId`, what the admin API says remains. */
-async function stockPanelIsTrue(o: Observed, productId: string): Promise<number> {
+export async function stockPanelIsTrue(
+  o: Observed,
+  productId: string,
+  timeoutMs = 30_000,
+): Promise<number> {
   let last = '';
   return waitFor(
     `the "Stock remaining" panel to equal GET /admin/products/${productId}`,
@@ -70,7 +74,7 @@ async function stockPanelIsTrue(o: Observed, productId: string): Promise<number>
       last = `panel ${shown?.value}, admin API ${truth}`;
       return shown?.value === truth && truth > 0 && truth;
     },
-    30_000,
+    timeoutMs,
     500,
     () => last,
   );
@@ -451,6 +455,12 @@ export const SCENARIOS: Scenario[] = [
   redisMemory,
   targetsDown,
 ];
+
+/** Alerts a scenario waits for that `rules` do not have (a rule deleted or renamed). */
+export function missingRules(rules: Array<{ alert: string }>): string[] {
+  const have = new Set(rules.map((r) => r.alert));
+  return [...new Set(SCENARIOS.flatMap((s) => s.fires))].filter((a) => !have.has(a));
+}
 
 /** Alerts of `rules` that no scenario makes fire (and that are not waiting for their metric). */
 export function unproduced(rules: Array<{ alert: string }>): string[] {
