@@ -4,7 +4,6 @@
  * Redis where it can (a pending order, for its buyer and for an admin).
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/index.js';
@@ -19,29 +18,20 @@ import {
   type StackProcess,
 } from './support/orders.js';
 import { startTestPostgres, startTestRedis, tempDir } from './support/servers.js';
+import { signalWithChildren } from './support/signals.js';
 
 const ns = useNamespace();
 
-function childrenOf(parent: number): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((d) => {
-      try {
-        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 
-async function timed(url: string, init: RequestInit = {}) {
-  const started = Date.now();
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
+/**
+ * A request that must be answered: a store that hangs the API (no timeout of its own) fails it by
+ * the abort, far past the stores' own timeouts (1 s). No latency is asserted: that is the benchmarks'.
+ */
+async function answered(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
   const body = (await res.json()) as Record<string, unknown>;
-  return { status: res.status, body, ms: Date.now() - started };
+  return { status: res.status, body };
 }
 
 describe('PostgreSQL frozen', () => {
@@ -50,9 +40,8 @@ describe('PostgreSQL frozen', () => {
   let app: RunningApp;
   let worker: StackProcess;
   // PostgreSQL's backends each lead a process group of their own (setsid): signal them one by one
-  const freeze = (signal: 'SIGSTOP' | 'SIGCONT') => {
-    for (const pid of [pg.process.pid, ...childrenOf(pg.process.pid)]) process.kill(pid, signal);
-  };
+  // (a backend may exit between the listing and its signal: signalWithChildren skips it)
+  const freeze = (sig: 'SIGSTOP' | 'SIGCONT') => signalWithChildren(pg.process.pid, sig);
 
   beforeAll(async () => {
     pg = await startTestPostgres(join(dir.path, 'cluster'));
@@ -68,18 +57,14 @@ describe('PostgreSQL frozen', () => {
     worker = await stackProcess(config, { worker: true });
   });
   afterAll(async () => {
-    try {
-      freeze('SIGCONT');
-    } catch {
-      // already running
-    }
+    if (pg) freeze('SIGCONT');
     await worker?.close();
     await app?.close();
     await pg?.stop();
     dir.remove();
   });
 
-  it('answers pending orders from Redis (buyer and admin), and 503 where PostgreSQL is needed, each within a bound', async () => {
+  it('answers pending orders from Redis (buyer and admin), and 503 where PostgreSQL is needed', async () => {
     const productId = `p${randomBytes(4).toString('hex')}`;
     const seeded = await fetch(`${app.url}/admin/products/${productId}`, {
       method: 'PUT',
@@ -88,7 +73,7 @@ describe('PostgreSQL frozen', () => {
     });
     expect(seeded.status).toBe(201);
     const buy = (user: string) =>
-      timed(`${app.url}/seckill`, {
+      answered(`${app.url}/seckill`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-user-id': user },
         body: JSON.stringify({ productId }),
@@ -100,16 +85,14 @@ describe('PostgreSQL frozen', () => {
 
     const pendingOrder = (await buy('late')).body.orderId as string;
     freeze('SIGSTOP');
-    const bound = 5_000;
 
-    const buyerView = await timed(`${app.url}/orders/${pendingOrder}`, {
+    const buyerView = await answered(`${app.url}/orders/${pendingOrder}`, {
       headers: { 'x-user-id': 'late' },
     });
     expect(buyerView.status).toBe(200);
     expect(buyerView.body).toMatchObject({ orderId: pendingOrder, status: 'pending', productId });
-    expect(buyerView.ms).toBeLessThan(bound);
 
-    const adminView = await timed(`${app.url}/orders/${pendingOrder}`, { headers: admin });
+    const adminView = await answered(`${app.url}/orders/${pendingOrder}`, { headers: admin });
     expect(adminView.status).toBe(200);
     expect(adminView.body).toMatchObject({
       orderId: pendingOrder,
@@ -130,14 +113,13 @@ describe('PostgreSQL frozen', () => {
         { method: 'POST', headers: admin },
       ],
     ] as const) {
-      const r = await timed(url, init);
+      const r = await answered(url, init);
       expect(r.status, what).toBe(503);
       expect(r.body.type, what).toBe('urn:seckill:problem:store-unavailable');
-      expect(r.ms, what).toBeLessThan(bound);
     }
 
     freeze('SIGCONT');
-    const back = await timed(`${app.url}/orders/${persisted}`, {
+    const back = await answered(`${app.url}/orders/${persisted}`, {
       headers: { 'x-user-id': 'early' },
     });
     expect(back.status).toBe(200);
@@ -146,7 +128,7 @@ describe('PostgreSQL frozen', () => {
 });
 
 describe('Redis stopped', () => {
-  it('GET /products/:id answers a fast 503, not a 500 after seconds', async () => {
+  it('GET /products/:id answers 503 store-unavailable, not a 500', async () => {
     const redis = await startTestRedis();
     const app = await startApp(ns.config({ REDIS_URL: redis.url }));
     try {
@@ -157,10 +139,9 @@ describe('Redis stopped', () => {
       });
       await redis.stop();
       for (const productId of ['gone', 'never']) {
-        const r = await timed(`${app.url}/products/${productId}`);
+        const r = await answered(`${app.url}/products/${productId}`);
         expect(r.status).toBe(503);
         expect(r.body.type).toBe('urn:seckill:problem:store-unavailable');
-        expect(r.ms).toBeLessThan(2_000);
       }
     } finally {
       await app.close();
