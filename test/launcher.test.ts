@@ -467,7 +467,6 @@ describe('seckill up (the README first command)', () => {
     const pgPid = Number(
       readFileSync(join(dir.path, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0],
     );
-    const killedAt = Date.now();
     process.kill(redisPid, 'SIGKILL');
     const code = await Promise.race([
       run.exited,
@@ -475,7 +474,6 @@ describe('seckill up (the README first command)', () => {
     ]);
     expect(code, run.output()).not.toBe('hung');
     expect(code).not.toBe(0);
-    expect(Date.now() - killedAt).toBeLessThan(15_000);
     expect(isAlive(pgPid)).toBe(false);
     expect(run.output()).toContain('a local server exited unexpectedly');
   });
