@@ -61,6 +61,10 @@ function runK6(script: string, env: Record<string, string>): Promise<K6Run> {
     BASE_URL: app.url,
     ADMIN_TOKEN: ns.adminToken,
     RESULTS_DIR: results.path,
+    // The scripts' latency thresholds are for a user's run; here the machine is shared and the
+    // tests are about answers and counts (one test below shows the thresholds can still fail)
+    P95_MS: '60000',
+    P99_MS: '60000',
     ...env,
   }))
     args.push('-e', `${k}=${v}`);
