@@ -19,7 +19,7 @@ import {
 import { dashboardPage, loginPage, type DashboardLinks } from './dashboard-page.js';
 import { parseOr400 } from './validation.js';
 
-const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
+export const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
 
 const page = (res: Response, status: number, html: string) => {
   res.status(status).set({

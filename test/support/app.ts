@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Queue } from 'bullmq';
 import type { Config } from '../../src/config/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
@@ -14,6 +15,8 @@ export interface RunningApp {
   url: string;
   rt: Core;
   queue: Queue;
+  /** the HTTP server (its 'request' listener is the Express app) */
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -27,5 +30,11 @@ export async function startApp(config: Config, o: { worker?: boolean } = {}): Pr
   if (o.worker) await startOrderWorker(rt, queue);
   const server = await serveApi(rt, apiServices(rt, queue), [queue]);
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}`, rt, queue, close: () => rt.lifecycle.close() };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    rt,
+    queue,
+    server,
+    close: () => rt.lifecycle.close(),
+  };
 }
