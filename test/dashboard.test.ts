@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DashboardFeed } from '../src/services/index.js';
 import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
@@ -25,14 +25,10 @@ import {
   totals,
   type AdminProduct,
 } from './support/dashboard.js';
+import { CHROMIUM, launchBrowser, sayIfNoBrowser } from './support/browser.js';
 import { useNamespace } from './support/namespace.js';
 
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
-if (!CHROMIUM) {
-  process.stderr.write(
-    '[dashboard.test] no chromium (apt-get install chromium; .ci/run does): browser tests skipped\n',
-  );
-}
+sayIfNoBrowser('dashboard.test');
 
 const ns = useNamespace();
 let app: RunningApp;
@@ -46,10 +42,7 @@ beforeAll(async () => {
     { worker: true },
   );
   if (CHROMIUM) {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
-    });
+    browser = await launchBrowser();
   }
 });
 afterAll(async () => {

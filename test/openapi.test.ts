@@ -12,6 +12,7 @@ import { BULL_BOARD_PATH } from '../src/http/admin.js';
 import { OPERATIONS, openApiPath } from '../src/http/openapi.js';
 import { signStandardWebhook, signWebhook } from '../src/http/webhook-signature.js';
 import { startApp, type RunningApp } from './support/app.js';
+import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 
 const ns = useNamespace();
@@ -116,6 +117,8 @@ describe('/openapi.json', () => {
     const seed = { total: 5, strategy: 'segmented', segments: 2, payWithinSeconds: 600 };
 
     await call('GET', '/healthz', '/healthz');
+    // ready once its first checks of Redis and PostgreSQL came back (503 until then, documented)
+    await waitFor('ready', async () => (await fetch(`${app.url}/readyz`)).ok, 30_000);
     await call('GET', '/readyz', '/readyz');
     expect(
       (

@@ -1,0 +1,110 @@
+/**
+ * The parts of the OpenAPI document every operation shares: the named schemas (the zod schemas that
+ * validate requests, and the answer schemas of api-schemas.ts), response headers, security, tags,
+ * and the shape of one operation (api-operations.ts lists them; openapi.ts writes the document).
+ */
+import { seedRequest } from '../services/index.js';
+import * as answers from './api-schemas.js';
+import { loginBody } from './dashboard.js';
+import { payBody } from './orders.js';
+import { webhookBody } from './payment-webhook.js';
+import { purchaseBody } from './shop.js';
+
+export const SCHEMAS = {
+  Problem: answers.problem,
+  PurchaseRequest: purchaseBody,
+  PurchaseAccepted: answers.purchaseAccepted,
+  Order: answers.orderView,
+  PayRequest: payBody,
+  PaymentIntent: answers.paymentIntent,
+  PaymentNotification: webhookBody,
+  WebhookAck: answers.webhookAck,
+  Product: answers.productPublic,
+  SaleToken: answers.saleToken,
+  SeedRequest: seedRequest,
+  SeedResult: answers.seedResult,
+  AdminProduct: answers.adminProduct,
+  ReconcileReport: answers.reconcileReport,
+  Health: answers.health,
+  Ready: answers.ready,
+  LoginRequest: loginBody,
+} as const;
+
+export type SchemaName = keyof typeof SCHEMAS;
+
+export const idParam = (name: string, description: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  description,
+  schema: { type: 'string' },
+});
+
+export type Security = Array<Record<string, string[]>>;
+export const SHOPPER: Security = [{ shopperJwt: [] }, { devShopper: [] }];
+export const ADMIN: Security = [{ admin: [] }];
+export const ADMIN_OR_SESSION: Security = [{ admin: [] }, { adminSession: [] }];
+
+/** Response headers, each defined once (components.headers) and referenced per answer. */
+export const HEADERS = {
+  'X-Request-Id': {
+    description:
+      "this request's id (the caller's X-Request-Id when it sent one): quote it in reports",
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'seconds to wait before trying again',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimit: {
+    description:
+      'the tightest limit applied: "<name>";r=<remaining>;t=<seconds to full> (IETF draft)',
+    schema: { type: 'string' },
+  },
+  'RateLimit-Policy': {
+    description: 'the limits applied: "<name>";q=<quota>;w=<window seconds>, ... (IETF draft)',
+    schema: { type: 'string' },
+  },
+  'Idempotent-Replayed': {
+    description:
+      'true when this is the stored answer of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
+  Location: { description: 'the order this purchase made', schema: { type: 'string' } },
+} as const;
+export type HeaderName = keyof typeof HEADERS;
+
+export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream' | 'empty';
+
+/**
+ * One operation of the API: the route the app mounts (Express path form) and what it answers.
+ * The document's paths are generated from this table; test/openapi.test.ts checks that the app
+ * mounts exactly these routes and answers only what they say.
+ */
+export interface Operation {
+  method: 'get' | 'post' | 'put';
+  /** as mounted, e.g. /orders/:id */
+  route: string;
+  operationId: string;
+  tag: 'shop' | 'orders' | 'payments' | 'admin' | 'dashboard' | 'probes' | 'meta';
+  summary: string;
+  security?: Security;
+  parameters?: unknown[];
+  body?: { schema: SchemaName; required: boolean };
+  ok: Record<number, [Media, string, HeaderName[]?]>;
+  problems?: Record<number, string>;
+  /** answers 503 store-unavailable when Redis or PostgreSQL does not answer */
+  store?: boolean;
+  /** rate limits apply: RateLimit headers, 429 with Retry-After */
+  limited?: boolean;
+}
+
+export const TAGS = [
+  { name: 'shop', description: 'buying: the hot path' },
+  { name: 'orders', description: "a buyer's orders" },
+  { name: 'payments', description: 'payment intents and the provider webhook' },
+  { name: 'admin', description: 'seeding, inspecting and reconciling sales (ADMIN_TOKEN)' },
+  { name: 'dashboard', description: 'the live dashboard and Bull Board (admin session or token)' },
+  { name: 'probes', description: 'liveness, readiness and metrics' },
+  { name: 'meta', description: 'this document and its reference page' },
+];
