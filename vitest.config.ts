@@ -15,6 +15,7 @@ const CLUSTER_FILES = [
   'test/dashboard.test.ts',
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',
+  'test/fast-path.test.ts',
 ];
 
 export default defineConfig({

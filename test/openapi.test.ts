@@ -26,6 +26,9 @@ beforeAll(async () => {
   app = await startApp(
     ns.config({
       PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      // Express alone, so its router can be walked below (the fast path answers the same:
+      // test/fast-path.test.ts)
+      FAST_PATH: 'false',
       SALE_TOKEN_SECRET: 'openapi-test-sale-token-secret-0123456',
     }),
     { worker: true },

@@ -4,7 +4,7 @@
  * worker process gets the order worker and the sweeper schedule. `seckill up` runs both roles in
  * one process.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
 import { BULL_BOARD_PATH, mountAdmin } from '../http/admin.js';
@@ -154,10 +154,13 @@ export async function serveApi(
       (app) => mountAdmin(app, { access, products: services.products, queues }),
       (app) => mountOpenApi(app),
     ],
+    ...(config.http.fastPath && {
+      fastPath: { refusal: (id: string) => services.checkout.refusalFromMemory(id) },
+    }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.
-  const server = app.express.listen({
+  const server = createServer(app.handler).listen({
     port: config.http.port,
     host: config.http.host,
     backlog: config.http.listenBacklog,

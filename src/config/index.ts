@@ -18,6 +18,8 @@ export interface Config {
     bodyLimitBytes: number;
     /** the API's listen backlog: a burst of connections must not overflow it (SYN retries) */
     listenBacklog: number;
+    /** probes and known sold-out refusals answered ahead of Express (FAST_PATH) */
+    fastPath: boolean;
     shutdownTimeoutMs: number;
     /** before closing: /readyz says 503 this long while requests are still served */
     drainMs: number;
@@ -182,6 +184,7 @@ export function loadConfig(
       port: e.PORT,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
       listenBacklog: e.LISTEN_BACKLOG,
+      fastPath: e.FAST_PATH,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       drainMs: e.DRAIN_MS,
       workerPort: e.WORKER_PORT,

@@ -4,12 +4,15 @@
  * shop's hot route, the other routes, 404, one problem+json error handler.
  */
 import { Gauge } from 'prom-client';
+import type { RequestListener } from 'node:http';
 import express, { type Express, type IRouter } from 'express';
+import type { SaleError } from '../inventory/index.js';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './body.js';
-import { inflightCap } from './inflight.js';
+import { fastPath } from './fast-path.js';
+import { Inflight, inflightCap } from './inflight.js';
 import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
 import { accessLog, requestContext, RouteTable } from './request-context.js';
@@ -25,10 +28,17 @@ export interface AppParts {
   readiness: ReadinessCheck[];
   /** Feature routes (shop, orders, admin), mounted on the app in this order after the probes. */
   routes?: Array<(app: IRouter) => void>;
+  /**
+   * Answer the probes and known sold-out refusals ahead of Express (fast-path.ts); `refusal` is
+   * checkout's answer from memory. Absent: every request goes through Express.
+   */
+  fastPath?: { refusal(productId: string): SaleError | undefined };
 }
 
 export interface App {
   express: Express;
+  /** what the HTTP server calls: the fast path in front of Express, or Express alone */
+  handler: RequestListener;
   /** shutdown begins: /readyz answers 503, requests are still served */
   drain(): void;
   /** flushes the access summary (shutdown) */
@@ -43,9 +53,8 @@ export function buildApp(parts: AppParts): App {
 
   const access = accessLog(parts.logger, parts.http.accessLogIntervalMs ?? 10_000);
   const routes = new RouteTable();
-  app.use(
-    requestContext({ logger: parts.logger, metrics: httpMetrics(parts.registry), access, routes }),
-  );
+  const metrics = httpMetrics(parts.registry);
+  app.use(requestContext({ logger: parts.logger, metrics, access, routes }));
   const readiness = new Readiness(parts.readiness).start();
   mountHealth(app, readiness);
   // readiness as a series, for an alert (a probe's 503 is seen by the orchestrator only)
@@ -64,15 +73,22 @@ export function buildApp(parts: AppParts): App {
   app.get('/metrics', async (_req, res) => {
     res.type(parts.registry.contentType).send(await metricsText());
   });
-  const cap = parts.admission?.maxInflight ?? 0;
-  if (cap > 0) app.use(inflightCap(cap));
+  const inflight = new Inflight(parts.admission?.maxInflight ?? 0);
+  if (inflight.cap > 0) app.use(inflightCap(inflight));
   app.use(jsonBody(parts.http.bodyLimitBytes));
   const recorded = routes.recording(app);
   for (const mount of parts.routes ?? []) mount(recorded);
   app.use(notFound);
   app.use(errorHandler(parts.logger));
+  const handler: RequestListener = parts.fastPath
+    ? fastPath(
+        { refusal: parts.fastPath.refusal, readiness, inflight, metrics, access },
+        app as unknown as RequestListener,
+      )
+    : (app as unknown as RequestListener);
   return {
     express: app,
+    handler,
     drain: () => {
       readiness.draining = true;
     },

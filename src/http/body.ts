@@ -4,6 +4,7 @@
  * clear 4xx problems in problem.ts.
  */
 import type { IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import { ProblemError } from '../errors.js';
 
@@ -12,6 +13,16 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.-]+\+)?json\s*(?:;|$)/i;
 
 export type RawBodyRequest = IncomingMessage & { rawBody?: Buffer };
+
+/**
+ * A body the fast path (fast-path.ts) already read off the socket, handed on with the request:
+ * `body` when it parsed it (JSON.parse of an object, as the strict parser would), else only
+ * `raw`, which the parser below then reads as it would have read the socket.
+ */
+export const PRE_READ = Symbol('seckill.preRead');
+export type PreReadRequest = IncomingMessage & {
+  [PRE_READ]?: { raw: Buffer; body?: unknown };
+};
 
 export function jsonBody(limitBytes: number): RequestHandler {
   // The media type is checked here once; the parser need not parse the header again.
@@ -41,6 +52,22 @@ export function jsonBody(limitBytes: number): RequestHandler {
         }),
       );
     }
-    parse(req, res, next);
+    const pre = (req as PreReadRequest)[PRE_READ];
+    if (!pre) return parse(req, res, next);
+    if (pre.body !== undefined) {
+      (req as RawBodyRequest).rawBody = pre.raw;
+      (req as IncomingMessage & { body?: unknown }).body = pre.body;
+      return next();
+    }
+    // the same parser over the bytes read: the same answers (malformed JSON, too large, ...)
+    const replay = Object.assign(Readable.from([pre.raw]), {
+      headers: req.headers,
+      method: req.method,
+    });
+    parse(replay as unknown as typeof req, res, (err?: unknown) => {
+      (req as RawBodyRequest).rawBody = (replay as unknown as RawBodyRequest).rawBody;
+      (req as IncomingMessage & { body?: unknown }).body = (replay as { body?: unknown }).body;
+      next(err);
+    });
   };
 }

@@ -96,36 +96,44 @@ export function mountHealth(router: IRouter, readiness: Readiness): void {
     res.json({ status: 'ok' });
   });
   router.get('/readyz', async (_req, res) => {
-    if (readiness.draining) {
-      throw new ProblemError({
-        status: 503,
-        code: 'draining',
-        title: 'Shutting down',
-        detail: 'this process is finishing its requests before it stops',
-      });
-    }
-    const { results } = await readiness.current();
-    const down = results.filter((r) => !r.ok);
-    const summary = Object.fromEntries(
-      results.map((r) => [r.name, r.ok ? (r.degraded ? 'degraded' : 'up') : 'down']),
-    );
-    if (down.length === 0) {
-      const notes = results.filter((r) => r.degraded).map((r) => `${r.name}: ${r.degraded}`);
-      // degraded is still ready: taking this process out of rotation would not bring a shard back
-      res.json({
-        status: 'ready',
-        checks: summary,
-        ...(notes.length && { detail: notes.join('; ') }),
-      });
-      return;
-    }
-    throw new ProblemError({
+    const answer = await readyAnswer(readiness);
+    if (answer instanceof ProblemError) throw answer;
+    res.json(answer);
+  });
+}
+
+/** What `/readyz` answers: the ready document, or the problem to answer (503). */
+export async function readyAnswer(
+  readiness: Readiness,
+): Promise<Record<string, unknown> | ProblemError> {
+  if (readiness.draining) {
+    return new ProblemError({
       status: 503,
-      code: 'not-ready',
-      title: 'Not ready',
-      detail: down.map((d) => `${d.name}: ${d.reason ?? ''}`).join('; '),
-      headers: { 'Retry-After': '1' },
-      extensions: { checks: summary },
+      code: 'draining',
+      title: 'Shutting down',
+      detail: 'this process is finishing its requests before it stops',
     });
+  }
+  const { results } = await readiness.current();
+  const down = results.filter((r) => !r.ok);
+  const summary = Object.fromEntries(
+    results.map((r) => [r.name, r.ok ? (r.degraded ? 'degraded' : 'up') : 'down']),
+  );
+  if (down.length === 0) {
+    const notes = results.filter((r) => r.degraded).map((r) => `${r.name}: ${r.degraded}`);
+    // degraded is still ready: taking this process out of rotation would not bring a shard back
+    return {
+      status: 'ready',
+      checks: summary,
+      ...(notes.length && { detail: notes.join('; ') }),
+    };
+  }
+  return new ProblemError({
+    status: 503,
+    code: 'not-ready',
+    title: 'Not ready',
+    detail: down.map((d) => `${d.name}: ${d.reason ?? ''}`).join('; '),
+    headers: { 'Retry-After': '1' },
+    extensions: { checks: summary },
   });
 }

@@ -7,8 +7,18 @@
 import type { RequestHandler } from 'express';
 import { ProblemError } from '../errors.js';
 
-export function inflightCap(cap: number): RequestHandler {
-  let inflight = 0;
+/** The requests in flight in this process, shared by the cap and the fast path (fast-path.ts). */
+export class Inflight {
+  count = 0;
+  constructor(readonly cap: number) {}
+  /** at the cap: a new request would be shed (never when there is no cap) */
+  get full(): boolean {
+    return this.cap > 0 && this.count >= this.cap;
+  }
+}
+
+export function inflightCap(inflight: Inflight): RequestHandler {
+  const cap = inflight.cap;
   const overloaded = new ProblemError({
     status: 503,
     code: 'overloaded',
@@ -17,10 +27,10 @@ export function inflightCap(cap: number): RequestHandler {
     headers: { 'Retry-After': '1' },
   });
   return (_req, res, next) => {
-    if (inflight >= cap) return next(overloaded);
-    inflight++;
+    if (inflight.full) return next(overloaded);
+    inflight.count++;
     // 'close' comes once per response, finished or aborted
-    res.once('close', () => inflight--);
+    res.once('close', () => inflight.count--);
     next();
   };
 }

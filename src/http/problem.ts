@@ -11,13 +11,22 @@ export const PROBLEM_JSON = 'application/problem+json';
 
 /** The problem+json document of `p` for this request. */
 export function problemBody(req: Request, p: ProblemError): Record<string, unknown> {
+  return problemDocument(req.originalUrl, req.id, p);
+}
+
+/** The same document from the bare request URL and id (the fast path has no Express request). */
+export function problemDocument(
+  url: string,
+  requestId: string,
+  p: ProblemError,
+): Record<string, unknown> {
   return {
     type: problemType(p.code),
     title: p.title,
     status: p.status,
     ...(p.detail !== undefined && { detail: p.detail }),
-    instance: req.originalUrl,
-    requestId: req.id,
+    instance: url,
+    requestId,
     ...p.extensions,
   };
 }

@@ -19,7 +19,7 @@ declare module 'http' {
   }
 }
 
-const REQUEST_ID = /^[\w.:-]{1,128}$/;
+export const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const QUIET_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
