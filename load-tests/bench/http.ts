@@ -44,7 +44,9 @@ const SOLD_OUT_STOCK = 1_000;
 
 interface Scenario {
   name: string;
-  kind: 'bare' | 'ceiling' | 'sale' | 'sold-out';
+  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out';
+  /** served by an API process with FAST_PATH=false (Express answers everything) */
+  express?: true;
   strategy?: 'global' | 'segmented' | 'lockfree';
   segments?: number;
   /** served by the API process with admission limits on */
@@ -52,6 +54,7 @@ interface Scenario {
 }
 
 const SCENARIOS: Scenario[] = [
+  { name: 'raw node:http', kind: 'raw' },
   { name: 'bare Express', kind: 'bare' },
   { name: 'ceiling (no-op route)', kind: 'ceiling' },
   { name: 'global', kind: 'sale', strategy: 'global', segments: 1 },
@@ -67,9 +70,18 @@ const SCENARIOS: Scenario[] = [
     limited: true,
   },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
+  {
+    name: 'after sold out (no fast path)',
+    kind: 'sold-out',
+    strategy: 'lockfree',
+    segments: 16,
+    express: true,
+  },
 ];
 
 const TARGETS: Record<string, string> = {
+  refusalVsCeiling: '>= 3',
+  refusalVsRawHttp: '>= 0.6',
   ceilingVsBareExpress: '>= 0.9',
   lockfreeVsCeiling: '>= 0.85',
   soldOutVsCeiling: '>= 0.95',
@@ -151,7 +163,13 @@ async function main() {
   const run = Date.now().toString(36);
   const delayMs = Number(values['redis-delay-ms'] ?? 0);
   const proxy = delayMs > 0 ? await delayProxy(stack.redisUrl, delayMs) : undefined;
-  const [port, barePort, limitedPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, barePort, limitedPort, rawPort, expressPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -170,6 +188,8 @@ async function main() {
   const base = `http://127.0.0.1:${port}`;
   const limitedBase = `http://127.0.0.1:${limitedPort}`;
   const bareBase = `http://127.0.0.1:${barePort}`;
+  const rawBase = `http://127.0.0.1:${rawPort}`;
+  const expressBase = `http://127.0.0.1:${expressPort}`;
   const driver = pickDriver();
   progress(`load driver: ${driver}`);
   const profDir = values['cpu-prof'];
@@ -190,6 +210,16 @@ async function main() {
         'API (limits on)',
       )
     : undefined;
+  const expressOnly = chosen.some((s) => s.express)
+    ? child(
+        cli('serve'),
+        { ...env, PORT: String(expressPort), FAST_PATH: 'false' },
+        'API (no fast path)',
+      )
+    : undefined;
+  const raw = chosen.some((s) => s.kind === 'raw')
+    ? child([join(ROOT, 'load-tests', 'bench', 'raw-http.mjs'), String(rawPort)], env, 'raw')
+    : undefined;
   const bare = chosen.some((s) => s.kind === 'bare')
     ? child([join(ROOT, 'load-tests', 'bench', 'bare-express.mjs'), String(barePort)], env, 'bare')
     : undefined;
@@ -202,9 +232,11 @@ async function main() {
     loadgen: process.pid,
     // not reported: kept out of the load generator's children
     bare: bare?.pid,
+    raw: raw?.pid,
     proxy: proxy?.proc.pid,
   };
   const results: Row[] = [];
+  const healthzMs: number[] = [];
   const checks: string[] = [];
   let violations = 0;
   try {
@@ -213,10 +245,18 @@ async function main() {
       await until('the limited API', async () => (await fetch(`${limitedBase}/readyz`)).ok, 60_000);
     if (bare)
       await until('bare Express', async () => (await fetch(`${bareBase}/healthz`)).ok, 30_000);
+    if (raw)
+      await until('raw node:http', async () => (await fetch(`${rawBase}/healthz`)).ok, 30_000);
+    if (expressOnly)
+      await until(
+        'the API without fast path',
+        async () => (await fetch(`${expressBase}/readyz`)).ok,
+        60_000,
+      );
     const productOf = (s: Scenario) =>
-      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}-${run}`;
+      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.express ? '-express' : ''}-${run}`;
     for (const s of chosen) {
-      if (s.kind === 'bare' || s.kind === 'ceiling') continue;
+      if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       const productId = productOf(s);
       const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
@@ -240,8 +280,21 @@ async function main() {
         progress(
           `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${duration} s`,
         );
-        const target = s.kind === 'bare' ? bareBase : s.limited ? limitedBase : base;
-        const scenarioTiers = s.limited ? { ...tiers, API: limited!.pid } : tiers;
+        const target =
+          s.kind === 'raw'
+            ? rawBase
+            : s.kind === 'bare'
+              ? bareBase
+              : s.limited
+                ? limitedBase
+                : s.express
+                  ? expressBase
+                  : base;
+        const scenarioTiers = s.limited
+          ? { ...tiers, API: limited!.pid }
+          : s.express
+            ? { ...tiers, API: expressOnly!.pid }
+            : tiers;
         const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
         const productId = productOf(s);
         const before = await redisCommands(probe);
@@ -254,8 +307,9 @@ async function main() {
         const cpu = Object.fromEntries(
           Object.entries(cpuAfter).map(([t, s]) => [t, s - (cpuBefore[t] ?? s)]),
         );
-        // the bare Express process stands in for the API in its own scenario
+        // the bare Express / raw node:http process stands in for the API in its own scenario
         if (s.kind === 'bare') cpu.API = cpu.bare ?? 0;
+        if (s.kind === 'raw') cpu.API = cpu.raw ?? 0;
         const measured = { ...l, redisCommands: (await redisCommands(probe)) - before, cpu };
         const t = totals.get(s.name);
         if (t) addLoad(t, measured);
@@ -263,6 +317,38 @@ async function main() {
         // the next scenario starts once this one's requests (and sales) are done
         if (s.kind === 'sale') await persistedAndReconciled(base, productId);
       }
+    }
+    // /healthz while 400 connections hammer purchases of a product on sale (lockfree N=16)
+    const hammered = chosen.find((s) => s.name === 'lockfree N=16');
+    if (hammered) {
+      progress(`/healthz under load: 400 connections buying for ${duration} s`);
+      // a product of its own: the rounds' invariants count the sales of theirs
+      const productId = `healthz-${run}`;
+      const seeded = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
+        total: BIG_STOCK,
+        strategy: 'lockfree',
+        segments: 16,
+      });
+      if (!seeded.ok) throw new Error(`seeding ${productId}: ${seeded.status}`);
+      let polling = true;
+      const poll = (async () => {
+        while (polling) {
+          const t0 = performance.now();
+          await fetch(`${base}/healthz`).then(
+            (r) => r.arrayBuffer(),
+            () => undefined,
+          );
+          healthzMs.push(performance.now() - t0);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      await load(driver, base, '/seckill', productId, `${productId}-healthz`, {
+        duration,
+        connections: 400,
+      });
+      polling = false;
+      await poll;
+      await persistedAndReconciled(base, productId);
     }
     for (const s of chosen) {
       const l = totals.get(s.name)!;
@@ -295,7 +381,7 @@ async function main() {
         violations++;
         checks.push(`${s.name}: ${fiveXX} 5xx, ${l.errors} errors`);
       }
-      if (s.kind === 'bare' || s.kind === 'ceiling') continue;
+      if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       const r = await persistedAndReconciled(base, productOf(s));
       const sold = r.total - r.remaining;
       const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
@@ -318,7 +404,7 @@ async function main() {
     }
   } finally {
     probe.disconnect();
-    await stopAll([api, worker, limited, bare, proxy?.proc]);
+    await stopAll([api, worker, limited, expressOnly, raw, bare, proxy?.proc]);
     await stack.stop();
   }
 
@@ -326,7 +412,11 @@ async function main() {
   const acc = (name: string) => Number(by(name)?.['accepted/s'] ?? 0);
   const rps = (name: string) => Number(by(name)?.['req/s'] ?? 0);
   const ceiling = rps('ceiling (no-op route)');
+  const refusals = rps('after sold out');
   const ratios = {
+    refusalVsCeiling: ratio(refusals, ceiling),
+    refusalVsRawHttp: ratio(refusals, rps('raw node:http')),
+    refusalFastVsExpress: ratio(refusals, rps('after sold out (no fast path)')),
     ceilingVsBareExpress: ratio(ceiling, rps('bare Express')),
     lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
     soldOutVsCeiling: ratio(rps('after sold out'), ceiling),
@@ -335,6 +425,36 @@ async function main() {
     segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
     lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
     limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
+  };
+  // CPU time of each process over the scenario's windows (/proc), divided by its answers
+  const us = (name: string, col: string) => {
+    const v = by(name)?.[col];
+    return typeof v === 'number' ? v : null;
+  };
+  const perSale = (name: string, tier: string) => {
+    const row = by(name);
+    if (!row || !acc(name)) return null;
+    const perReq = Number(row[`${tier} us/req`]);
+    return Number.isFinite(perReq) ? Math.round((perReq * rps(name)) / acc(name)) : null;
+  };
+  healthzMs.sort((a, b) => a - b);
+  const cpu = {
+    method:
+      'CPU seconds of each process (/proc/<pid>/stat utime+stime) over the scenario windows, per answer',
+    apiUsPerRefusal: us('after sold out', 'API us/req'),
+    apiUsPerRefusalNoFastPath: us('after sold out (no fast path)', 'API us/req'),
+    apiUsPerRawHttp: us('raw node:http', 'API us/req'),
+    apiUsPerSale:
+      perSale('lockfree N=16', 'API') === null
+        ? null
+        : perSale('lockfree N=16', 'API')! + (perSale('lockfree N=16', 'worker') ?? 0),
+    redisUsPerSale: perSale('lockfree N=16', 'Redis'),
+  };
+  const healthz = {
+    p99MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 99) * 10) / 10 : null,
+    p50MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 50) * 10) / 10 : null,
+    samples: healthzMs.length,
+    connections: 400,
   };
   const figures = {
     bench: 'http',
@@ -346,6 +466,8 @@ async function main() {
     redisDelayMsEachWay: delayMs,
     results,
     ratios,
+    cpu,
+    healthz,
     checks,
     violations,
   };
@@ -362,6 +484,10 @@ async function main() {
         target: TARGETS[name] ?? '',
       })),
     ),
+    '',
+    `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
+      `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
+    `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`,
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),
