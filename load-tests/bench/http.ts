@@ -31,6 +31,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
+import { capacityModel } from './capacity.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
@@ -450,6 +451,24 @@ async function main() {
         : perSale('lockfree N=16', 'API')! + (perSale('lockfree N=16', 'worker') ?? 0),
     redisUsPerSale: perSale('lockfree N=16', 'Redis'),
   };
+  // 1M requests/s of which 99 % are refusals: each tier's instances from this run's costs
+  const tierCost = (tier: string) => ({
+    usPerSale: perSale('lockfree N=16', tier) ?? 0,
+    usPerRefusal: Number(us('after sold out', `${tier} us/req`) ?? 0),
+  });
+  const crowd = { rate: 1_000_000, refusalShare: 0.99, utilisation: 0.7 };
+  const capacity = {
+    ...crowd,
+    ...capacityModel(
+      {
+        API: tierCost('API'),
+        worker: tierCost('worker'),
+        Redis: tierCost('Redis'),
+        PG: tierCost('PG'),
+      },
+      crowd,
+    ),
+  };
   const healthz = {
     p99MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 99) * 10) / 10 : null,
     p50MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 50) * 10) / 10 : null,
@@ -468,6 +487,7 @@ async function main() {
     ratios,
     cpu,
     healthz,
+    capacity,
     checks,
     violations,
   };
@@ -488,6 +508,9 @@ async function main() {
     `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
       `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
     `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`,
+    '',
+    `capacity for 1 000 000 requests/s, 99 % refusals (one core per instance, 70 % busy): bottleneck ${capacity.bottleneck}`,
+    table(capacity.rows.map((r) => ({ ...r }))),
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),
