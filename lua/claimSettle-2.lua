@@ -16,20 +16,17 @@
 local buyersKey, claimsKey = KEYS[1], KEYS[2]
 local user, orderId, outcome = ARGV[1], ARGV[2], ARGV[3]
 --- @replies
+--- @include "buyerMarker"
+--- @include "spillClaim"
 
 local claim = redis.call('HGET', claimsKey, user)
 if not claim then return {REPLY.noClaim} end
-local claimedOrder, qty = string.match(claim, '^([^|]*)|(%d+)|')
+local claimedOrder, qty = claimRead(claim)
 if claimedOrder ~= orderId then return {REPLY.noClaim} end
 redis.call('HDEL', claimsKey, user)
-local units, orders = 0, nil
-local marker = redis.call('HGET', buyersKey, user)
-if marker then
-  local u, list = string.match(marker, '^(%d+):(.*)$')
-  units, orders = tonumber(u), list
-end
+local units, orders = markerRead(redis.call('HGET', buyersKey, user))
 if outcome == 'finalise' then
-  units = units + tonumber(qty)
-  redis.call('HSET', buyersKey, user, units .. ':' .. (orders and (orders .. ',') or '') .. orderId)
+  units = units + qty
+  redis.call('HSET', buyersKey, user, markerWrite(units, markerAppend(orders, orderId)))
 end
 return {REPLY.settled, units}

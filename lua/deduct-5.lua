@@ -51,6 +51,8 @@ local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[
 local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @replies
 --- @include "serverTimeMs"
+--- @include "buyerMarker"
+--- @include "spillClaim"
 
 local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence',
   'payWithin')
@@ -70,17 +72,11 @@ local units, orders = 0, nil
 if mode ~= 'spill' then
   if redis.call('EXISTS', voidKey) == 1 then return {REPLY.voided} end
   local claim = redis.call('HGET', claimsKey, user)
-  if claim then return {REPLY.claimBusy, string.match(claim, '^[^|]*')} end
-  local marker = redis.call('HGET', buyersKey, user)
-  if marker then
-    local u, list = string.match(marker, '^(%d+):(.*)$')
-    units, orders = tonumber(u), list
-    if units + qty > limit then return {REPLY.limit, string.match(list, '([^,]*)$'), units} end
-  elseif qty > limit then
-    return {REPLY.limit, '', 0}
-  end
+  if claim then return {REPLY.claimBusy, (claimRead(claim))} end
+  units, orders = markerRead(redis.call('HGET', buyersKey, user))
+  if units + qty > limit then return {REPLY.limit, orders and markerLast(orders) or '', units} end
   if mode == 'claim' or stock < qty then
-    redis.call('HSET', claimsKey, user, orderId .. '|' .. qty .. '|' .. now)
+    redis.call('HSET', claimsKey, user, claimWrite(orderId, qty, now))
     return {REPLY.spill, stock}
   end
 elseif stock < qty then
@@ -91,7 +87,7 @@ if fence > lastFence then redis.call('HSET', stateKey, 'fence', fence) end
 local remaining = redis.call('HINCRBY', stateKey, 'stock', -qty)
 redis.call('HINCRBY', stateKey, 'sold', qty)
 if mode == 'home' then
-  redis.call('HSET', buyersKey, user, (units + qty) .. ':' .. (orders and (orders .. ',') or '') .. orderId)
+  redis.call('HSET', buyersKey, user, markerWrite(units + qty, markerAppend(orders, orderId)))
 end
 local id = redis.call('XADD', outboxKey, '*',
   'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,

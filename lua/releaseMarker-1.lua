@@ -13,19 +13,19 @@
 ]]
 local buyersKey = KEYS[1]
 local user, orderId, qty = ARGV[1], ARGV[2], tonumber(ARGV[3])
+--- @include "buyerMarker"
 
-local marker = redis.call('HGET', buyersKey, user)
-if not marker then return 0 end
-local units, list = string.match(marker, '^(%d+):(.*)$')
+local units, list = markerRead(redis.call('HGET', buyersKey, user))
+if not list then return 0 end
 local kept, found = {}, false
 for id in string.gmatch(list, '[^,]+') do
   if id == orderId and not found then found = true else kept[#kept + 1] = id end
 end
 if not found then return 0 end
-local left = math.max(0, tonumber(units) - qty)
+local left = math.max(0, units - qty)
 if #kept == 0 then
   redis.call('HDEL', buyersKey, user)
 else
-  redis.call('HSET', buyersKey, user, left .. ':' .. table.concat(kept, ','))
+  redis.call('HSET', buyersKey, user, markerWrite(left, table.concat(kept, ',')))
 end
 return 1

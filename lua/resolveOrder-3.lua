@@ -20,13 +20,12 @@
 local buyersKey, claimsKey, voidKey = KEYS[1], KEYS[2], KEYS[3]
 local user, orderId, ttl = ARGV[1], ARGV[2], ARGV[3]
 --- @replies
+--- @include "buyerMarker"
+--- @include "spillClaim"
 
-local marker = redis.call('HGET', buyersKey, user)
-if marker then
-  local list = string.match(marker, '^%d+:(.*)$') or ''
-  if string.find(',' .. list .. ',', ',' .. orderId .. ',', 1, true) then return {REPLY.sold} end
-end
+local _, orders = markerRead(redis.call('HGET', buyersKey, user))
+if orders and markerHas(orders, orderId) then return {REPLY.sold} end
 local claim = redis.call('HGET', claimsKey, user)
-if claim and string.sub(claim, 1, #orderId + 1) == orderId .. '|' then return {REPLY.pending} end
+if claim and claimRead(claim) == orderId then return {REPLY.pending} end
 redis.call('SET', voidKey, 1, 'EX', ttl)
 return {REPLY.voided}
