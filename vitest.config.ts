@@ -21,6 +21,8 @@ const CLUSTER_FILES = [
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
+    // every answer an app made in a file is documented in /openapi.json
+    setupFiles: ['test/support/answers-setup.ts'],
     // Real servers, real processes: generous but bounded.
     testTimeout: 60_000,
     hookTimeout: 120_000,
