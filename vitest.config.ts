@@ -16,6 +16,7 @@ const CLUSTER_FILES = [
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',
   'test/fast-path.test.ts',
+  'test/openapi.test.ts',
 ];
 
 export default defineConfig({
