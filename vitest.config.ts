@@ -16,11 +16,14 @@ const CLUSTER_FILES = [
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',
   'test/fast-path.test.ts',
+  'test/openapi.test.ts',
 ];
 
 export default defineConfig({
   test: {
     globalSetup: ['test/support/global-setup.ts'],
+    // every answer an app made in a file is documented in /openapi.json
+    setupFiles: ['test/support/answers-setup.ts'],
     // Real servers, real processes: generous but bounded.
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -447,6 +447,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/payments.test.ts: still settling (a spill mid-flight), or a store away';
   if (status === '503')
     return 'test/store-faults.test.ts, test/shop-faults.test.ts: Redis / PostgreSQL away (store-unavailable); test/overload.exclusive.test.ts: overloaded';
+  if (status === '429' && path === '/orders/{id}')
+    return "test/admin-auth.test.ts: an admin's order read counts a wrong bearer as a guess";
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))
     return 'test/admission.test.ts: RATE_LIMIT_USER / RATE_LIMIT_IP (off in this app)';
   return undefined;

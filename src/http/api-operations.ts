@@ -103,7 +103,12 @@ export const OPERATIONS: Operation[] = [
     security: [...SHOPPER, ...ADMIN],
     parameters: [order],
     ok: { 200: ['Order', 'the order'] },
-    problems: { 401: 'no identity', 404: 'no such order of yours' },
+    problems: {
+      401: 'no identity',
+      404: 'no such order of yours',
+      // a bearer that is not the admin token counts as an admin guess (admin-auth.ts)
+      429: 'too many wrong admin tokens from this address, with Retry-After',
+    },
     store: true,
   },
   {

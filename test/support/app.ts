@@ -10,6 +10,7 @@ import {
   startOrderWorker,
 } from '../../src/composition/roles.js';
 import { createLogger } from '../../src/log.js';
+import { recordAnswers } from './answers.js';
 
 export interface RunningApp {
   url: string;
@@ -29,6 +30,7 @@ export async function startApp(config: Config, o: { worker?: boolean } = {}): Pr
   const queue = startOrderQueue(rt);
   if (o.worker) await startOrderWorker(rt, queue);
   const server = await serveApi(rt, apiServices(rt, queue), [queue]);
+  recordAnswers(server);
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
