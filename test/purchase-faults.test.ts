@@ -84,14 +84,26 @@ async function facts(productId: string, segments: number) {
   return { stock, outbox };
 }
 
-/** The next deduct of `productId` (home mode) reaches Redis, runs, and its reply is lost. */
+/**
+ * The next deduct of `productId` (home mode) reaches Redis, runs, and its reply is lost with its
+ * connection, as TCP loses replies (a reply dropped from a connection that lives on would hand
+ * every later reply on it to the wrong command until the timeout). The match is the deduct
+ * itself, by its segment state key and its "home" mode argument: a bare "home" also matched the
+ * order queue's enqueue of the sale before (its job data names the homeSegment), whose reply was
+ * then lost instead, and the deduct answered 202.
+ */
 const loseTheNextDeductReply = (productId: string) =>
   proxy.loseReplyTo(
-    (chunk) => /evalsha/i.test(chunk) && chunk.includes(productId) && chunk.includes('home'),
+    (command) =>
+      /evalsha/i.test(command) &&
+      command.includes(`{${productId}:`) &&
+      command.includes(':state\r\n') &&
+      command.includes('\r\n$4\r\nhome\r\n'),
+    { thenClose: true },
   );
 
 describe('a lost Redis reply', () => {
-  it('answers 503 with the order id once the command times out; a retry with the key answers that sale, and nothing is sold twice (limit 5)', async () => {
+  it('answers 503 with the order id when the reply is lost with its connection; a retry with the key answers that sale, and nothing is sold twice (limit 5)', async () => {
     const productId = newProduct();
     await seed(productId, { total: 10, strategy: 'lockfree', segments: 2, limitPerUser: 5 });
     expect((await buy('warm-up', { productId })).status).toBe(202); // scripts loaded
