@@ -83,7 +83,7 @@ describe('every sale becomes exactly one order row', () => {
     const job = await waitFor(
       'the batch job',
       async () => await api[0]!.queue.getJob(`o-${sold[0]!.orderId}`),
-      5_000,
+      30_000,
       20,
     );
     expect(
