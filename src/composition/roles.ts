@@ -35,6 +35,7 @@ import {
   DashboardFeed,
   IdempotencyStore,
   Payments,
+  PurchaseService,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
@@ -142,9 +143,13 @@ export async function serveApi(
       (app) =>
         mountShop(app, {
           auth,
-          checkout: services.checkout,
+          purchase: new PurchaseService({
+            checkout: services.checkout,
+            idempotency: services.idempotency,
+            admission: services.admission,
+            logger: core.logger,
+          }),
           products: services.products,
-          idempotency: services.idempotency,
           admission: services.admission,
           logger: core.logger,
           benchRoutes: config.bench.routes,
