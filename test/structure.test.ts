@@ -119,6 +119,6 @@ describe('src/ layout', () => {
     expect(c.ordersToStorage.length).toBeLessThanOrEqual(28);
     expect(c.redisClientImporters.length).toBeLessThanOrEqual(36);
     expect(c.keysImporters.length).toBeLessThanOrEqual(31);
-    expect(c.sqlOutsideRepositories.length).toBeLessThanOrEqual(6);
+    expect(c.sqlOutsideRepositories.length).toBeLessThanOrEqual(5);
   });
 });

@@ -31,8 +31,7 @@ function importsOf(file: string): string[] {
 const SQL = /\.(selectFrom|insertInto|updateTable|deleteFrom)\(|\bsql[<`]/;
 
 /** Files that may speak SQL: the repositories (and the database layer itself). */
-const isRepository = (f: string) =>
-  top(f) === 'db' || /(^|\/)repository\.ts$/.test(rel(f)) || rel(f).startsWith('db/');
+const isRepository = (f: string) => top(f) === 'db' || /(^|[/-])repository\.ts$/.test(rel(f));
 
 export interface StructureCounts {
   /** import edges from services/ into redis/ or db/ */
