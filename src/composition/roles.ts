@@ -15,7 +15,9 @@ import { mountOrders } from '../http/orders.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { mountShop } from '../http/shop.js';
 import {
-  closeOrder,
+  expireOrder,
+  JOB,
+  SWEEP_SCHEDULER,
   createOrderQueue,
   createOrderWorker,
   createUpkeepQueue,
@@ -23,8 +25,7 @@ import {
   findOrder,
   OrderSubmitter,
   registerOrderGauges,
-  sweep,
-  sweepPayments,
+  runUpkeep,
   type LifecycleDeps,
 } from '../orders/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
@@ -35,6 +36,7 @@ import {
   DashboardFeed,
   IdempotencyStore,
   Payments,
+  PurchaseService,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
@@ -142,9 +144,13 @@ export async function serveApi(
       (app) =>
         mountShop(app, {
           auth,
-          checkout: services.checkout,
+          purchase: new PurchaseService({
+            checkout: services.checkout,
+            idempotency: services.idempotency,
+            admission: services.admission,
+            logger: core.logger,
+          }),
           products: services.products,
-          idempotency: services.idempotency,
           admission: services.admission,
           logger: core.logger,
           benchRoutes: config.bench.routes,
@@ -236,18 +242,6 @@ export function lifecycleDeps(core: Core): LifecycleDeps {
   };
 }
 
-/**
- * An order's expiry job: expires it if it still awaits payment. A job that comes up before the
- * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it.
- */
-async function expireOrder(deps: LifecycleDeps, orderId: string): Promise<string> {
-  const r = await closeOrder(deps, orderId, 'expired');
-  if (r.code === 'conflict' && r.order.status === 'awaiting_payment') {
-    throw new Error(`order ${orderId} is not due yet (pay by ${r.order.pay_by?.toISOString()})`);
-  }
-  return r.code === 'conflict' ? r.order.status : r.code;
-}
-
 /** Worker side: persists batches, expires unpaid orders, runs the sweepers on their schedule. */
 export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker> {
   const c = core.config.orders;
@@ -306,31 +300,31 @@ async function startUpkeep(
     prefix,
     lockMs: c.workerLockMs,
     logger: core.logger,
-    sweep: async () => ({
-      outbox: await sweep({
-        redis: core.redis,
-        keys: core.keys,
-        db: core.db,
-        queue,
-        minAgeMs: c.sweepMinAgeMs,
-        claimTtlMs: core.config.sale.claimTtlMs,
-        batchSize: c.workerBatchSize,
-        logger: core.logger,
-        replicaWait: core.inventory.replicaWait,
-      }),
-      // expiry jobs lost (or late by SWEEP_MIN_AGE_MS), and returns a crash cut short
-      payments: await sweepPayments(lifecycle, c.sweepMinAgeMs),
-    }),
+    sweep: () =>
+      runUpkeep(
+        {
+          redis: core.redis,
+          keys: core.keys,
+          db: core.db,
+          queue,
+          minAgeMs: c.sweepMinAgeMs,
+          claimTtlMs: core.config.sale.claimTtlMs,
+          batchSize: c.workerBatchSize,
+          logger: core.logger,
+          replicaWait: core.inventory.replicaWait,
+        },
+        lifecycle,
+      ),
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
   // a sweep cut short at shutdown is simply run again by the next one
   core.lifecycle.add('upkeep worker', () => worker.close(true));
   // versions before the upkeep queue scheduled the sweep on the order queue
-  await queue.removeJobScheduler('sweeper');
+  await queue.removeJobScheduler(SWEEP_SCHEDULER);
   registerRedisMemoryGauge(core.registry, core.redis);
   await upkeep.upsertJobScheduler(
-    'sweeper',
+    SWEEP_SCHEDULER,
     { every: c.sweepIntervalMs },
-    { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: 100 } },
+    { name: JOB.sweep, opts: { removeOnComplete: true, removeOnFail: 100 } },
   );
 }

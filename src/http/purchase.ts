@@ -1,36 +1,19 @@
 /**
- * `POST /seckill`'s answers: a purchase through checkout, with or without an Idempotency-Key.
- * With a key, every request sells under an order id recorded before it runs, so an answer that
- * never came (a lost Redis reply, a crashed process) is resolved from the sale's own state on the
- * next retry, never simply run again; only final answers are stored and replayed.
+ * `POST /seckill`'s answers: the purchase service's outcome mapped to HTTP. The protocol itself
+ * (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
  */
 import type { Request } from 'express';
 import { ProblemError } from '../errors.js';
-import { SaleError, type SaleErrorCode } from '../inventory/index.js';
-import {
-  IdempotencyStore,
-  OutcomeUnknown,
-  type Checkout,
-  type IdempotencyHandle,
-  type StoredResponse,
+import { SaleError } from '../inventory/index.js';
+import type {
+  PurchaseAnswers,
+  PurchaseOrder,
+  PurchaseOutcome,
+  StoredResponse,
 } from '../services/index.js';
-import type { Logger } from '../log.js';
+import { admissionProblem } from './admission-problems.js';
 import { problemBody, PROBLEM_JSON } from './problem.js';
 import { saleProblem } from './sale-problems.js';
-
-/** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
-const FINAL: ReadonlySet<SaleErrorCode> = new Set([
-  'sold-out',
-  'insufficient-stock',
-  'limit-reached',
-  'ended',
-]);
-
-export interface PurchaseOrder {
-  productId: string;
-  userId: string;
-  quantity: number;
-}
 
 const accepted = (orderId: string, o: PurchaseOrder): StoredResponse => ({
   status: 202,
@@ -55,11 +38,58 @@ export function refusal(req: Request, err: SaleError | ProblemError): StoredResp
   };
 }
 
+/** The two answers a purchase stores for replay, written for this request. */
+export const purchaseAnswers = (req: Request): PurchaseAnswers => ({
+  accepted,
+  refused: (err) => refusal(req, err),
+});
+
+/**
+ * The answer of an outcome that is not a stored response.
+ * @throws ProblemError, the error handler's to write
+ */
+export function outcomeProblem(o: Exclude<PurchaseOutcome, { kind: 'answer' }>): ProblemError {
+  switch (o.kind) {
+    case 'admission-refused':
+      return admissionProblem(o.refusal);
+    case 'key-reused':
+      return new ProblemError({
+        status: 422,
+        code: 'idempotency-key-reused',
+        title: 'Idempotency-Key reused with another request',
+        detail: 'this Idempotency-Key was used with a different body',
+      });
+    case 'key-in-use':
+      return new ProblemError({
+        status: 409,
+        code: 'idempotency-key-in-use',
+        title: 'A request with this Idempotency-Key is in progress',
+        detail: o.retrying
+          ? 'another retry of this request is running; retry once it has been answered'
+          : 'retry once the first request has been answered',
+        headers: { 'Retry-After': '1' },
+        ...(o.orderId && { extensions: { orderId: o.orderId } }),
+      });
+    case 'key-records-full':
+      return new ProblemError({
+        status: 429,
+        code: 'idempotency-records-full',
+        title: 'Too many Idempotency-Keys in use',
+        detail:
+          'you hold as many Idempotency-Key records as allowed, each of a purchase that sold ' +
+          'or is still running; retry later, or without a new key',
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(o.retryAfterMs / 1000))) },
+      });
+    case 'outcome-unknown':
+      return outcomeUnknown(o.orderId, o.cause, o.pending);
+  }
+}
+
 /**
  * The store failed mid-purchase, which may have sold under `orderId`: the client learns how to
  * find out (a retry with the same key resolves it; it is never bought twice).
  */
-function outcomeUnknown(orderId: string, cause: unknown, pending = false): ProblemError {
+function outcomeUnknown(orderId: string, cause: unknown, pending: boolean): ProblemError {
   return new ProblemError({
     status: 503,
     code: pending ? 'outcome-pending' : 'store-unavailable',
@@ -72,132 +102,4 @@ function outcomeUnknown(orderId: string, cause: unknown, pending = false): Probl
     extensions: { orderId },
     cause,
   });
-}
-
-export interface PurchaseFlowDeps {
-  checkout: Checkout;
-  idempotency: IdempotencyStore;
-  logger: Logger;
-}
-
-export class PurchaseFlow {
-  constructor(private readonly deps: PurchaseFlowDeps) {}
-
-  /** A purchase without a key: a lost answer is a 503 naming the order id it may have sold. */
-  async once(req: Request, o: PurchaseOrder): Promise<StoredResponse> {
-    const early = this.deps.checkout.refusalFromMemory(o.productId);
-    if (early) return refusal(req, early);
-    const minted = this.deps.checkout.newOrderId(o.productId);
-    const orderId = typeof minted === 'string' ? minted : await minted;
-    try {
-      await this.deps.checkout.buy({ ...o, orderId });
-      return accepted(orderId, o);
-    } catch (err) {
-      if (err instanceof SaleError) return refusal(req, err);
-      if (err instanceof OutcomeUnknown) throw outcomeUnknown(orderId, err.cause);
-      throw err;
-    }
-  }
-
-  /** A purchase under an Idempotency-Key. */
-  async withKey(
-    req: Request,
-    o: PurchaseOrder,
-    key: string,
-  ): Promise<{ response: StoredResponse; replayed: boolean }> {
-    const { idempotency, checkout } = this.deps;
-    // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
-    const fp = IdempotencyStore.fingerprint({ productId: o.productId, quantity: o.quantity });
-    const fresh = async () => ({
-      fp,
-      orderId: await checkout.newOrderId(o.productId),
-      productId: o.productId,
-      quantity: o.quantity,
-    });
-    const begun = await idempotency.begin(o.userId, key, await fresh());
-    switch (begun.kind) {
-      case 'replay':
-        return { response: begun.response, replayed: true };
-      case 'mismatch':
-        throw new ProblemError({
-          status: 422,
-          code: 'idempotency-key-reused',
-          title: 'Idempotency-Key reused with another request',
-          detail: 'this Idempotency-Key was used with a different body',
-        });
-      case 'in-progress':
-        throw new ProblemError({
-          status: 409,
-          code: 'idempotency-key-in-use',
-          title: 'A request with this Idempotency-Key is in progress',
-          detail: 'retry once the first request has been answered',
-          headers: { 'Retry-After': '1' },
-          ...(begun.orderId && { extensions: { orderId: begun.orderId } }),
-        });
-      case 'full':
-        throw new ProblemError({
-          status: 429,
-          code: 'idempotency-records-full',
-          title: 'Too many Idempotency-Keys in use',
-          detail:
-            'you hold as many Idempotency-Key records as allowed, each of a purchase that sold ' +
-            'or is still running; retry later, or without a new key',
-          headers: { 'Retry-After': String(Math.max(1, Math.ceil(begun.retryAfterMs / 1000))) },
-        });
-      case 'new':
-        return { response: await this.run(req, o, begun), replayed: false };
-      case 'stale':
-        break;
-    }
-    // The first run ended without an answer (or died): settle its order before anything runs.
-    const old = begun.record;
-    const resolution = old.orderId
-      ? await checkout.resolve(o.productId, o.userId, old.orderId)
-      : 'not-sold';
-    if (resolution === 'pending') throw outcomeUnknown(old.orderId!, undefined, true);
-    if (resolution === 'sold') {
-      const response = accepted(old.orderId!, o);
-      const { unknown: _, ...rest } = old;
-      await idempotency.takeOver(begun, { ...rest, done: response });
-      return { response, replayed: true };
-    }
-    const handle = await idempotency.takeOver(begun, await fresh());
-    if (!handle) {
-      throw new ProblemError({
-        status: 409,
-        code: 'idempotency-key-in-use',
-        title: 'A request with this Idempotency-Key is in progress',
-        detail: 'another retry of this request is running; retry once it has been answered',
-        headers: { 'Retry-After': '1' },
-      });
-    }
-    return { response: await this.run(req, o, handle), replayed: false };
-  }
-
-  /** Runs the purchase the key was claimed for, and records how it ended. */
-  private async run(req: Request, o: PurchaseOrder, h: IdempotencyHandle) {
-    const { idempotency, checkout, logger } = this.deps;
-    const orderId = h.record.orderId!;
-    // A failure to record is not the purchase's failure: the lease runs out and a retry resolves.
-    const record = (what: string, p: Promise<void>) =>
-      p.catch((err: unknown) =>
-        logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
-      );
-    try {
-      await checkout.buy({ ...o, orderId });
-      const response = accepted(orderId, o);
-      await record('store', idempotency.finish(h, response));
-      return response;
-    } catch (err) {
-      if (err instanceof SaleError) {
-        const response = refusal(req, err);
-        // a transient refusal sold nothing: forget the key, so the retry runs again
-        if (FINAL.has(err.code)) await record('store', idempotency.finish(h, response));
-        else await record('forget', idempotency.abandon(h));
-        return response;
-      }
-      await record('mark unknown', idempotency.markUnknown(h));
-      throw err instanceof OutcomeUnknown ? outcomeUnknown(orderId, err.cause) : err;
-    }
-  }
 }

@@ -13,13 +13,13 @@ import type { Logger } from '../log.js';
 import {
   rateLimitHeaders,
   type Admission,
-  type Checkout,
-  type IdempotencyStore,
   type Products,
+  type PurchaseService,
   type StoredResponse,
 } from '../services/index.js';
+import { admissionProblem } from './admission-problems.js';
 import { shopperId } from './auth.js';
-import { PurchaseFlow, refusal } from './purchase.js';
+import { outcomeProblem, purchaseAnswers } from './purchase.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
@@ -52,10 +52,10 @@ function idempotencyKey(value: string | undefined): string | undefined {
 
 export interface ShopRoutes {
   auth: Config['auth'];
-  checkout: Checkout;
+  /** the purchase use case: guard, admission, sale, idempotency */
+  purchase: PurchaseService;
   products: Products;
-  idempotency: IdempotencyStore;
-  /** rate limits and sale tokens (none: every request goes to the sale) */
+  /** sale tokens and their rate limit (none: POST /products/:id/sale-token is refused) */
   admission?: Admission | undefined;
   logger: Logger;
   /** mount POST /bench/noop (the benchmark ceiling) */
@@ -64,7 +64,14 @@ export interface ShopRoutes {
 
 /** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
 export function mountShop(router: IRouter, deps: ShopRoutes): void {
-  function buyer(req: Request, body: z.output<typeof purchaseBody>): string | Promise<string> {
+  /**
+   * Who is buying, asked only when needed (a known sold-out product is refused before identity).
+   * @throws ProblemError 400 at once: a userId in the body outside dev auth mode
+   */
+  function buyer(
+    req: Request,
+    body: z.output<typeof purchaseBody>,
+  ): () => string | Promise<string> {
     if (body.userId !== undefined) {
       if (deps.auth.mode !== 'dev') {
         throw new ProblemError({
@@ -74,12 +81,11 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
           detail: 'userId: the shopper comes from the bearer token; do not send it in the body',
         });
       }
-      if (req.headers['x-user-id'] === undefined) return body.userId;
+      const given = body.userId;
+      if (req.headers['x-user-id'] === undefined) return () => given;
     }
-    return shopperId(req, deps.auth);
+    return () => shopperId(req, deps.auth);
   }
-
-  const flow = new PurchaseFlow(deps);
 
   // Written straight to Node's response: the body is a finished JSON string, so Express's send()
   // (content-type sniffing, ETag, freshness) has nothing to add on this hot path.
@@ -101,48 +107,36 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       });
     }
     const body = parseOr400(purchaseBody, req.body, 'purchase');
-    return { body, userId: buyer(req, body) };
+    return { body, buyer: buyer(req, body) };
   }
 
   router.post('/seckill', async (req, res) => {
-    if (req.get('idempotency-key') === undefined && req.body !== undefined) {
-      // The cheap guard: a product this process knows is sold out is refused before identity,
-      // tokens or limits (it tells nothing GET /products/:id does not), exactly as the fast path
-      // in front of Express does. The race itself is settled by the deduct script in Redis.
-      const parsed = purchaseBody.safeParse(req.body);
-      const known = parsed.success
-        ? deps.checkout.refusalFromMemory(parsed.data.productId)
-        : undefined;
-      if (known && parsed.data!.userId === undefined) return send(res, refusal(req, known));
+    const { body, buyer: who } = parsePurchase(req);
+    const outcome = await deps.purchase.purchase(
+      {
+        productId: body.productId,
+        quantity: body.quantity ?? 1,
+        buyer: who,
+        ip: req.ip ?? '',
+        saleToken: req.get('sale-token'),
+        idempotencyKey: idempotencyKey(req.get('idempotency-key')),
+      },
+      purchaseAnswers(req),
+    );
+    if (outcome.rate) {
+      const h = rateLimitHeaders(outcome.rate);
+      for (const k in h) res.setHeader(k, h[k]!);
     }
-    const { body, userId: who } = parsePurchase(req);
-    const userId = typeof who === 'string' ? who : await who;
-    const admission = deps.admission;
-    // a product known sold out is answered from memory: no token check, no limiter call
-    if (admission && !admission.soldOutFromMemory(body.productId)) {
-      const checked = admission.checkToken(body.productId, userId, req.get('sale-token'));
-      if (checked) await checked;
-      // no limit configured: not even a promise on the hot path
-      const state = admission.limited
-        ? await admission.limit('seckill', userId, req.ip ?? '')
-        : undefined;
-      if (state) {
-        const h = rateLimitHeaders(state);
-        for (const k in h) res.setHeader(k, h[k]!);
-      }
-    }
-    const key = idempotencyKey(req.get('idempotency-key'));
-    const order = { productId: body.productId, userId, quantity: body.quantity ?? 1 };
-    if (key === undefined) return send(res, await flow.once(req, order));
-    const { response, replayed } = await flow.withKey(req, order, key);
-    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    send(res, response);
+    if (outcome.kind !== 'answer') throw outcomeProblem(outcome);
+    if (outcome.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    send(res, outcome.response);
   });
 
   if (deps.benchRoutes) {
     // The benchmark ceiling: everything POST /seckill does in Express, minus Redis.
     router.post('/bench/noop', async (req, res) => {
-      const { body, userId } = parsePurchase(req);
+      const { body, buyer: who } = parsePurchase(req);
+      const userId = who();
       if (typeof userId !== 'string') await userId;
       const orderId = randomUUID();
       send(res, {
@@ -163,9 +157,12 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
     const productId = productIdParam(req.params.id);
     const userId = await shopperId(req, deps.auth);
     if (!deps.admission) throw new Error('sale tokens need the admission service');
-    const state = await deps.admission.limit('token', userId, req.ip ?? '');
-    if (state) res.set(rateLimitHeaders(state));
-    res.status(201).json(await deps.admission.issueToken(productId, userId));
+    const limited = await deps.admission.limit('token', userId, req.ip ?? '');
+    if (limited.refusal) throw admissionProblem(limited.refusal);
+    if (limited.state) res.set(rateLimitHeaders(limited.state));
+    const issued = await deps.admission.issueToken(productId, userId);
+    if ('code' in issued) throw admissionProblem(issued);
+    res.status(201).json(issued);
   });
 
   router.get('/products/:id', async (req, res) => {

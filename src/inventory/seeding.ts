@@ -5,8 +5,8 @@
  * API process, and records the product in PostgreSQL.
  */
 import type { RedisClient } from '../redis/connection.js';
-import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
+import { upsertProduct } from '../db/products-repository.js';
 import type { Strategy } from '../db/schema.js';
 import type { Keys } from '../redis/keys.js';
 import { execByNode } from '../redis/batch.js';
@@ -123,10 +123,6 @@ export async function seedProduct(
     pay_within_seconds: spec.payWithinSeconds ?? null,
     epoch: begun.epoch,
   };
-  await deps.db
-    .insertInto('products')
-    .values({ id: productId, ...row })
-    .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, updated_at: sql`now()` }))
-    .execute();
+  await upsertProduct(deps.db, productId, row);
   return { productId, epoch: begun.epoch, segments: stocks };
 }

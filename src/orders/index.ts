@@ -6,6 +6,7 @@
 export { clearOutbox, readOutbox, type OutboxOrder } from './outbox.js';
 export {
   closeOrder,
+  expireOrder,
   payOrder,
   returnUnits,
   sweepPayments,
@@ -29,19 +30,26 @@ export {
 } from './webhook-deliveries.js';
 export {
   batchJobId,
+  expiryJobId,
+  JOB,
+  ORDER_QUEUE,
+  SWEEP_SCHEDULER,
+  sweptBatchJobId,
+  UPKEEP_QUEUE,
+  type ExpireJob,
+  type PersistJob,
+} from './jobs.js';
+export {
   createOrderQueue,
   createUpkeepQueue,
-  expiryJobId,
   scheduleExpiries,
-  ORDER_QUEUE,
-  UPKEEP_QUEUE,
   OrderSubmitter,
   PERSIST_JOB_OPTIONS,
-  type PersistJob,
 } from './queue.js';
 export { registerOrderGauges } from './gauges.js';
 export { reconcile, type ReconcileReport } from './reconcile.js';
 export { findOrder, insertOrders, ordersOf, payBy, persistedBySegment } from './repository.js';
+export { runUpkeep } from './upkeep.js';
 export { sweep, SWEEP_STEP_MS, type SweepDeps, type SweepReport } from './sweeper.js';
 export {
   cappedBackoff,

@@ -190,3 +190,15 @@ export async function sweepPayments(
   }
   return { expired, returned: unreturned.length };
 }
+
+/**
+ * An order's expiry job: expires it if it still awaits payment. A job that comes up before the
+ * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it.
+ */
+export async function expireOrder(deps: LifecycleDeps, orderId: string): Promise<string> {
+  const r = await closeOrder(deps, orderId, 'expired');
+  if (r.code === 'conflict' && r.order.status === 'awaiting_payment') {
+    throw new Error(`order ${orderId} is not due yet (pay by ${r.order.pay_by?.toISOString()})`);
+  }
+  return r.code === 'conflict' ? r.order.status : r.code;
+}

@@ -7,21 +7,17 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from '../log.js';
+import {
+  batchJobId,
+  expiryJobId,
+  JOB,
+  ORDER_QUEUE,
+  UPKEEP_QUEUE,
+  type ExpireJob,
+  type PersistJob,
+} from './jobs.js';
 import type { OutboxOrder } from './outbox.js';
 import { payBy } from './repository.js';
-
-export const ORDER_QUEUE = 'orders';
-
-/**
- * Background upkeep (the sweep) on a queue and worker of its own: a sweep held up by a store
- * that does not answer (a master just lost, its replica not yet confirming) must never take a
- * slot of the workers that persist orders.
- */
-export const UPKEEP_QUEUE = 'upkeep';
-
-export interface PersistJob {
-  orders: OutboxOrder[];
-}
 
 /** Retries with a capped exponential backoff (see the worker); failed jobs are kept, not dropped. */
 export const PERSIST_JOB_OPTIONS: JobsOptions = {
@@ -42,16 +38,6 @@ export function createUpkeepQueue(connection: RedisClient, prefix: string): Queu
 /** Pauses between the attempts to enqueue one batch. */
 const ENQUEUE_RETRY_DELAYS_MS = [100, 400, 1_000];
 
-// BullMQ refuses custom ids with ":" (its key separator): "-" it is.
-export const batchJobId = (orders: readonly OutboxOrder[]) => `o-${orders[0]!.orderId}`;
-
-/** An order's expiry job: one per order (the same order scheduled twice is one job). */
-export const expiryJobId = (orderId: string) => `x-${orderId}`;
-
-export interface ExpireJob {
-  orderId: string;
-}
-
 /**
  * An expiry job runs this much after the deadline: BullMQ may start a delayed job a few ms early,
  * and one that finds the order not yet due (on PostgreSQL's clock) waits a retry's backoff.
@@ -66,7 +52,7 @@ export async function scheduleExpiries(
   const now = Date.now();
   await queue.addBulk(
     orders.map((o) => ({
-      name: 'expire',
+      name: JOB.expire,
       data: { orderId: o.orderId } satisfies ExpireJob,
       opts: {
         jobId: expiryJobId(o.orderId),
@@ -129,7 +115,7 @@ export class OrderSubmitter {
   private async enqueue(orders: OutboxOrder[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.queue.add('persist', { orders } satisfies PersistJob, {
+        await this.queue.add(JOB.persist, { orders } satisfies PersistJob, {
           jobId: batchJobId(orders),
         });
         return;

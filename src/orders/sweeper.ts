@@ -23,7 +23,7 @@ import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
 import { storeOutage, withinDeadline } from '../outages.js';
 import { readOutbox, type OutboxOrder } from './outbox.js';
-import type { PersistJob } from './queue.js';
+import { JOB, sweptBatchJobId, type PersistJob } from './jobs.js';
 import { findOrder } from './repository.js';
 
 export interface SweepDeps {
@@ -69,7 +69,7 @@ const step = <T>(work: Promise<T>, what: string) =>
 
 /** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
 async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
-  const jobId = `s-${orders[0]!.outboxId}-${orders[0]!.orderId}`;
+  const jobId = sweptBatchJobId(orders);
   const existing = await queue.getJob(jobId);
   if (existing) {
     const state = await existing.getState();
@@ -80,7 +80,7 @@ async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolea
     if (state !== 'completed' && state !== 'unknown') return false; // still on its way
     await existing.remove().catch(() => {});
   }
-  await queue.add('persist', { orders } satisfies PersistJob, { jobId });
+  await queue.add(JOB.persist, { orders } satisfies PersistJob, { jobId });
   return true;
 }
 

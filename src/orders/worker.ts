@@ -12,13 +12,8 @@ import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { withinDeadline } from '../outages.js';
 import { clearOutbox } from './outbox.js';
-import {
-  ORDER_QUEUE,
-  scheduleExpiries,
-  UPKEEP_QUEUE,
-  type ExpireJob,
-  type PersistJob,
-} from './queue.js';
+import { JOB, ORDER_QUEUE, UPKEEP_QUEUE, type ExpireJob, type PersistJob } from './jobs.js';
+import { scheduleExpiries } from './queue.js';
 import { insertOrders } from './repository.js';
 
 /** Capped exponential backoff: 250 ms, 500 ms, ... at most 10 s between attempts. */
@@ -68,14 +63,14 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
   const worker = new Worker(
     ORDER_QUEUE,
     async (job: Job) => {
-      if (job.name === 'persist') return persist(job as Job<PersistJob>);
-      if (job.name === 'expire') {
+      if (job.name === JOB.persist) return persist(job as Job<PersistJob>);
+      if (job.name === JOB.expire) {
         // bounded: a store that does not answer fails the job (retried), not the slot for good
         const { orderId } = job.data as ExpireJob;
         return opts.expire && withinDeadline(opts.expire(orderId), EXPIRE_MS, `expire ${orderId}`);
       }
       // left on this queue by a version that swept here; the upkeep queue sweeps now
-      if (job.name === 'sweep') return 'moved to the upkeep queue';
+      if (job.name === JOB.sweep) return 'moved to the upkeep queue';
       throw new Error(`unknown job ${job.name}`);
     },
     {
@@ -114,7 +109,7 @@ export function createUpkeepWorker(opts: UpkeepWorkerOptions): Worker {
   const worker = new Worker(
     UPKEEP_QUEUE,
     async (job: Job) => {
-      if (job.name === 'sweep') return opts.sweep();
+      if (job.name === JOB.sweep) return opts.sweep();
       throw new Error(`unknown job ${job.name}`);
     },
     {

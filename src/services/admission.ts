@@ -1,11 +1,10 @@
 /**
- * Admission control in front of the sale, cheapest check first: a product known sold out is
- * answered from memory (no limiter call); a sale token is checked in process; then the rate
- * limits per shopper and per client address (one Redis script each, shared by every process).
+ * Admission control in front of the sale, cheapest check first: a sale token is checked in
+ * process; then the rate limits per shopper and per client address (one Redis script each,
+ * shared by every process). Each check returns a refusal code, never an HTTP error.
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
 import type { Config, RateLimit } from '../config/index.js';
-import { ProblemError } from '../errors.js';
 import type { Catalog, ProductView } from '../inventory/index.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
@@ -13,6 +12,15 @@ import { takeRate, type RateDecision } from '../redis/rate-limit.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token';
+
+/** A check's answer: the refusal, or undefined when the request may go on. */
+type Refused = AdmissionRefusal | undefined;
+
+export interface SaleToken {
+  token: string;
+  expiresAt: string;
+  startsAt: string | null;
+}
 
 /** The tightest limit's state after a request passed: the RateLimit headers. */
 export interface RateState {
@@ -29,13 +37,30 @@ const WHY: Record<string, string> = {
   epoch: 'the sale token is for an earlier sale of this product',
 };
 
-const forbidden = (detail: string) =>
-  new ProblemError({
-    status: 403,
-    code: 'invalid-sale-token',
-    title: 'Sale token refused',
-    detail,
-  });
+/**
+ * Why admission refused a request, by code; HTTP maps each code to its answer
+ * (http/admission-problems.ts). `retryAfterSeconds` and `rate` become headers.
+ */
+export interface AdmissionRefusal {
+  code:
+    | 'rate-limited'
+    | 'invalid-sale-token'
+    | 'sale-tokens-disabled'
+    | 'unknown-product'
+    | 'too-early'
+    | 'ended';
+  detail: string;
+  retryAfterSeconds?: number;
+  /** the limits' state of a rate-limited request */
+  rate?: RateState;
+}
+
+/** A rate-limit check: the headers' state (none when no limit is set), or the refusal. */
+export type LimitCheck =
+  | { state: RateState | undefined; refusal?: undefined }
+  | { state: RateState; refusal: AdmissionRefusal };
+
+const forbidden = (detail: string): AdmissionRefusal => ({ code: 'invalid-sale-token', detail });
 
 /** `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) of the limits applied. */
 export function rateLimitHeaders(s: RateState): Record<string, string> {
@@ -70,18 +95,13 @@ export class Admission {
     return this.limits.length > 0;
   }
 
-  /** Known sold out in this process: the sale answers from memory, no limiter is asked. */
-  soldOutFromMemory(productId: string): boolean {
-    return this.deps.catalog.known(productId)?.soldOut === true;
-  }
-
   /**
    * Takes one request from the shopper's and the client address's buckets (in parallel).
-   * @returns the headers' state, or undefined when no limit is configured
-   * @throws ProblemError 429 with Retry-After and the RateLimit headers
+   * @returns the headers' state (undefined when no limit is configured), or a 'rate-limited'
+   *   refusal with its Retry-After
    */
-  async limit(route: LimitedRoute, userId: string, ip: string): Promise<RateState | undefined> {
-    if (this.limits.length === 0) return undefined;
+  async limit(route: LimitedRoute, userId: string, ip: string): Promise<LimitCheck> {
+    if (this.limits.length === 0) return { state: undefined };
     const { userLimit, ipLimit } = this.deps.config;
     const k = this.deps.keys;
     const checks = await Promise.all([
@@ -103,26 +123,27 @@ export class Admission {
     });
     const state = { limits: this.limits, tightest: tightest! };
     if (!state.tightest.decision.allowed) {
-      throw new ProblemError({
-        status: 429,
+      const refusal: AdmissionRefusal = {
         code: 'rate-limited',
-        title: 'Too many requests',
         detail: `over the ${state.tightest.limit.name} limit of ${describe(state.tightest.limit)}`,
-        headers: {
-          'Retry-After': String(Math.max(1, Math.ceil(state.tightest.decision.retryMs / 1_000))),
-          ...rateLimitHeaders(state),
-        },
-      });
+        retryAfterSeconds: Math.max(1, Math.ceil(state.tightest.decision.retryMs / 1_000)),
+        rate: state,
+      };
+      return { state, refusal };
     }
-    return state;
+    return { state };
   }
 
   /**
    * For a product seeded with requireSaleToken: the token must be this shopper's, for this
    * product and sale, and not expired. Other products pass. In process, once the view is loaded.
-   * @throws ProblemError 403
+   * @returns the refusal ('invalid-sale-token', 'sale-tokens-disabled'), or undefined: admitted
    */
-  checkToken(productId: string, userId: string, token: string | undefined): void | Promise<void> {
+  checkToken(
+    productId: string,
+    userId: string,
+    token: string | undefined,
+  ): Refused | Promise<Refused> {
     // the common case, a loaded product without tokens, costs no await
     const known = this.deps.catalog.known(productId);
     if (known) return this.checkTokenOf(known, userId, token);
@@ -134,61 +155,43 @@ export class Admission {
         : undefined; // unknown products are the sale's to answer (404)
   }
 
-  private checkTokenOf(view: ProductView, userId: string, token: string | undefined): void {
-    if (!view.requireSaleToken) return;
+  private checkTokenOf(view: ProductView, userId: string, token: string | undefined): Refused {
+    if (!view.requireSaleToken) return undefined;
     const productId = view.id;
     const secret = this.deps.config.saleTokenSecret;
-    if (!secret) throw tokensOff();
+    if (!secret) return tokensOff();
     if (!token) {
-      throw forbidden(
+      return forbidden(
         `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
       );
     }
     const want = { userId, productId, epoch: view.epoch, now: Date.now() };
     const r = checkSaleToken(token, want, secret);
-    if (!r.ok) throw forbidden(WHY[r.why]!);
+    return r.ok ? undefined : forbidden(WHY[r.why]!);
   }
 
   /**
    * A sale token for the shopper: from SALE_TOKEN_LEAD_S before the start until the end, valid
    * SALE_TOKEN_TTL_S from the start (or from now, once started).
-   * @throws ProblemError 404 unknown product, 425 too early, 410 ended, 503 tokens off
+   * @returns the token, or the refusal: 'unknown-product', 'too-early', 'ended',
+   *   'sale-tokens-disabled'
    */
-  async issueToken(
-    productId: string,
-    userId: string,
-  ): Promise<{ token: string; expiresAt: string; startsAt: string | null }> {
+  async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalog.get(productId);
-    if (!view) {
-      throw new ProblemError({
-        status: 404,
-        code: 'unknown-product',
-        title: 'Unknown product',
-        detail: `no product ${productId}`,
-      });
-    }
+    if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
     const secret = this.deps.config.saleTokenSecret;
-    if (!secret) throw tokensOff();
+    if (!secret) return tokensOff();
     const now = Date.now();
     const { saleTokenLeadSeconds: lead, saleTokenTtlSeconds: ttl } = this.deps.config;
     const opensAt = view.startsAt - lead * 1_000;
     if (now < opensAt) {
-      throw new ProblemError({
-        status: 425,
+      return {
         code: 'too-early',
-        title: 'Sale tokens are not issued yet',
         detail: `sale tokens for ${productId} are issued from ${new Date(opensAt).toISOString()}`,
-        headers: { 'Retry-After': String(Math.ceil((opensAt - now) / 1_000)) },
-      });
+        retryAfterSeconds: Math.ceil((opensAt - now) / 1_000),
+      };
     }
-    if (ended(view, now)) {
-      throw new ProblemError({
-        status: 410,
-        code: 'ended',
-        title: 'Sale ended',
-        detail: `the sale of ${productId} has ended`,
-      });
-    }
+    if (ended(view, now)) return { code: 'ended', detail: `the sale of ${productId} has ended` };
     const expiresAt = Math.max(now, view.startsAt) + ttl * 1_000;
     const token = signSaleToken({ userId, productId, epoch: view.epoch, expiresAt }, secret);
     return {
@@ -204,10 +207,7 @@ const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view
 const describe = (l: RateLimit) =>
   `${l.rate}/${l.periodMs === 1_000 ? 's' : 'm'} (bursts of ${l.burst})`;
 
-const tokensOff = () =>
-  new ProblemError({
-    status: 503,
-    code: 'sale-tokens-disabled',
-    title: 'Sale tokens not configured',
-    detail: 'this sale needs sale tokens: set SALE_TOKEN_SECRET',
-  });
+const tokensOff = (): AdmissionRefusal => ({
+  code: 'sale-tokens-disabled',
+  detail: 'this sale needs sale tokens: set SALE_TOKEN_SECRET',
+});

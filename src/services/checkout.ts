@@ -43,7 +43,7 @@ export type Resolution = 'sold' | 'pending' | 'not-sold';
 export interface CheckoutDeps {
   sale: Sale;
   /** the product views: an order id carries its product's catalogue number */
-  catalog: Pick<Catalog, 'get'>;
+  catalog: Pick<Catalog, 'get' | 'known'>;
   orders: OrderSink;
   redis: RedisClient;
   keys: Keys;
@@ -59,6 +59,11 @@ export class Checkout {
   /** A refusal known without asking Redis (sold out), or undefined: then {@link buy}. */
   refusalFromMemory(productId: string): SaleError | undefined {
     return this.deps.sale.refusalFromMemory(productId);
+  }
+
+  /** Whether this process knows the product sold out (no metric: nothing is answered from it). */
+  knownSoldOut(productId: string): boolean {
+    return this.deps.catalog.known(productId)?.soldOut === true;
   }
 
   /**

@@ -33,7 +33,13 @@ export {
 } from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
 export { AdminAccess, isAdminToken, SESSION_MS, type AdminSession } from './admin-access.js';
-export { Admission, rateLimitHeaders, type LimitedRoute, type RateState } from './admission.js';
+export {
+  Admission,
+  rateLimitHeaders,
+  type AdmissionRefusal,
+  type LimitedRoute,
+  type RateState,
+} from './admission.js';
 export {
   checkSaleToken,
   sameSignature,
@@ -41,6 +47,14 @@ export {
   type SaleTokenClaims,
 } from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
+export {
+  PurchaseService,
+  type PurchaseAnswers,
+  type PurchaseCall,
+  type PurchaseDeps,
+  type PurchaseOrder,
+  type PurchaseOutcome,
+} from './purchase.js';
 export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
 
 export interface Services {

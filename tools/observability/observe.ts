@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { parse, stringify } from 'yaml';
-import { ORDER_QUEUE } from '../../src/orders/queue.js';
+import { ORDER_QUEUE } from '../../src/orders/jobs.js';
 import { createRedisClient } from '../../src/redis/connection.js';
 import { startPrometheus, type RunningPrometheus } from './prometheus.js';
 import { startObservedStack, type ObservedStack } from './stack.js';

@@ -1,0 +1,27 @@
+/** The HTTP answer of each admission refusal: one table, as sale-problems.ts is for the sale. */
+import { ProblemError } from '../errors.js';
+import { rateLimitHeaders, type AdmissionRefusal } from '../services/index.js';
+
+const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> = {
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  'invalid-sale-token': { status: 403, title: 'Sale token refused' },
+  'sale-tokens-disabled': { status: 503, title: 'Sale tokens not configured' },
+  'unknown-product': { status: 404, title: 'Unknown product' },
+  'too-early': { status: 425, title: 'Sale tokens are not issued yet' },
+  ended: { status: 410, title: 'Sale ended' },
+};
+
+export function admissionProblem(r: AdmissionRefusal): ProblemError {
+  const { status, title } = HTTP[r.code];
+  const headers = {
+    ...(r.retryAfterSeconds !== undefined && { 'Retry-After': String(r.retryAfterSeconds) }),
+    ...(r.rate && rateLimitHeaders(r.rate)),
+  };
+  return new ProblemError({
+    status,
+    code: r.code,
+    title,
+    detail: r.detail,
+    ...(Object.keys(headers).length > 0 && { headers }),
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * The purchase use case, one call per `POST /seckill`: the cheap sold-out guard, admission (sale
+ * token, rate limits), then the sale itself, with or without an Idempotency-Key. With a key,
+ * every request sells under an order id recorded before it runs, so an answer that never came (a
+ * lost Redis reply, a crashed process) is resolved from the sale's own state on the next retry,
+ * never simply run again; only final answers are stored and replayed.
+ *
+ * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
+ * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
+ */
+import { SaleError, type SaleErrorCode } from '../inventory/index.js';
+import type { Logger } from '../log.js';
+import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import { OutcomeUnknown, type Checkout } from './checkout.js';
+import { IdempotencyStore, type IdempotencyHandle, type StoredResponse } from './idempotency.js';
+
+/** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
+const FINAL: ReadonlySet<SaleErrorCode> = new Set([
+  'sold-out',
+  'insufficient-stock',
+  'limit-reached',
+  'ended',
+]);
+
+export interface PurchaseOrder {
+  productId: string;
+  userId: string;
+  quantity: number;
+}
+
+export interface PurchaseCall {
+  productId: string;
+  quantity: number;
+  /** who is buying: asked only once the cheap guard let the request through */
+  buyer: () => string | Promise<string>;
+  /** the client address, for the per-address rate limit */
+  ip: string;
+  saleToken?: string | undefined;
+  /** a validated Idempotency-Key, if the client sent one */
+  idempotencyKey?: string | undefined;
+}
+
+/** How the caller writes the two answers a purchase stores: accepted, and a sale refusal. */
+export interface PurchaseAnswers {
+  accepted(orderId: string, order: PurchaseOrder): StoredResponse;
+  refused(err: SaleError): StoredResponse;
+}
+
+/** What became of a purchase call; `rate` is the rate limits' state once they were asked. */
+export type PurchaseOutcome = { rate?: RateState | undefined } & (
+  | { kind: 'answer'; response: StoredResponse; replayed: boolean }
+  | { kind: 'admission-refused'; refusal: AdmissionRefusal }
+  | { kind: 'key-reused' }
+  /** another request with this key runs: the first (`retrying` false) or a retry of it */
+  | { kind: 'key-in-use'; orderId?: string | undefined; retrying: boolean }
+  | { kind: 'key-records-full'; retryAfterMs: number }
+  /** the store failed mid-purchase (`pending`: the sale of this order is still completing) */
+  | { kind: 'outcome-unknown'; orderId: string; cause: unknown; pending: boolean }
+);
+
+export interface PurchaseDeps {
+  checkout: Checkout;
+  idempotency: IdempotencyStore;
+  /** rate limits and sale tokens (none: every request goes to the sale) */
+  admission?: Admission | undefined;
+  logger: Logger;
+}
+
+export class PurchaseService {
+  constructor(private readonly deps: PurchaseDeps) {}
+
+  async purchase(call: PurchaseCall, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
+    const { checkout, admission } = this.deps;
+    // "Sold out?" is asked twice on the way: here, the cheap guard (this process's memory: a
+    // product it knows is sold out is refused before identity, tokens or limits, as the fast path
+    // in front of Express does; it tells nothing GET /products/:id does not), and in the deduct
+    // script in Redis, which settles the race. A keyed request is not refused by the guard (its
+    // retry must see the answer stored under its key), it only skips admission.
+    const soldOut = checkout.knownSoldOut(call.productId);
+    if (soldOut && call.idempotencyKey === undefined) {
+      const known = checkout.refusalFromMemory(call.productId);
+      if (known) return { kind: 'answer', response: answers.refused(known), replayed: false };
+    }
+    const who = call.buyer();
+    const userId = typeof who === 'string' ? who : await who;
+    let rate: RateState | undefined;
+    if (admission && !soldOut) {
+      const checked = admission.checkToken(call.productId, userId, call.saleToken);
+      const refusal = checked instanceof Promise ? await checked : checked;
+      if (refusal) return { kind: 'admission-refused', refusal };
+      // no limit configured: not even a promise on the hot path
+      if (admission.limited) {
+        const limited = await admission.limit('seckill', userId, call.ip);
+        if (limited.refusal) return { kind: 'admission-refused', refusal: limited.refusal };
+        rate = limited.state;
+      }
+    }
+    const order = { productId: call.productId, userId, quantity: call.quantity };
+    const outcome =
+      call.idempotencyKey === undefined
+        ? await this.once(order, answers)
+        : await this.withKey(order, call.idempotencyKey, answers);
+    return { ...outcome, rate };
+  }
+
+  /** A purchase without a key: a lost answer names the order id it may have sold. */
+  private async once(o: PurchaseOrder, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
+    const minted = this.deps.checkout.newOrderId(o.productId);
+    const orderId = typeof minted === 'string' ? minted : await minted;
+    try {
+      await this.deps.checkout.buy({ ...o, orderId });
+      return { kind: 'answer', response: answers.accepted(orderId, o), replayed: false };
+    } catch (err) {
+      if (err instanceof SaleError) {
+        return { kind: 'answer', response: answers.refused(err), replayed: false };
+      }
+      if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
+      throw err;
+    }
+  }
+
+  /** A purchase under an Idempotency-Key. */
+  private async withKey(
+    o: PurchaseOrder,
+    key: string,
+    answers: PurchaseAnswers,
+  ): Promise<PurchaseOutcome> {
+    const { idempotency, checkout } = this.deps;
+    // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
+    const fp = IdempotencyStore.fingerprint({ productId: o.productId, quantity: o.quantity });
+    const fresh = async () => ({
+      fp,
+      orderId: await checkout.newOrderId(o.productId),
+      productId: o.productId,
+      quantity: o.quantity,
+    });
+    const begun = await idempotency.begin(o.userId, key, await fresh());
+    switch (begun.kind) {
+      case 'replay':
+        return { kind: 'answer', response: begun.response, replayed: true };
+      case 'mismatch':
+        return { kind: 'key-reused' };
+      case 'in-progress':
+        return { kind: 'key-in-use', orderId: begun.orderId, retrying: false };
+      case 'full':
+        return { kind: 'key-records-full', retryAfterMs: begun.retryAfterMs };
+      case 'new':
+        return this.run(o, begun, answers);
+      case 'stale':
+        break;
+    }
+    // The first run ended without an answer (or died): settle its order before anything runs.
+    const old = begun.record;
+    const resolution = old.orderId
+      ? await checkout.resolve(o.productId, o.userId, old.orderId)
+      : 'not-sold';
+    if (resolution === 'pending') return unknown(old.orderId!, undefined, true);
+    if (resolution === 'sold') {
+      const response = answers.accepted(old.orderId!, o);
+      const { unknown: _, ...rest } = old;
+      await idempotency.takeOver(begun, { ...rest, done: response });
+      return { kind: 'answer', response, replayed: true };
+    }
+    const handle = await idempotency.takeOver(begun, await fresh());
+    if (!handle) return { kind: 'key-in-use', retrying: true };
+    return this.run(o, handle, answers);
+  }
+
+  /** Runs the purchase the key was claimed for, and records how it ended. */
+  private async run(
+    o: PurchaseOrder,
+    h: IdempotencyHandle,
+    answers: PurchaseAnswers,
+  ): Promise<PurchaseOutcome> {
+    const { idempotency, checkout, logger } = this.deps;
+    const orderId = h.record.orderId!;
+    // A failure to record is not the purchase's failure: the lease runs out and a retry resolves.
+    const record = (what: string, p: Promise<void>) =>
+      p.catch((err: unknown) =>
+        logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
+      );
+    try {
+      await checkout.buy({ ...o, orderId });
+      const response = answers.accepted(orderId, o);
+      await record('store', idempotency.finish(h, response));
+      return { kind: 'answer', response, replayed: false };
+    } catch (err) {
+      if (err instanceof SaleError) {
+        const response = answers.refused(err);
+        // a transient refusal sold nothing: forget the key, so the retry runs again
+        if (FINAL.has(err.code)) await record('store', idempotency.finish(h, response));
+        else await record('forget', idempotency.abandon(h));
+        return { kind: 'answer', response, replayed: false };
+      }
+      await record('mark unknown', idempotency.markUnknown(h));
+      if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
+      throw err;
+    }
+  }
+}
+
+const unknown = (orderId: string, cause: unknown, pending = false): PurchaseOutcome => ({
+  kind: 'outcome-unknown',
+  orderId,
+  cause,
+  pending,
+});
