@@ -91,9 +91,11 @@ describe('ownership', () => {
     const b = locks.lock(name);
     let leaseA: Awaited<ReturnType<typeof a.tryLock>> = null;
     await locks.runInContext(async () => {
-      leaseA = await a.tryLock({ leaseMs: 150 });
+      // 1 s, not 150 ms: an acquisition whose round trip outlasts its lease is given back (the lease
+      // would be dead on arrival), and a loaded machine once took longer than 150 ms
+      leaseA = await a.tryLock({ leaseMs: 1_000 });
       expect(leaseA).not.toBeNull();
-      await sleep(250);
+      await sleep(1_300);
       const lostReason = await new Promise<unknown>((resolve) => {
         if (leaseA!.signal.aborted) resolve(leaseA!.signal.reason);
         leaseA!.signal.addEventListener('abort', () => resolve(leaseA!.signal.reason));
