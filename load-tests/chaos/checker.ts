@@ -1,0 +1,258 @@
+/**
+ * The chaos run's checker: a pure function of what the clients saw (the history) and what the
+ * public/admin API and PostgreSQL answered after the settle phase. No I/O here, so a history kept
+ * as JSON lines can be re-checked, and tests can feed it broken histories.
+ */
+
+/** ok: 202 with an order id; fail: a definite refusal (4xx); unknown: timeout, reset, 5xx. */
+export type Outcome = 'ok' | 'fail' | 'unknown';
+
+export interface PurchaseOp {
+  type: 'purchase';
+  op: number;
+  user: string;
+  key: string;
+  product: string;
+  quantity: number;
+  invokeMs: number;
+  completeMs: number;
+  outcome: Outcome;
+  status: number;
+  /** the order id of a 202 (or the one a 503 named: it may or may not exist) */
+  orderId?: string;
+}
+
+/** How an unknown purchase was settled after the run: its order exists, or its units are back. */
+export interface ResolveOp {
+  type: 'resolve';
+  op: number;
+  answer: 'order' | 'none';
+  orderId?: string;
+}
+
+export type HistoryEntry = PurchaseOp | ResolveOp;
+
+export interface OrderRow {
+  id: string;
+  idempotencyKey: string;
+  product: string;
+  user: string;
+  quantity: number;
+  status: 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
+  /** how many times its units went back on sale (0 or 1 when correct) */
+  restocks: number;
+}
+
+export interface ProductFinal {
+  id: string;
+  seeded: number;
+  limitPerUser: number;
+  remaining: number;
+  held: number;
+  sold: number;
+  restocked: number;
+}
+
+export interface FinalState {
+  /** REDIS_WAIT_REPLICAS=1: no acknowledged sale may be lost */
+  durable: boolean;
+  products: ProductFinal[];
+  orders: OrderRow[];
+  reconcileOk: boolean;
+  /** order ids reconciliation names as acknowledged but lost (default mode) */
+  reconcileLost: string[];
+}
+
+export type InvariantName =
+  | 'no-oversell'
+  | 'no-lost-ack'
+  | 'unknown-resolved-once'
+  | 'no-duplicate'
+  | 'conservation'
+  | 'restock-once';
+
+export interface InvariantResult {
+  name: InvariantName;
+  ok: boolean;
+  /** the first counter-example, naming the operation, user and key where there is one */
+  counterExample?: string;
+  /** default mode: acknowledged sales lost in a failover */
+  lost?: number;
+}
+
+const describe = (p: PurchaseOp): string =>
+  `op ${p.op} user ${p.user} key ${p.key} product ${p.product} x${p.quantity} (${p.status})`;
+
+function purchases(history: HistoryEntry[]): PurchaseOp[] {
+  return history.filter((h): h is PurchaseOp => h.type === 'purchase');
+}
+
+function noOversell(history: HistoryEntry[], final: FinalState): InvariantResult {
+  for (const p of final.products) {
+    const acked = purchases(history)
+      .filter((h) => h.product === p.id && h.outcome === 'ok')
+      .reduce((n, h) => n + h.quantity, 0);
+    // held units already count in the acknowledged ones once paid or pending; the bound is seeded
+    const rows = final.orders
+      .filter((o) => o.product === p.id && o.status !== 'cancelled' && o.status !== 'expired')
+      .reduce((n, o) => n + o.quantity, 0);
+    const restocked = final.orders
+      .filter((o) => o.product === p.id && o.restocks > 0)
+      .reduce((n, o) => n + o.quantity, 0);
+    if (acked - restocked > p.seeded)
+      return {
+        name: 'no-oversell',
+        ok: false,
+        counterExample: `product ${p.id}: ${acked} units acknowledged (${restocked} restocked) > ${p.seeded} seeded`,
+      };
+    if (rows > p.seeded)
+      return {
+        name: 'no-oversell',
+        ok: false,
+        counterExample: `product ${p.id}: ${rows} units in live order rows > ${p.seeded} seeded`,
+      };
+  }
+  return { name: 'no-oversell', ok: true };
+}
+
+function noLostAck(history: HistoryEntry[], final: FinalState): InvariantResult {
+  const rows = new Map<string, number>();
+  for (const o of final.orders) rows.set(o.id, (rows.get(o.id) ?? 0) + 1);
+  const missing = purchases(history).filter(
+    (h) => h.outcome === 'ok' && !rows.has(h.orderId ?? ''),
+  );
+  const doubled = purchases(history).find(
+    (h) => h.outcome === 'ok' && (rows.get(h.orderId ?? '') ?? 0) > 1,
+  );
+  if (doubled)
+    return {
+      name: 'no-lost-ack',
+      ok: false,
+      counterExample: `${describe(doubled)}: order ${doubled.orderId} has 2 rows`,
+    };
+  if (missing.length === 0) return { name: 'no-lost-ack', ok: true, lost: 0 };
+  const first = missing[0]!;
+  const example = `${describe(first)}: acknowledged order ${first.orderId} has no row`;
+  if (final.durable)
+    return { name: 'no-lost-ack', ok: false, counterExample: example, lost: missing.length };
+  // default mode: a failover may lose acknowledged sales, but reconciliation must list exactly those
+  const listed = new Set(final.reconcileLost);
+  const lostIds = new Set(missing.map((m) => m.orderId));
+  const unlisted = missing.find((m) => !listed.has(m.orderId ?? ''));
+  const extra = final.reconcileLost.find((id) => !lostIds.has(id));
+  if (unlisted)
+    return {
+      name: 'no-lost-ack',
+      ok: false,
+      counterExample: `${describe(unlisted)}: lost, not listed by reconciliation`,
+      lost: missing.length,
+    };
+  if (extra)
+    return {
+      name: 'no-lost-ack',
+      ok: false,
+      counterExample: `reconciliation lists ${extra}, not a lost ack`,
+      lost: missing.length,
+    };
+  return { name: 'no-lost-ack', ok: true, lost: missing.length };
+}
+
+function unknownResolvedOnce(history: HistoryEntry[], final: FinalState): InvariantResult {
+  const answers = new Map<number, ResolveOp[]>();
+  for (const h of history)
+    if (h.type === 'resolve') answers.set(h.op, [...(answers.get(h.op) ?? []), h]);
+  const rowsByKey = new Map<string, number>();
+  for (const o of final.orders)
+    rowsByKey.set(o.idempotencyKey, (rowsByKey.get(o.idempotencyKey) ?? 0) + 1);
+  for (const p of purchases(history)) {
+    if (p.outcome !== 'unknown') continue;
+    const got = answers.get(p.op) ?? [];
+    if (got.length !== 1)
+      return {
+        name: 'unknown-resolved-once',
+        ok: false,
+        counterExample: `${describe(p)}: ${got.length} answers (${got.map((g) => g.answer).join(', ') || 'none'})`,
+      };
+    const answer = got[0]!;
+    if (answer.answer === 'none' && (rowsByKey.get(p.key) ?? 0) > 0)
+      return {
+        name: 'unknown-resolved-once',
+        ok: false,
+        counterExample: `${describe(p)}: answered 'no order' but an order row has its key`,
+      };
+  }
+  return { name: 'unknown-resolved-once', ok: true };
+}
+
+function noDuplicate(history: HistoryEntry[], final: FinalState): InvariantResult {
+  const byKey = new Map<string, OrderRow>();
+  for (const o of final.orders) {
+    const seen = byKey.get(o.idempotencyKey);
+    if (seen) {
+      const op = purchases(history).find((h) => h.key === o.idempotencyKey);
+      return {
+        name: 'no-duplicate',
+        ok: false,
+        counterExample: `key ${o.idempotencyKey} user ${o.user}${op ? ` (op ${op.op})` : ''}: orders ${seen.id} and ${o.id}`,
+      };
+    }
+    byKey.set(o.idempotencyKey, o);
+  }
+  const limits = new Map(final.products.map((p) => [p.id, p.limitPerUser]));
+  const units = new Map<string, number>();
+  for (const o of final.orders) {
+    if (o.status === 'cancelled' || o.status === 'expired') continue;
+    const k = `${o.product}\u0000${o.user}`;
+    units.set(k, (units.get(k) ?? 0) + o.quantity);
+    if ((units.get(k) ?? 0) > (limits.get(o.product) ?? Infinity))
+      return {
+        name: 'no-duplicate',
+        ok: false,
+        counterExample: `user ${o.user} key ${o.idempotencyKey}: ${units.get(k)} units of ${o.product} > limit ${limits.get(o.product)}`,
+      };
+  }
+  return { name: 'no-duplicate', ok: true };
+}
+
+function conservation(final: FinalState): InvariantResult {
+  for (const p of final.products) {
+    const sum = p.remaining + p.sold + p.held + p.restocked;
+    if (sum !== p.seeded)
+      return {
+        name: 'conservation',
+        ok: false,
+        counterExample: `product ${p.id}: seeded ${p.seeded} != remaining ${p.remaining} + sold ${p.sold} + held ${p.held} + restocked ${p.restocked}`,
+      };
+  }
+  if (!final.reconcileOk)
+    return { name: 'conservation', ok: false, counterExample: 'reconcile did not say ok' };
+  return { name: 'conservation', ok: true };
+}
+
+function restockOnce(history: HistoryEntry[], final: FinalState): InvariantResult {
+  for (const o of final.orders) {
+    const closed = o.status === 'cancelled' || o.status === 'expired';
+    const want = closed ? 1 : 0;
+    if (o.restocks !== want) {
+      const op = purchases(history).find((h) => h.orderId === o.id);
+      return {
+        name: 'restock-once',
+        ok: false,
+        counterExample: `order ${o.id} user ${o.user} key ${o.idempotencyKey}${op ? ` (op ${op.op})` : ''}: ${o.status}, restocked ${o.restocks} times`,
+      };
+    }
+  }
+  return { name: 'restock-once', ok: true };
+}
+
+/** Every invariant, in the issue's order; the run fails when any is not ok. */
+export function check(history: HistoryEntry[], final: FinalState): InvariantResult[] {
+  return [
+    noOversell(history, final),
+    noLostAck(history, final),
+    unknownResolvedOnce(history, final),
+    noDuplicate(history, final),
+    conservation(final),
+    restockOnce(history, final),
+  ];
+}
