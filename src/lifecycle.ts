@@ -15,6 +15,7 @@ export class Lifecycle {
     timeoutMs: number;
   }> = [];
   private readonly killers: Array<() => void> = [];
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
   constructor(private readonly logger: Logger) {}
@@ -33,6 +34,20 @@ export class Lifecycle {
   ): void {
     this.closers.push({ name, close, timeoutMs });
     if (kill) this.killers.push(kill);
+  }
+
+  /**
+   * Start-up work in flight (starting PostgreSQL): a shutdown that begins meanwhile (Ctrl-C, a
+   * closed output pipe) waits for it to settle and then closes what it added, so a server that
+   * was still starting is not left running after we exit.
+   */
+  async starting<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    try {
+      return await work;
+    } finally {
+      this.inFlight.delete(work);
+    }
   }
 
   /** Forced exit: kill what can be killed synchronously, newest first. */
@@ -78,25 +93,36 @@ export class Lifecycle {
    */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      for (const { name, close, timeoutMs } of this.closers.reverse()) {
-        let timer: NodeJS.Timeout | undefined;
-        const timedOut = new Promise<'timeout'>((resolve) => {
-          timer = setTimeout(() => resolve('timeout'), timeoutMs);
-          timer.unref();
-        });
-        try {
-          const outcome = await Promise.race([Promise.resolve().then(close), timedOut]);
-          if (outcome === 'timeout') {
-            this.logger.warn({ component: name, timeoutMs }, 'close timed out');
-          } else this.logger.debug({ component: name }, 'closed');
-        } catch (err) {
-          this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');
-        } finally {
-          clearTimeout(timer);
-        }
+      // what start-up work adds while we close is closed too, once that work has settled
+      for (;;) {
+        await this.closeAdded();
+        if (this.inFlight.size === 0) break;
+        await Promise.allSettled([...this.inFlight]);
       }
     })();
     return this.closing;
+  }
+
+  /** Closes what is registered, newest first; each step bounded by its own timeout. */
+  private async closeAdded(): Promise<void> {
+    for (let step = this.closers.pop(); step; step = this.closers.pop()) {
+      const { name, close, timeoutMs } = step;
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        timer.unref();
+      });
+      try {
+        const outcome = await Promise.race([Promise.resolve().then(close), timedOut]);
+        if (outcome === 'timeout') {
+          this.logger.warn({ component: name, timeoutMs }, 'close timed out');
+        } else this.logger.debug({ component: name }, 'closed');
+      } catch (err) {
+        this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');
+      } finally {
+        clearTimeout(timer);
+      }
+    }
   }
 }
 

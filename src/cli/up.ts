@@ -48,29 +48,33 @@ export async function up(): Promise<void> {
   lifecycle.add('data folder lock', async () => releaseDataDir());
   closeOnSignals(lifecycle, logger, Math.max(config.http.shutdownTimeoutMs, 30_000));
   try {
-    await startLocalServices({
-      config,
-      lifecycle,
-      progress,
-      // A supervisor restarts a launcher that exits non-zero: stop the rest, bounded, and go.
-      onCrash: (name, code, logFile) => {
-        logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
-        void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
-      },
-      onNodeExit: (name, code, logFile, restartInMs) =>
-        logger.error(
-          { service: name, code, logFile, restartInMs },
-          'a Redis Cluster node exited: its replica takes over if it has one (until then its ' +
-            'segments answer 503); the launcher restarts it, and it rejoins as a replica',
-        ),
-      onNodeRestart: (name, err) =>
-        err
-          ? logger.error(
-              { service: name, err: messageOf(err) },
-              'a Redis Cluster node did not restart; trying again',
-            )
-          : logger.warn({ service: name }, 'a Redis Cluster node was restarted'),
-    });
+    // a Ctrl-C (or a closed output pipe) while a server is starting stops it once it is up
+    await lifecycle.starting(
+      startLocalServices({
+        config,
+        lifecycle,
+        progress,
+        // A supervisor restarts a launcher that exits non-zero: stop the rest, bounded, and go.
+        onCrash: (name, code, logFile) => {
+          logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
+          void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
+        },
+        onNodeExit: (name, code, logFile, restartInMs) =>
+          logger.error(
+            { service: name, code, logFile, restartInMs },
+            'a Redis Cluster node exited: its replica takes over if it has one (until then its ' +
+              'segments answer 503); the launcher restarts it, and it rejoins as a replica',
+          ),
+        onNodeRestart: (name, err) =>
+          err
+            ? logger.error(
+                { service: name, err: messageOf(err) },
+                'a Redis Cluster node did not restart; trying again',
+              )
+            : logger.warn({ service: name }, 'a Redis Cluster node was restarted'),
+      }),
+    );
+    if (lifecycle.isClosing) return; // the shutdown under way stops what started
     const core = createCore(config, logger, lifecycle);
     // a given DATABASE_URL that does not answer: one line, not the migrator's error
     await assertStoresAnswer(core, ['postgres']);

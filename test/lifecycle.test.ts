@@ -1,0 +1,64 @@
+/**
+ * Shutdown order, and a shutdown that begins while a server is still starting (Ctrl-C, or a
+ * closed output pipe, during `seckill up`'s start-up): what that start adds is closed too.
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { Lifecycle } from '../src/lifecycle.js';
+
+const quiet = pino({ level: 'silent' });
+
+/** A promise and the function that settles it. */
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('Lifecycle', () => {
+  it('closes newest first, each once, and a second close waits for the first', async () => {
+    const lifecycle = new Lifecycle(quiet);
+    const closed: string[] = [];
+    for (const name of ['lock', 'redis', 'postgres', 'api'])
+      lifecycle.add(name, () => void closed.push(name));
+    const [a, b] = [lifecycle.close(), lifecycle.close()];
+    await Promise.all([a, b]);
+    expect(closed).toEqual(['api', 'postgres', 'redis', 'lock']);
+    await lifecycle.close();
+    expect(closed).toHaveLength(4);
+  });
+
+  it('a start in flight when shutdown begins is awaited, and what it added is closed before close resolves', async () => {
+    const lifecycle = new Lifecycle(quiet);
+    const closed: string[] = [];
+    lifecycle.add('lock', () => void closed.push('lock'));
+    const pgStarted = deferred();
+    const start = lifecycle.starting(
+      (async () => {
+        lifecycle.add('redis', () => void closed.push('redis'));
+        await pgStarted.promise; // PostgreSQL still starting when the signal comes
+        lifecycle.add('postgres', () => void closed.push('postgres'));
+      })(),
+    );
+    let done = false;
+    const closing = lifecycle.close().then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 50));
+    // what had started is closed at once; close has not resolved: PostgreSQL is on its way up
+    expect(closed).toEqual(['redis', 'lock']);
+    expect(done).toBe(false);
+    pgStarted.resolve();
+    await start;
+    await closing;
+    expect(closed).toEqual(['redis', 'lock', 'postgres']);
+  });
+
+  it('a start that fails during shutdown does not stop the rest from closing', async () => {
+    const lifecycle = new Lifecycle(quiet);
+    const closed: string[] = [];
+    lifecycle.add('redis', () => void closed.push('redis'));
+    const failing = lifecycle.starting(Promise.reject(new Error('initdb failed')));
+    await lifecycle.close();
+    await expect(failing).rejects.toThrow('initdb failed');
+    expect(closed).toEqual(['redis']);
+  });
+});
