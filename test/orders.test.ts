@@ -137,7 +137,14 @@ describe('every sale becomes exactly one order row', () => {
     const home = keys.segment(productId, 0);
     // finalised-later case: a claim whose spill deduct happened (order in segment 1's outbox)
     const { deduct } = await import('../src/inventory/protocol.js');
-    const base = { epoch: 1, fence: 0, quantity: 1, productId, homeSegment: 0, touchedAt: Date.now() };
+    const base = {
+      epoch: 1,
+      fence: 0,
+      quantity: 1,
+      productId,
+      homeSegment: 0,
+      touchedAt: Date.now(),
+    };
     const soldId = '00000000-0000-4000-8000-000000000001';
     const lostId = '00000000-0000-4000-8000-000000000002';
     expect(
