@@ -40,6 +40,7 @@ import {
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
+import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The order queue on its own BullMQ connection. */
 export function startOrderQueue(core: Core): Queue {
@@ -319,12 +320,16 @@ async function startUpkeep(
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
   // a sweep cut short at shutdown is simply run again by the next one
   core.lifecycle.add('upkeep worker', () => worker.close(true));
-  // versions before the upkeep queue scheduled the sweep on the order queue
-  await queue.removeJobScheduler(SWEEP_SCHEDULER);
   registerRedisMemoryGauge(core.registry, core.redis);
-  await upkeep.upsertJobScheduler(
-    SWEEP_SCHEDULER,
-    { every: c.sweepIntervalMs },
-    { name: JOB.sweep, opts: { removeOnComplete: true, removeOnFail: 100 } },
+  // versions before the upkeep queue scheduled the sweep on the order queue
+  await whenRedisAnswers(core, 'removing the old sweep schedule', () =>
+    queue.removeJobScheduler(SWEEP_SCHEDULER),
+  );
+  await whenRedisAnswers(core, 'scheduling the sweep', () =>
+    upkeep.upsertJobScheduler(
+      SWEEP_SCHEDULER,
+      { every: c.sweepIntervalMs },
+      { name: JOB.sweep, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    ),
   );
 }
