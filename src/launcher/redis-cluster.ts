@@ -24,6 +24,11 @@ export interface RedisClusterOptions {
   extraArgs?: string[];
   /** restart a node that exits unasked, as a supervisor would (`seckill up` does) */
   supervise?: NodeSupervision;
+  /**
+   * The port a node tells clients and its replicas to use, when something stands in front of
+   * it (the chaos run's fault proxies); default its own. The cluster bus stays direct.
+   */
+  announcePort?: (port: number) => number;
 }
 
 export interface NodeSupervision {
@@ -112,6 +117,12 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
               ...['--cluster-allow-replica-migration', 'no'],
               // a replica's first sync starts at once, not after the default 5 s delay
               ...['--repl-diskless-sync-delay', '0'],
+              ...(opts.announcePort
+                ? [
+                    ...['--cluster-announce-port', String(opts.announcePort(port))],
+                    ...['--cluster-announce-bus-port', String(busPort)],
+                  ]
+                : []),
               ...(opts.extraArgs ?? []),
             ],
           });
