@@ -18,6 +18,8 @@ export interface PurchaseOp {
   completeMs: number;
   outcome: Outcome;
   status: number;
+  /** the problem+json `code` of a refusal or a 5xx */
+  code?: string;
   /** the order id of a 202 (or the one a 503 named: it may or may not exist) */
   orderId?: string;
 }
@@ -30,7 +32,23 @@ export interface ResolveOp {
   orderId?: string;
 }
 
-export type HistoryEntry = PurchaseOp | ResolveOp;
+/**
+ * A buyer's move on a payment-window order: `pay` is ok when the provider's signed webhook
+ * answered 200 paid; `cancel` when the buyer's cancel answered 200 cancelled.
+ */
+export interface SettleOp {
+  type: 'pay' | 'cancel';
+  op: number;
+  orderId: string;
+  user: string;
+  product: string;
+  invokeMs: number;
+  completeMs: number;
+  outcome: Outcome;
+  status: number;
+}
+
+export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp;
 
 export interface OrderRow {
   id: string;
@@ -69,7 +87,8 @@ export type InvariantName =
   | 'unknown-resolved-once'
   | 'no-duplicate'
   | 'conservation'
-  | 'restock-once';
+  | 'restock-once'
+  | 'payment-window';
 
 export interface InvariantResult {
   name: InvariantName;
@@ -185,6 +204,19 @@ function unknownResolvedOnce(history: HistoryEntry[], final: FinalState): Invari
 }
 
 function noDuplicate(history: HistoryEntry[], final: FinalState): InvariantResult {
+  // one key, one answer: every 202 for a key names the same order
+  const okByKey = new Map<string, PurchaseOp>();
+  for (const p of purchases(history)) {
+    if (p.outcome !== 'ok') continue;
+    const seen = okByKey.get(p.key);
+    if (seen && seen.orderId !== p.orderId)
+      return {
+        name: 'no-duplicate',
+        ok: false,
+        counterExample: `${describe(p)}: order ${p.orderId}, but op ${seen.op} got ${seen.orderId} for the key`,
+      };
+    okByKey.set(p.key, p);
+  }
   const byKey = new Map<string, OrderRow>();
   for (const o of final.orders) {
     const seen = byKey.get(o.idempotencyKey);
@@ -245,6 +277,32 @@ function restockOnce(history: HistoryEntry[], final: FinalState): InvariantResul
   return { name: 'restock-once', ok: true };
 }
 
+/** An acknowledged payment ends paid, an acknowledged cancel ends cancelled: never both. */
+function paymentWindow(history: HistoryEntry[], final: FinalState): InvariantResult {
+  const status = new Map(final.orders.map((o) => [o.id, o.status]));
+  const acked = new Map<string, SettleOp>();
+  for (const h of history) {
+    if ((h.type !== 'pay' && h.type !== 'cancel') || h.outcome !== 'ok') continue;
+    const other = acked.get(h.orderId);
+    const say = (x: SettleOp) => `${x.type} op ${x.op} user ${x.user} order ${x.orderId}`;
+    if (other && other.type !== h.type)
+      return {
+        name: 'payment-window',
+        ok: false,
+        counterExample: `${say(h)} and ${say(other)} were both acknowledged`,
+      };
+    acked.set(h.orderId, h);
+    const want = h.type === 'pay' ? 'paid' : 'cancelled';
+    if (status.get(h.orderId) !== want)
+      return {
+        name: 'payment-window',
+        ok: false,
+        counterExample: `${say(h)} acknowledged, but the order ends ${status.get(h.orderId) ?? 'without a row'}`,
+      };
+  }
+  return { name: 'payment-window', ok: true };
+}
+
 /** Every invariant, in the issue's order; the run fails when any is not ok. */
 export function check(history: HistoryEntry[], final: FinalState): InvariantResult[] {
   return [
@@ -254,5 +312,6 @@ export function check(history: HistoryEntry[], final: FinalState): InvariantResu
     noDuplicate(history, final),
     conservation(final),
     restockOnce(history, final),
+    paymentWindow(history, final),
   ];
 }

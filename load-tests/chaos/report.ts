@@ -1,0 +1,166 @@
+/**
+ * The chaos report: a timeline SVG (answers per second by kind, stacked, with each fault's
+ * window shaded and named, as Jepsen draws its rate plots) and a markdown page around it.
+ * Pure functions of the history, the faults and the checker's results.
+ */
+import type { HistoryEntry, InvariantResult, PurchaseOp } from './checker.js';
+import type { Fault } from './nemesis.js';
+
+export interface AppliedFault extends Fault {
+  applied: boolean;
+  healedAt?: number;
+  /** ms from heal to the first accepted purchase invoked after it */
+  recoveryMs?: number;
+}
+
+const KINDS = [
+  { name: 'ok (202)', color: '#2e7d32', test: (p: PurchaseOp) => p.outcome === 'ok' },
+  {
+    name: 'sold out / limit (409, 410)',
+    color: '#90a4ae',
+    test: (p: PurchaseOp) => p.outcome === 'fail' && (p.status === 409 || p.status === 410),
+  },
+  {
+    name: 'other refusal (4xx)',
+    color: '#f9a825',
+    test: (p: PurchaseOp) => p.outcome === 'fail' && p.status !== 409 && p.status !== 410,
+  },
+  {
+    name: 'unknown (5xx, timeout)',
+    color: '#c62828',
+    test: (p: PurchaseOp) => p.outcome === 'unknown',
+  },
+];
+
+const FAULT_COLORS: Record<string, string> = {
+  'kill-master': '#e57373',
+  'pause-master': '#ba68c8',
+  'freeze-redis': '#ba68c8',
+  'cut-redis': '#ffb74d',
+  'delay-redis': '#fff176',
+  'kill-api': '#64b5f6',
+  'kill-worker': '#4db6ac',
+  'pause-postgres': '#a1887f',
+};
+
+/** answers per second by kind, over the sale (purchases by completion time) */
+export function perSecond(history: HistoryEntry[], seconds: number): number[][] {
+  const rows = Array.from({ length: seconds }, () => KINDS.map(() => 0));
+  for (const h of history) {
+    if (h.type !== 'purchase') continue;
+    const s = Math.floor(h.completeMs / 1000);
+    if (s < 0 || s >= seconds) continue;
+    const k = KINDS.findIndex((kind) => kind.test(h));
+    rows[s]![k]!++;
+  }
+  return rows;
+}
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
+
+export function timelineSvg(
+  history: HistoryEntry[],
+  faults: AppliedFault[],
+  seconds: number,
+  title: string,
+): string {
+  const W = 960;
+  const H = 360;
+  const left = 50;
+  const top = 30;
+  const plotW = W - left - 20;
+  const plotH = 220;
+  const rows = perSecond(history, seconds);
+  const peak = Math.max(1, ...rows.map((r) => r.reduce((a, b) => a + b, 0)));
+  const x = (s: number) => left + (s / seconds) * plotW;
+  const y = (v: number) => top + plotH - (v / peak) * plotH;
+  const out: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${left}" y="18" font-size="13">${esc(title)}</text>`,
+  ];
+  // fault windows, one lane each so overlapping faults stay readable
+  faults.forEach((f, i) => {
+    if (!f.applied) return;
+    const from = x(f.at / 1000);
+    const to = x(((f.healedAt ?? f.at + f.lasts) as number) / 1000);
+    out.push(
+      `<rect x="${from.toFixed(1)}" y="${top}" width="${Math.max(1, to - from).toFixed(1)}" height="${plotH}" fill="${FAULT_COLORS[f.kind] ?? '#ddd'}" fill-opacity="0.22"/>`,
+      `<rect x="${from.toFixed(1)}" y="${top + plotH + 6 + (i % 4) * 12}" width="${Math.max(1, to - from).toFixed(1)}" height="9" fill="${FAULT_COLORS[f.kind] ?? '#ddd'}"/>`,
+      `<text x="${(from + 2).toFixed(1)}" y="${top + plotH + 14 + (i % 4) * 12}" font-size="8">${f.kind}</text>`,
+    );
+  });
+  // stacked areas, one per answer kind
+  const base = rows.map(() => 0);
+  KINDS.forEach((kind, k) => {
+    const upper = rows.map((r, s) => base[s]! + r[k]!);
+    const pts = [
+      ...upper.map((v, s) => `${x(s).toFixed(1)},${y(v).toFixed(1)}`),
+      ...base.map((v, s) => `${x(s).toFixed(1)},${y(v).toFixed(1)}`).reverse(),
+    ];
+    out.push(`<polygon points="${pts.join(' ')}" fill="${kind.color}" fill-opacity="0.85"/>`);
+    upper.forEach((v, s) => (base[s] = v));
+  });
+  // axes
+  out.push(
+    `<line x1="${left}" y1="${top + plotH}" x2="${left + plotW}" y2="${top + plotH}" stroke="black"/>`,
+    `<line x1="${left}" y1="${top}" x2="${left}" y2="${top + plotH}" stroke="black"/>`,
+    `<text x="4" y="${top + 8}">${peak}/s</text>`,
+    `<text x="4" y="${top + plotH}">0</text>`,
+  );
+  for (let s = 0; s <= seconds; s += Math.max(10, Math.ceil(seconds / 12 / 10) * 10))
+    out.push(
+      `<text x="${x(s).toFixed(1)}" y="${top + plotH + 66}" text-anchor="middle">${s} s</text>`,
+    );
+  KINDS.forEach((kind, k) =>
+    out.push(
+      `<rect x="${left + k * 190}" y="${H - 18}" width="10" height="10" fill="${kind.color}"/>`,
+      `<text x="${left + k * 190 + 14}" y="${H - 9}">${esc(kind.name)}</text>`,
+    ),
+  );
+  out.push('</svg>');
+  return out.join('\n');
+}
+
+export function markdownReport(o: {
+  title: string;
+  command: string;
+  results: InvariantResult[];
+  faults: AppliedFault[];
+  figures: Record<string, unknown>;
+  liveness: Array<{ fault: string; perSecond: number; kinds: string }>;
+}): string {
+  const lines = [
+    `# ${o.title}`,
+    '',
+    `\`${o.command}\``,
+    '',
+    '![timeline: answers per second by kind, fault windows shaded](timeline.svg)',
+    '',
+    '## Invariants',
+    '',
+    '| invariant | result | first counter-example |',
+    '|---|---|---|',
+    ...o.results.map(
+      (r) =>
+        `| ${r.name} | ${r.ok ? 'ok' : '**BROKEN**'} | ${(r.counterExample ?? (r.lost ? `${r.lost} lost, all listed by reconciliation` : '')).replace(/\|/g, '\\|')} |`,
+    ),
+    '',
+    '## Faults',
+    '',
+    '| fault | at s | lasts ms | answers/s during | answers during | recovery ms (heal to first 202) |',
+    '|---|---|---|---|---|---|',
+    ...o.faults.map((f, i) => {
+      const l = o.liveness[i]!;
+      return `| ${f.kind}${f.applied ? '' : ' (skipped: no target)'} | ${(f.at / 1000).toFixed(1)} | ${f.lasts} | ${l.perSecond.toFixed(0)} | ${l.kinds} | ${f.recoveryMs ?? '-'} |`;
+    }),
+    '',
+    '## Figures',
+    '',
+    '```json',
+    JSON.stringify(o.figures, null, 2),
+    '```',
+    '',
+  ];
+  return lines.join('\n');
+}

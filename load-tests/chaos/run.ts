@@ -1,0 +1,420 @@
+/**
+ * `npm run chaos`: a whole sale on the production shape (a Redis Cluster of 3 masters with a
+ * replica each, or one Redis; 2 API and 2 worker processes; PostgreSQL) while a nemesis drawn
+ * from `--seed` injects faults; then the checker proves every invariant from what the clients
+ * saw. Prints progress, the invariants, the faults with recovery times, one JSON line; writes
+ * the history and a report (markdown + SVG timeline). Exit 1 when an invariant breaks, 2 for
+ * bad arguments.
+ */
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDb } from '../../src/db/index.js';
+import { check, type HistoryEntry, type PurchaseOp } from './checker.js';
+import { readFinalState, type ReconcileAnswer } from './final-state.js';
+import { inject, kindsFor, schedule, FAULT_KINDS, type FaultKind } from './nemesis.js';
+import { markdownReport, timelineSvg, type AppliedFault } from './report.js';
+import { attempt, startShoppers } from './shoppers.js';
+import {
+  ADMIN_TOKEN,
+  WEBHOOK_SECRET,
+  startChaosStack,
+  type ChaosStack,
+  type Topology,
+} from './stack.js';
+
+const USAGE = `usage: npm run chaos -- [--seed N] [--duration S] [--topology cluster|single]
+                      [--mode durable|default] [--faults kind,kind] [--rate N] [--out DIR]
+  --seed N        the nemesis's schedule (same seed, same faults)          default 1
+  --duration S    seconds of sale with faults (then a quiet settle phase)   default 120
+  --topology      cluster: 3 masters + 1 replica each; single: one Redis    default cluster
+  --mode          durable: REDIS_WAIT_REPLICAS=1 (no acknowledged sale may be lost);
+                  default: no WAIT (a failover may lose acknowledged sales: counted, and
+                  reconciliation must list exactly those)                    default durable
+  --faults        kinds to draw from (default: every kind of the topology):
+                  ${Object.keys(FAULT_KINDS).join(', ')}
+  --rate N        purchases started per second                              default 40
+  --out DIR       history, final state and report                           default chaos-report`;
+
+function usage(problem: string): never {
+  console.error(`chaos: ${problem}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let args: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    options: {
+      seed: { type: 'string', default: '1' },
+      duration: { type: 'string', default: '120' },
+      faults: { type: 'string' },
+      topology: { type: 'string', default: 'cluster' },
+      mode: { type: 'string', default: 'durable' },
+      rate: { type: 'string', default: '40' },
+      out: { type: 'string', default: 'chaos-report' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  }).values;
+}
+try {
+  args = parse();
+} catch (err) {
+  usage((err as Error).message.split('. ')[0]!);
+}
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
+const whole = (name: string, v: string, min: number) => {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || n < min) usage(`--${name} must be a whole number >= ${min} (got "${v}")`);
+  return n;
+};
+const seed = whole('seed', args.seed!, 0);
+const durationS = whole('duration', args.duration!, 20);
+const rate = whole('rate', args.rate!, 1);
+if (args.topology !== 'cluster' && args.topology !== 'single')
+  usage(`--topology is cluster or single (got "${args.topology}")`);
+if (args.mode !== 'durable' && args.mode !== 'default')
+  usage(`--mode is durable or default (got "${args.mode}")`);
+const topology = args.topology as Topology;
+const durable = topology === 'single' || args.mode === 'durable';
+const possible = kindsFor(topology);
+const kinds = (args.faults ? args.faults.split(',').filter(Boolean) : possible) as FaultKind[];
+for (const k of kinds)
+  if (!possible.includes(k))
+    usage(`fault "${k}" is not one of the ${topology} topology's: ${possible.join(', ')}`);
+
+const durationMs = durationS * 1000;
+// each product sells out at about 70 % of the run at this rate: faults land on sales, and on
+// refusals after the sell-out too
+const stock = Math.max(20, Math.round(((rate * durationS) / 4) * 0.7));
+const PRODUCTS = [
+  { id: 'chaos-global', strategy: 'global', segments: 1, payment: false },
+  { id: 'chaos-segmented', strategy: 'segmented', segments: 4, payment: false },
+  { id: 'chaos-lockfree', strategy: 'lockfree', segments: 4, payment: false },
+  { id: 'chaos-pay', strategy: 'segmented', segments: 4, payment: true },
+].map((p) => ({ ...p, total: stock, limitPerUser: 2 }));
+const PAY_WITHIN_S = 6;
+
+const outDir = resolve(args.out!);
+mkdirSync(outDir, { recursive: true });
+const historyFile = join(outDir, 'history.jsonl');
+writeFileSync(historyFile, '');
+const history: HistoryEntry[] = [];
+const record = (h: HistoryEntry) => {
+  history.push(h);
+  appendFileSync(historyFile, JSON.stringify(h) + '\n');
+};
+
+let t0 = Date.now();
+const now = () => Date.now() - t0;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const say = (phase: string, line: string) =>
+  console.log(`[${phase}] ${String(Math.floor(now() / 1000)).padStart(4)} s  ${line}`);
+
+async function admin<T>(stack: ChaosStack, method: string, path: string, body?: unknown) {
+  const res = await fetch(`${stack.apis[0]!.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+/** Retries an admin read while the stack settles (an API restarting, a shard failing over). */
+async function adminSettled<T>(stack: ChaosStack, method: string, path: string): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      const r = await admin<T>(stack, method, path);
+      if (r.status === 200) return r.body;
+      if (i >= 60) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    } catch (err) {
+      if (i >= 60) throw err;
+    }
+    await sleep(1000);
+  }
+}
+
+async function main(stack: ChaosStack): Promise<number> {
+  for (const { id, payment, ...spec } of PRODUCTS) {
+    const r = await admin(stack, 'PUT', `/admin/products/${id}`, {
+      total: spec.total,
+      segments: spec.segments,
+      strategy: spec.strategy,
+      limitPerUser: spec.limitPerUser,
+      ...(payment && { payWithinSeconds: PAY_WITHIN_S }),
+    });
+    if (r.status !== 201 && r.status !== 200)
+      throw new Error(`seeding ${id}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  const faults: AppliedFault[] = schedule(seed, durationMs, kinds).map((f) => ({
+    ...f,
+    applied: false,
+  }));
+  say(
+    'sale',
+    `${faults.length} faults of ${new Set(faults.map((f) => f.kind)).size} kinds scheduled; ${PRODUCTS.length} products of ${stock} units, ${rate} purchases/s`,
+  );
+  const answers = new Map<string, number>();
+  t0 = Date.now();
+  const shoppers = startShoppers({
+    urls: () => stack.apis.map((a) => a.url),
+    products: PRODUCTS.map((p) => ({ id: p.id, payment: p.payment })),
+    users: stock * 2,
+    concurrency: 24,
+    rate,
+    seed,
+    timeoutMs: 5_000,
+    webhookSecret: WEBHOOK_SECRET,
+    now,
+    record: (op) => {
+      record(op);
+      if (op.type !== 'purchase') return;
+      const k =
+        op.outcome === 'fail'
+          ? String(op.status)
+          : op.outcome === 'ok'
+            ? '202'
+            : op.status
+              ? String(op.status)
+              : 'timeout';
+      answers.set(k, (answers.get(k) ?? 0) + 1);
+    },
+  });
+  let injected = 0;
+  const running = faults.map(async (f) => {
+    await sleep(f.at - now());
+    injected++;
+    say('fault', `${f.kind} for ${f.lasts} ms${f.delayMs ? ` (${f.delayMs} ms delay)` : ''}`);
+    f.applied = await inject(stack, f).catch((err: unknown) => {
+      say('fault', `${f.kind} could not be applied: ${(err as Error).message}`);
+      return false;
+    });
+    f.healedAt = now();
+    say('heal', `${f.kind} healed`);
+  });
+  const progress = setInterval(() => {
+    const seen = [...answers]
+      .sort()
+      .map(([k, v]) => `${k}:${v}`)
+      .join(' ');
+    say('sale', `faults ${injected}/${faults.length}, answers ${seen}`);
+  }, 5_000);
+  await sleep(durationMs - now());
+  await Promise.all(running);
+  await shoppers.stop();
+  clearInterval(progress);
+  const saleEndMs = now();
+  const remainingAtEnd = await Promise.all(
+    PRODUCTS.map(
+      async (p) =>
+        (await adminSettled<{ remaining: number }>(stack, 'GET', `/admin/products/${p.id}`))
+          .remaining,
+    ),
+  );
+
+  say('settle', 'resolving each unknown purchase with its own Idempotency-Key');
+  const unknown = history.filter(
+    (h): h is PurchaseOp => h.type === 'purchase' && h.outcome === 'unknown',
+  );
+  // a key retried until it answered counts once: resolve each key's unknowns together
+  const unresolved = unknown.filter(
+    (u) =>
+      !history.some((h) => h.type === 'purchase' && h.key === u.key && h.outcome !== 'unknown'),
+  );
+  let unresolvedLeft = 0;
+  for (const u of unknown) {
+    const answered = history.find(
+      (h): h is PurchaseOp =>
+        h.type === 'purchase' && h.key === u.key && h.outcome !== 'unknown' && h.op > u.op,
+    );
+    let answer = answered;
+    for (let tries = 0; !answer && tries < 30; tries++) {
+      const a = await attempt(stack.apis[tries % stack.apis.length]!.url, {
+        user: u.user,
+        key: u.key,
+        product: u.product,
+        timeoutMs: 5_000,
+        now,
+      });
+      record(a);
+      if (a.outcome !== 'unknown') answer = a;
+      else await sleep(1_000);
+    }
+    if (!answer) {
+      unresolvedLeft++;
+      continue;
+    }
+    record({
+      type: 'resolve',
+      op: u.op,
+      answer: answer.outcome === 'ok' ? 'order' : 'none',
+      ...(answer.orderId && { orderId: answer.orderId }),
+    });
+  }
+  say(
+    'settle',
+    `${unknown.length} unknown answers (${unresolved.length} keys never answered during the sale), ${unresolvedLeft} still unknown`,
+  );
+
+  say('settle', 'waiting for the outbox to drain and the payment windows to close');
+  for (let i = 0; i < 180; i++) {
+    const reports = await Promise.all(
+      PRODUCTS.map((p) =>
+        adminSettled<{ segments: Array<{ pending: number }> }>(
+          stack,
+          'GET',
+          `/admin/products/${p.id}`,
+        ),
+      ),
+    );
+    const pending = reports.reduce((n, r) => n + r.segments.reduce((a, s) => a + s.pending, 0), 0);
+    const db = createDb(stack.databaseUrl, { max: 1 });
+    const waiting = await db
+      .selectFrom('orders')
+      .select(db.fn.countAll<string>().as('n'))
+      .where('status', '=', 'awaiting_payment')
+      .executeTakeFirstOrThrow();
+    await db.destroy();
+    if (pending === 0 && Number(waiting.n) === 0) break;
+    if (i % 10 === 0)
+      say('settle', `${pending} units pending in outboxes, ${waiting.n} orders awaiting payment`);
+    await sleep(1_000);
+  }
+
+  const db = createDb(stack.databaseUrl, { max: 2 });
+  const { final, reports } = await readFinalState({
+    durable,
+    products: PRODUCTS,
+    reconcile: (id) =>
+      adminSettled<ReconcileAnswer>(stack, 'POST', `/admin/products/${id}/reconcile`),
+    db,
+    history,
+  });
+  await db.destroy();
+  writeFileSync(join(outDir, 'final.json'), JSON.stringify({ final, reports }, null, 2));
+  const results = check(history, final);
+
+  console.log('\ninvariant               | result | first counter-example');
+  for (const r of results)
+    console.log(
+      `${r.name.padEnd(23)} | ${r.ok ? 'ok    ' : 'BROKEN'} | ${r.counterExample ?? (r.lost ? `${r.lost} acknowledged sales lost, each listed by reconciliation` : '')}`,
+    );
+  const purchases = history.filter(
+    (h): h is PurchaseOp => h.type === 'purchase' && h.completeMs <= saleEndMs,
+  );
+  const liveness = faults.map((f) => {
+    const from = f.at;
+    const to = f.healedAt ?? f.at + f.lasts;
+    const during = purchases.filter((p) => p.completeMs >= from && p.completeMs < to);
+    const byKind = new Map<string, number>();
+    for (const p of during) {
+      const k =
+        p.outcome === 'unknown' ? (p.status ? String(p.status) : 'timeout') : String(p.status);
+      byKind.set(k, (byKind.get(k) ?? 0) + 1);
+    }
+    const firstOk = purchases.find((p) => p.outcome === 'ok' && p.invokeMs >= to);
+    f.recoveryMs = firstOk ? firstOk.completeMs - to : undefined;
+    return {
+      fault: f.kind,
+      perSecond: during.length / Math.max(0.001, (to - from) / 1000),
+      kinds: [...byKind]
+        .sort()
+        .map(([k, v]) => `${k}:${v}`)
+        .join(' '),
+    };
+  });
+  console.log('\nfault          |   at s | lasts ms | answers/s | recovery ms | answers during');
+  faults.forEach((f, i) =>
+    console.log(
+      `${(f.kind + (f.applied ? '' : '*')).padEnd(14)} | ${(f.at / 1000).toFixed(1).padStart(6)} | ${String(f.lasts).padStart(8)} | ${liveness[i]!.perSecond.toFixed(0).padStart(9)} | ${String(f.recoveryMs ?? '-').padStart(11)} | ${liveness[i]!.kinds}`,
+    ),
+  );
+  if (faults.some((f) => !f.applied)) console.log('* not applied: no target up at the time');
+  const ops = history.filter((h): h is PurchaseOp => h.type === 'purchase');
+  const figures = {
+    seed,
+    topology,
+    mode: durable ? 'durable' : 'default',
+    durationS,
+    rate,
+    faults: faults.filter((f) => f.applied).length,
+    faultKinds: new Set(faults.filter((f) => f.applied).map((f) => f.kind)).size,
+    operations: ops.length,
+    ok: ops.filter((o) => o.outcome === 'ok').length,
+    fail: ops.filter((o) => o.outcome === 'fail').length,
+    unknown: ops.filter((o) => o.outcome === 'unknown').length,
+    unknownUnresolved: unresolvedLeft,
+    paid: history.filter((h) => h.type === 'pay' && h.outcome === 'ok').length,
+    cancelled: history.filter((h) => h.type === 'cancel' && h.outcome === 'ok').length,
+    expired: final.orders.filter((o) => o.status === 'expired').length,
+    orders: final.orders.length,
+    lostAcknowledged: results.find((r) => r.name === 'no-lost-ack')?.lost ?? 0,
+    unsoldAtSaleEnd: remainingAtEnd.reduce((a, b) => a + b, 0),
+    invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
+    recoveryMs: faults.map((f) => f.recoveryMs ?? null),
+  };
+  const title = `chaos run: seed ${seed}, ${topology}, ${figures.mode}, ${durationS} s`;
+  writeFileSync(
+    join(outDir, 'timeline.svg'),
+    timelineSvg(history, faults, Math.ceil(saleEndMs / 1000), title),
+  );
+  writeFileSync(
+    join(outDir, 'index.md'),
+    markdownReport({
+      title,
+      command: `npm run chaos -- --seed ${seed} --duration ${durationS} --topology ${topology} --mode ${figures.mode} --rate ${rate}${args.faults ? ` --faults ${args.faults}` : ''}`,
+      results,
+      faults,
+      figures,
+      liveness,
+    }),
+  );
+  console.log(`\nreport: ${join(outDir, 'index.md')} (timeline.svg), history: ${historyFile}`);
+  console.log(JSON.stringify(figures));
+  return results.every((r) => r.ok) ? 0 : 1;
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'seckill-chaos-'));
+console.log(
+  `chaos: seed ${seed}, ${durationS} s, ${topology} topology, ${durable ? 'durable' : 'default'} mode, faults ${kinds.join(',')}; stack in ${dir}`,
+);
+let stack: ChaosStack | undefined;
+let stopping: Promise<void> | undefined;
+const stopAll = () =>
+  (stopping ??= (async () => {
+    await stack?.stop();
+    // the processes' logs go with the report (a failed run is read from them)
+    mkdirSync(join(outDir, 'logs'), { recursive: true });
+    for (const f of readdirSync(dir).filter((f) => f.endsWith('.log')))
+      copyFileSync(join(dir, f), join(outDir, 'logs', f));
+    rmSync(dir, { recursive: true, force: true });
+  })());
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(sig, () => {
+    console.error(`chaos: ${sig}: stopping the stack`);
+    void stopAll().then(() => process.exit(130));
+  });
+let code = 1;
+try {
+  stack = await startChaosStack({ topology, durable, dir, progress: (l) => say('start', l) });
+  code = await main(stack);
+} catch (err) {
+  console.error(`chaos: ${(err as Error).stack ?? err}`);
+  code = 1;
+} finally {
+  say('stop', 'stopping the stack');
+  await stopAll();
+}
+process.exit(code);

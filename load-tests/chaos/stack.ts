@@ -1,0 +1,303 @@
+/**
+ * The chaos run's stack, started with the launcher's own code on free loopback ports in a temp
+ * folder: Redis (one server, or a cluster of 3 masters with 1 replica each, its nodes restarted
+ * when they die as `seckill up` does), PostgreSQL, 2 `seckill serve` and 2 `seckill worker`
+ * processes (the CLI from source). Every Redis port the API and workers use is a fault proxy's,
+ * so the nemesis can cut or delay the traffic between them and one server.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { loadConfig } from '../../src/config/index.js';
+import { createDb } from '../../src/db/index.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
+import { startPostgres, type RunningPostgres } from '../../src/launcher/postgres-server.js';
+import { freePort, freePortRange } from '../../src/launcher/process.js';
+import { startRedisCluster, type RunningCluster } from '../../src/launcher/redis-cluster.js';
+import { startRedisServer, type RunningRedis } from '../../src/launcher/redis-server.js';
+import { faultProxy, type FaultProxy } from './fault-proxy.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
+export const WEBHOOK_SECRET = 'chaos-webhook-secret-0123456789abcdef';
+/** how long a cluster master may be silent before its replica takes over */
+export const NODE_TIMEOUT_MS = 2_000;
+
+export type Topology = 'single' | 'cluster';
+
+export interface ChaosProcess {
+  role: 'api' | 'worker';
+  n: number;
+  port: number;
+  url: string;
+  child: ChildProcess;
+}
+
+export interface RedisNode {
+  /** the port the server listens on (the proxy in front of it has another) */
+  port: number;
+  proxy: FaultProxy;
+  pid(): number;
+}
+
+export interface ChaosStack {
+  topology: Topology;
+  dir: string;
+  databaseUrl: string;
+  postgres: RunningPostgres;
+  nodes: RedisNode[];
+  apis: ChaosProcess[];
+  workers: ChaosProcess[];
+  env: Record<string, string>;
+  /** the servers that are masters now (a failover swaps roles), by the cluster's own view */
+  masters(): Promise<RedisNode[]>;
+  /** SIGKILL, then wait until it is gone */
+  kill(p: ChaosProcess): Promise<void>;
+  /** starts a killed API or worker again on its port, and waits for its /readyz */
+  restart(p: ChaosProcess): Promise<ChaosProcess>;
+  stop(): Promise<void>;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function spawnRole(
+  role: 'api' | 'worker',
+  n: number,
+  port: number,
+  env: Record<string, string>,
+  dir: string,
+): ChaosProcess {
+  const log = openSync(join(dir, `${role}-${n}.log`), 'a');
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli.ts'), role === 'api' ? 'serve' : 'worker'],
+    {
+      cwd: ROOT,
+      env: {
+        HOME: process.env.HOME ?? '/root',
+        PATH: process.env.PATH ?? '',
+        ...env,
+        ...(role === 'api' ? { PORT: String(port) } : { WORKER_PORT: String(port) }),
+      },
+      stdio: ['ignore', log, log],
+    },
+  );
+  return { role, n, port, url: `http://127.0.0.1:${port}`, child };
+}
+
+async function waitReady(p: ChaosProcess, dir: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (p.child.exitCode !== null || p.child.signalCode !== null)
+      throw new Error(`${p.role} ${p.n} exited while starting (log: ${dir}/${p.role}-${p.n}.log)`);
+    const ok = await fetch(`${p.url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await sleep(250);
+  }
+  throw new Error(
+    `${p.role} ${p.n} not ready in ${timeoutMs} ms (log: ${dir}/${p.role}-${p.n}.log)`,
+  );
+}
+
+export async function startChaosStack(o: {
+  topology: Topology;
+  durable: boolean;
+  dir: string;
+  progress: (line: string) => void;
+}): Promise<ChaosStack> {
+  const { dir } = o;
+  const bins = ensureBinaries({
+    need: ['redis', 'postgres'],
+    autoInstall: process.env.AUTO_INSTALL !== 'false',
+    dirs: searchDirs(loadConfig(process.env, { AUTH_MODE: 'dev' }).launcher.searchPath),
+  });
+  const stops: Array<() => Promise<void>> = [];
+  const children: ChaosProcess[] = [];
+  let single: RunningRedis | undefined;
+  let cluster: RunningCluster | undefined;
+  const nodes: RedisNode[] = [];
+  const stop = async () => {
+    for (const n of nodes) signal(n.pid(), 'SIGCONT'); // a paused server must not hold the stop
+    await Promise.all(
+      children.map(async ({ child }) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const gone = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await gone;
+        clearTimeout(timer);
+      }),
+    );
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+  };
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (o.topology === 'single') {
+      single = await startRedisServer({
+        port: await freePort(),
+        dir: join(dir, 'redis'),
+        binDir: bins.redis!,
+      });
+      const server = single;
+      stops.push(() => server.stop());
+      const proxy = await faultProxy(server.port);
+      stops.push(() => proxy.close());
+      nodes.push({ port: server.port, proxy, pid: () => server.process.pid });
+    } else {
+      // 3 masters + 3 replicas, each announcing its proxy's port: clients (and replication)
+      // reach every node through its proxy; the cluster bus is direct, so a cut is a partition
+      // between the API and a server, not a failover
+      const base = await freePortRange(12);
+      const proxies = await Promise.all(Array.from({ length: 6 }, (_, i) => faultProxy(base + i)));
+      stops.push(async () => void (await Promise.all(proxies.map((p) => p.close()))));
+      o.progress('starting a Redis Cluster: 3 masters, 1 replica each');
+      cluster = await startRedisCluster({
+        basePort: base,
+        shards: 3,
+        replicas: 1,
+        dir: join(dir, 'redis-cluster'),
+        binDir: bins.redis!,
+        nodeTimeoutMs: NODE_TIMEOUT_MS,
+        announcePort: (port) => proxies[port - base]!.port,
+        supervise: {
+          onExit: (n) => o.progress(`redis ${n.port} exited; the launcher restarts it`),
+          onRestart: (n) => o.progress(`redis ${n.port} restarted (it rejoins as a replica)`),
+        },
+      });
+      const running = cluster;
+      stops.push(() => running.stop());
+      running.nodes.forEach((n, i) =>
+        nodes.push({ port: n.port, proxy: proxies[i]!, pid: () => n.process.pid }),
+      );
+    }
+    o.progress('starting PostgreSQL');
+    const postgres = await startPostgres({
+      port: await freePort(),
+      dir: join(dir, 'pg'),
+      binDir: bins.postgres!,
+      settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+    });
+    stops.push(() => postgres.stop());
+    const db = createDb(postgres.url, { max: 1 });
+    await migrateToLatest(db);
+    await db.destroy();
+    const env: Record<string, string> = {
+      ...(o.topology === 'single'
+        ? { REDIS_URL: nodes[0]!.proxy.url }
+        : {
+            REDIS_CLUSTER_NODES: nodes
+              .slice(0, 3)
+              .map((n) => `127.0.0.1:${n.proxy.port}`)
+              .join(','),
+          }),
+      ...(o.topology === 'cluster' && o.durable && { REDIS_WAIT_REPLICAS: '1' }),
+      DATABASE_URL: postgres.url,
+      HOST: '127.0.0.1',
+      AUTH_MODE: 'dev',
+      ADMIN_TOKEN,
+      PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      LOG_LEVEL: 'info',
+      KEY_PREFIX: 'chaos',
+      API_PROCESSES: '1',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+    };
+    o.progress('starting 2 API and 2 worker processes');
+    for (let n = 0; n < 2; n++) {
+      children.push(spawnRole('api', n, await freePort(), env, dir));
+      children.push(spawnRole('worker', n, await freePort(), env, dir));
+    }
+    for (const p of children) await waitReady(p, dir);
+    const byPort = new Map(nodes.map((n) => [n.proxy.port, n]));
+    const kill = async (p: ChaosProcess) => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      const gone = new Promise((r) => p.child.once('exit', r));
+      p.child.kill('SIGKILL');
+      await gone;
+    };
+    const apis = children.filter((c) => c.role === 'api');
+    const workers = children.filter((c) => c.role === 'worker');
+    return {
+      topology: o.topology,
+      dir,
+      databaseUrl: postgres.url,
+      postgres,
+      nodes,
+      env,
+      apis,
+      workers,
+      async masters() {
+        if (o.topology === 'single') return nodes;
+        // ask each live node; the first answer that lists 3 masters connected wins
+        for (const n of nodes) {
+          const r = new Redis({
+            port: n.port,
+            lazyConnect: true,
+            connectTimeout: 500,
+            commandTimeout: 500,
+            maxRetriesPerRequest: 0,
+          });
+          try {
+            await r.connect();
+            const text = (await r.call('CLUSTER', 'NODES')) as string;
+            // <id> <ip:port@bus> <flags> <master> <ping> <pong> <epoch> <link> <slots...>
+            const masters = text
+              .trim()
+              .split('\n')
+              .map((l) => l.split(' '))
+              .filter((f) => {
+                const flags = f[2]!.split(',');
+                const failing = flags.includes('fail') || flags.includes('fail?');
+                return flags.includes('master') && !failing && f.length > 8;
+              })
+              .map((f) => byPort.get(Number(f[1]!.split('@')[0]!.split(':')[1])))
+              .filter((x): x is RedisNode => !!x);
+            if (masters.length > 0) return masters;
+          } catch {
+            // down or paused: ask the next
+          } finally {
+            r.disconnect();
+          }
+        }
+        return [];
+      },
+      kill,
+      async restart(p) {
+        // as a supervisor does: a process that exits while starting is started again
+        for (let attempt = 1; ; attempt++) {
+          const fresh = spawnRole(p.role, p.n, p.port, env, dir);
+          children[children.indexOf(p)] = fresh;
+          const list = fresh.role === 'api' ? apis : workers;
+          list[list.indexOf(p)] = fresh;
+          try {
+            await waitReady(fresh, dir, 60_000);
+            return fresh;
+          } catch (err) {
+            if (attempt >= 5) throw err;
+            o.progress(
+              `${p.role} ${p.n} did not start (${(err as Error).message}); starting it again`,
+            );
+            await kill(fresh);
+            p = fresh;
+          }
+        }
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
