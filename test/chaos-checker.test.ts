@@ -7,6 +7,8 @@ import {
   type OrderRow,
   type PurchaseOp,
 } from '../load-tests/chaos/checker.js';
+import { kindsFor, schedule } from '../load-tests/chaos/nemesis.js';
+import { purchaseOutcome } from '../load-tests/chaos/shoppers.js';
 
 // A small correct run: 3 units of p1, u1 bought 1 (ok), u2 bought 1 (unknown -> order), u3 refused.
 function buy(
@@ -162,5 +164,82 @@ describe('the chaos checker', () => {
       broken(check(history, { ...final, products: [{ ...final.products[0]!, remaining: 2 }] })),
     ).toEqual(['conservation']);
     expect(broken(check(history, { ...final, reconcileOk: false }))).toEqual(['conservation']);
+  });
+
+  it('names a payment acknowledged while the order ends expired, and a pay and a cancel both acknowledged', () => {
+    const { history, final } = healthy();
+    const settle = (type: 'pay' | 'cancel', op: number): HistoryEntry => ({
+      type,
+      op,
+      orderId: 'o1',
+      user: 'u1',
+      product: 'p1',
+      invokeMs: op,
+      completeMs: op + 1,
+      outcome: 'ok',
+      status: 200,
+    });
+    final.orders[0] = row('o1', 'k1', 'u1', 'paid');
+    expect(broken(check([...history, settle('pay', 10)], final))).toEqual([]);
+    final.orders[0] = row('o1', 'k1', 'u1', 'expired', 1);
+    final.products[0] = { ...final.products[0]!, remaining: 1, sold: 1, restocked: 1 };
+    const results = check([...history, settle('pay', 10)], final);
+    expect(broken(results)).toEqual(['payment-window']);
+    expect(results.find((r) => r.name === 'payment-window')!.counterExample).toBe(
+      'pay op 10 user u1 order o1 acknowledged, but the order ends expired',
+    );
+    final.orders[0] = row('o1', 'k1', 'u1', 'cancelled', 1);
+    expect(
+      check([...history, settle('cancel', 11), settle('pay', 12)], final).find(
+        (r) => r.name === 'payment-window',
+      )!.counterExample,
+    ).toContain('were both acknowledged');
+  });
+});
+
+describe('the chaos client', () => {
+  it('counts 409 idempotency-key-in-use as unknown (an earlier try may still sell), other 4xx as refusals', () => {
+    expect(purchaseOutcome(202, undefined)).toBe('ok');
+    expect(purchaseOutcome(409, 'idempotency-key-in-use')).toBe('unknown');
+    expect(purchaseOutcome(409, 'sold-out')).toBe('fail');
+    expect(purchaseOutcome(429, 'rate-limited')).toBe('fail');
+    expect(purchaseOutcome(503, 'store-unavailable')).toBe('unknown');
+    expect(purchaseOutcome(0, undefined)).toBe('unknown');
+    expect(purchaseOutcome(200, undefined)).toBe('unknown');
+  });
+});
+
+describe('the nemesis schedule', () => {
+  const cluster = kindsFor('cluster');
+
+  it('is the same for the same seed, and another for another seed', () => {
+    expect(schedule(7, 120_000, cluster)).toEqual(schedule(7, 120_000, cluster));
+    expect(schedule(7, 120_000, cluster)).not.toEqual(schedule(8, 120_000, cluster));
+  });
+
+  it('fits every kind in a 60 s run, heals 3 s before the end, and never overlaps two Redis faults or two PostgreSQL pauses', () => {
+    for (const seed of [1, 2, 3, 7, 42]) {
+      const faults = schedule(seed, 60_000, cluster);
+      expect(new Set(faults.map((f) => f.kind)).size).toBeGreaterThanOrEqual(6);
+      for (const f of faults) expect(f.at + f.lasts).toBeLessThanOrEqual(57_000);
+      for (const group of [
+        ['kill-master', 'pause-master', 'cut-redis', 'delay-redis'],
+        ['pause-postgres'],
+      ]) {
+        const mine = faults.filter((f) => group.includes(f.kind));
+        for (let i = 1; i < mine.length; i++)
+          expect(mine[i]!.at).toBeGreaterThanOrEqual(mine[i - 1]!.at + mine[i - 1]!.lasts);
+      }
+      // a paused master outlasts the node timeout, so its replica is promoted
+      for (const f of faults.filter((f) => f.kind === 'pause-master'))
+        expect(f.lasts).toBeGreaterThan(2_000);
+    }
+  });
+
+  it('draws only the kinds a topology has', () => {
+    expect(kindsFor('single')).not.toContain('kill-master');
+    expect(kindsFor('cluster')).not.toContain('freeze-redis');
+    const kinds = new Set(schedule(3, 120_000, kindsFor('single')).map((f) => f.kind));
+    for (const k of kinds) expect(kindsFor('single')).toContain(k);
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * The chaos run's fault proxy in front of a real Redis: bytes pass unchanged; a cut resets the
+ * connections and refuses new ones until healed; a delay holds replies that long, in order.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { faultProxy, type FaultProxy } from '../load-tests/chaos/fault-proxy.js';
+import { useNamespace } from './support/namespace.js';
+
+const ns = useNamespace();
+let proxy: FaultProxy;
+const clients: Redis[] = [];
+const client = () => {
+  const r = new Redis(proxy.url, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+  r.on('error', () => undefined);
+  clients.push(r);
+  return r;
+};
+
+beforeAll(async () => {
+  proxy = await faultProxy(Number(new URL(ns.redisUrl).port));
+});
+afterAll(async () => {
+  for (const c of clients) c.disconnect();
+  await proxy.close();
+});
+
+describe('fault proxy', () => {
+  it('passes commands through, then a cut resets the link and refuses new ones until healed', async () => {
+    const key = `${ns.id}:fp`;
+    const a = client();
+    expect(await a.set(key, 'v')).toBe('OK');
+    proxy.cut();
+    await expect(a.get(key)).rejects.toThrow();
+    const b = client();
+    await expect(b.get(key)).rejects.toThrow();
+    proxy.heal();
+    expect(await client().get(key)).toBe('v');
+  });
+
+  it('a delay holds each reply, and replies keep their order across the heal', async () => {
+    const key = `${ns.id}:fp-order`;
+    const c = client();
+    await c.del(key);
+    proxy.delay(300);
+    const started = Date.now();
+    const first = Promise.all(Array.from({ length: 50 }, (_, i) => c.rpush(key, String(i))));
+    await new Promise((r) => setTimeout(r, 100));
+    proxy.heal(); // what is held stays ahead of what comes after
+    const second = Promise.all(Array.from({ length: 50 }, (_, i) => c.rpush(key, String(50 + i))));
+    const [a, b] = await Promise.all([first, second]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+    expect(a).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(b).toEqual(Array.from({ length: 50 }, (_, i) => 51 + i));
+    expect(await c.lrange(key, 0, -1)).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+  });
+});
