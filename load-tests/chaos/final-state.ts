@@ -10,7 +10,8 @@ export interface ReconcileAnswer {
   pending: number;
   returned: number;
   held: { final: number; awaitingPayment: number; paid: number; returning: number };
-  lostWrites: Array<{ orderId: string }>;
+  lostWrites: Array<{ orderId: string; quantity: number }>;
+  problems: string[];
 }
 
 export async function readFinalState(o: {
@@ -34,6 +35,7 @@ export async function readFinalState(o: {
       sold: r.held.final + r.held.paid,
       held: r.pending + r.held.awaitingPayment + r.held.returning,
       restocked: r.returned,
+      lostUnits: r.lostWrites.reduce((n, l) => n + l.quantity, 0),
     });
   }
   // the row's own key is derived from the order id; the client's Idempotency-Key comes from the history
@@ -77,7 +79,8 @@ export async function readFinalState(o: {
       durable: o.durable,
       products,
       orders,
-      reconcileOk: Object.values(reports).every((r) => r.ok),
+      // each lost write is one of reconcile's problems; any other problem is not ok
+      reconcileOk: Object.values(reports).every((r) => r.problems.length === r.lostWrites.length),
       reconcileLost,
     },
     reports,
