@@ -40,6 +40,7 @@ import {
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
+import { exitWhenBullInitFails } from './bull-init.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -52,6 +53,7 @@ export function startOrderQueue(core: Core): Queue {
   // BullMQ would print each one to the console.
   queue.on('error', (err) => core.logger.debug({ err: err.message }, 'order queue error'));
   core.lifecycle.add('order queue', () => queue.close());
+  exitWhenBullInitFails(core)(queue, 'order queue');
   return queue;
 }
 
@@ -277,6 +279,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
   // waits for the batches in hand; a batch cut short by a crash is redelivered instead
   core.lifecycle.add('order worker', () => worker.close());
+  exitWhenBullInitFails(core)(worker, 'order worker');
   await startUpkeep(core, queue, failedAttempts);
   return worker;
 }
@@ -295,6 +298,7 @@ async function startUpkeep(
   const upkeep = createUpkeepQueue(core.bullConnection('seckill-upkeep'), prefix);
   upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
   core.lifecycle.add('upkeep queue', () => upkeep.close());
+  exitWhenBullInitFails(core)(upkeep, 'upkeep queue');
   const lifecycle = lifecycleDeps(core);
   const worker = createUpkeepWorker({
     connection: core.bullConnection('seckill-upkeep-worker'),
@@ -320,6 +324,7 @@ async function startUpkeep(
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
   // a sweep cut short at shutdown is simply run again by the next one
   core.lifecycle.add('upkeep worker', () => worker.close(true));
+  exitWhenBullInitFails(core)(worker, 'upkeep worker');
   registerRedisMemoryGauge(core.registry, core.redis);
   // versions before the upkeep queue scheduled the sweep on the order queue
   await whenRedisAnswers(core, 'removing the old sweep schedule', () =>
