@@ -324,7 +324,7 @@ describe('fair mode', () => {
     await c.locks.runInContext(async () => {
       await c.locks.lock(name, { fair: true }).tryLock({ leaseMs: 5_000 });
       // A waiter queues behind us, then its process dies: it never retries or cancels.
-      const queued = await protocol.fairAcquire(c.redis, keys, 'dead-process:1', 5_000, 400);
+      const queued = await protocol.acquireFair(c.redis, keys, 'dead-process:1', 5_000, 400);
       expect(queued.code).toBe('busy');
       expect(await c.redis.zrange(keys.queue, '0', '-1')).toEqual(['dead-process:1']);
       await c.locks.lock(name, { fair: true }).unlock();

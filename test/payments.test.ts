@@ -6,7 +6,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expiryJobId, returnUnits, reconcile, sweepPayments } from '../src/orders/index.js';
 import { restock } from '../src/inventory/index.js';
-import { lifecycleDeps } from '../src/composition/roles.js';
+import { paymentWindowDeps } from '../src/composition/roles.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor as waitForMs } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
@@ -280,7 +280,7 @@ describe('expiry', () => {
     const ob = await buy(p, b);
     if (!oa.ok || !ob.ok) throw new Error('not sold');
     await waitFor('persisted', async () => (await rowsOf(p)).length === 2);
-    const deps = lifecycleDeps(app.rt);
+    const deps = paymentWindowDeps(app.rt);
     // a: the worker expired it, then crashed before the restock (a committed transition only)
     await sql`update orders set status = 'expired', pay_by = now() - interval '1 hour',
       closed_at = now() - interval '1 hour' where id = ${oa.orderId}`.execute(app.rt.db);

@@ -19,13 +19,8 @@ import { seedProduct } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
 import { createCore, type Core } from '../../src/composition/core.js';
 import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
-import {
-  clearOutbox,
-  insertOrders,
-  OrderSubmitter,
-  readOutbox,
-  type OutboxOrder,
-} from '../../src/orders/index.js';
+import { clearOutbox, insertOrders, OrderSubmitter, readOutbox } from '../../src/orders/index.js';
+import type { SoldOrder } from '../../src/inventory/index.js';
 import { createRedis } from '../../src/redis/connection.js';
 import type { Checkout } from '../../src/services/index.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
@@ -79,7 +74,7 @@ async function soldOrders(rt: Core, n: number, checkout?: Checkout) {
       }
     }),
   );
-  const orders: OutboxOrder[] = [];
+  const orders: SoldOrder[] = [];
   if (!checkout) {
     for (let s = 0; s < SEGMENTS; s++)
       orders.push(...(await readOutbox(rt.redis, rt.keys, productId, s)));
@@ -93,7 +88,7 @@ async function oneRowPerJob(rt: Core, config: Config, n: number, concurrency: nu
   const queue = new Queue('single', { connection, prefix: config.redis.queuePrefix });
   const worker = new Worker(
     'single',
-    async (job: Job<OutboxOrder>) => {
+    async (job: Job<SoldOrder>) => {
       await insertOrders(rt.db, [job.data]);
       await clearOutbox(rt.redis, rt.keys, [job.data]);
     },

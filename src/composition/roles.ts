@@ -26,7 +26,7 @@ import {
   OrderSubmitter,
   registerOrderGauges,
   runUpkeep,
-  type LifecycleDeps,
+  type PaymentWindowDeps,
 } from '../orders/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
@@ -79,7 +79,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     }),
     products: core.products,
     orders: core.orders,
-    payments: new Payments(lifecycleDeps(core), core.orders),
+    payments: new Payments(paymentWindowDeps(core), core.orders),
     admission: new Admission({
       redis: core.redis,
       keys: core.keys,
@@ -234,7 +234,7 @@ export async function serveWorkerProbes(core: Core): Promise<Server | undefined>
 }
 
 /** What closing an order and returning its units needs (worker and API alike). */
-export function lifecycleDeps(core: Core): LifecycleDeps {
+export function paymentWindowDeps(core: Core): PaymentWindowDeps {
   return {
     db: core.db,
     redis: core.redis,
@@ -248,7 +248,7 @@ export function lifecycleDeps(core: Core): LifecycleDeps {
 /** Worker side: persists batches, expires unpaid orders, runs the sweepers on their schedule. */
 export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker> {
   const c = core.config.orders;
-  const lifecycle = lifecycleDeps(core);
+  const paymentWindow = paymentWindowDeps(core);
   const persisted = new Counter({
     name: 'seckill_orders_persisted_total',
     help: 'Order rows inserted (redeliveries that inserted nothing are not counted)',
@@ -266,7 +266,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     logger: core.logger,
     onPersisted: (rows) => persisted.inc(rows),
     queue,
-    expire: (orderId) => expireOrder(lifecycle, orderId),
+    expire: (orderId) => expireOrder(paymentWindow, orderId),
   });
   // per process (each counts its own attempts): sum-correct across replicas
   const failedAttempts = new Counter({
@@ -299,7 +299,7 @@ async function startUpkeep(
   upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
   core.lifecycle.add('upkeep queue', () => upkeep.close());
   exitWhenBullInitFails(core)(upkeep, 'upkeep queue');
-  const lifecycle = lifecycleDeps(core);
+  const paymentWindow = paymentWindowDeps(core);
   const worker = createUpkeepWorker({
     connection: core.bullConnection('seckill-upkeep-worker'),
     prefix,
@@ -318,7 +318,7 @@ async function startUpkeep(
           logger: core.logger,
           replicaWait: core.inventory.replicaWait,
         },
-        lifecycle,
+        paymentWindow,
       ),
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));

@@ -21,7 +21,7 @@ export interface ProductsTable {
  * final: a sale without a payment window. awaiting_payment -> paid | cancelled | expired; the
  * units of cancelled and expired orders go back on sale (restocked_at says when).
  */
-export type OrderStatus = 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
+export type OrderRowStatus = 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
 
 export interface OrdersTable {
   id: string;
@@ -35,7 +35,7 @@ export interface OrdersTable {
   outbox_id: string;
   deducted_at: Date;
   persisted_at: Generated<Date>;
-  status: ColumnType<OrderStatus, OrderStatus | undefined, OrderStatus>;
+  status: ColumnType<OrderRowStatus, OrderRowStatus | undefined, OrderRowStatus>;
   pay_by: Date | null;
   payment_id: string | null;
   closed_at: Date | null;

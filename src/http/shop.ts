@@ -37,7 +37,7 @@ export const purchaseBody = z.strictObject({
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 /** The Idempotency-Key header, validated. @throws ProblemError 400 */
-function idempotencyKey(value: string | undefined): string | undefined {
+function idempotencyKeyHeader(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!IDEMPOTENCY_KEY.test(value)) {
     throw new ProblemError({
@@ -119,7 +119,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
         buyer: who,
         ip: req.ip ?? '',
         saleToken: req.get('sale-token'),
-        idempotencyKey: idempotencyKey(req.get('idempotency-key')),
+        idempotencyKey: idempotencyKeyHeader(req.get('idempotency-key')),
       },
       purchaseAnswers(req),
     );

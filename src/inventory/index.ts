@@ -47,7 +47,7 @@ export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.
 export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
-export { Sale, type Purchase, type PurchaseRequest } from './sale.js';
+export { Sale, type PurchaseRequest } from './sale.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
 
 export interface Inventory {

@@ -26,9 +26,6 @@ export interface PurchaseRequest {
   orderId?: string | undefined;
 }
 
-/** A sale recorded in a segment's outbox; the order workers persist it. */
-export type Purchase = SoldOrder;
-
 export interface SaleMetrics {
   result(result: string, strategy: string): void;
 }
@@ -80,7 +77,7 @@ export class Sale {
    * Sells `quantity` units to the shopper, or says why not.
    * @throws SaleError (every refusal); Redis errors pass through.
    */
-  async purchase(req: PurchaseRequest): Promise<Purchase> {
+  async purchase(req: PurchaseRequest): Promise<SoldOrder> {
     for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
       const got = this.opts.catalog.get(req.productId);
       const view = got instanceof Promise ? await got : got;
@@ -120,7 +117,7 @@ export class Sale {
     return new SaleError({ code, message });
   }
 
-  private async attempt(view: ProductView, req: PurchaseRequest): Promise<Purchase> {
+  private async attempt(view: ProductView, req: PurchaseRequest): Promise<SoldOrder> {
     const home = homeSegment(req.userId, view.segments);
     const args: DeductArgs = {
       mode: 'home',
@@ -191,7 +188,7 @@ export class Sale {
     locked: boolean,
     /** the home segment was skipped because its lock was busy (not because it lacked units) */
     homeBusy: boolean,
-  ): Promise<Purchase> {
+  ): Promise<SoldOrder> {
     const homeKeys = this.segment(view, home);
     const settle = (outcome: 'finalise' | 'release') =>
       claimSettle(this.opts.redis, homeKeys, args.userId, args.orderId, outcome);
@@ -204,7 +201,7 @@ export class Sale {
     const unreachable = candidates.filter((seg) => this.shards.down(this.segment(view, seg).state));
     if (unreachable.length) candidates = candidates.filter((seg) => !unreachable.includes(seg));
     /** one spill attempt on `seg`: sold, or why not */
-    const attempt = async (seg: number, waitMs: number): Promise<Purchase | 'busy' | 'empty'> => {
+    const attempt = async (seg: number, waitMs: number): Promise<SoldOrder | 'busy' | 'empty'> => {
       const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
       let r: DeductReply;
       try {
@@ -326,7 +323,12 @@ export class Sale {
     return this.segmentKeys.of(view.id, seg);
   }
 
-  private purchaseOf(view: ProductView, args: DeductArgs, seg: number, outboxId: string): Purchase {
+  private purchaseOf(
+    view: ProductView,
+    args: DeductArgs,
+    seg: number,
+    outboxId: string,
+  ): SoldOrder {
     return soldOrder({
       orderId: args.orderId,
       productId: args.productId,

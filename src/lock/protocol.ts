@@ -77,8 +77,8 @@ export function acquire(
     .then(acquireReply);
 }
 
-/** Fair mode (first come, first served). Parameters as {@link acquire}. */
-export function fairAcquire(
+/** Fair mode (first come, first served): the script call; `fairAcquire` in strategies.ts is the strategy over it. Parameters as {@link acquire}. */
+export function acquireFair(
   redis: RedisClient,
   k: LockKeys,
   owner: string,

@@ -27,5 +27,5 @@ export const defaultAcquire: AcquireStrategy = {
 export const fairAcquire: AcquireStrategy = {
   fair: true,
   attempt: (redis, keys, a) =>
-    protocol.fairAcquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
+    protocol.acquireFair(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
 };

@@ -3,7 +3,7 @@
  * batching submitter, the worker and its sweeper, the order rows, and reconciliation. The
  * composition root wires them per process role.
  */
-export { clearOutbox, readOutbox, type OutboxOrder } from './outbox.js';
+export { clearOutbox, readOutbox } from './outbox.js';
 export {
   closeOrder,
   expireOrder,
@@ -11,10 +11,10 @@ export {
   returnUnits,
   sweepPayments,
   type CloseOutcome,
-  type LifecycleDeps,
+  type PaymentWindowDeps,
   type PayOutcome,
   type Settlement,
-} from './lifecycle.js';
+} from './payment-window.js';
 export {
   findIntent,
   INTENT_ID,

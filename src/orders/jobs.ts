@@ -2,7 +2,7 @@
  * The order queues' names, job names and job ids, in one place: a job written under one name and
  * read under another would sit in the queue unprocessed.
  */
-import type { OutboxOrder } from './outbox.js';
+import type { SoldOrder } from '../inventory/index.js';
 
 export const ORDER_QUEUE = 'orders';
 
@@ -20,7 +20,7 @@ export const JOB = { persist: 'persist', expire: 'expire', sweep: 'sweep' } as c
 export const SWEEP_SCHEDULER = 'sweeper';
 
 export interface PersistJob {
-  orders: OutboxOrder[];
+  orders: SoldOrder[];
 }
 
 export interface ExpireJob {
@@ -28,10 +28,10 @@ export interface ExpireJob {
 }
 
 // BullMQ refuses custom ids with ":" (its key separator): "-" it is.
-export const batchJobId = (orders: readonly OutboxOrder[]) => `o-${orders[0]!.orderId}`;
+export const batchJobId = (orders: readonly SoldOrder[]) => `o-${orders[0]!.orderId}`;
 
 /** A batch the sweeper re-enqueues: named by its first outbox entry, apart from the submitter's. */
-export const sweptBatchJobId = (orders: readonly OutboxOrder[]) =>
+export const sweptBatchJobId = (orders: readonly SoldOrder[]) =>
   `s-${orders[0]!.outboxId}-${orders[0]!.orderId}`;
 
 /** An order's expiry job: one per order (the same order scheduled twice is one job). */

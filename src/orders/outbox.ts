@@ -9,7 +9,6 @@ import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../inventor
 import type { Keys } from '../redis/keys.js';
 
 /** One sale as the outbox holds it (the deduct's record). */
-export type OutboxOrder = SoldOrder;
 
 /**
  * Entries of a segment's outbox, oldest first.
@@ -22,7 +21,7 @@ export async function readOutbox(
   productId: string,
   segment: number,
   range: { until?: string; count?: number } = {},
-): Promise<OutboxOrder[]> {
+): Promise<SoldOrder[]> {
   const k = keys.segment(productId, segment).outbox;
   const entries = (
     range.count
@@ -36,7 +35,7 @@ export async function readOutbox(
 export async function clearOutbox(
   redis: RedisClient,
   keys: Keys,
-  orders: readonly OutboxOrder[],
+  orders: readonly SoldOrder[],
 ): Promise<void> {
   const bySegment = new Map<string, string[]>();
   for (const o of orders) {

@@ -16,7 +16,7 @@ import {
   type ExpireJob,
   type PersistJob,
 } from './jobs.js';
-import type { OutboxOrder } from './outbox.js';
+import type { SoldOrder } from '../inventory/index.js';
 import { payBy } from './repository.js';
 
 /** Retries with a capped exponential backoff (see the worker); failed jobs are kept, not dropped. */
@@ -45,10 +45,7 @@ const ENQUEUE_RETRY_DELAYS_MS = [100, 400, 1_000];
 const EXPIRY_MARGIN_MS = 20;
 
 /** Schedules the expiry of orders awaiting payment, each at its deadline (a delayed job). */
-export async function scheduleExpiries(
-  queue: Queue,
-  orders: readonly OutboxOrder[],
-): Promise<void> {
+export async function scheduleExpiries(queue: Queue, orders: readonly SoldOrder[]): Promise<void> {
   const now = Date.now();
   await queue.addBulk(
     orders.map((o) => ({
@@ -73,7 +70,7 @@ export async function scheduleExpiries(
  * nothing: the orders are in the outbox and the sweeper re-enqueues them.
  */
 export class OrderSubmitter {
-  private buffer: OutboxOrder[] = [];
+  private buffer: SoldOrder[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -82,7 +79,7 @@ export class OrderSubmitter {
     private readonly opts: { batchSize: number; maxDelayMs: number; logger?: Logger },
   ) {}
 
-  add(order: OutboxOrder): void {
+  add(order: SoldOrder): void {
     this.buffer.push(order);
     if (this.buffer.length >= this.opts.batchSize) this.flush();
     else this.timer ??= setTimeout(() => this.flush(), this.opts.maxDelayMs);
@@ -112,7 +109,7 @@ export class OrderSubmitter {
    * orders still in an outbox, and a failover can take an outbox entry with it (the same job id
    * twice is one job).
    */
-  private async enqueue(orders: OutboxOrder[]): Promise<void> {
+  private async enqueue(orders: SoldOrder[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
         await this.queue.add(JOB.persist, { orders } satisfies PersistJob, {

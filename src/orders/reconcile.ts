@@ -32,7 +32,7 @@ import {
 } from '../inventory/index.js';
 import type { Keys } from '../redis/keys.js';
 import { streamIdMs, timeReplyMs } from '../redis/time.js';
-import type { OutboxOrder } from './outbox.js';
+import type { SoldOrder } from '../inventory/index.js';
 import { ordersOf } from './repository.js';
 
 export interface ReconcileReport {
@@ -84,7 +84,7 @@ export async function reconcile(
   };
 
   let remaining = 0;
-  const outbox = new Map<string, OutboxOrder>();
+  const outbox = new Map<string, SoldOrder>();
   /** orderId -> user whose marker lists it */
   const marked = new Map<string, string>();
   /** orderId -> user with an open spill claim for it (the order may not exist yet) */

@@ -2,10 +2,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { OrderRow } from '../db/schema.js';
-import type { OutboxOrder } from './outbox.js';
+import type { SoldOrder } from '../inventory/index.js';
 
-/** `<product>:<epoch>:<orderId>`: the same deduct always yields the same key. */
-export const idempotencyKey = (o: OutboxOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
+/** The row's unique `idempotency_key`, `<product>:<epoch>:<orderId>`: the same deduct always yields the same key (not the client's Idempotency-Key). */
+export const orderRowKey = (o: SoldOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
 
 /**
  * Inserts orders in one statement; an order already there (a redelivery) is skipped. The rows
@@ -13,14 +13,14 @@ export const idempotencyKey = (o: OutboxOrder) => `${o.productId}:${o.epoch}:${o
  * with 10 parameters for the driver to serialise and PostgreSQL to bind, instead of 5 000.
  * @returns how many rows were new.
  */
-export async function insertOrders(db: Db, orders: readonly OutboxOrder[]): Promise<number> {
+export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promise<number> {
   if (orders.length === 0) return 0;
-  const column = <T>(f: (o: OutboxOrder) => T) => orders.map(f);
+  const column = <T>(f: (o: SoldOrder) => T) => orders.map(f);
   const r = await sql`
     insert into orders (id, idempotency_key, product_id, epoch, user_id, quantity, segment,
                         home_segment, outbox_id, deducted_at, status, pay_by)
     select * from unnest(
-      ${column((o) => o.orderId)}::uuid[], ${column(idempotencyKey)}::text[],
+      ${column((o) => o.orderId)}::uuid[], ${column(orderRowKey)}::text[],
       ${column((o) => o.productId)}::text[], ${column((o) => o.epoch)}::int[],
       ${column((o) => o.userId)}::text[], ${column((o) => o.quantity)}::int[],
       ${column((o) => o.segment)}::int[], ${column((o) => o.homeSegment)}::int[],
@@ -33,7 +33,7 @@ export async function insertOrders(db: Db, orders: readonly OutboxOrder[]): Prom
 }
 
 /** When a sold order must be paid by: the deduct's server time plus the window; none if final. */
-export function payBy(o: Pick<OutboxOrder, 'deductedAt' | 'payWithinSeconds'>): Date | null {
+export function payBy(o: Pick<SoldOrder, 'deductedAt' | 'payWithinSeconds'>): Date | null {
   return o.payWithinSeconds > 0 ? new Date(o.deductedAt + o.payWithinSeconds * 1_000) : null;
 }
 

@@ -22,7 +22,8 @@ import type { Logger } from '../log.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
 import { storeOutage, withinDeadline } from '../outages.js';
-import { readOutbox, type OutboxOrder } from './outbox.js';
+import { readOutbox } from './outbox.js';
+import type { SoldOrder } from '../inventory/index.js';
 import { JOB, sweptBatchJobId, type PersistJob } from './jobs.js';
 import { findOrder } from './repository.js';
 
@@ -68,7 +69,7 @@ const step = <T>(work: Promise<T>, what: string) =>
   withinDeadline(work, SWEEP_STEP_MS, `sweeper: ${what}`);
 
 /** Adds a sweep batch, or revives the job that already carries it (failed or finished early). */
-async function enqueueSwept(queue: Queue, orders: OutboxOrder[]): Promise<boolean> {
+async function enqueueSwept(queue: Queue, orders: SoldOrder[]): Promise<boolean> {
   const jobId = sweptBatchJobId(orders);
   const existing = await queue.getJob(jobId);
   if (existing) {

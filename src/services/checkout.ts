@@ -10,7 +10,7 @@ import {
   mintOrderId,
   resolveOrderAtHome,
   SaleError,
-  type Purchase,
+  type SoldOrder,
   type PurchaseRequest,
   type Catalog,
   type Sale,
@@ -19,7 +19,7 @@ import type { Keys } from '../redis/keys.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {
-  add(order: Purchase): void;
+  add(order: SoldOrder): void;
 }
 
 /**
@@ -84,8 +84,8 @@ export class Checkout {
    * Sells and submits.
    * @throws SaleError for every refusal; OutcomeUnknown when Redis failed mid-purchase.
    */
-  async buy(req: PurchaseRequest): Promise<Purchase> {
-    let p: Purchase;
+  async buy(req: PurchaseRequest): Promise<SoldOrder> {
+    let p: SoldOrder;
     try {
       p = await this.deps.sale.purchase(req);
     } catch (err) {

@@ -2,7 +2,7 @@
  * Paying and cancelling orders of a sale with a payment window. The buyer STARTS a payment (a
  * payment intent bound to the order, orders/payment-intents.ts) and may cancel; only the payment
  * provider's verified webhook settles an intent, which marks its order paid. PostgreSQL's
- * conditional transition is the one arbiter (orders/lifecycle.ts); an order still only in its
+ * conditional transition is the one arbiter (orders/payment-window.ts); an order still only in its
  * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
 import type { Db } from '../db/index.js';
@@ -15,7 +15,7 @@ import {
   payOrder,
   startPaymentIntent,
   type DeliveryAnswer,
-  type LifecycleDeps,
+  type PaymentWindowDeps,
   type Settlement,
 } from '../orders/index.js';
 import { rowView, type OrderLookup, type OrderView } from './orders.js';
@@ -65,7 +65,7 @@ function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }
 
 export class Payments {
   constructor(
-    private readonly deps: LifecycleDeps,
+    private readonly deps: PaymentWindowDeps,
     private readonly lookup: Pick<OrderLookup, 'pendingSale'>,
   ) {}
 

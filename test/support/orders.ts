@@ -4,7 +4,7 @@ import type { Config } from '../../src/config/index.js';
 import type { Db } from '../../src/db/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
 import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
-import type { Purchase } from '../../src/inventory/index.js';
+import type { SoldOrder } from '../../src/inventory/index.js';
 import { readProductState, SaleError } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
 import { waitFor } from './cli.js';
@@ -13,7 +13,7 @@ export interface StackProcess {
   rt: Core;
   queue: Queue;
   /** hands a sold order to the order queue (what checkout does after the deduct) */
-  submit: (p: Purchase) => void;
+  submit: (p: SoldOrder) => void;
   /**
    * buys through checkout, as POST /seckill does (submit: false = the deduct alone, as if the
    * process died before the hand-off); retries 503s
@@ -31,7 +31,7 @@ export async function stackProcess(
   const queue = startOrderQueue(rt);
   if (o.worker) await startOrderWorker(rt, queue);
   const { checkout, submitter } = apiServices(rt, queue);
-  const submit = (p: Purchase) => submitter.add(p);
+  const submit = (p: SoldOrder) => submitter.add(p);
   return {
     rt,
     queue,

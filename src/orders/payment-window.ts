@@ -17,7 +17,7 @@ import { findIntent } from './payment-intents.js';
 import { pruneDeliveries } from './webhook-deliveries.js';
 import { findOrder } from './repository.js';
 
-export interface LifecycleDeps {
+export interface PaymentWindowDeps {
   db: Db;
   redis: RedisClient;
   keys: Keys;
@@ -58,7 +58,7 @@ export interface Settlement {
  * again answers the same result. Only the signed webhook calls this; no buyer can.
  */
 export async function payOrder(
-  deps: Pick<LifecycleDeps, 'db'>,
+  deps: Pick<PaymentWindowDeps, 'db'>,
   s: Settlement,
 ): Promise<PayOutcome> {
   let row: OrderRow | undefined;
@@ -104,7 +104,7 @@ export type CloseOutcome =
  * then returns its units. A cancel of an order already cancelled answers that order.
  */
 export async function closeOrder(
-  deps: LifecycleDeps,
+  deps: PaymentWindowDeps,
   orderId: string,
   to: 'cancelled' | 'expired',
   userId?: string,
@@ -131,7 +131,7 @@ export async function closeOrder(
  * limit (the policy), tells every process, and records it done. Every step is idempotent, so
  * the sweep may run it again for a row a crash left without restocked_at.
  */
-export async function returnUnits(deps: LifecycleDeps, row: OrderRow): Promise<void> {
+export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promise<void> {
   const order = { epoch: row.epoch, orderId: row.id, quantity: row.quantity, userId: row.user_id };
   const r = await restock(deps.redis, deps.keys.segment(row.product_id, row.segment), order);
   if (deps.returnFreesLimit) {
@@ -158,7 +158,7 @@ const SWEEP_BATCH = 500;
  * retention. Returns what it did.
  */
 export async function sweepPayments(
-  deps: LifecycleDeps,
+  deps: PaymentWindowDeps,
   graceMs: number,
 ): Promise<{ expired: number; returned: number }> {
   const overdue = await deps.db
@@ -195,7 +195,7 @@ export async function sweepPayments(
  * An order's expiry job: expires it if it still awaits payment. A job that comes up before the
  * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it.
  */
-export async function expireOrder(deps: LifecycleDeps, orderId: string): Promise<string> {
+export async function expireOrder(deps: PaymentWindowDeps, orderId: string): Promise<string> {
   const r = await closeOrder(deps, orderId, 'expired');
   if (r.code === 'conflict' && r.order.status === 'awaiting_payment') {
     throw new Error(`order ${orderId} is not due yet (pay by ${r.order.pay_by?.toISOString()})`);
