@@ -121,7 +121,9 @@ export function schedule(seed: number, durationMs: number, kinds: FaultKind[]): 
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const down = new Set<unknown>();
+/** processes (by role and number) a fault has taken down and not yet started again */
+const down = new Set<string>();
+const slot = (p: { role: string; n: number }) => `${p.role} ${p.n}`;
 
 /** Injects `f`, waits its length, heals it; false when it had no target (nothing up). */
 export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
@@ -168,16 +170,18 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
     case 'kill-api':
     case 'kill-worker': {
       // one that is up: two faults on one process would start two on its port
-      const list = (f.kind === 'kill-api' ? stack.apis : stack.workers).filter((p) => !down.has(p));
+      const list = (f.kind === 'kill-api' ? stack.apis : stack.workers).filter(
+        (p) => !down.has(slot(p)),
+      );
       const p = list[f.target % list.length];
       if (!p) return false;
-      down.add(p);
+      down.add(slot(p));
       await stack.kill(p);
       await sleep(f.lasts);
       try {
         await stack.restart(p);
       } finally {
-        down.delete(p);
+        down.delete(slot(p));
       }
       return true;
     }

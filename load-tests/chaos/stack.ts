@@ -129,10 +129,20 @@ export async function startChaosStack(o: {
   let single: RunningRedis | undefined;
   let cluster: RunningCluster | undefined;
   const nodes: RedisNode[] = [];
+  // every API and worker process ever started (restarts too): stop leaves none behind
+  const spawned = new Set<ChildProcess>();
+  let stopping = false;
+  const start = (role: 'api' | 'worker', n: number, port: number, env: Record<string, string>) => {
+    if (stopping) throw new Error('the stack is stopping');
+    const p = spawnRole(role, n, port, env, dir);
+    spawned.add(p.child);
+    return p;
+  };
   const stop = async () => {
+    stopping = true;
     for (const n of nodes) signal(n.pid(), 'SIGCONT'); // a paused server must not hold the stop
     await Promise.all(
-      children.map(async ({ child }) => {
+      [...spawned].map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
         const gone = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
@@ -216,8 +226,8 @@ export async function startChaosStack(o: {
     };
     o.progress('starting 2 API and 2 worker processes');
     for (let n = 0; n < 2; n++) {
-      children.push(spawnRole('api', n, await freePort(), env, dir));
-      children.push(spawnRole('worker', n, await freePort(), env, dir));
+      children.push(start('api', n, await freePort(), env));
+      children.push(start('worker', n, await freePort(), env));
     }
     for (const p of children) await waitReady(p, dir);
     const byPort = new Map(nodes.map((n) => [n.proxy.port, n]));
@@ -277,7 +287,7 @@ export async function startChaosStack(o: {
       async restart(p) {
         // as a supervisor does: a process that exits while starting is started again
         for (let attempt = 1; ; attempt++) {
-          const fresh = spawnRole(p.role, p.n, p.port, env, dir);
+          const fresh = start(p.role, p.n, p.port, env);
           children[children.indexOf(p)] = fresh;
           const list = fresh.role === 'api' ? apis : workers;
           list[list.indexOf(p)] = fresh;
@@ -285,7 +295,7 @@ export async function startChaosStack(o: {
             await waitReady(fresh, dir, 60_000);
             return fresh;
           } catch (err) {
-            if (attempt >= 5) throw err;
+            if (attempt >= 5 || stopping) throw err;
             o.progress(
               `${p.role} ${p.n} did not start (${(err as Error).message}); starting it again`,
             );
