@@ -390,11 +390,15 @@ const dir = mkdtempSync(join(tmpdir(), 'seckill-chaos-'));
 console.log(
   `chaos: seed ${seed}, ${durationS} s, ${topology} topology, ${durable ? 'durable' : 'default'} mode, faults ${kinds.join(',')}; stack in ${dir}`,
 );
-let stack: ChaosStack | undefined;
+let stopStack: (() => Promise<string[]>) | undefined;
 let stopping: Promise<void> | undefined;
 const stopAll = () =>
   (stopping ??= (async () => {
-    await stack?.stop();
+    const left = (await stopStack?.()) ?? [];
+    if (left.length) {
+      console.error(`chaos: still running after the stop: ${left.join(', ')}`);
+      process.exitCode = 1;
+    } else say('stop', 'nothing left running');
     // the processes' logs go with the report (a failed run is read from them)
     mkdirSync(join(outDir, 'logs'), { recursive: true });
     for (const f of readdirSync(dir).filter((f) => f.endsWith('.log')))
@@ -408,7 +412,13 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const)
   });
 let code = 1;
 try {
-  stack = await startChaosStack({ topology, durable, dir, progress: (l) => say('start', l) });
+  const stack = await startChaosStack({
+    topology,
+    durable,
+    dir,
+    progress: (l) => say('start', l),
+    onStop: (stop) => (stopStack = stop),
+  });
   code = await main(stack);
 } catch (err) {
   console.error(`chaos: ${(err as Error).stack ?? err}`);
@@ -417,4 +427,4 @@ try {
   say('stop', 'stopping the stack');
   await stopAll();
 }
-process.exit(code);
+process.exit(process.exitCode === 1 ? 1 : code);

@@ -57,7 +57,17 @@ export interface ChaosStack {
   kill(p: ChaosProcess): Promise<void>;
   /** starts a killed API or worker again on its port, and waits for its /readyz */
   restart(p: ChaosProcess): Promise<ChaosProcess>;
-  stop(): Promise<void>;
+  /** stops everything; resolves to what is still running after (nothing, when all went well) */
+  stop(): Promise<string[]>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function signal(pid: number, sig: NodeJS.Signals): void {
@@ -117,6 +127,8 @@ export async function startChaosStack(o: {
   durable: boolean;
   dir: string;
   progress: (line: string) => void;
+  /** handed the stack's stop at once, so a Ctrl-C during start-up stops what has started */
+  onStop?: (stop: () => Promise<string[]>) => void;
 }): Promise<ChaosStack> {
   const { dir } = o;
   const bins = ensureBinaries({
@@ -132,13 +144,16 @@ export async function startChaosStack(o: {
   // every API and worker process ever started (restarts too): stop leaves none behind
   const spawned = new Set<ChildProcess>();
   let stopping = false;
+  let pgPid: number | undefined;
   const start = (role: 'api' | 'worker', n: number, port: number, env: Record<string, string>) => {
     if (stopping) throw new Error('the stack is stopping');
     const p = spawnRole(role, n, port, env, dir);
     spawned.add(p.child);
     return p;
   };
-  const stop = async () => {
+  let stopped: Promise<string[]> | undefined;
+  const stop = () => (stopped ??= stopAll());
+  const stopAll = async () => {
     stopping = true;
     for (const n of nodes) signal(n.pid(), 'SIGCONT'); // a paused server must not hold the stop
     await Promise.all(
@@ -152,7 +167,11 @@ export async function startChaosStack(o: {
       }),
     );
     for (const s of stops.reverse()) await s().catch(() => undefined);
+    const left = [...spawned].filter((c) => c.exitCode === null && c.signalCode === null);
+    const servers = [...nodes.map((n) => n.pid()), ...(pgPid ? [pgPid] : [])].filter(alive);
+    return [...left.map((c) => `process ${c.pid}`), ...servers.map((pid) => `server ${pid}`)];
   };
+  o.onStop?.(stop);
   try {
     mkdirSync(dir, { recursive: true });
     if (o.topology === 'single') {
@@ -201,6 +220,7 @@ export async function startChaosStack(o: {
       settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
     });
     stops.push(() => postgres.stop());
+    pgPid = postgres.process.pid;
     const db = createDb(postgres.url, { max: 1 });
     await migrateToLatest(db);
     await db.destroy();
