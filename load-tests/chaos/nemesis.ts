@@ -2,6 +2,7 @@
  * The nemesis: a schedule of faults drawn from the seed only (the same seed and duration give
  * the same schedule on any machine), and what each fault does to the stack and how it heals.
  */
+import { isAlive } from '../../src/launcher/process.js';
 import { pauseTree } from './pause.js';
 import { NODE_TIMEOUT_MS, type ChaosStack, type Topology } from './stack.js';
 
@@ -137,7 +138,7 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
         process.kill(node.pid(), 'SIGKILL');
         await sleep(f.lasts);
         // the supervisor restarts it (after twice the node timeout); healed once it answers
-        for (let i = 0; i < 100 && !alive(node.pid()); i++) await sleep(200);
+        for (let i = 0; i < 100 && !isAlive(node.pid()); i++) await sleep(200);
       } else {
         const resume = pauseTree(node.pid());
         await sleep(f.lasts);
@@ -185,14 +186,5 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
       }
       return true;
     }
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

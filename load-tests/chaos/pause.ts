@@ -17,7 +17,8 @@ function children(pid: number): number[] {
   return out;
 }
 
-function signal(pid: number, sig: NodeJS.Signals): void {
+/** Signals `pid`, a process that is already gone included. */
+export function signal(pid: number, sig: NodeJS.Signals): void {
   try {
     process.kill(pid, sig);
   } catch {

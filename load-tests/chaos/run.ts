@@ -228,23 +228,26 @@ async function main(stack: ChaosStack): Promise<number> {
   const unknown = history.filter(
     (h): h is PurchaseOp => h.type === 'purchase' && h.outcome === 'unknown',
   );
-  // a key retried until it answered counts once: resolve each key's unknowns together
-  const unresolved = unknown.filter(
-    (u) =>
-      !history.some((h) => h.type === 'purchase' && h.key === u.key && h.outcome !== 'unknown'),
+  const isUnknownOf = (key: string) => (h: HistoryEntry) =>
+    h.type === 'purchase' && h.key === key && h.outcome === 'unknown';
+  // a key is one purchase however often it was tried: one answer settles all its unknown tries,
+  // those of the sale and those made here
+  const keys = [...new Set(unknown.map((u) => u.key))];
+  const unresolved = keys.filter(
+    (k) => !history.some((h) => h.type === 'purchase' && h.key === k && h.outcome !== 'unknown'),
   );
   let unresolvedLeft = 0;
-  for (const u of unknown) {
-    const answered = history.find(
+  for (const key of keys) {
+    const first = unknown.find((u) => u.key === key)!;
+    let answer = history.find(
       (h): h is PurchaseOp =>
-        h.type === 'purchase' && h.key === u.key && h.outcome !== 'unknown' && h.op > u.op,
+        h.type === 'purchase' && h.key === key && h.outcome !== 'unknown' && h.op > first.op,
     );
-    let answer = answered;
     for (let tries = 0; !answer && tries < 30; tries++) {
       const a = await attempt(stack.apis[tries % stack.apis.length]!.url, {
-        user: u.user,
-        key: u.key,
-        product: u.product,
+        user: first.user,
+        key,
+        product: first.product,
         timeoutMs: 5_000,
         now,
       });
@@ -256,16 +259,17 @@ async function main(stack: ChaosStack): Promise<number> {
       unresolvedLeft++;
       continue;
     }
-    record({
-      type: 'resolve',
-      op: u.op,
-      answer: answer.outcome === 'ok' ? 'order' : 'none',
-      ...(answer.orderId && { orderId: answer.orderId }),
-    });
+    for (const u of history.filter(isUnknownOf(key)))
+      record({
+        type: 'resolve',
+        op: u.op,
+        answer: answer.outcome === 'ok' ? 'order' : 'none',
+        ...(answer.orderId && { orderId: answer.orderId }),
+      });
   }
   say(
     'settle',
-    `${unknown.length} unknown answers (${unresolved.length} keys never answered during the sale), ${unresolvedLeft} still unknown`,
+    `${unknown.length} unknown answers for ${keys.length} keys (${unresolved.length} never answered during the sale), ${unresolvedLeft} keys still unknown`,
   );
 
   say('settle', 'waiting for the outbox to drain and the payment windows to close');

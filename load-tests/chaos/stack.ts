@@ -14,10 +14,11 @@ import { createDb } from '../../src/db/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
 import { startPostgres, type RunningPostgres } from '../../src/launcher/postgres-server.js';
-import { freePort, freePortRange } from '../../src/launcher/process.js';
+import { freePort, freePortRange, isAlive } from '../../src/launcher/process.js';
 import { startRedisCluster, type RunningCluster } from '../../src/launcher/redis-cluster.js';
 import { startRedisServer, type RunningRedis } from '../../src/launcher/redis-server.js';
 import { faultProxy, type FaultProxy } from './fault-proxy.js';
+import { signal } from './pause.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
@@ -59,23 +60,6 @@ export interface ChaosStack {
   restart(p: ChaosProcess): Promise<ChaosProcess>;
   /** stops everything; resolves to what is still running after (nothing, when all went well) */
   stop(): Promise<string[]>;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -168,7 +152,7 @@ export async function startChaosStack(o: {
     );
     for (const s of stops.reverse()) await s().catch(() => undefined);
     const left = [...spawned].filter((c) => c.exitCode === null && c.signalCode === null);
-    const servers = [...nodes.map((n) => n.pid()), ...(pgPid ? [pgPid] : [])].filter(alive);
+    const servers = [...nodes.map((n) => n.pid()), ...(pgPid ? [pgPid] : [])].filter(isAlive);
     return [...left.map((c) => `process ${c.pid}`), ...servers.map((pid) => `server ${pid}`)];
   };
   o.onStop?.(stop);
