@@ -3,7 +3,7 @@
  * deduct (lua/deduct-5.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
-import type { RedisClient } from '../redis/connection.js';
+import { sendNow, type RedisClient } from '../redis/connection.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
@@ -309,8 +309,9 @@ export class Sale {
    */
   private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
     const keys = this.segment({ id: args.productId }, args.segment);
-    const { result, released } = await held.releaseAfter(() =>
-      this.leases.deduct(keys, { ...args, fence: held.fence }),
+    // sent now, not with the turn's batch: the lock is held until this round trip is back
+    const { result, released } = await sendNow(() =>
+      held.releaseAfter(() => this.leases.deduct(keys, { ...args, fence: held.fence })),
     );
     // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
     if (released === 'not-held') {

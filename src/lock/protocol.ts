@@ -3,7 +3,7 @@
  * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
  * protocol; this module only chooses keys and arguments.
  */
-import type { RedisClient } from '../redis/connection.js';
+import { sendNow, type RedisClient } from '../redis/connection.js';
 import type { LockKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { DEFAULT_LOCK_SETTINGS } from './settings.js';
@@ -71,10 +71,16 @@ export function acquire(
   wait = 0,
   inLine = false,
 ): Promise<AcquireReply> {
-  // then() rather than async/await: one promise less on the hottest path
-  return scripts.acquire
-    .run<number[]>(redis, keyList(k, 'line'), [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0])
-    .then(acquireReply);
+  // then() rather than async/await: one promise less on the hottest path; sent at once, not with
+  // the event-loop turn's batch (a lock kept for a woken waiter is idle until this arrives)
+  return sendNow(() =>
+    scripts.acquire.run<number[]>(redis, keyList(k, 'line'), [
+      leaseMs,
+      owner,
+      wait > 0 ? 1 : 0,
+      inLine ? 1 : 0,
+    ]),
+  ).then(acquireReply);
 }
 
 /** Fair mode (first come, first served): the script call; `fairAcquire` in strategies.ts is the strategy over it. Parameters as {@link acquire}. */
@@ -87,15 +93,15 @@ export function acquireFair(
   inLine = false,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<AcquireReply> {
-  return scripts.fairAcquire
-    .run<number[]>(redis, keyList(k, 'fair'), [
+  return sendNow(() =>
+    scripts.fairAcquire.run<number[]>(redis, keyList(k, 'fair'), [
       leaseMs,
       owner,
       wait > 0 ? 1 : 0,
       inLine ? 1 : 0,
       handoffMs,
-    ])
-    .then(acquireReply);
+    ]),
+  ).then(acquireReply);
 }
 
 function releaseReply(r: [number, (number | string)?]): ReleaseReply {
@@ -116,9 +122,14 @@ export function release(
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<ReleaseReply> {
-  return scripts.release
-    .run<[number, (number | string)?]>(redis, keyList(k, 'notice'), [owner, processId, handoffMs])
-    .then(releaseReply);
+  // sent at once: the lock is held until it arrives
+  return sendNow(() =>
+    scripts.release.run<[number, (number | string)?]>(redis, keyList(k, 'notice'), [
+      owner,
+      processId,
+      handoffMs,
+    ]),
+  ).then(releaseReply);
 }
 
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
