@@ -2,11 +2,14 @@
  * The fast path in front of Express (src/http/fast-path.ts) answers exactly as Express does: the
  * same requests go to a process with it (FAST_PATH=true) and one without, and status, headers and
  * body must match (request ids and order ids aside, which differ by construction). The requests it
- * is meant to answer itself are shown not to reach Express there (a probe on Express's entry point).
+ * is meant to answer itself are shown not to reach Express there (a probe on Express's entry point):
+ * purchases in stock and sold out, keyed and replayed, refused for their body or identity, in dev
+ * mode and in jwt mode with rate limits and sale tokens.
  */
 import { randomBytes } from 'node:crypto';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signJwt } from '../src/http/auth.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
@@ -14,6 +17,11 @@ import { useNamespace } from './support/namespace.js';
 const ns = useNamespace();
 let fast: RunningApp;
 let slow: RunningApp;
+/** the same pair in jwt mode, with a per-shopper rate limit and sale tokens */
+let fastJwt: RunningApp;
+let slowJwt: RunningApp;
+const JWT_SECRET = 'a-jwt-secret-for-the-fast-path-test-0123456789';
+const TOKEN_SECRET = 'a-sale-token-secret-for-the-fast-path-test-012345';
 /** request ids Express saw (every app made from here on reports to it) */
 const reachedExpress = new Set<string>();
 
@@ -28,14 +36,31 @@ beforeAll(async () => {
   };
   fast = await startApp(ns.config({ FAST_PATH: 'true' }));
   slow = await startApp(ns.config({ FAST_PATH: 'false' }));
+  const jwt = {
+    AUTH_MODE: 'jwt',
+    JWT_SECRET,
+    RATE_LIMIT_USER: '2/m',
+    SALE_TOKEN_SECRET: TOKEN_SECRET,
+  };
+  fastJwt = await startApp(ns.config({ ...jwt, FAST_PATH: 'true' }));
+  slowJwt = await startApp(ns.config({ ...jwt, FAST_PATH: 'false' }));
 });
 afterAll(async () => {
-  await fast?.close();
-  await slow?.close();
+  for (const app of [fast, slow, fastJwt, slowJwt]) await app?.close();
 });
 
 const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
-const COMPARED = ['content-type', 'content-length', 'retry-after', 'ratelimit', 'ratelimit-policy'];
+const COMPARED = [
+  'content-type',
+  'content-length',
+  'retry-after',
+  'ratelimit',
+  'ratelimit-policy',
+  'location',
+  'idempotent-replayed',
+  'www-authenticate',
+];
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
 interface Seen {
   status: number;
@@ -54,28 +79,36 @@ async function send(
     headers: { 'x-request-id': id, ...o.headers },
     ...(o.body !== undefined && { body: o.body }),
   });
-  const body = (await res.text())
-    .replaceAll(id, '<request-id>')
-    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>');
-  const headers = Object.fromEntries(COMPARED.map((h) => [h, res.headers.get(h)]));
+  const body = (await res.text()).replaceAll(id, '<request-id>').replace(UUID, '<uuid>');
+  const headers = Object.fromEntries(
+    COMPARED.map((h) => [h, res.headers.get(h)?.replace(UUID, '<uuid>') ?? null]),
+  );
   expect(res.headers.get('x-request-id')).toBe(id);
   return { status: res.status, headers, body };
 }
 
 let n = 0;
-/** The same request to both processes: the answers, and whether each reached Express. */
-async function both(o: Parameters<typeof send>[2]) {
+/**
+ * The same request to both processes: the answers, and whether each reached Express. A "*" in a
+ * header's value (the shopper's id) is that side's letter, so each side has a buyer of its own: one
+ * side's purchase must not limit the other's. A header value "jwt:<sub>" is sent as a bearer JWT
+ * signed for <sub> ("*" in it as above).
+ */
+async function both(o: Parameters<typeof send>[2], pair = () => [fast, slow] as const) {
   const i = String(n++).padStart(3, '0');
-  // a buyer of their own on each side ("*" in X-User-Id): one's purchase must not limit the other
-  const side = (x: string) => {
-    const user = o.headers?.['x-user-id'];
-    return user?.endsWith('*')
-      ? { ...o, headers: { ...o.headers, 'x-user-id': `${user.slice(0, -1)}${x}` } }
-      : o;
-  };
+  const side = (x: string) => ({
+    ...o,
+    headers: Object.fromEntries(
+      Object.entries(o.headers ?? {}).map(([k, v]) => [
+        k,
+        v.startsWith('jwt:') ? bearerOf(v.slice(4).replace('*', x)) : v.replace('*', x),
+      ]),
+    ),
+  });
+  const [withFast, withoutFast] = pair();
   const [f, s] = [
-    await send(fast, `fp-f-${i}`, side('f')),
-    await send(slow, `fp-s-${i}`, side('s')),
+    await send(withFast, `fp-f-${i}`, side('f')),
+    await send(withoutFast, `fp-s-${i}`, side('s')),
   ];
   return {
     fast: f,
@@ -84,6 +117,10 @@ async function both(o: Parameters<typeof send>[2]) {
     slowReachedExpress: reachedExpress.has(`fp-s-${i}`),
   };
 }
+
+/** A bearer JWT for `sub` (jwt mode). */
+const bearerOf = (sub: string) =>
+  `Bearer ${signJwt({ sub, exp: Math.floor(Date.now() / 1_000) + 600 }, JWT_SECRET)}`;
 
 const json = (body: unknown, headers: Record<string, string> = {}) => ({
   headers: { 'content-type': 'application/json', ...headers },
@@ -102,7 +139,7 @@ describe('the fast path answers as Express does', () => {
       const res = await fetch(`${fast.url}/admin/products/${p}`, {
         method: 'PUT',
         headers: admin,
-        body: JSON.stringify({ total, strategy: 'lockfree', segments: 1 }),
+        body: JSON.stringify({ total, strategy: 'lockfree', segments: 1, limitPerUser: 5 }),
       });
       expect(res.status).toBe(201);
     }
@@ -130,6 +167,8 @@ describe('the fast path answers as Express does', () => {
     }
   });
 
+  const key = (k: string) => ({ 'idempotency-key': `${k}-${randomBytes(3).toString('hex')}` });
+  const keyOnSale = key('fp-key-on-sale');
   const fastCases: Array<[string, Parameters<typeof send>[2]]> = [
     ['a purchase of a sold-out product', json({ productId: soldOut }, { 'x-user-id': 'fp-a' })],
     ['the same without an identity', json({ productId: soldOut })],
@@ -143,6 +182,40 @@ describe('the fast path answers as Express does', () => {
     ],
     ['GET /healthz', { method: 'GET', path: '/healthz' }],
     ['GET /readyz', { method: 'GET', path: '/readyz' }],
+    ['a product on sale', json({ productId: onSale }, { 'x-user-id': 'fp-d*' })],
+    [
+      'a product on sale, 2 units',
+      json({ productId: onSale, quantity: 2 }, { 'x-user-id': 'fp-d2*' }),
+    ],
+    [
+      'over the per-user limit',
+      json({ productId: onSale, quantity: 9 }, { 'x-user-id': 'fp-d3*' }),
+    ],
+    ['a keyed purchase', json({ productId: onSale }, { 'x-user-id': 'fp-o*', ...keyOnSale })],
+    [
+      'the same key again (a replay)',
+      json({ productId: onSale }, { 'x-user-id': 'fp-o*', ...keyOnSale }),
+    ],
+    [
+      'the same key with another body',
+      json({ productId: onSale, quantity: 2 }, { 'x-user-id': 'fp-o*', ...keyOnSale }),
+    ],
+    [
+      'a keyed purchase of a sold-out product',
+      json({ productId: soldOut }, { 'x-user-id': 'fp-e*', ...key('fp-key-sold') }),
+    ],
+    [
+      'an Idempotency-Key that is not visible ASCII',
+      json({ productId: onSale }, { 'x-user-id': 'fp-p*', 'idempotency-key': 'a b' }),
+    ],
+    ['a body naming the buyer', json({ productId: soldOut, userId: 'fp-f' })],
+    ['a body naming a buyer on sale', json({ productId: onSale, userId: 'fp-q*' })],
+    ['no identity, on sale', json({ productId: onSale })],
+    ['a bad X-User-Id', json({ productId: onSale }, { 'x-user-id': 'bad user!' })],
+    ['an invalid product id', json({ productId: 'bad id!' }, { 'x-user-id': 'fp-i' })],
+    ['an unknown field', json({ productId: soldOut, extra: 1 }, { 'x-user-id': 'fp-j' })],
+    ['quantity 0', json({ productId: onSale, quantity: 0 }, { 'x-user-id': 'fp-r' })],
+    ['an unknown product', json({ productId: 'fp-no-such' }, { 'x-user-id': 'fp-k' })],
   ];
   for (const [what, req] of fastCases) {
     it(`${what}: answered ahead of Express, as Express answers it`, async () => {
@@ -154,12 +227,6 @@ describe('the fast path answers as Express does', () => {
   }
 
   const expressCases: Array<[string, Parameters<typeof send>[2]]> = [
-    ['a product on sale', json({ productId: onSale }, { 'x-user-id': 'fp-d*' })],
-    [
-      'a keyed purchase of a sold-out product',
-      json({ productId: soldOut }, { 'x-user-id': 'fp-e*', 'idempotency-key': 'fp-key-1' }),
-    ],
-    ['a body naming the buyer', json({ productId: soldOut, userId: 'fp-f' })],
     [
       'malformed JSON',
       {
@@ -171,9 +238,10 @@ describe('the fast path answers as Express does', () => {
       'a JSON array',
       { headers: { 'content-type': 'application/json', 'x-user-id': 'fp-h' }, body: '[1]' },
     ],
-    ['an invalid product id', json({ productId: 'bad id!' }, { 'x-user-id': 'fp-i' })],
-    ['an unknown field', json({ productId: soldOut, extra: 1 }, { 'x-user-id': 'fp-j' })],
-    ['an unknown product', json({ productId: 'fp-no-such' }, { 'x-user-id': 'fp-k' })],
+    [
+      'a JSON string',
+      { headers: { 'content-type': 'application/json', 'x-user-id': 'fp-h' }, body: '"x"' },
+    ],
     [
       'text/plain',
       { headers: { 'content-type': 'text/plain', 'x-user-id': 'fp-l' }, body: 'hello' },
@@ -184,6 +252,10 @@ describe('the fast path answers as Express does', () => {
     ],
     ['no body', { headers: { 'x-user-id': 'fp-n' } }],
     ['GET /healthz?x=1', { method: 'GET', path: '/healthz?x=1' }],
+    [
+      'POST /seckill/ (a trailing slash)',
+      { ...json({ productId: onSale }, { 'x-user-id': 'fp-s*' }), path: '/seckill/' },
+    ],
   ];
   for (const [what, req] of expressCases) {
     it(`${what}: Express's answer on both`, async () => {
@@ -192,6 +264,13 @@ describe('the fast path answers as Express does', () => {
       expect(r.slowReachedExpress).toBe(true);
     });
   }
+
+  it('sells exactly what both sides bought: 5 units a side, and the replay sold nothing', async () => {
+    // per side: "a product on sale" (1), "2 units" (2), the keyed purchase (1, replayed once),
+    // "a body naming a buyer on sale" (1): 5 units a side, 10 in all
+    const res = await fetch(`${fast.url}/products/${onSale}`);
+    expect(((await res.json()) as { remaining: number }).remaining).toBe(1_000 - 10);
+  });
 
   it('counts what it answers as Express counts it (/metrics)', async () => {
     const count = async (app: RunningApp) => {
@@ -212,5 +291,95 @@ describe('the fast path answers as Express does', () => {
       expect(after[k]!.refused - before[k]!.refused).toBe(5);
       expect(after[k]!.soldOut - before[k]!.soldOut).toBe(5);
     }
+  });
+});
+
+describe('the fast path answers as Express does, in jwt mode with a rate limit and sale tokens', () => {
+  const onSale = `fpj${randomBytes(3).toString('hex')}`;
+  const gated = `fpt${randomBytes(3).toString('hex')}`;
+  const jwtPair = () => [fastJwt, slowJwt] as const;
+
+  beforeAll(async () => {
+    for (const [p, extra] of [
+      [onSale, {}],
+      [gated, { requireSaleToken: true }],
+    ] as const) {
+      const res = await fetch(`${fastJwt.url}/admin/products/${p}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ total: 100, strategy: 'lockfree', segments: 2, ...extra }),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+    }
+  });
+
+  const cases: Array<[string, () => Parameters<typeof send>[2]]> = [
+    ['no bearer token', () => json({ productId: onSale })],
+    [
+      'a bearer that is not a JWT',
+      () => json({ productId: onSale }, { authorization: 'Bearer x' }),
+    ],
+    [
+      'a JWT signed with another secret',
+      () =>
+        json(
+          { productId: onSale },
+          {
+            authorization: `Bearer ${signJwt({ sub: 'fpj-x', exp: 9_999_999_999 }, 'w'.repeat(40))}`,
+          },
+        ),
+    ],
+    [
+      'a userId in the body',
+      () => json({ productId: onSale, userId: 'fpj-y' }, { authorization: 'jwt:fpj-y*' }),
+    ],
+    [
+      'a first purchase (RateLimit headers)',
+      () => json({ productId: onSale }, { authorization: 'jwt:fpj-a*' }),
+    ],
+    ['a second one', () => json({ productId: onSale }, { authorization: 'jwt:fpj-a*' })],
+    [
+      'a third: over the rate limit',
+      () => json({ productId: onSale }, { authorization: 'jwt:fpj-a*' }),
+    ],
+    [
+      'a gated product without a sale token',
+      () => json({ productId: gated }, { authorization: 'jwt:fpj-b*' }),
+    ],
+    [
+      'a gated product with a bad sale token',
+      () => json({ productId: gated }, { authorization: 'jwt:fpj-c*', 'sale-token': 'nope' }),
+    ],
+  ];
+  for (const [what, req] of cases) {
+    it(`${what}: answered ahead of Express, as Express answers it`, async () => {
+      const r = await both(req(), jwtPair);
+      expect(r.fast).toEqual(r.slow);
+      expect(r.fastReachedExpress).toBe(false);
+    });
+  }
+
+  it('a gated product with a sale token: the same 202 on both', async () => {
+    // a token names its shopper, so each side gets its own from POST /products/:id/sale-token
+    const seen = [];
+    for (const [app, x] of [
+      [fastJwt, 'f'],
+      [slowJwt, 's'],
+    ] as const) {
+      const authorization = bearerOf(`fpj-d${x}`);
+      const issued = await fetch(`${app.url}/products/${gated}/sale-token`, {
+        method: 'POST',
+        headers: { authorization },
+      });
+      expect(issued.status, await issued.clone().text()).toBe(201);
+      const { token } = (await issued.json()) as { token: string };
+      const id = `fp-t${x}-${n++}`;
+      seen.push(
+        await send(app, id, json({ productId: gated }, { authorization, 'sale-token': token })),
+      );
+      expect(reachedExpress.has(id)).toBe(x === 's');
+    }
+    expect(seen[0]!.status).toBe(202);
+    expect(seen[0]).toEqual(seen[1]);
   });
 });

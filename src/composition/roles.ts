@@ -13,6 +13,7 @@ import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
+import { seckill } from '../http/seckill.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
@@ -130,6 +131,17 @@ export async function serveApi(
       this.set(feed.viewers);
     },
   });
+  // POST /seckill's whole answer: Express's route and the fast path in front of it both call it
+  const purchase = seckill({
+    auth,
+    purchase: new PurchaseService({
+      checkout: services.checkout,
+      idempotency: services.idempotency,
+      admission: services.admission,
+      logger: core.logger,
+    }),
+    logger: core.logger,
+  });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -147,12 +159,7 @@ export async function serveApi(
       (app) =>
         mountShop(app, {
           auth,
-          purchase: new PurchaseService({
-            checkout: services.checkout,
-            idempotency: services.idempotency,
-            admission: services.admission,
-            logger: core.logger,
-          }),
+          seckill: purchase,
           products: services.products,
           admission: services.admission,
           logger: core.logger,
@@ -163,9 +170,7 @@ export async function serveApi(
       (app) => mountAdmin(app, { access, products: services.products, queues }),
       (app) => mountOpenApi(app),
     ],
-    ...(config.http.fastPath && {
-      fastPath: { refusal: (id: string) => services.checkout.refusalFromMemory(id) },
-    }),
+    ...(config.http.fastPath && { fastPath: { seckill: purchase } }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.

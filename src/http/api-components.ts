@@ -8,7 +8,7 @@ import * as answers from './api-schemas.js';
 import { loginBody } from './dashboard.js';
 import { payBody } from './orders.js';
 import { webhookBody } from './payment-webhook.js';
-import { purchaseBody } from './shop.js';
+import { purchaseBody } from './seckill.js';
 
 export const SCHEMAS = {
   Problem: answers.problem,

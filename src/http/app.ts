@@ -6,7 +6,7 @@
 import { Gauge } from 'prom-client';
 import type { RequestListener } from 'node:http';
 import express, { type Express, type IRouter } from 'express';
-import type { SaleError } from '../inventory/index.js';
+import proxyaddr from 'proxy-addr';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
@@ -15,6 +15,7 @@ import { fastPath } from './fast-path.js';
 import { Inflight, inflightCap } from './inflight.js';
 import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
+import type { Seckill } from './seckill.js';
 import { accessLog, requestContext, RouteTable } from './request-context.js';
 
 export interface AppParts {
@@ -29,10 +30,10 @@ export interface AppParts {
   /** Feature routes (shop, orders, admin), mounted on the app in this order after the probes. */
   routes?: Array<(app: IRouter) => void>;
   /**
-   * Answer the probes and known sold-out refusals ahead of Express (fast-path.ts); `refusal` is
-   * checkout's answer from memory. Absent: every request goes through Express.
+   * Answer the probes and `POST /seckill` ahead of Express (fast-path.ts), with the same function
+   * the shop's Express route calls. Absent: every request goes through Express.
    */
-  fastPath?: { refusal(productId: string): SaleError | undefined };
+  fastPath?: { seckill: Seckill };
 }
 
 export interface App {
@@ -80,9 +81,19 @@ export function buildApp(parts: AppParts): App {
   for (const mount of parts.routes ?? []) mount(recorded);
   app.use(notFound);
   app.use(errorHandler(parts.logger));
+  const trust = app.get('trust proxy fn') as (addr: string, i: number) => boolean;
   const handler: RequestListener = parts.fastPath
     ? fastPath(
-        { refusal: parts.fastPath.refusal, readiness, inflight, metrics, access },
+        {
+          seckill: parts.fastPath.seckill,
+          // what Express's req.ip reads: the socket's address, or X-Forwarded-For under TRUST_PROXY
+          clientIp: (req) => proxyaddr(req, trust),
+          logger: parts.logger,
+          readiness,
+          inflight,
+          metrics,
+          access,
+        },
         app as unknown as RequestListener,
       )
     : (app as unknown as RequestListener);

@@ -4,6 +4,7 @@
  * the bearer token, throttled per client address by AdminAccess).
  */
 import { createHmac } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Request } from 'express';
 import { errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config/index.js';
@@ -20,7 +21,10 @@ const unauthorized = (detail: string) =>
     headers: { 'WWW-Authenticate': 'Bearer' },
   });
 
-export function bearer(req: Request): string | undefined {
+/** What identity is read from: the request's headers (an Express request, or a bare one). */
+type WithHeaders = Pick<IncomingMessage, 'headers'>;
+
+export function bearer(req: WithHeaders): string | undefined {
   const h = req.headers.authorization;
   if (!h) return undefined;
   const m = /^Bearer ([^\s]+)$/i.exec(h);
@@ -94,7 +98,7 @@ const badUserId = (where: string) =>
  * The shopper's id for this request: at once in dev mode, after the token's check in jwt mode.
  * @throws ProblemError 401 / 400.
  */
-export function shopperId(req: Request, auth: Config['auth']): string | Promise<string> {
+export function shopperId(req: WithHeaders, auth: Config['auth']): string | Promise<string> {
   if (auth.mode === 'dev') {
     const id = req.headers['x-user-id'];
     if (typeof id !== 'string' || id === '') {

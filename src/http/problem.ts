@@ -104,26 +104,66 @@ export function toProblem(err: unknown): ProblemError {
   });
 }
 
+/** A whole answer, for a writer without Express (fast-path.ts) or with it (shop.ts). */
+export interface HttpAnswer {
+  status: number;
+  /** the media type; the writer adds `; charset=utf-8` */
+  contentType: string;
+  headers: Record<string, string>;
+  body: string;
+  /** the problem's code, counted in http_problems_total */
+  problem?: string;
+}
+
+/** The answer of problem `p` to the request at `url`. */
+export function problemAnswer(url: string, requestId: string, p: ProblemError): HttpAnswer {
+  return {
+    status: p.status,
+    contentType: PROBLEM_JSON,
+    headers: p.headers,
+    body: JSON.stringify(problemDocument(url, requestId, p)),
+    problem: p.code,
+  };
+}
+
+interface RequestFacts {
+  requestId: string;
+  method: string;
+  url: string;
+}
+
+/** What the log says of a problem answered: a bug in full, an outage in one line, a 4xx nothing. */
+function logProblem(logger: Logger, problem: ProblemError, err: unknown, r: RequestFacts): void {
+  if (problem.code === 'internal') {
+    logger.error({ err, requestId: r.requestId, method: r.method, url: r.url }, 'request failed');
+  } else if (problem.status >= 500) {
+    // A deliberate 503 (not ready, store unavailable) is an outage, not a bug: one line,
+    // no stack, so a probe every second or a burst of shoppers does not bury the log.
+    const c = problem.cause;
+    const cause =
+      c === undefined ? undefined : `${c instanceof Error ? `${c.name}: ` : ''}${messageOf(c)}`;
+    logger.warn(
+      { requestId: r.requestId, problem: problem.code, detail: problem.detail, cause },
+      'request refused',
+    );
+  }
+}
+
+/** Anything thrown, answered and logged as the error handler does (for a caller without Express). */
+export function errorAnswer(logger: Logger, err: unknown, r: RequestFacts): HttpAnswer {
+  const problem = toProblem(err);
+  logProblem(logger, problem, err, r);
+  return problemAnswer(r.url, r.requestId, problem);
+}
+
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err, req, res, next) => {
     const problem = toProblem(err);
-    const log = logger;
-    if (problem.code === 'internal') {
-      log.error(
-        { err, requestId: req.id, method: req.method, url: req.originalUrl },
-        'request failed',
-      );
-    } else if (problem.status >= 500) {
-      // A deliberate 503 (not ready, store unavailable) is an outage, not a bug: one line,
-      // no stack, so a probe every second or a burst of shoppers does not bury the log.
-      const c = problem.cause;
-      const cause =
-        c === undefined ? undefined : `${c instanceof Error ? `${c.name}: ` : ''}${messageOf(c)}`;
-      log.warn(
-        { requestId: req.id, problem: problem.code, detail: problem.detail, cause },
-        'request refused',
-      );
-    }
+    logProblem(logger, problem, err, {
+      requestId: req.id,
+      method: req.method,
+      url: req.originalUrl,
+    });
     if (res.headersSent) return next(err);
     sendProblem(req, res, problem);
   };

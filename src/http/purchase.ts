@@ -2,7 +2,6 @@
  * `POST /seckill`'s answers: the purchase service's outcome mapped to HTTP. The protocol itself
  * (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
  */
-import type { Request } from 'express';
 import { ProblemError } from '../errors.js';
 import { SaleError } from '../inventory/index.js';
 import type {
@@ -12,7 +11,7 @@ import type {
   StoredResponse,
 } from '../services/index.js';
 import { admissionProblem } from './admission-problems.js';
-import { problemBody, PROBLEM_JSON } from './problem.js';
+import { problemDocument, PROBLEM_JSON } from './problem.js';
 import { saleProblem } from './sale-problems.js';
 
 const accepted = (orderId: string, o: PurchaseOrder): StoredResponse => ({
@@ -27,21 +26,21 @@ const accepted = (orderId: string, o: PurchaseOrder): StoredResponse => ({
   }),
 });
 
-export function refusal(req: Request, err: SaleError | ProblemError): StoredResponse {
-  const problem = err instanceof SaleError ? saleProblem(err) : err;
+function refusal(url: string, requestId: string, err: SaleError): StoredResponse {
+  const problem = saleProblem(err);
   return {
     status: problem.status,
     contentType: PROBLEM_JSON,
     headers: problem.headers,
-    body: JSON.stringify(problemBody(req, problem)),
+    body: JSON.stringify(problemDocument(url, requestId, problem)),
     problem: problem.code,
   };
 }
 
 /** The two answers a purchase stores for replay, written for this request. */
-export const purchaseAnswers = (req: Request): PurchaseAnswers => ({
+export const purchaseAnswers = (url: string, requestId: string): PurchaseAnswers => ({
   accepted,
-  refused: (err) => refusal(req, err),
+  refused: (err) => refusal(url, requestId, err),
 });
 
 /**

@@ -23,7 +23,16 @@ const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
 /** Seconds a client should wait before retrying a 503. */
 const RETRY_AFTER_SECONDS = '1';
 
+/** The problem of each refusal already answered: a refusal made once (sold out) is answered often. */
+const made = new WeakMap<SaleError, ProblemError>();
+
 export function saleProblem(err: SaleError): ProblemError {
+  let p = made.get(err);
+  if (!p) made.set(err, (p = problemOf(err)));
+  return p;
+}
+
+function problemOf(err: SaleError): ProblemError {
   const { status, title } = HTTP[err.code];
   return new ProblemError({
     status,

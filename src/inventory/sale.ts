@@ -108,9 +108,20 @@ export class Sale {
    */
   refusalFromMemory(productId: string): SaleError | undefined {
     const view = this.opts.catalog.known(productId);
-    if (view?.soldOut) return this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
-    return undefined;
+    if (!view?.soldOut) return undefined;
+    this.opts.metrics?.result('sold-out', view.strategy);
+    // one refusal per sold-out product, not one per request: after a sell-out nearly every
+    // request of the crowd is this answer (an error is immutable once made)
+    let known = this.soldOutRefusals.get(view);
+    if (!known) {
+      known = new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+      this.soldOutRefusals.set(view, known);
+    }
+    return known;
   }
+
+  /** the sold-out refusal of each product view (a reseed makes a new view) */
+  private readonly soldOutRefusals = new WeakMap<ProductView, SaleError>();
 
   private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {
     this.opts.metrics?.result(code, view?.strategy ?? 'none');

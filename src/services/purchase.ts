@@ -33,8 +33,8 @@ export interface PurchaseCall {
   quantity: number;
   /** who is buying: asked only once the cheap guard let the request through */
   buyer: () => string | Promise<string>;
-  /** the client address, for the per-address rate limit */
-  ip: string;
+  /** the client address, for the per-address rate limit (asked only when a limit applies) */
+  ip: () => string;
   saleToken?: string | undefined;
   /** a validated Idempotency-Key, if the client sent one */
   idempotencyKey?: string | undefined;
@@ -90,7 +90,7 @@ export class PurchaseService {
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limit('seckill', userId, call.ip);
+        const limited = await admission.limit('seckill', userId, call.ip());
         if (limited.refusal) return { kind: 'admission-refused', refusal: limited.refusal };
         rate = limited.state;
       }

@@ -1,0 +1,130 @@
+/**
+ * `POST /seckill` without a framework: the parsed JSON body, the headers and the client address
+ * in, the whole answer out (status, headers, body), errors included. Express's route (shop.ts)
+ * and the fast path in front of Express (fast-path.ts) both call it, so a purchase is answered
+ * the same way on either; the fast path saves Express's middleware stack on the busiest route.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { z } from 'zod';
+import type { Config } from '../config/index.js';
+import { ProblemError } from '../errors.js';
+import { ID_PATTERN } from '../ids.js';
+import type { Logger } from '../log.js';
+import { rateLimitHeaders, type PurchaseService } from '../services/index.js';
+import { shopperId } from './auth.js';
+import { errorAnswer, type HttpAnswer } from './problem.js';
+import { outcomeProblem, purchaseAnswers } from './purchase.js';
+import { parseOr400 } from './validation.js';
+
+/** Largest quantity one request may ask for (the per-user limit is usually far lower). */
+export const MAX_QUANTITY = 1_000;
+
+export const purchaseBody = z.strictObject({
+  productId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`),
+  quantity: z.number().int().min(1).max(MAX_QUANTITY).optional(),
+  /** dev auth mode only: who is buying (else the X-User-Id header) */
+  userId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`).optional(),
+});
+
+/** Visible ASCII, as the draft's examples; bounded so it cannot bloat Redis. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The Idempotency-Key header, validated. @throws ProblemError 400 */
+function idempotencyKeyHeader(value: string | string[] | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !IDEMPOTENCY_KEY.test(value)) {
+    throw new ProblemError({
+      status: 400,
+      code: 'invalid-idempotency-key',
+      title: 'Invalid Idempotency-Key',
+      detail: 'Idempotency-Key must be 1-255 visible ASCII characters',
+    });
+  }
+  return value;
+}
+
+/** What a purchase request is, to either caller. */
+export interface SeckillRequest {
+  /** the request's URL as sent (a problem's `instance`) */
+  url: string;
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  /** the client's address (after TRUST_PROXY): read only when a rate limit needs it */
+  ip: () => string;
+  /** the parsed JSON body; undefined when none was sent */
+  body: unknown;
+}
+
+export type Seckill = (r: SeckillRequest) => Promise<HttpAnswer>;
+
+/**
+ * The purchase body, validated, and who is buying (asked only when needed: a known sold-out
+ * product is refused before identity).
+ * @throws ProblemError 400 (no body, bad body, a userId in the body outside dev auth mode)
+ */
+export function parsePurchase(r: Pick<SeckillRequest, 'body' | 'headers'>, auth: Config['auth']) {
+  if (r.body === undefined) {
+    throw new ProblemError({
+      status: 400,
+      code: 'invalid-request',
+      title: 'Invalid purchase',
+      detail: 'send a JSON body { "productId": "...", "quantity"?: 1 }',
+    });
+  }
+  const body = parseOr400(purchaseBody, r.body, 'purchase');
+  let buyer = (): string | Promise<string> => shopperId(r, auth);
+  if (body.userId !== undefined) {
+    if (auth.mode !== 'dev') {
+      throw new ProblemError({
+        status: 400,
+        code: 'invalid-request',
+        title: 'Invalid purchase',
+        detail: 'userId: the shopper comes from the bearer token; do not send it in the body',
+      });
+    }
+    const given = body.userId;
+    if (r.headers['x-user-id'] === undefined) buyer = () => given;
+  }
+  return { body, buyer };
+}
+
+export function seckill(deps: {
+  auth: Config['auth'];
+  purchase: PurchaseService;
+  logger: Logger;
+}): Seckill {
+  return async (r) => {
+    const context = { requestId: r.requestId, method: 'POST', url: r.url };
+    try {
+      const { body, buyer } = parsePurchase(r, deps.auth);
+      const saleToken = r.headers['sale-token'];
+      const outcome = await deps.purchase.purchase(
+        {
+          productId: body.productId,
+          quantity: body.quantity ?? 1,
+          buyer,
+          ip: r.ip,
+          saleToken: typeof saleToken === 'string' ? saleToken : undefined,
+          idempotencyKey: idempotencyKeyHeader(r.headers['idempotency-key']),
+        },
+        purchaseAnswers(r.url, r.requestId),
+      );
+      const rate = outcome.rate ? rateLimitHeaders(outcome.rate) : undefined;
+      if (outcome.kind !== 'answer') {
+        const a = errorAnswer(deps.logger, outcomeProblem(outcome), context);
+        return rate ? { ...a, headers: { ...rate, ...a.headers } } : a;
+      }
+      const a = outcome.response;
+      const headers = { ...rate, ...(outcome.replayed && { 'Idempotent-Replayed': 'true' }) };
+      return {
+        status: a.status,
+        contentType: a.contentType,
+        headers: a.headers ? { ...headers, ...a.headers } : headers,
+        body: a.body,
+        ...(a.problem !== undefined && { problem: a.problem }),
+      };
+    } catch (err) {
+      return errorAnswer(deps.logger, err, context);
+    }
+  };
+}
