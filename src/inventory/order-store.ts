@@ -133,7 +133,7 @@ export class OrderStore {
 
   // -- spill claims (sweeper)
 
-  /** The segment's open spill claims by buyer; a claim that does not decode is null. */
+  /** The segment's open spill claims by buyer. @throws on a field that is not a claim */
   async claims(productId: string, segment: number): Promise<Array<[string, SpillClaim | null]>> {
     const raw = await this.redis.hgetall(this.keys.segment(productId, segment).claims);
     return Object.entries(raw).map(([userId, claim]) => [userId, decodeClaim(claim)]);
