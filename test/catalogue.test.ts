@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  OrderStore,
   mintOrderId,
   orderProductNumber,
   readMeta,
@@ -16,7 +17,7 @@ import {
 } from '../src/inventory/index.js';
 import { TOUCH_LEASE_MS } from '../src/inventory/activity-timing.js';
 import { deduct } from '../src/inventory/protocol.js';
-import { sweep } from '../src/orders/index.js';
+import { OrdersRepository, sweep } from '../src/orders/index.js';
 import { countCommands, type CommandCount } from '../src/redis/command-count.js';
 import { createRedisClient, type RedisClient } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
@@ -58,9 +59,8 @@ async function cost(fn: () => Promise<unknown>): Promise<number> {
 
 const sweepOnce = () =>
   sweep({
-    redis: probe,
-    keys,
-    db: s.rt.db,
+    store: new OrderStore(probe, keys),
+    rows: new OrdersRepository(s.rt.db),
     queue: s.queue,
     // nothing is old enough to re-enqueue: these tests are about which products are read
     minAgeMs: 600_000,

@@ -11,13 +11,12 @@ import calculateSlot from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readProductState } from '../src/inventory/index.js';
 import { homeSegment } from '../src/inventory/layout.js';
-import { reconcile } from '../src/orders/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { startTestCluster, type TestCluster } from './support/cluster.js';
 import { useNamespace } from './support/namespace.js';
-import { stackProcess, type StackProcess } from './support/orders.js';
+import { reconcileOver, stackProcess, type StackProcess } from './support/orders.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -204,7 +203,10 @@ describe('durable mode, a master killed -9 mid-sale, the launcher supervising th
       60_000,
       500,
     );
-    const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
+    const report = await reconcileOver(
+      { redis: worker.rt.redis, keys, db: worker.rt.db },
+      productId,
+    );
     expect(report).toMatchObject({ ok: true, lostWrites: [] });
   });
 });

@@ -13,13 +13,12 @@ import calculateSlot from 'cluster-key-slot';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeMarker } from '../src/inventory/records/marker.js';
 import { homeSegment } from '../src/inventory/layout.js';
-import { reconcile } from '../src/orders/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { startTestCluster, type TestCluster } from './support/cluster.js';
 import { useNamespace } from './support/namespace.js';
-import { orderCount, stackProcess, type StackProcess } from './support/orders.js';
+import { orderCount, reconcileOver, stackProcess, type StackProcess } from './support/orders.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -186,7 +185,10 @@ describe('a master fails over to its replica during a sale', () => {
       60_000,
     );
     expect(await unpersisted(productId, acked)).toEqual([]);
-    const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
+    const report = await reconcileOver(
+      { redis: worker.rt.redis, keys, db: worker.rt.db },
+      productId,
+    );
     expect(report!.ok).toBe(false);
     expect(new Set(report!.lostWrites.map((l) => l.orderId))).toEqual(lost);
   });
@@ -205,7 +207,10 @@ describe('a master fails over to its replica during a sale', () => {
       60_000,
     );
     expect(await unpersisted(productId, acked)).toEqual([]);
-    const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
+    const report = await reconcileOver(
+      { redis: worker.rt.redis, keys, db: worker.rt.db },
+      productId,
+    );
     expect(report).toMatchObject({ ok: true, remaining: 0, persisted: 300, lostWrites: [] });
   });
 });

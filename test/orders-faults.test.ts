@@ -8,17 +8,17 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/index.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { seedProduct } from '../src/inventory/index.js';
-import { reconcile } from '../src/orders/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { runCli, waitFor } from './support/cli.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import {
   orderCount,
+  reconcileOver,
   stackProcess,
+  type StackProcess,
   waitForDrainedOutbox,
   waitForRows,
-  type StackProcess,
 } from './support/orders.js';
 import { freePort } from './support/ports.js';
 import { startTestPostgres, startTestRedis, tempDir } from './support/servers.js';
@@ -101,7 +101,7 @@ describe('a worker SIGKILLed mid-batch', () => {
     await waitForRows(api.rt.db, productId, 3_000, 60_000);
     await waitForDrainedOutbox(api, productId);
     expect(await orderCount(api.rt.db, productId)).toEqual({ rows: 3_000, users: 3_000 });
-    expect((await reconcile({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!.ok).toBe(
+    expect((await reconcileOver({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!.ok).toBe(
       true,
     );
   });
@@ -195,9 +195,9 @@ describe('PostgreSQL down for 10 s in the middle of a sale', () => {
     await waitForRows(node.rt.db, productId, 1_500, 60_000);
     await waitForDrainedOutbox(node, productId);
     expect(await orderCount(node.rt.db, productId)).toEqual({ rows: 1_500, users: 1_500 });
-    expect((await reconcile({ redis: node.rt.redis, keys, db: node.rt.db }, productId))!.ok).toBe(
-      true,
-    );
+    expect(
+      (await reconcileOver({ redis: node.rt.redis, keys, db: node.rt.db }, productId))!.ok,
+    ).toBe(true);
   });
 });
 
@@ -244,7 +244,7 @@ describe('Redis restarted (AOF) in the middle of a sale', () => {
     await waitForRows(worker.rt.db, productId, 800, 60_000);
     await waitForDrainedOutbox(api, productId);
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 800, users: 800 });
-    const report = (await reconcile({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!;
+    const report = (await reconcileOver({ redis: api.rt.redis, keys, db: api.rt.db }, productId))!;
     expect(report).toMatchObject({ ok: true, remaining: 0, persisted: 800 });
   });
 });

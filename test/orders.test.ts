@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedProduct } from '../src/inventory/index.js';
-import { readOutbox } from '../src/orders/outbox.js';
-import { reconcile } from '../src/orders/index.js';
+import { readOutbox } from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { waitFor } from './support/cli.js';
 import { barrier, sleep } from './support/locks.js';
@@ -10,10 +9,11 @@ import { useNamespace } from './support/namespace.js';
 import {
   orderCount,
   outboxPending,
+  reconcileOver,
   stackProcess,
+  type StackProcess,
   waitForDrainedOutbox,
   waitForRows,
-  type StackProcess,
 } from './support/orders.js';
 
 const ns = useNamespace();
@@ -58,7 +58,7 @@ describe('every sale becomes exactly one order row', () => {
     await waitForRows(worker.rt.db, productId, 1_000);
     await waitForDrainedOutbox(api[0]!, productId);
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1_000, users: 1_000 });
-    const report = (await reconcile(deps(), productId))!;
+    const report = (await reconcileOver(deps(), productId))!;
     expect(report).toMatchObject({
       ok: true,
       total: 1_000,
@@ -101,7 +101,7 @@ describe('every sale becomes exactly one order row', () => {
     await sleep(1_500); // several more sweeps: nothing is persisted twice
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1, users: 1 });
     expect(await outboxPending(api[0]!, productId)).toBe(0);
-    expect((await reconcile(deps(), productId))!.ok).toBe(true);
+    expect((await reconcileOver(deps(), productId))!.ok).toBe(true);
   });
 
   it('the same order enqueued twice, and again after its job was removed, is one row', async () => {
@@ -185,7 +185,7 @@ describe('every sale becomes exactly one order row', () => {
     expect(await redis.hget(home.buyers, 'sold')).toBe(`1:${soldId}`);
     expect(await redis.hget(home.buyers, 'lost')).toBeNull();
     await waitForRows(worker.rt.db, productId, 1, 20_000);
-    expect((await reconcile(deps(), productId))!).toMatchObject({
+    expect((await reconcileOver(deps(), productId))!).toMatchObject({
       ok: true,
       remaining: 3,
       persisted: 1,
@@ -204,7 +204,7 @@ describe('every sale becomes exactly one order row', () => {
       await sleep(300);
       // a pause between the Redis cut and the PostgreSQL read lets later sales get persisted
       const hooks = { beforeDbRead: () => sleep(150) };
-      for (let i = 0; i < 6; i++) reports.push((await reconcile(deps(), productId, hooks))!);
+      for (let i = 0; i < 6; i++) reports.push((await reconcileOver(deps(), productId, hooks))!);
     } finally {
       selling = false;
       await Promise.all(buyers);
@@ -217,11 +217,11 @@ describe('every sale becomes exactly one order row', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 4, segments: 2, strategy: 'lockfree' });
     await api[0]!.buy(productId, 'f1');
-    expect((await reconcile(deps(), productId))!.ok).toBe(true);
+    expect((await reconcileOver(deps(), productId))!.ok).toBe(true);
     const redis = api[0]!.rt.redis;
     const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
     for (const n of nodes) await n.script('FLUSH');
-    const report = (await reconcile(deps(), productId))!;
+    const report = (await reconcileOver(deps(), productId))!;
     expect(report.problems).toEqual([]);
     expect(report.remaining + report.pending + report.persisted).toBe(4);
   });
@@ -232,7 +232,7 @@ describe('every sale becomes exactly one order row', () => {
     await api[0]!.buy(productId, 'r1');
     await waitForRows(worker.rt.db, productId, 1, 20_000);
     await api[0]!.rt.redis.hincrby(keys.segment(productId, 0).state, 'stock', -1); // a unit vanishes
-    const report = (await reconcile(deps(), productId))!;
+    const report = (await reconcileOver(deps(), productId))!;
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([
       'segment 0: seeded 3 != stock 1 + sold 1 - returned 0',

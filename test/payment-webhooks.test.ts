@@ -5,12 +5,12 @@
  * Webhooks redelivery answered as the first one was, changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reconcile } from '../src/orders/index.js';
 import { signStandardWebhook, signWebhook, verifyWebhook } from '../src/http/webhook-signature.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { newProduct, newUser, paymentClient, problemOf } from './support/payments.js';
+import { reconcileOver } from './support/orders.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'webhooks-test-secret-long-enough-0123456789';
@@ -60,7 +60,7 @@ describe('the buyer cannot pay by themselves', () => {
     expect(intent.orderId).toBe(orderId);
     expect((await orderOf(orderId, u)).status).toBe('awaiting_payment');
     expect((await rowOf(orderId))?.status).toBe('awaiting_payment');
-    const report = (await reconcile(app.rt, p))!;
+    const report = (await reconcileOver(app.rt, p))!;
     expect(report.held.paid).toBe(0);
   });
 
@@ -139,7 +139,7 @@ describe('Seckill-Signature', () => {
     expect((await hook('{"type":')).status).toBe(400);
     const noIntent = await hook({ type: 'payment.succeeded', orderId, paymentId: 'wh-3' });
     expect(noIntent.status).toBe(400);
-    expect((await reconcile(app.rt, p))!.problems).toEqual([]);
+    expect((await reconcileOver(app.rt, p))!.problems).toEqual([]);
   });
 
   it('is off (503) without PAYMENT_WEBHOOK_SECRET', async () => {
@@ -246,10 +246,10 @@ describe('Standard Webhooks', () => {
     expect(fresh.status).toBe(200);
     await waitFor(
       'outboxes drained',
-      async () => (await reconcile(app.rt, p))!.pending === 0,
+      async () => (await reconcileOver(app.rt, p))!.pending === 0,
       20_000,
     );
-    const report = (await reconcile(app.rt, p))!;
+    const report = (await reconcileOver(app.rt, p))!;
     expect(report.problems).toEqual([]);
     expect(report.held.paid).toBe(2);
   });

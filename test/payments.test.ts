@@ -4,13 +4,14 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expiryJobId, returnUnits, reconcile, sweepPayments } from '../src/orders/index.js';
+import { expiryJobId, returnUnits, sweepPayments } from '../src/orders/index.js';
 import { restock } from '../src/inventory/index.js';
 import { paymentWindowDeps } from '../src/composition/roles.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor as waitForMs } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { newProduct, newUser, paymentClient, problemOf } from './support/payments.js';
+import { reconcileOver } from './support/orders.js';
 
 const ns = useNamespace();
 const waitFor = <T>(what: string, probe: () => Promise<T>, timeoutMs = 20_000) =>
@@ -47,7 +48,7 @@ const rowsOf = (productId: string) =>
     .execute();
 
 async function reconciled(productId: string) {
-  const r = (await reconcile(app.rt, productId))!;
+  const r = (await reconcileOver(app.rt, productId))!;
   expect(r.problems).toEqual([]);
   return r;
 }
@@ -143,7 +144,7 @@ describe('start paying, the provider pays, the buyer cancels', () => {
     expect(answers.filter((a) => a === 200)).toHaveLength(n);
     const rows = await rowsOf(p);
     expect(rows.filter((r) => r.status === 'paid')).toHaveLength(n);
-    await waitFor('outboxes drained', async () => (await reconcile(app.rt, p))!.pending === 0);
+    await waitFor('outboxes drained', async () => (await reconcileOver(app.rt, p))!.pending === 0);
     expect((await reconciled(p)).held.paid).toBe(n);
   });
 

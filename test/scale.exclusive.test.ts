@@ -14,14 +14,13 @@ import { homeSegment } from '../src/inventory/layout.js';
 import { createInventory } from '../src/inventory/index.js';
 import { assertPortFree } from '../src/launcher/process.js';
 import { startRedisCluster } from '../src/launcher/redis-cluster.js';
-import { reconcile } from '../src/orders/index.js';
 import { createCluster } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { moveSlot, startTestCluster, type TestCluster } from './support/cluster.js';
 import { useNamespace } from './support/namespace.js';
-import { stackProcess, waitForRows, type StackProcess } from './support/orders.js';
+import { reconcileOver, stackProcess, type StackProcess, waitForRows } from './support/orders.js';
 import { replyLosingProxy } from './support/proxy.js';
 import { binDirs, tempDir } from './support/servers.js';
 
@@ -285,7 +284,10 @@ describe('a shard goes away mid-sale', () => {
       true,
     );
     await waitForRows(worker.rt.db, productId, 60);
-    const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
+    const report = await reconcileOver(
+      { redis: worker.rt.redis, keys, db: worker.rt.db },
+      productId,
+    );
     expect(report).toMatchObject({ ok: true, remaining: 0, persisted: 60, persistedOrders: 60 });
   });
 });
@@ -322,7 +324,10 @@ describe('resharding under load', () => {
       expect(count(answers, 202) + 1).toBe(240);
       expect(count(answers, 409)).toBe(480 - 239);
       await waitForRows(worker.rt.db, productId, 240);
-      const report = await reconcile({ redis: worker.rt.redis, keys, db: worker.rt.db }, productId);
+      const report = await reconcileOver(
+        { redis: worker.rt.redis, keys, db: worker.rt.db },
+        productId,
+      );
       expect(report).toMatchObject({ ok: true, remaining: 0, persistedOrders: 240 });
     });
   }

@@ -106,7 +106,7 @@ async function main() {
         });
         progress(`${variant}: ${bots} bots hammer, ${shoppers} shoppers arrive over 2 s`);
         const o = await sale(url, productId, startsAt, { stock, bots, shoppers });
-        const r = (await reconcile(rt, productId))!;
+        const r = (await reconcile({ store: rt.orderStore, rows: rt.orderRows }, productId))!;
         outcomes.push({
           variant,
           stock,

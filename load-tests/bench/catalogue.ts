@@ -55,18 +55,30 @@ interface Code {
   label: string;
   root: string;
   lookup(redis: Redis, db: Db): { find(id: string, reader: object): Promise<unknown> };
-  sweep(deps: object): Promise<unknown>;
+  sweep(deps: { redis: Redis; db: Db }): Promise<unknown>;
 }
 
 async function codeAt(root: string, label: string): Promise<Code> {
   const services = await import(join(root, 'src', 'services', 'index.ts'));
   const orders = await import(join(root, 'src', 'orders', 'index.ts'));
+  const inventory = await import(join(root, 'src', 'inventory', 'index.ts'));
   const K = (await import(join(root, 'src', 'redis', 'keys.ts'))).Keys;
   return {
     label,
     root,
     lookup: (redis, db) => new services.OrderLookup({ redis, keys: new K(PREFIX), db }),
-    sweep: (deps) => orders.sweep({ ...deps, keys: new K(PREFIX) }),
+    // a checkout whose sweeper takes ports (OrderStore, OrdersRepository), or an older one
+    // that takes the connections
+    sweep: (deps) =>
+      orders.sweep(
+        inventory.OrderStore
+          ? {
+              ...deps,
+              store: new inventory.OrderStore(deps.redis, new K(PREFIX)),
+              rows: new orders.OrdersRepository(deps.db),
+            }
+          : { ...deps, keys: new K(PREFIX) },
+      ),
   };
 }
 

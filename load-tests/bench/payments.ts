@@ -237,7 +237,7 @@ async function main() {
       if (next !== undefined) waits.push(next - back);
     }
     waits.sort((a, b) => a - b);
-    const report = (await reconcile(rt, productId))!;
+    const report = (await reconcile({ store: rt.orderStore, rows: rt.orderRows }, productId))!;
 
     const figures = {
       bench: 'payments',

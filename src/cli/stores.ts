@@ -3,9 +3,9 @@
  * with one line naming what it tried and what to do, instead of a client library's retry error
  * and its stack frames.
  */
-import { sql } from 'kysely';
 import type { Core } from '../composition/core.js';
 import { redactText, redactUrl, type Config } from '../config/index.js';
+import { pingDb } from '../db/index.js';
 import { messageOf } from '../errors.js';
 import { pingRedis } from '../redis/connection.js';
 import { ExitError } from './output.js';
@@ -66,7 +66,7 @@ export async function assertStoresAnswer(core: Core, stores: Store[]): Promise<v
     const check =
       store === 'redis'
         ? pingRedis(core.redis).then(() => undefined)
-        : sql`select 1`.execute(core.db).then(() => undefined);
+        : pingDb(core.db).then(() => undefined);
     try {
       await within(waitMs, check);
     } catch (err) {

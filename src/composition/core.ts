@@ -6,8 +6,9 @@
 import type { Config } from '../config/index.js';
 import { createDb, pingDb, type Db } from '../db/index.js';
 import type { ReadinessCheck } from '../http/health.js';
-import { createInventory, type Inventory } from '../inventory/index.js';
+import { createInventory, OrderStore, type Inventory } from '../inventory/index.js';
 import { Lifecycle } from '../lifecycle.js';
+import { OrdersRepository } from '../orders/index.js';
 import type { Logger } from '../log.js';
 import { createRegistry, type Registry } from '../metrics.js';
 import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
@@ -27,6 +28,10 @@ export interface Core {
   products: Products;
   orders: OrderLookup;
   readiness: ReadinessCheck[];
+  /** the Redis side of order persistence (outboxes, claims, returns, reconciliation reads) */
+  orderStore: OrderStore;
+  /** the order rows */
+  orderRows: OrdersRepository;
   /** A new connection for BullMQ (each Queue and Worker needs its own; closed at shutdown). */
   bullConnection(name: string): RedisClient;
 }
@@ -99,6 +104,8 @@ export function createCore(
       { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },
     ],
+    orderStore: new OrderStore(redis, keys, inventory.replicaWait),
+    orderRows: new OrdersRepository(db),
     bullConnection(name) {
       const connection = createRedisClient(config.redis, { name, role: 'bullmq', logger });
       lifecycle.add(name, () => closeRedis(connection));

@@ -23,8 +23,8 @@ import {
   createOrderWorker,
   createUpkeepQueue,
   createUpkeepWorker,
-  findOrder,
   OrderSubmitter,
+  PaymentRepository,
   registerOrderGauges,
   runUpkeep,
   type PaymentWindowDeps,
@@ -75,7 +75,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
       orders: submitter,
       redis: core.redis,
       keys: core.keys,
-      orderPersisted: async (id) => (await findOrder(core.db, id)) !== undefined,
+      orderPersisted: async (id) => (await core.orderRows.findOrder(id)) !== undefined,
       voidTtlSeconds: c.sale.idempotencyTtlSeconds,
     }),
     products: core.products,
@@ -239,11 +239,10 @@ export async function serveWorkerProbes(core: Core): Promise<Server | undefined>
 }
 
 /** What closing an order and returning its units needs (worker and API alike). */
-export function paymentWindowDeps(core: Core): PaymentWindowDeps {
+export function paymentWindowDeps(core: Core): PaymentWindowDeps & { rows: PaymentRepository } {
   return {
-    db: core.db,
-    redis: core.redis,
-    keys: core.keys,
+    rows: new PaymentRepository(core.db),
+    units: core.orderStore,
     catalog: core.inventory.catalog,
     returnFreesLimit: core.config.payments.returnFreesLimit,
     logger: core.logger,
@@ -262,9 +261,8 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   const worker = createOrderWorker({
     connection: core.bullConnection('seckill-worker'),
     prefix: core.config.redis.queuePrefix,
-    db: core.db,
-    redis: core.redis,
-    keys: core.keys,
+    rows: core.orderRows,
+    outbox: core.orderStore,
     concurrency: c.workerConcurrency,
     batchSize: c.workerBatchSize,
     lockMs: c.workerLockMs,
@@ -281,7 +279,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     registers: [core.registry],
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
-  registerOrderGauges({ registry: core.registry, queue, redis: core.redis, keys: core.keys });
+  registerOrderGauges({ registry: core.registry, queue, products: core.orderStore });
   // waits for the batches in hand; a batch cut short by a crash is redelivered instead
   core.lifecycle.add('order worker', () => worker.close());
   exitWhenBullInitFails(core)(worker, 'order worker');
@@ -313,15 +311,13 @@ async function startUpkeep(
     sweep: () =>
       runUpkeep(
         {
-          redis: core.redis,
-          keys: core.keys,
-          db: core.db,
+          store: core.orderStore,
+          rows: core.orderRows,
           queue,
           minAgeMs: c.sweepMinAgeMs,
           claimTtlMs: core.config.sale.claimTtlMs,
           batchSize: c.workerBatchSize,
           logger: core.logger,
-          replicaWait: core.inventory.replicaWait,
         },
         paymentWindow,
       ),

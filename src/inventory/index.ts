@@ -142,3 +142,11 @@ export function createInventory(opts: InventoryOptions): Inventory {
     },
   };
 }
+export {
+  clearOutbox,
+  OrderStore,
+  readOutbox,
+  streamIdMs,
+  type ReturnedOrder,
+} from './order-store.js';
+export type { SegmentSnapshot } from './segment-snapshot.js';

@@ -7,9 +7,7 @@
  */
 import type { Queue } from 'bullmq';
 import { Gauge, type Registry } from 'prom-client';
-import { readProductStates } from '../inventory/index.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
+import type { ProductState } from '../inventory/index.js';
 import { boundedRead } from '../metrics.js';
 
 /** Active products read per scrape (archived sales are left out; a scrape must stay cheap). */
@@ -20,10 +18,10 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as 
 export function registerOrderGauges(opts: {
   registry: Registry;
   queue: Queue;
-  redis: RedisClient;
-  keys: Keys;
+  /** the products as they stand (inventory's OrderStore) */
+  products: { productStates(max: number): Promise<ProductState[]> };
 }): void {
-  const { registry, queue, redis, keys } = opts;
+  const { registry, queue } = opts;
   new Gauge({
     name: 'seckill_queue_jobs',
     help: 'Jobs of the order queue by state (persist batches, expiries, the sweeper); the same in every worker: aggregate with max',
@@ -46,7 +44,7 @@ export function registerOrderGauges(opts: {
   const products = () =>
     (reading ??= boundedRead(
       (async () => {
-        const states = await readProductStates({ redis, keys }, MAX_PRODUCTS);
+        const states = await opts.products.productStates(MAX_PRODUCTS);
         return states.map((s) => ({
           productId: s.productId,
           backlog: s.segments.reduce((a, seg) => a + seg.pending, 0),

@@ -1,9 +1,10 @@
 /**
- * Order persistence: the outbox of each segment, the BullMQ order queue and the API side's
- * batching submitter, the worker and its sweeper, the order rows, and reconciliation. The
+ * Order persistence: the BullMQ order queue and the API side's batching submitter, the worker
+ * and its sweeper, the payment window, and reconciliation. Each module declares the storage it
+ * needs as a small port: the SQL is in the repositories (`*repository.ts`), the Redis behind
+ * inventory's OrderStore; only BullMQ's queue and worker take a Redis connection. The
  * composition root wires them per process role.
  */
-export { clearOutbox, readOutbox } from './outbox.js';
 export {
   closeOrder,
   expireOrder,
@@ -12,22 +13,25 @@ export {
   sweepPayments,
   type CloseOutcome,
   type PaymentWindowDeps,
+  type PaymentWindowRows,
   type PayOutcome,
   type Settlement,
+  type UnitReturns,
 } from './payment-window.js';
+export { PaymentRepository } from './payment-window-repository.js';
 export {
   findIntent,
   INTENT_ID,
   newIntentId,
   startPaymentIntent,
   type StartOutcome,
-} from './payment-intents.js';
+} from './payment-intents-repository.js';
 export {
   deliverOnce,
   DELIVERY_RETENTION_HOURS,
   pruneDeliveries,
   type DeliveryAnswer,
-} from './webhook-deliveries.js';
+} from './webhook-deliveries-repository.js';
 export {
   batchJobId,
   expiryJobId,
@@ -47,10 +51,25 @@ export {
   PERSIST_JOB_OPTIONS,
 } from './queue.js';
 export { registerOrderGauges } from './gauges.js';
-export { reconcile, type ReconcileReport } from './reconcile.js';
-export { findOrder, insertOrders, ordersOf, payBy, persistedBySegment } from './repository.js';
+export { reconcile, type ReconcileReport, type ReconcileSources } from './reconcile.js';
+export {
+  findOrder,
+  insertOrders,
+  ordersOf,
+  OrdersRepository,
+  payBy,
+  persistedBySegment,
+  type OrderRow,
+  type PaymentIntentRow,
+} from './repository.js';
 export { runUpkeep } from './upkeep.js';
-export { sweep, SWEEP_STEP_MS, type SweepDeps, type SweepReport } from './sweeper.js';
+export {
+  sweep,
+  SWEEP_STEP_MS,
+  type SweepDeps,
+  type SweepReport,
+  type SweepStore,
+} from './sweeper.js';
 export {
   cappedBackoff,
   createOrderWorker,

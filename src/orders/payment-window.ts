@@ -6,21 +6,35 @@
  * records the order so a retry (a job run twice, the sweep after a crash) returns them once; the
  * row's restocked_at says the return is done.
  */
-import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
-import type { OrderRow } from '../db/schema.js';
-import { releaseMarker, restock, type Catalog } from '../inventory/index.js';
+import type { Catalog, ReturnedOrder } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { findIntent } from './payment-intents.js';
-import { pruneDeliveries } from './webhook-deliveries.js';
-import { findOrder } from './repository.js';
+import type { OrderRow } from './repository.js';
+
+/** The SQL this module needs (payment-window-repository.ts). */
+export interface PaymentWindowRows {
+  markPaid(s: Settlement): Promise<OrderRow | 'payment-used' | undefined>;
+  close(
+    orderId: string,
+    to: 'cancelled' | 'expired',
+    userId?: string,
+  ): Promise<OrderRow | undefined>;
+  markRestocked(orderId: string): Promise<void>;
+  overdueIds(graceMs: number, limit: number): Promise<string[]>;
+  unreturned(graceMs: number, limit: number): Promise<OrderRow[]>;
+  findOrder(id: string): Promise<OrderRow | undefined>;
+  findIntent(id: string): Promise<{ order_id: string } | undefined>;
+  pruneDeliveries(): Promise<number>;
+}
+
+/** The Redis this module needs (inventory's OrderStore): a closed order's units go back. */
+export interface UnitReturns {
+  restock(o: ReturnedOrder): Promise<{ code: string }>;
+  releaseMarker(o: ReturnedOrder): Promise<unknown>;
+}
 
 export interface PaymentWindowDeps {
-  db: Db;
-  redis: RedisClient;
-  keys: Keys;
+  rows: PaymentWindowRows;
+  units: UnitReturns;
   /** tells every API process the units are back (sold-out views cleared) */
   catalog: Pick<Catalog, 'announceRestock'>;
   /** the buyer-limit policy: a returned order no longer counts against its buyer's limit */
@@ -29,8 +43,8 @@ export interface PaymentWindowDeps {
 }
 
 /** The order's row; undefined when there is none, or it is not `userId`'s (when given). */
-async function orderAsSeenBy(db: Db, orderId: string, userId: string | undefined) {
-  const row = await findOrder(db, orderId);
+async function orderAsSeenBy(rows: PaymentWindowRows, orderId: string, userId?: string) {
+  const row = await rows.findOrder(orderId);
   return row && (userId === undefined || row.user_id === userId) ? row : undefined;
 }
 
@@ -46,7 +60,7 @@ export type PayOutcome =
 /** What the provider's verified notice says was paid. */
 export interface Settlement {
   orderId: string;
-  /** the intent the buyer started (payment-intents.ts): it names the one order it may pay */
+  /** the intent the buyer started (payment-intents-repository.ts): the one order it may pay */
   intentId: string;
   /** the provider's id of the payment */
   paymentId: string;
@@ -58,35 +72,15 @@ export interface Settlement {
  * again answers the same result. Only the signed webhook calls this; no buyer can.
  */
 export async function payOrder(
-  deps: Pick<PaymentWindowDeps, 'db'>,
+  deps: Pick<PaymentWindowDeps, 'rows'>,
   s: Settlement,
 ): Promise<PayOutcome> {
-  let row: OrderRow | undefined;
-  try {
-    row = await deps.db
-      .updateTable('orders')
-      .set({ status: 'paid', payment_id: s.paymentId, closed_at: sql`now()` })
-      .where('id', '=', s.orderId)
-      .where('status', '=', 'awaiting_payment')
-      .where('pay_by', '>', sql<Date>`now()`)
-      .where(({ exists, selectFrom }) =>
-        exists(
-          selectFrom('payment_intents')
-            .select('id')
-            .where('payment_intents.id', '=', s.intentId)
-            .where('payment_intents.order_id', '=', s.orderId),
-        ),
-      )
-      .returningAll()
-      .executeTakeFirst();
-  } catch (err) {
-    if ((err as { code?: string }).code === '23505') return { code: 'payment-used' };
-    throw err;
-  }
+  const row = await deps.rows.markPaid(s);
+  if (row === 'payment-used') return { code: 'payment-used' };
   if (row) return { code: 'paid', order: row, replayed: false };
-  const intent = await findIntent(deps.db, s.intentId);
+  const intent = await deps.rows.findIntent(s.intentId);
   if (!intent || intent.order_id !== s.orderId) return { code: 'unknown-intent' };
-  const current = (await findOrder(deps.db, s.orderId))!;
+  const current = (await deps.rows.findOrder(s.orderId))!;
   if (current.status === 'paid' && current.payment_id === s.paymentId) {
     return { code: 'paid', order: current, replayed: true };
   }
@@ -109,20 +103,12 @@ export async function closeOrder(
   to: 'cancelled' | 'expired',
   userId?: string,
 ): Promise<CloseOutcome> {
-  const row = await deps.db
-    .updateTable('orders')
-    .set({ status: to, closed_at: sql`now()` })
-    .where('id', '=', orderId)
-    .where('status', '=', 'awaiting_payment')
-    .$if(to === 'expired', (q) => q.where('pay_by', '<=', sql<Date>`now()`))
-    .$if(userId !== undefined, (q) => q.where('user_id', '=', userId!))
-    .returningAll()
-    .executeTakeFirst();
+  const row = await deps.rows.close(orderId, to, userId);
   if (row) {
     await returnUnits(deps, row);
     return { code: 'closed', order: row };
   }
-  const current = await orderAsSeenBy(deps.db, orderId, userId);
+  const current = await orderAsSeenBy(deps.rows, orderId, userId);
   return current ? { code: 'conflict', order: current } : { code: 'not-found' };
 }
 
@@ -132,20 +118,21 @@ export async function closeOrder(
  * the sweep may run it again for a row a crash left without restocked_at.
  */
 export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promise<void> {
-  const order = { epoch: row.epoch, orderId: row.id, quantity: row.quantity, userId: row.user_id };
-  const r = await restock(deps.redis, deps.keys.segment(row.product_id, row.segment), order);
-  if (deps.returnFreesLimit) {
-    await releaseMarker(deps.redis, deps.keys.segment(row.product_id, row.home_segment), order);
-  }
+  const order: ReturnedOrder = {
+    productId: row.product_id,
+    segment: row.segment,
+    homeSegment: row.home_segment,
+    epoch: row.epoch,
+    orderId: row.id,
+    quantity: row.quantity,
+    userId: row.user_id,
+  };
+  const r = await deps.units.restock(order);
+  if (deps.returnFreesLimit) await deps.units.releaseMarker(order);
   if (r.code !== 'stale-epoch') {
     await deps.catalog.announceRestock(row.product_id, row.epoch, row.segment);
   }
-  await deps.db
-    .updateTable('orders')
-    .set({ restocked_at: sql`now()` })
-    .where('id', '=', row.id)
-    .where('restocked_at', 'is', null)
-    .execute();
+  await deps.rows.markRestocked(row.id);
   deps.logger?.debug({ orderId: row.id, status: row.status, restock: r.code }, 'units returned');
 }
 
@@ -161,27 +148,14 @@ export async function sweepPayments(
   deps: PaymentWindowDeps,
   graceMs: number,
 ): Promise<{ expired: number; returned: number }> {
-  const overdue = await deps.db
-    .selectFrom('orders')
-    .select('id')
-    .where('status', '=', 'awaiting_payment')
-    .where('pay_by', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
-    .limit(SWEEP_BATCH)
-    .execute();
+  const overdue = await deps.rows.overdueIds(graceMs, SWEEP_BATCH);
   let expired = 0;
-  for (const { id } of overdue) {
+  for (const id of overdue) {
     if ((await closeOrder(deps, id, 'expired')).code === 'closed') expired++;
   }
-  const unreturned = await deps.db
-    .selectFrom('orders')
-    .selectAll()
-    .where('status', 'in', ['cancelled', 'expired'])
-    .where('restocked_at', 'is', null)
-    .where('closed_at', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
-    .limit(SWEEP_BATCH)
-    .execute();
+  const unreturned = await deps.rows.unreturned(graceMs, SWEEP_BATCH);
   for (const row of unreturned) await returnUnits(deps, row);
-  await pruneDeliveries(deps.db);
+  await deps.rows.pruneDeliveries();
   if (expired || unreturned.length) {
     deps.logger?.info(
       { expired, returned: unreturned.length },

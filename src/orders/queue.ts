@@ -5,6 +5,7 @@
  * gets through is harmless (the insert is idempotent).
  */
 import { Queue, type JobsOptions } from 'bullmq';
+// BullMQ takes an ioredis connection to build its own: the one storage import here
 import type { RedisClient } from '../redis/connection.js';
 import type { Logger } from '../log.js';
 import {

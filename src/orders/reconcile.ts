@@ -17,23 +17,37 @@
  * different moments): while sales happen during the reconciliation they cover only the orders
  * sold before it began, and the report says `live: true`.
  */
-import type { RedisClient } from '../redis/connection.js';
-import { execByNode } from '../redis/batch.js';
-import { loadScripts, registerScripts } from '../redis/scripts.js';
-import type { Db } from '../db/index.js';
 import {
-  decodeClaim,
-  decodeMarker,
-  decodeOutboxEntry,
-  queueOutboxCut,
-  readMeta,
   splitStock,
-  type StreamEntry,
+  streamIdMs,
+  type ProductMeta,
+  type SegmentSnapshot,
+  type SoldOrder,
 } from '../inventory/index.js';
-import type { Keys } from '../redis/keys.js';
-import { streamIdMs, timeReplyMs } from '../redis/time.js';
-import type { SoldOrder } from '../inventory/index.js';
-import { ordersOf } from './repository.js';
+import type { OrderRow } from './repository.js';
+
+/** What reconciliation reads: Redis through inventory's OrderStore, the rows through the repository. */
+export interface ReconcileSources {
+  store: {
+    readMeta(productId: string): Promise<ProductMeta | null>;
+    /** one segment's cut, read atomically (segment-snapshot.ts) */
+    segmentSnapshot(productId: string, segment: number): Promise<SegmentSnapshot>;
+    lastOutboxIds(productId: string, segments: number): Promise<string[]>;
+  };
+  rows: {
+    ordersOf(
+      productId: string,
+      epoch: number,
+    ): Promise<
+      Array<
+        Pick<
+          OrderRow,
+          'id' | 'user_id' | 'quantity' | 'segment' | 'outbox_id' | 'status' | 'restocked_at'
+        >
+      >
+    >;
+  };
+}
 
 export interface ReconcileReport {
   productId: string;
@@ -69,12 +83,12 @@ export interface ReconcileReport {
 const MAX_LISTED = 20;
 
 export async function reconcile(
-  deps: { redis: RedisClient; keys: Keys; db: Db },
+  deps: ReconcileSources,
   productId: string,
   /** test hook: runs between reading Redis and reading PostgreSQL (widens the race window) */
   hooks: { beforeDbRead?: () => Promise<unknown> } = {},
 ): Promise<ReconcileReport | null> {
-  const meta = await readMeta(deps, productId);
+  const meta = await deps.store.readMeta(productId);
   if (!meta) return null;
   const { epoch, segments } = meta;
   const problems: string[] = [];
@@ -101,25 +115,10 @@ export async function reconcile(
   /** each segment's seeded units */
   const shares = splitStock(meta.total, segments);
   for (let seg = 0; seg < segments; seg++) {
-    const k = deps.keys.segment(productId, seg);
-    registerScripts(deps.redis);
-    const read = () => {
-      const tx = deps.redis
-        .multi()
-        .hmget(k.state, 'stock', 'epoch', 'sold', 'returned')
-        .hgetall(k.buyers)
-        .hgetall(k.claims)
-        .xrange(k.outbox, '-', '+')
-        .time()
-        .hgetall(k.returned);
-      return queueOutboxCut(tx, k.outbox).exec();
-    };
-    // every reply is a value: readRetried throws a failed one
-    const r = await readRetried(deps.redis, read);
-    if (!r) throw new Error('reconcile: MULTI aborted');
-    cut.push(r[6]![1] as string);
-    startedMs = Math.min(startedMs, timeReplyMs(r[4]![1] as [string, string]));
-    const [stock, segEpoch, sold, returned] = r[0]![1] as Array<string | null>;
+    const snap = await deps.store.segmentSnapshot(productId, seg);
+    cut.push(snap.cut);
+    startedMs = Math.min(startedMs, snap.atMs);
+    const { stock, epoch: segEpoch, sold, returned } = snap.state;
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
     remaining += Number(stock ?? 0);
@@ -131,32 +130,26 @@ export async function reconcile(
         `segment ${seg}: seeded ${share} != stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
       );
     }
-    for (const [id, units] of Object.entries(r[5]![1] as Record<string, string>)) {
-      returnedOrders.set(id, Number(units));
-    }
-    for (const [user, raw] of Object.entries(r[1]![1] as Record<string, string>)) {
-      const marker = decodeMarker(raw)!;
+    for (const [id, units] of snap.returnedOrders) returnedOrders.set(id, units);
+    for (const [user, marker] of snap.markers) {
       markerUnits.set(user, marker.units);
       for (const id of marker.orderIds) marked.set(id, user);
     }
-    for (const [user, raw] of Object.entries(r[2]![1] as Record<string, string>)) {
-      claimed.set(decodeClaim(raw)!.orderId, user);
-    }
-    for (const e of r[3]![1] as StreamEntry[]) {
-      const o = decodeOutboxEntry(e);
+    for (const [user, claim] of snap.claims) claimed.set(claim.orderId, user);
+    for (const o of snap.outbox) {
       if (o.epoch === epoch) outbox.set(o.orderId, o);
     }
   }
 
   await hooks.beforeDbRead?.();
-  const all = await ordersOf(deps.db, productId, epoch);
+  const all = await deps.rows.ordersOf(productId, epoch);
   const rows: typeof all = [];
   const afterCut = new Set<string>();
   for (const r of all) {
     if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
     else afterCut.add(r.id);
   }
-  const newest = await lastIds(deps, productId, segments);
+  const newest = await deps.store.lastOutboxIds(productId, segments);
   const live = newest.some((id, i) => id !== cut[i]);
   const rowById = new Map(all.map((r) => [r.id, r]));
   /** orderId -> what a segment lost of it (see ReconcileReport.lostWrites) */
@@ -281,53 +274,9 @@ export async function reconcile(
   };
 }
 
-/** A transaction refused for a reason that a moment fixes (a failover, a slot moving). */
-const PASSING = /NOSCRIPT|EXECABORT|MOVED|ASK|TRYAGAIN|CLUSTERDOWN/;
-
-/**
- * Runs a read-only MULTI, again (at most twice more) when a failover or a slot move refused it.
- * A node without the script (a promoted replica's cache is empty) gets the scripts loaded:
- * inside a MULTI, ioredis cannot fall back from EVALSHA to EVAL.
- */
-async function readRetried(
-  redis: RedisClient,
-  read: () => Promise<Array<[Error | null, unknown]> | null>,
-): Promise<Array<[Error | null, unknown]> | null> {
-  for (let attempt = 1; ; attempt++) {
-    let failed: Error | undefined;
-    let r: Awaited<ReturnType<typeof read>> = null;
-    try {
-      r = await read();
-      failed = r?.find(([err]) => err)?.[0] ?? undefined;
-    } catch (err) {
-      failed = err as Error;
-    }
-    if (!failed || attempt === 3 || !PASSING.test(failed.message)) {
-      if (failed) throw failed;
-      return r;
-    }
-    if (/NOSCRIPT/.test(failed.message)) await loadScripts(redis);
-    await new Promise((res) => setTimeout(res, 100 * attempt));
-  }
-}
-
 /** `ms-seq` stream ids compared as numbers. */
 function compareIds(a: string, b: string): number {
   const [am, as] = a.split('-').map(Number) as [number, number];
   const [bm, bs] = b.split('-').map(Number) as [number, number];
   return am !== bm ? am - bm : as - bs;
-}
-
-async function lastIds(
-  deps: { redis: RedisClient; keys: Keys },
-  productId: string,
-  segments: number,
-) {
-  const outboxes = Array.from(
-    { length: segments },
-    (_, seg) => deps.keys.segment(productId, seg).outbox,
-  );
-  registerScripts(deps.redis);
-  const replies = await execByNode(deps.redis, outboxes, (k) => k, queueOutboxCut);
-  return replies.map(([id]) => id as string);
 }

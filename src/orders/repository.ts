@@ -1,8 +1,13 @@
-/** Order rows in PostgreSQL: plain functions taking `db` first. */
+/**
+ * Order rows in PostgreSQL: plain functions taking `db` first, and the same as a repository
+ * object (OrdersRepository) for the modules that take a port instead of a connection.
+ */
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { OrderRow } from '../db/schema.js';
 import type { SoldOrder } from '../inventory/index.js';
+
+export type { OrderRow, PaymentIntentRow } from '../db/schema.js';
 
 /** The row's unique `idempotency_key`, `<product>:<epoch>:<orderId>`: the same deduct always yields the same key (not the client's Idempotency-Key). */
 export const orderRowKey = (o: SoldOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
@@ -64,4 +69,26 @@ export async function persistedBySegment(
     .groupBy('segment')
     .execute();
   return new Map(rows.map((r) => [r.segment, Number(r.units)]));
+}
+
+/** The order rows of one database (or one transaction). */
+export class OrdersRepository {
+  constructor(protected readonly db: Db) {}
+
+  /** @returns how many rows were new */
+  insertOrders(orders: readonly SoldOrder[]): Promise<number> {
+    return insertOrders(this.db, orders);
+  }
+
+  findOrder(id: string): Promise<OrderRow | undefined> {
+    return findOrder(this.db, id);
+  }
+
+  ordersOf(productId: string, epoch: number) {
+    return ordersOf(this.db, productId, epoch);
+  }
+
+  persistedBySegment(productId: string, epoch: number): Promise<Map<number, number>> {
+    return persistedBySegment(this.db, productId, epoch);
+  }
 }

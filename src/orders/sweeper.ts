@@ -7,41 +7,51 @@
  * is up and that have no work left: its cost follows the sales under way, not the catalogue.
  */
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../redis/connection.js';
-import type { Db } from '../db/index.js';
-import {
-  activeProducts,
-  archiveIfUntouched,
-  claimSettle,
-  decodeClaim,
-  readMeta,
-  ReplicaLagError,
-  type ReplicaWait,
-} from '../inventory/index.js';
+import { ReplicaLagError, type SoldOrder, type SpillClaim } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Keys } from '../redis/keys.js';
-import { serverNowMs } from '../redis/time.js';
 import { storeOutage, withinDeadline } from '../outages.js';
-import { readOutbox } from './outbox.js';
-import type { SoldOrder } from '../inventory/index.js';
 import { JOB, sweptBatchJobId, type PersistJob } from './jobs.js';
-import { findOrder } from './repository.js';
 
-export interface SweepDeps {
-  redis: RedisClient;
-  keys: Keys;
-  db: Db;
-  queue: Queue;
-  minAgeMs: number;
-  claimTtlMs: number;
-  batchSize: number;
-  logger?: Logger;
+/** The Redis a sweep reads and settles (inventory's OrderStore). */
+export interface SweepStore {
+  serverNowMs(): Promise<number>;
+  activeProducts(): Promise<Array<{ productId: string; until: number }>>;
+  readMeta(productId: string): Promise<{ maxSegments: number } | null>;
+  archiveIfUntouched(productId: string, until: number): Promise<boolean>;
+  readOutbox(
+    productId: string,
+    segment: number,
+    range?: { until?: string; count?: number },
+  ): Promise<SoldOrder[]>;
+  outboxLength(productId: string, segment: number): Promise<number>;
+  claims(productId: string, segment: number): Promise<Array<[string, SpillClaim | null]>>;
+  settleClaim(
+    productId: string,
+    homeSegment: number,
+    userId: string,
+    orderId: string,
+    outcome: 'finalise' | 'release',
+  ): Promise<{ code: string }>;
   /**
    * Durable mode: outbox entries are handed on only once the replicas hold them. A sale that
    * answered 503 because its replicas were slow is still in the outbox; persisting it before a
    * replica has it would let a failover sell its units twice.
    */
-  replicaWait?: ReplicaWait | undefined;
+  readonly durable: boolean;
+  masterOf(productId: string, segment: number): string | undefined;
+  markReplicated(productId: string, segment: number, now: number): Promise<void>;
+  confirmReplicated(productId: string, segment: number): Promise<void>;
+}
+
+export interface SweepDeps {
+  store: SweepStore;
+  /** the order rows (repository.ts) */
+  rows: { findOrder(id: string): Promise<unknown> };
+  queue: Queue;
+  minAgeMs: number;
+  claimTtlMs: number;
+  batchSize: number;
+  logger?: Logger;
 }
 
 export interface SweepReport {
@@ -93,16 +103,16 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     archived: 0,
     unreachable: [],
   };
-  const now = await step(serverNowMs(deps.redis), 'server time');
+  const now = await step(deps.store.serverNowMs(), 'server time');
   /** masters whose replicas did not confirm this sweep: their other segments wait a sweep */
   const lagging = new Set<string>();
-  for (const { productId, until } of await step(activeProducts(deps), 'active products')) {
-    const segments = (await step(readMeta(deps, productId), 'meta'))?.maxSegments ?? 0;
+  for (const { productId, until } of await step(deps.store.activeProducts(), 'active products')) {
+    const segments = (await step(deps.store.readMeta(productId), 'meta'))?.maxSegments ?? 0;
     // its time is up: archived below if no segment has work (each read after `now`)
     const due = until < now;
     let idle = due;
     for (let seg = 0; seg < segments; seg++) {
-      const master = deps.replicaWait?.masterOf(deps.keys.segment(productId, seg).replicated);
+      const master = deps.store.masterOf(productId, seg);
       try {
         if (master && lagging.has(master)) throw new ReplicaLagError(`${master} lags`);
         if (await sweepSegment(deps, report, { productId, seg, segments, now, due })) idle = false;
@@ -114,7 +124,7 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
         idle = false;
       }
     }
-    if (idle && (await step(archiveIfUntouched(deps, productId, until), 'archive')))
+    if (idle && (await step(deps.store.archiveIfUntouched(productId, until), 'archive')))
       report.archived++;
   }
   if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
@@ -134,14 +144,14 @@ async function sweepSegment(
   at: { productId: string; seg: number; segments: number; now: number; due: boolean },
 ): Promise<boolean> {
   const { productId, seg, segments, now } = at;
-  const k = deps.keys.segment(productId, seg);
-  if (deps.replicaWait) {
+  const { store } = deps;
+  if (store.durable) {
     // entries written before this write are replicated once this write is
-    await step(deps.redis.set(k.replicated, String(now), 'PX', 86_400_000), 'replication mark');
-    await step(deps.replicaWait.confirm(k.replicated), 'replica wait');
+    await step(store.markReplicated(productId, seg, now), 'replication mark');
+    await step(store.confirmReplicated(productId, seg), 'replica wait');
   }
   const stale = await step(
-    readOutbox(deps.redis, deps.keys, productId, seg, {
+    store.readOutbox(productId, seg, {
       until: String(now - deps.minAgeMs),
       count: MAX_PER_SEGMENT,
     }),
@@ -151,14 +161,13 @@ async function sweepSegment(
     const batch = stale.slice(i, i + deps.batchSize);
     if (await step(enqueueSwept(deps.queue, batch), 'enqueue')) report.reenqueued += batch.length;
   }
-  const claims = await step(deps.redis.hgetall(k.claims), 'claims');
-  for (const [userId, raw] of Object.entries(claims)) {
-    const claim = decodeClaim(raw);
+  const claims = await step(store.claims(productId, seg), 'claims');
+  for (const [userId, claim] of claims) {
     if (!claim || now - claim.at < deps.claimTtlMs) continue;
     const { orderId } = claim;
     const sold = await step(orderExists(deps, productId, segments, orderId), 'claim order');
     const r = await step(
-      claimSettle(deps.redis, k, userId, orderId, sold ? 'finalise' : 'release'),
+      store.settleClaim(productId, seg, userId, orderId, sold ? 'finalise' : 'release'),
       'claim settle',
     );
     if (r.code !== 'settled') continue;
@@ -169,8 +178,8 @@ async function sweepSegment(
   if (!at.due) return true;
   return (
     stale.length > 0 ||
-    Object.keys(claims).length > 0 ||
-    (await step(deps.redis.xlen(k.outbox), 'outbox length')) > 0
+    claims.length > 0 ||
+    (await step(store.outboxLength(productId, seg), 'outbox length')) > 0
   );
 }
 
@@ -186,8 +195,8 @@ async function orderExists(
   orderId: string,
 ): Promise<boolean> {
   for (let seg = 0; seg < segments; seg++) {
-    const entries = await readOutbox(deps.redis, deps.keys, productId, seg);
+    const entries = await deps.store.readOutbox(productId, seg);
     if (entries.some((e) => e.orderId === orderId)) return true;
   }
-  return (await findOrder(deps.db, orderId)) !== undefined;
+  return (await deps.rows.findOrder(orderId)) !== undefined;
 }

@@ -6,15 +6,13 @@
  * schedule, apart, so a stuck sweep never holds a slot persistence needs.
  */
 import { Worker, type Job, type Queue } from 'bullmq';
-import type { RedisClient } from '../redis/connection.js';
-import type { Db } from '../db/index.js';
+import type { SoldOrder } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Keys } from '../redis/keys.js';
 import { withinDeadline } from '../outages.js';
-import { clearOutbox } from './outbox.js';
+// BullMQ builds its own blocking connections from an ioredis one: the one storage import here
+import type { RedisClient } from '../redis/connection.js';
 import { JOB, ORDER_QUEUE, UPKEEP_QUEUE, type ExpireJob, type PersistJob } from './jobs.js';
 import { scheduleExpiries } from './queue.js';
-import { insertOrders } from './repository.js';
 
 /** Capped exponential backoff: 250 ms, 500 ms, ... at most 10 s between attempts. */
 export function cappedBackoff(attemptsMade: number): number {
@@ -25,12 +23,13 @@ export function cappedBackoff(attemptsMade: number): number {
 const EXPIRE_MS = 15_000;
 
 export interface OrderWorkerOptions {
+  /** BullMQ's connection (its own: a worker blocks on it) */
   connection: RedisClient;
   prefix: string;
-  db: Db;
-  /** command connection for outbox deletes */
-  redis: RedisClient;
-  keys: Keys;
+  /** the order rows (repository.ts) */
+  rows: { insertOrders(orders: readonly SoldOrder[]): Promise<number> };
+  /** the outboxes (inventory's OrderStore) */
+  outbox: { clearOutbox(orders: readonly SoldOrder[]): Promise<void> };
   concurrency: number;
   batchSize: number;
   lockMs: number;
@@ -48,14 +47,14 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     let inserted = 0;
     for (let i = 0; i < orders.length; i += opts.batchSize) {
       const chunk = orders.slice(i, i + opts.batchSize);
-      inserted += await insertOrders(opts.db, chunk);
+      inserted += await opts.rows.insertOrders(chunk);
       // every awaiting order of the chunk, new or not: a redelivered batch must not lose its
       // expiries (the same order is one job)
       const awaiting = chunk.filter((o) => o.payWithinSeconds > 0);
       if (awaiting.length > 0 && opts.queue) await scheduleExpiries(opts.queue, awaiting);
       // Only after the rows are committed: a crash in between leaves them in the outbox, and
       // the redelivery inserts nothing new.
-      await clearOutbox(opts.redis, opts.keys, chunk);
+      await opts.outbox.clearOutbox(chunk);
     }
     opts.onPersisted?.(inserted, orders.length);
     return { inserted, orders: orders.length };

@@ -1,22 +1,21 @@
 /**
  * Paying and cancelling orders of a sale with a payment window. The buyer STARTS a payment (a
- * payment intent bound to the order, orders/payment-intents.ts) and may cancel; only the payment
+ * payment intent bound to the order, orders/payment-intents-repository.ts) and may cancel; only the payment
  * provider's verified webhook settles an intent, which marks its order paid. PostgreSQL's
  * conditional transition is the one arbiter (orders/payment-window.ts); an order still only in its
  * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
-import type { Db } from '../db/index.js';
-import type { OrderRow, PaymentIntentRow } from '../db/schema.js';
+import type { SoldOrder } from '../inventory/index.js';
 import {
   closeOrder,
-  deliverOnce,
-  findOrder,
-  insertOrders,
   payOrder,
-  startPaymentIntent,
   type DeliveryAnswer,
+  type OrderRow,
+  type PaymentIntentRow,
   type PaymentWindowDeps,
+  type PaymentWindowRows,
   type Settlement,
+  type StartOutcome,
 } from '../orders/index.js';
 import { rowView, type OrderLookup, type OrderView } from './orders.js';
 
@@ -63,9 +62,20 @@ function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }
   return { code: 'conflict', state, order: rowView(row) };
 }
 
+/** The SQL payments need beyond the window's (orders' PaymentRepository). */
+export interface PaymentRecords extends PaymentWindowRows {
+  startIntent(orderId: string, userId: string): Promise<StartOutcome>;
+  insertOrders(orders: readonly SoldOrder[]): Promise<number>;
+  /** runs `handle` once per webhook delivery, in a transaction (`tx`: the rows inside it) */
+  deliverOnce(
+    webhookId: string,
+    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
+  ): Promise<DeliveryAnswer & { replayed: boolean }>;
+}
+
 export class Payments {
   constructor(
-    private readonly deps: PaymentWindowDeps,
+    private readonly deps: PaymentWindowDeps & { rows: PaymentRecords },
     private readonly lookup: Pick<OrderLookup, 'pendingSale'>,
   ) {}
 
@@ -76,7 +86,7 @@ export class Payments {
   async start(orderId: string, userId: string): Promise<StartPaymentOutcome> {
     const held = await this.persistPending(orderId, userId);
     if (held) return held;
-    const r = await startPaymentIntent(this.deps.db, orderId, userId);
+    const r = await this.deps.rows.startIntent(orderId, userId);
     if (r.code === 'started') {
       return { code: 'started', intent: intentView(r.intent), created: r.created };
     }
@@ -85,10 +95,10 @@ export class Payments {
 
   /**
    * The provider's verified notice that an intent was paid: marks its order paid (the arbiter
-   * against expiry and cancel). `db`: a transaction to run in (the webhook's delivery record).
+   * against expiry and cancel). `rows`: a transaction's to run in (the webhook's delivery record).
    */
-  async settle(s: Settlement, db: Db = this.deps.db): Promise<PaymentOutcome> {
-    const r = await payOrder({ db }, s);
+  async settle(s: Settlement, rows: PaymentWindowRows = this.deps.rows): Promise<PaymentOutcome> {
+    const r = await payOrder({ rows }, s);
     if (r.code === 'paid') return { code: 'ok', order: rowView(r.order), replayed: r.replayed };
     if (r.code === 'conflict') return conflictOf(r.order);
     return r;
@@ -97,9 +107,9 @@ export class Payments {
   /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
   once(
     webhookId: string,
-    handle: (db: Db) => Promise<DeliveryAnswer>,
+    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
   ): Promise<DeliveryAnswer & { replayed: boolean }> {
-    return deliverOnce(this.deps.db, webhookId, handle);
+    return this.deps.rows.deliverOnce(webhookId, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */
@@ -123,14 +133,14 @@ export class Payments {
     orderId: string,
     userId: string,
   ): Promise<Extract<PaymentOutcome, { code: 'not-found' | 'settling' }> | undefined> {
-    const persisted = async () => (await findOrder(this.deps.db, orderId)) !== undefined;
+    const persisted = async () => (await this.deps.rows.findOrder(orderId)) !== undefined;
     if (await persisted()) return undefined;
     const sale = await this.lookup.pendingSale(orderId, userId);
     // The worker commits a row before it deletes the outbox entry: gone from the outbox means
     // persisted in between, or never sold.
     if (!sale) return (await persisted()) ? undefined : { code: 'not-found' };
     if ('settling' in sale) return { code: 'settling' };
-    await insertOrders(this.deps.db, [sale]);
+    await this.deps.rows.insertOrders([sale]);
     return undefined;
   }
 }

@@ -5,6 +5,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Db } from '../db/index.js';
 import {
+  OrderStore,
   readProductState,
   seedProduct,
   type Catalog,
@@ -12,7 +13,12 @@ import {
   type SeedResult,
   type SeedSpec,
 } from '../inventory/index.js';
-import { persistedBySegment, reconcile, type ReconcileReport } from '../orders/index.js';
+import {
+  OrdersRepository,
+  persistedBySegment,
+  reconcile,
+  type ReconcileReport,
+} from '../orders/index.js';
 import type { Keys } from '../redis/keys.js';
 
 export interface ProductsDeps {
@@ -53,6 +59,10 @@ export class Products {
 
   /** null when never seeded. */
   reconcile(productId: string): Promise<ReconcileReport | null> {
-    return reconcile(this.deps, productId);
+    const { redis, keys, db } = this.deps;
+    return reconcile(
+      { store: new OrderStore(redis, keys), rows: new OrdersRepository(db) },
+      productId,
+    );
   }
 }

@@ -5,8 +5,11 @@ import type { Db } from '../../src/db/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
 import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
 import type { SoldOrder } from '../../src/inventory/index.js';
-import { readProductState, SaleError } from '../../src/inventory/index.js';
+import { OrderStore, readProductState, SaleError } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
+import { OrdersRepository, reconcile } from '../../src/orders/index.js';
+import type { RedisClient } from '../../src/redis/connection.js';
+import type { Keys } from '../../src/redis/keys.js';
 import { waitFor } from './cli.js';
 
 export interface StackProcess {
@@ -83,5 +86,18 @@ export function waitForDrainedOutbox(s: StackProcess, productId: string, timeout
     `outbox of ${productId} drained`,
     async () => (await outboxPending(s, productId)) === 0,
     timeoutMs,
+  );
+}
+
+/** Reconciles `productId` over these connections (a process's, or a test's own probe). */
+export function reconcileOver(
+  c: { redis: RedisClient; keys: Keys; db: Db },
+  productId: string,
+  hooks?: Parameters<typeof reconcile>[2],
+): ReturnType<typeof reconcile> {
+  return reconcile(
+    { store: new OrderStore(c.redis, c.keys), rows: new OrdersRepository(c.db) },
+    productId,
+    hooks,
   );
 }

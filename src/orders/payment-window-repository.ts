@@ -1,0 +1,131 @@
+/**
+ * The SQL of the payment window (payment-window.ts decides, this file only speaks to
+ * PostgreSQL): the conditional transitions that arbitrate pay / cancel / expire on PostgreSQL's
+ * clock, the restocked_at mark, the sweep's reads, and, for the payments service, the intents
+ * and webhook deliveries. One object per database or per transaction (`deliverOnce` hands its
+ * handler one bound to the delivery's transaction).
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/index.js';
+import type { OrderRow, PaymentIntentRow } from '../db/schema.js';
+import { findIntent, startPaymentIntent, type StartOutcome } from './payment-intents-repository.js';
+import { OrdersRepository } from './repository.js';
+import {
+  deliverOnce,
+  pruneDeliveries,
+  type DeliveryAnswer,
+} from './webhook-deliveries-repository.js';
+
+export class PaymentRepository extends OrdersRepository {
+  constructor(db: Db) {
+    super(db);
+  }
+
+  /**
+   * awaiting_payment -> paid, while pay_by is ahead on PostgreSQL's clock and the intent is
+   * this order's. @returns the paid row; `payment-used` when that provider payment id already
+   * paid another order (the unique key); undefined when the transition did not apply.
+   */
+  async markPaid(s: {
+    orderId: string;
+    intentId: string;
+    paymentId: string;
+  }): Promise<OrderRow | 'payment-used' | undefined> {
+    try {
+      return await this.db
+        .updateTable('orders')
+        .set({ status: 'paid', payment_id: s.paymentId, closed_at: sql`now()` })
+        .where('id', '=', s.orderId)
+        .where('status', '=', 'awaiting_payment')
+        .where('pay_by', '>', sql<Date>`now()`)
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('payment_intents')
+              .select('id')
+              .where('payment_intents.id', '=', s.intentId)
+              .where('payment_intents.order_id', '=', s.orderId),
+          ),
+        )
+        .returningAll()
+        .executeTakeFirst();
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505') return 'payment-used';
+      throw err;
+    }
+  }
+
+  /**
+   * awaiting_payment -> cancelled | expired (an expiry only from pay_by on, PostgreSQL's clock;
+   * `userId`: only that buyer's order). @returns the closed row; undefined when it did not apply.
+   */
+  close(
+    orderId: string,
+    to: 'cancelled' | 'expired',
+    userId?: string,
+  ): Promise<OrderRow | undefined> {
+    return this.db
+      .updateTable('orders')
+      .set({ status: to, closed_at: sql`now()` })
+      .where('id', '=', orderId)
+      .where('status', '=', 'awaiting_payment')
+      .$if(to === 'expired', (q) => q.where('pay_by', '<=', sql<Date>`now()`))
+      .$if(userId !== undefined, (q) => q.where('user_id', '=', userId!))
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** Records that a closed order's units are back (once: the first time counts). */
+  async markRestocked(orderId: string): Promise<void> {
+    await this.db
+      .updateTable('orders')
+      .set({ restocked_at: sql`now()` })
+      .where('id', '=', orderId)
+      .where('restocked_at', 'is', null)
+      .execute();
+  }
+
+  /** Up to `limit` orders still awaiting payment `graceMs` past their pay_by. */
+  async overdueIds(graceMs: number, limit: number): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('orders')
+      .select('id')
+      .where('status', '=', 'awaiting_payment')
+      .where('pay_by', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Up to `limit` orders closed over `graceMs` ago whose units are not back yet. */
+  unreturned(graceMs: number, limit: number): Promise<OrderRow[]> {
+    return this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('status', 'in', ['cancelled', 'expired'])
+      .where('restocked_at', 'is', null)
+      .where('closed_at', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+      .limit(limit)
+      .execute();
+  }
+
+  findIntent(id: string): Promise<PaymentIntentRow | undefined> {
+    return findIntent(this.db, id);
+  }
+
+  startIntent(orderId: string, userId: string): Promise<StartOutcome> {
+    return startPaymentIntent(this.db, orderId, userId);
+  }
+
+  /** Forgets webhook deliveries past their retention. @returns how many */
+  pruneDeliveries(): Promise<number> {
+    return pruneDeliveries(this.db);
+  }
+
+  /** Runs `handle` for the first delivery of `webhookId` only, inside its transaction. */
+  deliverOnce(
+    webhookId: string,
+    handle: (tx: PaymentRepository) => Promise<DeliveryAnswer>,
+  ): Promise<DeliveryAnswer & { replayed: boolean }> {
+    return deliverOnce(this.db, webhookId, (tx) => handle(new PaymentRepository(tx)));
+  }
+}
