@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   mintOrderId,
   orderProductNumber,
+  PendingOrderStore,
   readMeta,
   readProductState,
   readProductStates,
@@ -16,7 +17,7 @@ import {
 } from '../src/inventory/index.js';
 import { TOUCH_LEASE_MS } from '../src/inventory/activity-timing.js';
 import { deduct } from '../src/inventory/protocol.js';
-import { sweep } from '../src/orders/index.js';
+import { findOrder, sweep } from '../src/orders/index.js';
 import { countCommands, type CommandCount } from '../src/redis/command-count.js';
 import { createRedisClient, type RedisClient } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
@@ -38,7 +39,10 @@ beforeAll(async () => {
   s = await stackProcess(config);
   probe = createRedisClient(config.redis, { name: 'test-catalogue-probe' });
   count = countCommands(probe);
-  lookup = new OrderLookup({ redis: probe, keys, db: s.rt.db });
+  lookup = new OrderLookup({
+    pending: new PendingOrderStore(probe, keys),
+    rows: { findOrder: (orderId) => findOrder(s.rt.db, orderId) },
+  });
 });
 afterAll(async () => {
   probe.disconnect();

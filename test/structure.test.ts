@@ -110,15 +110,24 @@ describe('src/ layout', () => {
     expect(long).toEqual([]);
   });
 
-  // Issue 28 §1 (one gateway per storage) is not done: these are today's counts (`npm run
-  // structure` lists them), held as ceilings so storage plumbing can only leave the middle
-  // floors. The goal: services -> redis/db 0, SQL only in repositories.
+  // Issue 28 §1 (one gateway per storage): a service takes ports (small interfaces it declares),
+  // never a Redis client, keys or a Db; the stores behind them live in inventory/ and the
+  // repositories. services/payments.ts is the one file left, moved by branch g-orders: once that
+  // lands, drop its exception (the rule is then simply `toEqual([])`).
+  it('has no service import Redis or the database', () => {
+    const c = structureCounts();
+    expect(c.servicesToStorage.filter((e) => !e.startsWith('services/payments.ts '))).toEqual([]);
+    expect(c.servicesToStorage.length).toBeLessThanOrEqual(2);
+  });
+
+  // The rest of §1 is not done: today's counts (`npm run structure` lists them), held as
+  // ceilings so storage plumbing can only leave the middle floors. The goal: SQL only in
+  // repositories.
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.servicesToStorage.length).toBeLessThanOrEqual(23);
     expect(c.ordersToStorage.length).toBeLessThanOrEqual(28);
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(36);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(31);
-    expect(c.sqlOutsideRepositories.length).toBeLessThanOrEqual(5);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(33);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(28);
+    expect(c.sqlOutsideRepositories.length).toBeLessThanOrEqual(4);
   });
 });

@@ -6,12 +6,18 @@
 import type { Config } from '../config/index.js';
 import { createDb, pingDb, type Db } from '../db/index.js';
 import type { ReadinessCheck } from '../http/health.js';
-import { createInventory, type Inventory } from '../inventory/index.js';
+import {
+  createInventory,
+  PendingOrderStore,
+  ProductStore,
+  type Inventory,
+} from '../inventory/index.js';
 import { Lifecycle } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { createRegistry, type Registry } from '../metrics.js';
 import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
+import { findOrder, persistedBySegment, reconcile } from '../orders/index.js';
 import { OrderLookup, Products } from '../services/index.js';
 
 export interface Core {
@@ -24,6 +30,10 @@ export interface Core {
   db: Db;
   keys: Keys;
   inventory: Inventory;
+  /** a product's sale in Redis: seeding and state */
+  productStore: ProductStore;
+  /** orders sold but not yet persisted (only in Redis) */
+  pendingOrders: PendingOrderStore;
   products: Products;
   orders: OrderLookup;
   readiness: ReadinessCheck[];
@@ -84,6 +94,8 @@ export function createCore(
     waitReplicas: config.redis.waitReplicas,
   });
   lifecycle.add('inventory', () => inventory.close());
+  const productStore = new ProductStore({ redis, keys, db, catalog: inventory.catalog });
+  const pendingOrders = new PendingOrderStore(redis, keys);
   return {
     config,
     logger,
@@ -93,8 +105,17 @@ export function createCore(
     db,
     keys,
     inventory,
-    products: new Products({ redis, keys, db, catalog: inventory.catalog }),
-    orders: new OrderLookup({ redis, keys, db }),
+    productStore,
+    pendingOrders,
+    products: new Products({
+      inventory: productStore,
+      persistedBySegment: (productId, epoch) => persistedBySegment(db, productId, epoch),
+      reconcile: (productId) => reconcile({ redis, keys, db }, productId),
+    }),
+    orders: new OrderLookup({
+      pending: pendingOrders,
+      rows: { findOrder: (orderId) => findOrder(db, orderId) },
+    }),
     readiness: [
       { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },
