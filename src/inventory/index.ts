@@ -1,6 +1,8 @@
 /**
  * The inventory of one process: the shared subscriber, the segment locks, the product catalog and
- * the sale, over connections the composition root hands in.
+ * the sale, over connections the composition root hands in; and the Redis stores behind the
+ * services' ports (`*-store.ts`: rate limits, admin sessions, idempotency records, pending
+ * orders, products).
  */
 import { Counter, type Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
