@@ -10,6 +10,7 @@ import {
   OrderStore,
   mintOrderId,
   orderProductNumber,
+  PendingOrderStore,
   readMeta,
   readProductState,
   readProductStates,
@@ -17,7 +18,7 @@ import {
 } from '../src/inventory/index.js';
 import { TOUCH_LEASE_MS } from '../src/inventory/activity-timing.js';
 import { deduct } from '../src/inventory/protocol.js';
-import { OrdersRepository, sweep } from '../src/orders/index.js';
+import { findOrder, OrdersRepository, sweep } from '../src/orders/index.js';
 import { countCommands, type CommandCount } from '../src/redis/command-count.js';
 import { createRedisClient, type RedisClient } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
@@ -39,7 +40,10 @@ beforeAll(async () => {
   s = await stackProcess(config);
   probe = createRedisClient(config.redis, { name: 'test-catalogue-probe' });
   count = countCommands(probe);
-  lookup = new OrderLookup({ redis: probe, keys, db: s.rt.db });
+  lookup = new OrderLookup({
+    pending: new PendingOrderStore(probe, keys),
+    rows: { findOrder: (orderId) => findOrder(s.rt.db, orderId) },
+  });
 });
 afterAll(async () => {
   probe.disconnect();

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DashboardRepository } from '../src/db/dashboard-repository.js';
+import { ProductStore } from '../src/inventory/index.js';
 import { DashboardFeed } from '../src/services/index.js';
 import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
 import { startApp, type RunningApp } from './support/app.js';
@@ -159,10 +161,13 @@ describe('the feed', () => {
   it('keeps a burst in its rates for the whole window, not only the tick after it', async () => {
     let now = Date.now();
     let accepted = 0;
+    const products = new ProductStore({ redis: app.rt.redis, keys: app.rt.keys, db: app.rt.db });
+    const orderRows = new DashboardRepository(app.rt.db);
     const feed = new DashboardFeed({
-      redis: app.rt.redis,
-      keys: app.rt.keys,
-      db: app.rt.db,
+      source: {
+        productStates: (max) => products.states(max),
+        orderGroups: (ids) => orderRows.orderGroups(ids),
+      },
       // the merged /metrics of the API processes, as text
       metricsText: async () =>
         `http_requests_total{method="POST",route="/seckill",status="202"} ${accepted}\n` +

@@ -7,9 +7,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduct } from '../src/inventory/protocol.js';
-import { homeSegment } from '../src/inventory/index.js';
+import { homeSegment, IdempotencyStore } from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
-import { IdempotencyStore } from '../src/services/index.js';
+import { requestFingerprint } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
@@ -147,7 +147,7 @@ describe('a lost Redis reply', () => {
 
 describe('a request whose process died (its record left running)', () => {
   const store = () => new IdempotencyStore(app.rt.redis, keys, 600, 1_000);
-  const fp = (productId: string) => IdempotencyStore.fingerprint({ productId, quantity: 1 });
+  const fp = (productId: string) => requestFingerprint({ productId, quantity: 1 });
 
   it('a retry after the lease answers the sale the dead request made, under its order id', async () => {
     const productId = newProduct();

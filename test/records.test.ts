@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
-import { seedProduct } from '../src/inventory/index.js';
+import { decodeIdempotencyRecord, IdempotencyStore, seedProduct } from '../src/inventory/index.js';
 import {
   claimSettle,
   clearSoldOut,
@@ -25,7 +25,6 @@ import {
 import { createRedisClient, type RedisClient } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
 import { serverNowMs } from '../src/redis/time.js';
-import { decodeIdempotencyRecord, IdempotencyStore } from '../src/services/idempotency.js';
 import { useNamespace } from './support/namespace.js';
 import { testDb } from './support/sale.js';
 

@@ -6,13 +6,19 @@
 import type { Config } from '../config/index.js';
 import { createDb, pingDb, type Db } from '../db/index.js';
 import type { ReadinessCheck } from '../http/health.js';
-import { createInventory, OrderStore, type Inventory } from '../inventory/index.js';
+import {
+  createInventory,
+  OrderStore,
+  PendingOrderStore,
+  ProductStore,
+  type Inventory,
+} from '../inventory/index.js';
 import { Lifecycle } from '../lifecycle.js';
-import { OrdersRepository } from '../orders/index.js';
 import type { Logger } from '../log.js';
 import { createRegistry, type Registry } from '../metrics.js';
 import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
+import { OrdersRepository, reconcile } from '../orders/index.js';
 import { OrderLookup, Products } from '../services/index.js';
 
 export interface Core {
@@ -25,6 +31,10 @@ export interface Core {
   db: Db;
   keys: Keys;
   inventory: Inventory;
+  /** a product's sale in Redis: seeding and state */
+  productStore: ProductStore;
+  /** orders sold but not yet persisted (only in Redis) */
+  pendingOrders: PendingOrderStore;
   products: Products;
   orders: OrderLookup;
   readiness: ReadinessCheck[];
@@ -89,6 +99,10 @@ export function createCore(
     waitReplicas: config.redis.waitReplicas,
   });
   lifecycle.add('inventory', () => inventory.close());
+  const productStore = new ProductStore({ redis, keys, db, catalog: inventory.catalog });
+  const pendingOrders = new PendingOrderStore(redis, keys);
+  const orderStore = new OrderStore(redis, keys, inventory.replicaWait);
+  const orderRows = new OrdersRepository(db);
   return {
     config,
     logger,
@@ -98,14 +112,23 @@ export function createCore(
     db,
     keys,
     inventory,
-    products: new Products({ redis, keys, db, catalog: inventory.catalog }),
-    orders: new OrderLookup({ redis, keys, db }),
+    productStore,
+    pendingOrders,
+    products: new Products({
+      inventory: productStore,
+      persistedBySegment: (productId, epoch) => orderRows.persistedBySegment(productId, epoch),
+      reconcile: (productId) => reconcile({ store: orderStore, rows: orderRows }, productId),
+    }),
+    orders: new OrderLookup({
+      pending: pendingOrders,
+      rows: orderRows,
+    }),
     readiness: [
       { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },
     ],
-    orderStore: new OrderStore(redis, keys, inventory.replicaWait),
-    orderRows: new OrdersRepository(db),
+    orderStore,
+    orderRows,
     bullConnection(name) {
       const connection = createRedisClient(config.redis, { name, role: 'bullmq', logger });
       lifecycle.add(name, () => closeRedis(connection));

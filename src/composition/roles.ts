@@ -29,13 +29,14 @@ import {
   runUpkeep,
   type PaymentWindowDeps,
 } from '../orders/index.js';
+import { DashboardRepository } from '../db/dashboard-repository.js';
+import { AdminSessionStore, IdempotencyStore, RateLimitStore } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
   Admission,
   Checkout,
   DashboardFeed,
-  IdempotencyStore,
   Payments,
   PurchaseService,
   type Services,
@@ -73,8 +74,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
       sale: core.inventory.sale,
       catalog: core.inventory.catalog,
       orders: submitter,
-      redis: core.redis,
-      keys: core.keys,
+      ordersAtHome: core.pendingOrders,
       orderPersisted: async (id) => (await core.orderRows.findOrder(id)) !== undefined,
       voidTtlSeconds: c.sale.idempotencyTtlSeconds,
     }),
@@ -82,8 +82,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     orders: core.orders,
     payments: new Payments(paymentWindowDeps(core), core.orders),
     admission: new Admission({
-      redis: core.redis,
-      keys: core.keys,
+      rateLimiter: new RateLimitStore(core.redis, core.keys),
       catalog: core.inventory.catalog,
       config: c.admission,
     }),
@@ -110,15 +109,16 @@ export async function serveApi(
   const { config } = core;
   const auth = config.auth;
   const access = new AdminAccess({
-    redis: core.redis,
-    keys: core.keys,
+    sessions: new AdminSessionStore(core.redis, core.keys),
     adminToken: auth.adminToken,
     guessLimit: auth.guessLimit,
   });
+  const dashboardRows = new DashboardRepository(core.db);
   const feed = new DashboardFeed({
-    redis: core.redis,
-    keys: core.keys,
-    db: core.db,
+    source: {
+      productStates: (max) => core.productStore.states(max),
+      orderGroups: (productIds) => dashboardRows.orderGroups(productIds),
+    },
     queue: queues[0],
     // several API processes: every process's counters, merged
     metricsText: extra.metricsText ?? (() => core.registry.metrics()),

@@ -1,6 +1,8 @@
 /**
  * The inventory of one process: the shared subscriber, the segment locks, the product catalog and
- * the sale, over connections the composition root hands in.
+ * the sale, over connections the composition root hands in; and the Redis stores behind the
+ * services' ports (`*-store.ts`: rate limits, admin sessions, idempotency records, pending
+ * orders, products).
  */
 import { Counter, type Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
@@ -21,15 +23,21 @@ export {
 export { Catalog, type ProductView } from './catalog.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';
+export { AdminSessionStore } from './admin-session-store.js';
+export {
+  decodeIdempotencyRecord,
+  IdempotencyStore,
+  type Begin,
+  type IdempotencyHandle,
+  type IdempotencyRecord,
+  type StoredResponse,
+} from './idempotency-store.js';
+export { RateLimitStore, type RateDecision } from './rate-limit-store.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment, splitStock } from './layout.js';
-export {
-  findInAllOutboxes,
-  findInOutboxes,
-  findPendingOrder,
-  resolveOrderAtHome,
-  type PendingOrderRef,
-} from './pending-orders.js';
+export { type PendingOrderRef } from './pending-orders.js';
+export { PendingOrderStore } from './pending-order-store.js';
+export { ProductStore } from './product-store.js';
 export type { OrderResolution } from './protocol.js';
 export {
   readMeta,

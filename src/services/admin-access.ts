@@ -14,9 +14,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RateLimit } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { peekRate, takeRate } from '../redis/rate-limit.js';
+import type { RateDecision } from '../inventory/index.js';
 import { sameSignature } from './sale-token.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -40,11 +38,21 @@ export interface AdminSession {
   expires: Date;
 }
 
+/** Where the guesses and sessions are kept, shared by every API process (inventory's store). */
+export interface AdminSessions {
+  /** 0 when one more wrong token from `address` would pass, else ms until it would */
+  peekGuess(address: string, limit: RateLimit): Promise<number>;
+  /** counts one wrong token from `address` */
+  takeGuess(address: string, limit: RateLimit): Promise<RateDecision>;
+  create(id: string, ttlMs: number): Promise<void>;
+  exists(id: string): Promise<boolean>;
+  remove(id: string): Promise<void>;
+}
+
 export class AdminAccess {
   constructor(
     private readonly deps: {
-      redis: RedisClient;
-      keys: Keys;
+      sessions: AdminSessions;
       adminToken: string | undefined;
       guessLimit: RateLimit;
     },
@@ -56,15 +64,14 @@ export class AdminAccess {
    * @throws ProblemError 429 + Retry-After while the address is past ADMIN_GUESS_LIMIT
    */
   async check(token: string, address: string): Promise<boolean> {
-    const { redis, keys, guessLimit } = this.deps;
-    const key = keys.adminGuesses(address);
+    const { sessions, guessLimit } = this.deps;
     const right = isAdminToken(token, this.deps.adminToken);
     if (right) {
-      const retryMs = await peekRate(redis, key, guessLimit);
+      const retryMs = await sessions.peekGuess(address, guessLimit);
       if (retryMs > 0) throw tooManyGuesses(retryMs, guessLimit);
       return true;
     }
-    const d = await takeRate(redis, key, guessLimit);
+    const d = await sessions.takeGuess(address, guessLimit);
     if (!d.allowed) throw tooManyGuesses(d.retryMs, guessLimit);
     return false;
   }
@@ -74,7 +81,7 @@ export class AdminAccess {
     const secret = this.secret();
     const id = randomBytes(16).toString('base64url');
     const expires = Date.now() + SESSION_MS;
-    await this.deps.redis.set(this.deps.keys.adminSession(id), '1', 'PX', SESSION_MS);
+    await this.deps.sessions.create(id, SESSION_MS);
     return {
       value: `v2.${id}.${expires}.${sign(secret, id, expires)}`,
       expires: new Date(expires),
@@ -84,13 +91,13 @@ export class AdminAccess {
   /** Whether `value` is a session cookie of ours, unexpired and not logged out. */
   async valid(value: string | undefined): Promise<boolean> {
     const id = this.idOf(value);
-    return id !== undefined && (await this.deps.redis.exists(this.deps.keys.adminSession(id))) > 0;
+    return id !== undefined && (await this.deps.sessions.exists(id));
   }
 
   /** Logs the session out, for every process. */
   async close(value: string | undefined): Promise<void> {
     const id = this.idOf(value);
-    if (id !== undefined) await this.deps.redis.del(this.deps.keys.adminSession(id));
+    if (id !== undefined) await this.deps.sessions.remove(id);
   }
 
   /** The session id of a well-formed, correctly signed, unexpired cookie value. */

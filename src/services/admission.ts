@@ -5,10 +5,7 @@
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
 import type { Config, RateLimit } from '../config/index.js';
-import type { Catalog, ProductView } from '../inventory/index.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { takeRate, type RateDecision } from '../redis/rate-limit.js';
+import type { Catalog, ProductView, RateDecision } from '../inventory/index.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token';
@@ -75,13 +72,22 @@ export function rateLimitHeaders(s: RateState): Record<string, string> {
   };
 }
 
+/** The shared rate-limit buckets (inventory's RateLimitStore: one Redis script per take). */
+export interface RateLimiter {
+  take(
+    route: LimitedRoute,
+    scope: 'user' | 'ip',
+    id: string,
+    limit: RateLimit,
+  ): Promise<RateDecision>;
+}
+
 export class Admission {
   private readonly limits: RateLimit[];
 
   constructor(
     private readonly deps: {
-      redis: RedisClient;
-      keys: Keys;
+      rateLimiter: RateLimiter;
       catalog: Pick<Catalog, 'known' | 'get'>;
       config: Config['admission'];
     },
@@ -103,10 +109,10 @@ export class Admission {
   async limit(route: LimitedRoute, userId: string, ip: string): Promise<LimitCheck> {
     if (this.limits.length === 0) return { state: undefined };
     const { userLimit, ipLimit } = this.deps.config;
-    const k = this.deps.keys;
+    const buckets = this.deps.rateLimiter;
     const checks = await Promise.all([
-      userLimit && takeRate(this.deps.redis, k.rateLimit(route, 'user', userId), userLimit),
-      ipLimit && takeRate(this.deps.redis, k.rateLimit(route, 'ip', ip), ipLimit),
+      userLimit && buckets.take(route, 'user', userId, userLimit),
+      ipLimit && buckets.take(route, 'ip', ip, ipLimit),
     ]);
     let tightest: RateState['tightest'] | undefined;
     [userLimit, ipLimit].forEach((limit, i) => {

@@ -5,17 +5,15 @@
  * would persist it, but only after SWEEP_MIN_AGE_MS). It also settles what became of a purchase
  * that ended without an answer.
  */
-import type { RedisClient } from '../redis/connection.js';
 import {
   mintOrderId,
-  resolveOrderAtHome,
   SaleError,
   type SoldOrder,
   type PurchaseRequest,
   type Catalog,
+  type OrderResolution,
   type Sale,
 } from '../inventory/index.js';
-import type { Keys } from '../redis/keys.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {
@@ -37,6 +35,17 @@ export class OutcomeUnknown extends Error {
   }
 }
 
+/** Settles a purchase that got no answer at the buyer's home segment (inventory's PendingOrderStore). */
+export interface OrdersAtHome {
+  /** sold, pending, or voided (refused for `voidTtlSeconds`); null: no such product */
+  resolveAtHome(
+    productId: string,
+    userId: string,
+    orderId: string,
+    voidTtlSeconds: number,
+  ): Promise<OrderResolution | null>;
+}
+
 /** sold | pending (a spill still settling) | not-sold (and it cannot sell late any more) */
 export type Resolution = 'sold' | 'pending' | 'not-sold';
 
@@ -45,8 +54,7 @@ export interface CheckoutDeps {
   /** the product views: an order id carries its product's catalogue number */
   catalog: Pick<Catalog, 'get' | 'known'>;
   orders: OrderSink;
-  redis: RedisClient;
-  keys: Keys;
+  ordersAtHome: OrdersAtHome;
   /** whether an order row exists (an order of an earlier epoch, no longer in any marker) */
   orderPersisted: (orderId: string) => Promise<boolean>;
   /** how long a given-up order id stays refused */
@@ -102,8 +110,7 @@ export class Checkout {
    * late is refused. (A sold order that no submitter took is persisted by the sweeper.)
    */
   async resolve(productId: string, userId: string, orderId: string): Promise<Resolution> {
-    const r = await resolveOrderAtHome(
-      this.deps,
+    const r = await this.deps.ordersAtHome.resolveAtHome(
       productId,
       userId,
       orderId,

@@ -3,14 +3,11 @@
  * this process, and none while nobody watches. Aggregated across API processes: stock and
  * segments come from Redis, order figures from PostgreSQL, and rates from the merged /metrics
  * text (every API process's counters when API_PROCESSES > 1), over a sliding window of ticks.
- * The computing is in dashboard-rates.ts and dashboard-sales.ts; this file reads the stores.
+ * The computing is in dashboard-rates.ts and dashboard-sales.ts; this file reads the stores
+ * through its port ({@link DashboardFeedSource}).
  */
 import type { Queue } from 'bullmq';
-import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
-import { readProductStates } from '../inventory/index.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
+import type { ProductState } from '../inventory/index.js';
 import { parseMetrics } from './metrics-text.js';
 import {
   REFUSAL_KINDS,
@@ -47,10 +44,16 @@ export interface DashboardSnapshot {
   persistedTotal: number;
 }
 
+/** What the feed reads: product states from Redis, order groups from PostgreSQL. */
+export interface DashboardFeedSource {
+  /** up to `max` active products, by id (inventory's ProductStore) */
+  productStates(max: number): Promise<ProductState[]>;
+  /** the order rows of these products summed per sale and status (the dashboard repository) */
+  orderGroups(productIds: readonly string[]): Promise<OrderGroup[]>;
+}
+
 export interface DashboardFeedDeps {
-  redis: RedisClient;
-  keys: Keys;
-  db: Db;
+  source: DashboardFeedSource;
   queue?: Queue | undefined;
   metricsText: () => Promise<string>;
   intervalMs?: number;
@@ -144,32 +147,9 @@ export class DashboardFeed {
 
   /** The stores' part: product states from Redis, order groups from PostgreSQL. */
   private async products(): Promise<DashboardSale[]> {
-    const states = await readProductStates(this.deps, MAX_PRODUCTS);
-    const ids = states.map((s) => s.productId);
-    const rows = ids.length
-      ? (
-          await sql<{
-            product_id: string;
-            epoch: number;
-            status: string;
-            units: string;
-            first_at: Date;
-            last_at: Date;
-          }>`
-          select product_id, epoch, status, sum(quantity) as units,
-                 min(deducted_at) as first_at, max(deducted_at) as last_at
-          from orders where product_id in (${sql.join(ids)})
-          group by product_id, epoch, status`.execute(this.deps.db)
-        ).rows
-      : [];
-    const groups: OrderGroup[] = rows.map((r) => ({
-      productId: r.product_id,
-      epoch: r.epoch,
-      status: r.status,
-      units: Number(r.units),
-      firstAt: r.first_at.getTime(),
-      lastAt: r.last_at.getTime(),
-    }));
+    const { source } = this.deps;
+    const states = await source.productStates(MAX_PRODUCTS);
+    const groups = await source.orderGroups(states.map((s) => s.productId));
     return states.map((s) => dashboardSale(s, groups)).sort(bySaleOrder);
   }
 }

@@ -3,7 +3,7 @@
  * per process by the composition root; none of them is an Express or Redis detail.
  */
 import type { Checkout } from './checkout.js';
-import type { IdempotencyStore } from './idempotency.js';
+import type { IdempotencyRecords } from './idempotency.js';
 import type { OrderLookup } from './orders.js';
 import type { Payments } from './payments.js';
 import type { Admission } from './admission.js';
@@ -17,10 +17,11 @@ export {
   type Resolution,
 } from './checkout.js';
 export {
-  IdempotencyStore,
+  requestFingerprint,
   type Begin,
   type IdempotencyHandle,
   type IdempotencyRecord,
+  type IdempotencyRecords,
   type StoredResponse,
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
@@ -32,12 +33,19 @@ export {
   type StartPaymentOutcome,
 } from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
-export { AdminAccess, isAdminToken, SESSION_MS, type AdminSession } from './admin-access.js';
+export {
+  AdminAccess,
+  isAdminToken,
+  SESSION_MS,
+  type AdminSession,
+  type AdminSessions,
+} from './admin-access.js';
 export {
   Admission,
   rateLimitHeaders,
   type AdmissionRefusal,
   type LimitedRoute,
+  type RateLimiter,
   type RateState,
 } from './admission.js';
 export {
@@ -63,5 +71,5 @@ export interface Services {
   orders: OrderLookup;
   payments: Payments;
   admission: Admission;
-  idempotency: IdempotencyStore;
+  idempotency: IdempotencyRecords;
 }

@@ -4,18 +4,26 @@
  * while PostgreSQL is away. Only the buyer or an admin may read an order; to anyone else it does
  * not exist.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Db } from '../db/index.js';
-import {
-  findInAllOutboxes,
-  findInOutboxes,
-  findPendingOrder,
-  orderProductNumber,
-  type SoldOrder,
-} from '../inventory/index.js';
-import type { OrderRow } from '../db/schema.js';
-import { findOrder, payBy } from '../orders/index.js';
-import type { Keys } from '../redis/keys.js';
+import { orderProductNumber, type PendingOrderRef, type SoldOrder } from '../inventory/index.js';
+import { payBy, type findOrder } from '../orders/index.js';
+
+/** An order row as the orders repository reads it. */
+type OrderRow = NonNullable<Awaited<ReturnType<typeof findOrder>>>;
+
+/** The Redis side: orders sold but not yet persisted (inventory's PendingOrderStore). */
+export interface PendingOrderSource {
+  /** the product whose marker (or open claim) of `userId` lists `orderId` */
+  findPending(userId: string, orderId: string): Promise<PendingOrderRef | undefined>;
+  /** the outbox entry of `orderId` in any segment of `productId` */
+  inOutboxes(productId: string, orderId: string): Promise<SoldOrder | undefined>;
+  /** the outbox entry of `orderId` in its product (the buyer unknown) */
+  inAllOutboxes(orderId: string): Promise<SoldOrder | undefined>;
+}
+
+/** The SQL side: the order rows (the orders repository). */
+export interface OrderRowSource {
+  findOrder(orderId: string): Promise<OrderRow | undefined>;
+}
 
 /**
  * `persisted`: a final sale's row. A sale with a payment window goes `pending` ->
@@ -70,7 +78,7 @@ export const rowView = (row: OrderRow): OrderView => ({
 });
 
 export class OrderLookup {
-  constructor(private readonly deps: { redis: RedisClient; keys: Keys; db: Db }) {}
+  constructor(private readonly deps: { pending: PendingOrderSource; rows: OrderRowSource }) {}
 
   /** The order as `reader` may see it; null when it does not exist or is not theirs. */
   async find(orderId: string, reader: OrderReader): Promise<OrderView | null> {
@@ -80,7 +88,7 @@ export class OrderLookup {
     if (orderProductNumber(orderId) === undefined) {
       // an id of the older format: Redis can only search for it in a bounded set of products,
       // and most such orders are persisted long since
-      const row = await findOrder(this.deps.db, orderId).catch(() => undefined);
+      const row = await this.deps.rows.findOrder(orderId).catch(() => undefined);
       if (row) return seenBy(row);
     }
     const sale = await this.pendingSale(orderId, userId);
@@ -92,7 +100,7 @@ export class OrderLookup {
     if (sale && sale.payWithinSeconds === 0) return pendingView(sale);
     let row: OrderRow | undefined;
     try {
-      row = await findOrder(this.deps.db, orderId);
+      row = await this.deps.rows.findOrder(orderId);
     } catch (err) {
       if (sale) return pendingView(sale);
       throw err;
@@ -109,10 +117,11 @@ export class OrderLookup {
     orderId: string,
     userId: string | undefined,
   ): Promise<SoldOrder | { settling: string } | null> {
-    if (userId === undefined) return (await findInAllOutboxes(this.deps, orderId)) ?? null;
-    const ref = await findPendingOrder(this.deps, userId, orderId);
+    const { pending } = this.deps;
+    if (userId === undefined) return (await pending.inAllOutboxes(orderId)) ?? null;
+    const ref = await pending.findPending(userId, orderId);
     if (!ref) return null;
-    const order = await findInOutboxes(this.deps, ref.productId, orderId);
+    const order = await pending.inOutboxes(ref.productId, orderId);
     if (order) return order;
     return ref.claimOnly ? { settling: ref.productId } : null;
   }

@@ -12,7 +12,12 @@ import { SaleError, type SaleErrorCode } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Admission, AdmissionRefusal, RateState } from './admission.js';
 import { OutcomeUnknown, type Checkout } from './checkout.js';
-import { IdempotencyStore, type IdempotencyHandle, type StoredResponse } from './idempotency.js';
+import {
+  requestFingerprint,
+  type IdempotencyHandle,
+  type IdempotencyRecords,
+  type StoredResponse,
+} from './idempotency.js';
 
 /** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
 const FINAL: ReadonlySet<SaleErrorCode> = new Set([
@@ -60,7 +65,7 @@ export type PurchaseOutcome = { rate?: RateState | undefined } & (
 
 export interface PurchaseDeps {
   checkout: Checkout;
-  idempotency: IdempotencyStore;
+  idempotency: IdempotencyRecords;
   /** rate limits and sale tokens (none: every request goes to the sale) */
   admission?: Admission | undefined;
   logger: Logger;
@@ -127,7 +132,7 @@ export class PurchaseService {
   ): Promise<PurchaseOutcome> {
     const { idempotency, checkout } = this.deps;
     // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
-    const fp = IdempotencyStore.fingerprint({ productId: o.productId, quantity: o.quantity });
+    const fp = requestFingerprint({ productId: o.productId, quantity: o.quantity });
     const fresh = async () => ({
       fp,
       orderId: await checkout.newOrderId(o.productId),

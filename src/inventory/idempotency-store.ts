@@ -1,0 +1,217 @@
+/**
+ * `Idempotency-Key` records (IETF httpapi draft), per shopper. The first request with a key
+ * claims it with a short lease and the order id it will sell under; its final answer is stored
+ * (IDEMPOTENCY_TTL_SECONDS) and replayed to a retry with the same request. A transient answer
+ * (not started yet, unknown product, busy) is not stored: the retry runs again. A request that
+ * ended without knowing whether it sold (a lost Redis reply), or whose process died (its lease ran
+ * out), leaves a stale record: the next retry resolves it from the sale's own state (the order id
+ * in the buyer's marker, or given up for good) before anything runs again.
+ *
+ * Bounded per shopper: at most `maxPerUser` records (lua/idempotencyClaim-3.lua); at the cap the
+ * shopper's oldest final refusals are deleted first, and a shopper whose records all sold or are
+ * running gets 429 until the oldest expires. Records are stored compactly (what a replay needs).
+ *
+ * This is the Redis side (keys, scripts, the record codec); services/idempotency.ts declares the
+ * port the purchase use case takes.
+ */
+import { createHash } from 'node:crypto';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import { luaScript } from '../redis/scripts.js';
+
+const swap = luaScript('idempotencySwap');
+const claim = luaScript('idempotencyClaim', { claimed: 0, exists: 1, full: 2 });
+const settle = luaScript('idempotencySettle');
+
+/** An answer as the client got it, replayed byte for byte. */
+export interface StoredResponse {
+  status: number;
+  contentType: string;
+  body: string;
+  headers?: Record<string, string>;
+  /** the problem code of an error answer (for the metrics; the body says it to the client) */
+  problem?: string;
+}
+
+/** What Redis holds under an idempotency key (JSON; this module is its only reader and writer). */
+export interface IdempotencyRecord {
+  /** fingerprint of the request (parsed, defaults applied) */
+  fp: string;
+  /** the order the request sells under */
+  orderId?: string;
+  productId?: string;
+  quantity?: number;
+  /** while running: local time (ms) until which the request is presumed alive */
+  leaseUntil?: number;
+  /** the purchase ended without knowing whether it sold */
+  unknown?: true;
+  /** the final answer, once there is one */
+  done?: StoredResponse;
+}
+
+/**
+ * As stored: short names, and once answered only what the replay needs (the fingerprint and the
+ * answer, its content type left out when it is the usual one for its status).
+ */
+interface StoredRecord {
+  f: string;
+  o?: string;
+  p?: string;
+  q?: number;
+  l?: number;
+  u?: 1;
+  /** status, body, content type (unless the usual), headers (if any) */
+  d?: { s: number; b: string; c?: string; h?: Record<string, string> };
+}
+
+const usualType = (status: number) =>
+  status >= 400 ? 'application/problem+json' : 'application/json';
+
+export function encodeIdempotencyRecord(r: IdempotencyRecord): string {
+  if (r.done) {
+    const { status, body, contentType, headers } = r.done;
+    const d: StoredRecord['d'] = { s: status, b: body };
+    if (contentType !== usualType(status)) d.c = contentType;
+    if (headers && Object.keys(headers).length) d.h = headers;
+    return JSON.stringify({ f: r.fp, d } satisfies StoredRecord);
+  }
+  const stored: StoredRecord = { f: r.fp, o: r.orderId, p: r.productId, q: r.quantity };
+  if (r.leaseUntil !== undefined) stored.l = r.leaseUntil;
+  if (r.unknown) stored.u = 1;
+  return JSON.stringify(stored);
+}
+
+export function decodeIdempotencyRecord(raw: string): IdempotencyRecord {
+  const v = JSON.parse(raw) as StoredRecord & IdempotencyRecord;
+  if (typeof v?.fp === 'string') return v; // written before the compact form
+  if (typeof v?.f !== 'string') throw new Error('not an idempotency record');
+  const r: IdempotencyRecord = { fp: v.f };
+  if (v.o !== undefined) r.orderId = v.o;
+  if (v.p !== undefined) r.productId = v.p;
+  if (v.q !== undefined) r.quantity = v.q;
+  if (v.l !== undefined) r.leaseUntil = v.l;
+  if (v.u) r.unknown = true;
+  if (v.d) {
+    r.done = { status: v.d.s, contentType: v.d.c ?? usualType(v.d.s), body: v.d.b };
+    if (v.d.h) r.done.headers = v.d.h;
+  }
+  return r;
+}
+
+/** A claimed key: where it lives (its record, the shopper's indexes) and what it holds now. */
+export interface IdempotencyHandle {
+  key: string;
+  record: IdempotencyRecord;
+  /** [the shopper's index of records, of final refusals] and the record's name in them */
+  index: { keys: [string, string]; member: string };
+}
+
+export type Begin =
+  | ({ kind: 'new' } & IdempotencyHandle)
+  | { kind: 'replay'; response: StoredResponse }
+  /** the first request with this key is still running (its lease has not run out) */
+  | { kind: 'in-progress'; orderId: string | undefined }
+  /** the key was used with another request */
+  | { kind: 'mismatch' }
+  /** the shopper holds `maxPerUser` records that must stay: none frees before `retryAfterMs` */
+  | { kind: 'full'; retryAfterMs: number }
+  /** its request ended without an answer or died: resolve `record.orderId`, then take over */
+  | ({ kind: 'stale'; raw: string } & IdempotencyHandle);
+
+export class IdempotencyStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+    private readonly ttlSeconds: number,
+    private readonly leaseMs: number,
+    private readonly maxPerUser = 100,
+  ) {}
+
+  private where(userId: string, key: string) {
+    const member = createHash('sha256').update(key).digest('base64url');
+    const rk = this.keys.idempotency(userId, member);
+    const { all, refusals } = this.keys.idempotencyIndex(userId);
+    return {
+      rk,
+      prefix: rk.slice(0, rk.length - member.length),
+      index: { keys: [all, refusals] as [string, string], member },
+    };
+  }
+
+  /** A running record for `fresh`'s request, leased from now. */
+  private running(fresh: Omit<IdempotencyRecord, 'leaseUntil'>): IdempotencyRecord {
+    return { ...fresh, leaseUntil: Date.now() + this.leaseMs };
+  }
+
+  /** Claims the key for this request (with the order id it will sell under), or says what else. */
+  async begin(
+    userId: string,
+    key: string,
+    fresh: Omit<IdempotencyRecord, 'leaseUntil'>,
+  ): Promise<Begin> {
+    const { rk, prefix, index } = this.where(userId, key);
+    const record = this.running(fresh);
+    const [code, value] = await claim.run<[number, string | number]>(
+      this.redis,
+      [rk, ...index.keys],
+      [encodeIdempotencyRecord(record), this.ttlSeconds, this.maxPerUser, index.member, prefix],
+    );
+    switch (claim.replyName(code)) {
+      case 'claimed':
+        return { kind: 'new', key: rk, record, index };
+      case 'full':
+        return { kind: 'full', retryAfterMs: Math.max(0, Number(value)) };
+      case 'exists':
+        break;
+    }
+    const raw = String(value);
+    const found = decodeIdempotencyRecord(raw);
+    if (found.fp !== fresh.fp) return { kind: 'mismatch' };
+    if (found.done) return { kind: 'replay', response: found.done };
+    if (found.unknown || (found.leaseUntil ?? 0) <= Date.now()) {
+      return { kind: 'stale', key: rk, record: found, raw, index };
+    }
+    return { kind: 'in-progress', orderId: found.orderId };
+  }
+
+  /**
+   * Takes a stale key over for a new run (with a new order id), or stores the answer its old run
+   * turned out to have: only if nobody else did meanwhile.
+   * @returns the new handle, or null when another retry got there first.
+   */
+  async takeOver(
+    stale: { key: string; raw: string; index: IdempotencyHandle['index'] },
+    next: IdempotencyRecord,
+  ): Promise<IdempotencyHandle | null> {
+    const record = next.done ? next : this.running(next);
+    const swapped = await swap.run<number>(
+      this.redis,
+      [stale.key],
+      [stale.raw, encodeIdempotencyRecord(record)],
+    );
+    return swapped === 1 ? { key: stale.key, record, index: stale.index } : null;
+  }
+
+  /**
+   * Stores the final answer (kept until the key's expiry). A refusal (4xx) may be evicted at the
+   * shopper's cap; an answer that sold never is.
+   */
+  async finish(h: IdempotencyHandle, response: StoredResponse): Promise<void> {
+    const rec = encodeIdempotencyRecord({ ...h.record, done: response });
+    await this.settle(h, response.status >= 400 ? 'refused' : 'store', rec);
+  }
+
+  /** Nothing was sold and the answer is not final: forget the key, so a retry runs again. */
+  async abandon(h: IdempotencyHandle): Promise<void> {
+    await this.settle(h, 'forget', '');
+  }
+
+  /** The purchase ended without knowing whether it sold: the next retry resolves it. */
+  async markUnknown(h: IdempotencyHandle): Promise<void> {
+    await this.settle(h, 'store', encodeIdempotencyRecord({ ...h.record, unknown: true }));
+  }
+
+  private async settle(h: IdempotencyHandle, mode: 'store' | 'refused' | 'forget', value: string) {
+    await settle.run(this.redis, [h.key, ...h.index.keys], [mode, value, h.index.member]);
+  }
+}
