@@ -65,3 +65,19 @@ export function refusalOf(
       throw new Error(`deduct reply ${r.code} is not a refusal`);
   }
 }
+
+/** The sold-out refusal of each product view (a reseed makes a new view). */
+const soldOut = new WeakMap<{ id: string }, SaleError>();
+
+/**
+ * One sold-out refusal per product, not one per request: after a sell-out nearly every request
+ * of the crowd gets it (a refusal is never changed once made).
+ */
+export function soldOutRefusal(view: { id: string }): SaleError {
+  let known = soldOut.get(view);
+  if (!known) {
+    known = new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
+    soldOut.set(view, known);
+  }
+  return known;
+}

@@ -14,7 +14,7 @@ import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activit
 import { mintOrderId } from './order-ids.js';
 import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
-import { refusalOf, StaleEpoch } from './refusals.js';
+import { refusalOf, soldOutRefusal, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
@@ -110,18 +110,8 @@ export class Sale {
     const view = this.opts.catalog.known(productId);
     if (!view?.soldOut) return undefined;
     this.opts.metrics?.result('sold-out', view.strategy);
-    // one refusal per sold-out product, not one per request: after a sell-out nearly every
-    // request of the crowd is this answer (an error is immutable once made)
-    let known = this.soldOutRefusals.get(view);
-    if (!known) {
-      known = new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
-      this.soldOutRefusals.set(view, known);
-    }
-    return known;
+    return soldOutRefusal(view);
   }
-
-  /** the sold-out refusal of each product view (a reseed makes a new view) */
-  private readonly soldOutRefusals = new WeakMap<ProductView, SaleError>();
 
   private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {
     this.opts.metrics?.result(code, view?.strategy ?? 'none');
