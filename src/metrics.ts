@@ -44,7 +44,7 @@ export function httpMetrics(registry: Registry): HttpMetrics {
   const problemChildren = new Map<string, { inc(): void }>();
   // Label children per (method, route, status), made once: prom-client hashes a label object on
   // every call otherwise, which costs more than the observation.
-  const children = new Map<string, { inc(): void; observe(v: number): void }>();
+  const children = new Map<string, { inc(): void; observe(value: number): void }>();
   return {
     observe(method, route, status, seconds, problem) {
       if (problem) {
@@ -60,7 +60,7 @@ export function httpMetrics(registry: Registry): HttpMetrics {
         const labels = { method, route, status: String(status) };
         const counter = total.labels(labels);
         const histogram = duration.labels(labels);
-        c = { inc: () => counter.inc(), observe: (v) => histogram.observe(v) };
+        c = { inc: () => counter.inc(), observe: (value) => histogram.observe(value) };
         children.set(key, c);
       }
       c.inc();
@@ -77,7 +77,7 @@ export function httpMetrics(registry: Registry): HttpMetrics {
 export const GAUGE_READ_TIMEOUT_MS = 750;
 
 /** `p`, or a rejection naming `what` once GAUGE_READ_TIMEOUT_MS has passed (for collect()). */
-export function boundedRead<T>(p: Promise<T>, what: string): Promise<T> {
+export function boundedRead<T>(promise: Promise<T>, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
@@ -85,5 +85,5 @@ export function boundedRead<T>(p: Promise<T>, what: string): Promise<T> {
       GAUGE_READ_TIMEOUT_MS,
     );
   });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -5,6 +5,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 
@@ -44,6 +45,41 @@ export interface StructureCounts {
   keysImporters: string[];
   /** files with SQL that are not repositories (or db/) */
   sqlOutsideRepositories: string[];
+  /**
+   * one-letter parameters of named functions and methods (`file:line name`): a name should say
+   * what the value is; a comparator's (a, b) and an inline callback's are left alone
+   */
+  oneLetterParams: string[];
+}
+
+/** Parameters named by one letter, in functions and methods that have a name. */
+function oneLetterParams(file: string): string[] {
+  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (n: ts.Node): void => {
+    const named =
+      ts.isFunctionDeclaration(n) ||
+      ts.isMethodDeclaration(n) ||
+      ts.isMethodSignature(n) ||
+      ts.isConstructorDeclaration(n) ||
+      ((ts.isArrowFunction(n) || ts.isFunctionExpression(n)) &&
+        (ts.isVariableDeclaration(n.parent) ||
+          ts.isPropertyAssignment(n.parent) ||
+          ts.isPropertyDeclaration(n.parent)));
+    if (named) {
+      const names = (n as ts.SignatureDeclaration).parameters.map((p) => p.name.getText(sf));
+      const comparator = names.join(',') === 'a,b';
+      for (const [i, name] of names.entries()) {
+        if (!comparator && /^[a-z]$/.test(name)) {
+          const at = (n as ts.SignatureDeclaration).parameters[i]!.getStart(sf);
+          found.push(`${rel(file)}:${sf.getLineAndCharacterOfPosition(at).line + 1} ${name}`);
+        }
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return found;
 }
 
 export function structureCounts(): StructureCounts {
@@ -66,6 +102,7 @@ export function structureCounts(): StructureCounts {
     sqlOutsideRepositories: all
       .filter((f) => !isRepository(f) && SQL.test(readFileSync(f, 'utf8')))
       .map(rel),
+    oneLetterParams: all.flatMap(oneLetterParams),
   };
 }
 

@@ -175,11 +175,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
 }
 
 /** What a seed did, for a person. */
-function seedSummary(r: SeedResult, spec: SeedSpec): string {
-  const when = (d: Date | undefined, none: string) => (d ? d.toISOString() : none);
+function seedSummary(result: SeedResult, spec: SeedSpec): string {
+  const when = (date: Date | undefined, none: string) => (date ? date.toISOString() : none);
   return [
-    `seeded "${r.productId}" (epoch ${r.epoch}): ${spec.total} units over ${r.segments.length} ` +
-      `segment${r.segments.length === 1 ? '' : 's'}, ${spec.strategy} strategy`,
+    `seeded "${result.productId}" (epoch ${result.epoch}): ${spec.total} units over ${result.segments.length} ` +
+      `segment${result.segments.length === 1 ? '' : 's'}, ${spec.strategy} strategy`,
     `  per buyer   ${spec.limitPerUser ?? 1}`,
     `  payment     ${spec.payWithinSeconds ? `within ${spec.payWithinSeconds} s, or the units go back on sale` : 'none (sales are final)'}`,
     `  sale token  ${spec.requireSaleToken ? 'required' : 'not required'}`,

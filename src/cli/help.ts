@@ -28,11 +28,15 @@ const table = (rows: Array<[string, string]>) => {
 export const CONFIG_HINT = 'Every variable, with its default: docs/configuration.md.';
 
 /** The full help of one command. */
-export function commandHelp(c: CommandHelp): string {
-  const parts = [`Usage: seckill ${c.name}${c.synopsis ? ` ${c.synopsis}` : ''}`, '', c.what];
-  const options = [...(c.options ?? []), { flag: '-h, --help', what: 'this help' }];
+export function commandHelp(command: CommandHelp): string {
+  const parts = [
+    `Usage: seckill ${command.name}${command.synopsis ? ` ${command.synopsis}` : ''}`,
+    '',
+    command.what,
+  ];
+  const options = [...(command.options ?? []), { flag: '-h, --help', what: 'this help' }];
   parts.push('', 'Options:', table(options.map((o) => [o.flag, o.what])));
-  const env = c.env.map((name): [string, string] => {
+  const env = command.env.map((name): [string, string] => {
     const description = envSchema.shape[name as EnvName]?.description;
     return [
       name,

@@ -32,8 +32,12 @@ export function isApiProcess(): boolean {
   return cluster.isWorker;
 }
 
-function isMessage(m: unknown): m is Message {
-  return typeof m === 'object' && m !== null && String((m as Message).type).startsWith('seckill:');
+function isMessage(message: unknown): message is Message {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    String((message as Message).type).startsWith('seckill:')
+  );
 }
 
 /**
@@ -112,13 +116,13 @@ export function forkApiProcesses(opts: {
   let settle!: { resolve: () => void; reject: (err: Error) => void };
   const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
 
-  const onMessage = (worker: Worker, m: unknown) => {
-    if (!isMessage(m)) return;
-    if (m.type === 'seckill:listening') {
+  const onMessage = (worker: Worker, message: unknown) => {
+    if (!isMessage(message)) return;
+    if (message.type === 'seckill:listening') {
       if (++listening === opts.count) settle.resolve();
-    } else if (m.type === 'seckill:metrics?') {
+    } else if (message.type === 'seckill:metrics?') {
       void allMetrics(opts.registry).then(
-        (text) => worker.send({ type: 'seckill:metrics', id: m.id, text } satisfies Message),
+        (text) => worker.send({ type: 'seckill:metrics', id: message.id, text } satisfies Message),
         (err: unknown) => logger.warn({ err: messageOf(err) }, 'metrics aggregation failed'),
       );
     }
@@ -205,8 +209,9 @@ function askOwnMetrics(worker: Worker): Promise<unknown[] | undefined> {
   const id = ++askSeq;
   return new Promise((resolve) => {
     const timer = setTimeout(() => done(undefined), METRICS_TIMEOUT_MS);
-    const onMessage = (m: unknown) => {
-      if (isMessage(m) && m.type === 'seckill:own-metrics' && m.id === id) done(m.metrics);
+    const onMessage = (message: unknown) => {
+      if (isMessage(message) && message.type === 'seckill:own-metrics' && message.id === id)
+        done(message.metrics);
     };
     const done = (metrics: unknown[] | undefined) => {
       clearTimeout(timer);

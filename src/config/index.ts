@@ -109,17 +109,17 @@ export interface Config {
 }
 
 /** The cluster's seed nodes: the given ones, or the masters of the launcher's local cluster. */
-function clusterNodes(e: Env): Config['redis']['cluster'] {
-  if (e.REDIS_CLUSTER_NODES) {
-    return e.REDIS_CLUSTER_NODES.split(',').map((hp) => {
+function clusterNodes(env: Env): Config['redis']['cluster'] {
+  if (env.REDIS_CLUSTER_NODES) {
+    return env.REDIS_CLUSTER_NODES.split(',').map((hp) => {
       const i = hp.lastIndexOf(':');
       return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
     });
   }
-  if (e.REDIS_URL || e.LOCAL_REDIS_SHARDS < 3) return undefined;
-  return Array.from({ length: e.LOCAL_REDIS_SHARDS }, (_, i) => ({
+  if (env.REDIS_URL || env.LOCAL_REDIS_SHARDS < 3) return undefined;
+  return Array.from({ length: env.LOCAL_REDIS_SHARDS }, (_, i) => ({
     host: '127.0.0.1',
-    port: e.LOCAL_REDIS_PORT + i,
+    port: env.LOCAL_REDIS_PORT + i,
   }));
 }
 
@@ -130,9 +130,9 @@ function rateLimit(name: string, text: string | undefined, burst: number | undef
 }
 
 /** Express's "trust proxy" setting: a boolean, a hop count, or addresses / subnets. */
-function trustProxy(v: string): boolean | number | string {
-  if (v === 'true' || v === 'false') return v === 'true';
-  return /^\d+$/.test(v) ? Number(v) : v;
+function trustProxy(value: string): boolean | number | string {
+  if (value === 'true' || value === 'false') return value === 'true';
+  return /^\d+$/.test(value) ? Number(value) : value;
 }
 
 /** Thrown by {@link loadConfig}; `message` lists every problem, one per line. */
@@ -160,7 +160,8 @@ export function loadConfig(
   defaults: Record<string, string> = {},
 ): Config {
   const known = Object.keys(envSchema.shape);
-  const given = (k: string) => (env[k] !== undefined && env[k] !== '' ? env[k] : defaults[k]);
+  const given = (name: string) =>
+    env[name] !== undefined && env[name] !== '' ? env[name] : defaults[name];
   const input = Object.fromEntries(
     known.filter((k) => given(k) !== undefined).map((k) => [k, given(k)]),
   );

@@ -11,17 +11,19 @@ const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> 
   ended: { status: 410, title: 'Sale ended' },
 };
 
-export function admissionProblem(r: AdmissionRefusal): ProblemError {
-  const { status, title } = HTTP[r.code];
+export function admissionProblem(refusal: AdmissionRefusal): ProblemError {
+  const { status, title } = HTTP[refusal.code];
   const headers = {
-    ...(r.retryAfterSeconds !== undefined && { 'Retry-After': String(r.retryAfterSeconds) }),
-    ...(r.rate && rateLimitHeaders(r.rate)),
+    ...(refusal.retryAfterSeconds !== undefined && {
+      'Retry-After': String(refusal.retryAfterSeconds),
+    }),
+    ...(refusal.rate && rateLimitHeaders(refusal.rate)),
   };
   return new ProblemError({
     status,
-    code: r.code,
+    code: refusal.code,
     title,
-    detail: r.detail,
+    detail: refusal.detail,
     ...(Object.keys(headers).length > 0 && { headers }),
   });
 }

@@ -79,20 +79,20 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     started: number,
     id: string,
     route: string,
-    a: HttpAnswer,
+    answer: HttpAnswer,
   ) => {
     res.setHeader('x-request-id', id);
-    for (const k in a.headers) res.setHeader(k, a.headers[k]!);
-    res.statusCode = a.status;
-    res.setHeader('Content-Type', `${a.contentType}; charset=utf-8`);
-    res.end(a.body);
+    for (const k in answer.headers) res.setHeader(k, answer.headers[k]!);
+    res.statusCode = answer.status;
+    res.setHeader('Content-Type', `${answer.contentType}; charset=utf-8`);
+    res.end(answer.body);
     const ms = performance.now() - started;
-    deps.metrics.observe(req.method!, route, a.status, ms / 1_000, a.problem);
+    deps.metrics.observe(req.method!, route, answer.status, ms / 1_000, answer.problem);
     if (route !== '/seckill') return; // the probes: counted, not summarised (as on Express)
-    deps.access.record(route, a.status, ms);
-    if (a.status >= 400 && a.status < 500 && deps.logger.isLevelEnabled('debug')) {
+    deps.access.record(route, answer.status, ms);
+    if (answer.status >= 400 && answer.status < 500 && deps.logger.isLevelEnabled('debug')) {
       deps.logger.debug(
-        { requestId: id, method: req.method, url: req.url, status: a.status, ms },
+        { requestId: id, method: req.method, url: req.url, status: answer.status, ms },
         'request refused',
       );
     }

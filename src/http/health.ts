@@ -23,12 +23,12 @@ const CHECK_INTERVAL_MS = 1_000;
 /** A result older than this is not trusted (the background check is stuck): 503. */
 const STALE_AFTER_MS = 3 * CHECK_INTERVAL_MS + CHECK_TIMEOUT_MS;
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
   });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 interface Result {

@@ -22,11 +22,11 @@ import { mountApiReference } from './api-reference.js';
 
 export { OPERATIONS };
 
-function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _, ...rest } = z.toJSONSchema(s, { target: 'draft-2020-12', io }) as Record<
-    string,
-    unknown
-  >;
+function jsonSchema(zodSchema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _, ...rest } = z.toJSONSchema(zodSchema, {
+    target: 'draft-2020-12',
+    io,
+  }) as Record<string, unknown>;
   return rest;
 }
 

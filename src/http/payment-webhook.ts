@@ -61,11 +61,11 @@ async function handle(req: Request, deps: WebhookRoutes, db?: Parameters<Payment
   }
 }
 
-function send(res: Response, a: Answer, replayed: boolean) {
+function send(res: Response, answer: Answer, replayed: boolean) {
   if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-  res.status(a.status);
-  if (a.status >= 400) res.type(PROBLEM_JSON).send(JSON.stringify(a.body));
-  else res.json(a.body);
+  res.status(answer.status);
+  if (answer.status >= 400) res.type(PROBLEM_JSON).send(JSON.stringify(answer.body));
+  else res.json(answer.body);
 }
 
 export function mountPaymentWebhook(router: IRouter, deps: WebhookRoutes): void {

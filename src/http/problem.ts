@@ -10,34 +10,34 @@ import type { Logger } from '../log.js';
 export const PROBLEM_JSON = 'application/problem+json';
 
 /** The problem+json document of `p` for this request. */
-export function problemBody(req: Request, p: ProblemError): Record<string, unknown> {
-  return problemDocument(req.originalUrl, req.id, p);
+export function problemBody(req: Request, problem: ProblemError): Record<string, unknown> {
+  return problemDocument(req.originalUrl, req.id, problem);
 }
 
 /** The same document from the bare request URL and id (the fast path has no Express request). */
 export function problemDocument(
   url: string,
   requestId: string,
-  p: ProblemError,
+  problem: ProblemError,
 ): Record<string, unknown> {
   return {
-    type: problemType(p.code),
-    title: p.title,
-    status: p.status,
-    ...(p.detail !== undefined && { detail: p.detail }),
+    type: problemType(problem.code),
+    title: problem.title,
+    status: problem.status,
+    ...(problem.detail !== undefined && { detail: problem.detail }),
     instance: url,
     requestId,
-    ...p.extensions,
+    ...problem.extensions,
   };
 }
 
-export function sendProblem(req: Request, res: Response, p: ProblemError): void {
-  res.locals.problem = p.code; // counted by code (http_problems_total)
-  for (const [k, v] of Object.entries(p.headers)) res.setHeader(k, v);
+export function sendProblem(req: Request, res: Response, error: ProblemError): void {
+  res.locals.problem = error.code; // counted by code (http_problems_total)
+  for (const [k, v] of Object.entries(error.headers)) res.setHeader(k, v);
   res
-    .status(p.status)
+    .status(error.status)
     .type(PROBLEM_JSON)
-    .send(JSON.stringify(problemBody(req, p)));
+    .send(JSON.stringify(problemBody(req, error)));
 }
 
 /** body-parser / raw-body errors carry a `type`; each is the client's fault. */
@@ -116,13 +116,13 @@ export interface HttpAnswer {
 }
 
 /** The answer of problem `p` to the request at `url`. */
-export function problemAnswer(url: string, requestId: string, p: ProblemError): HttpAnswer {
+export function problemAnswer(url: string, requestId: string, error: ProblemError): HttpAnswer {
   return {
-    status: p.status,
+    status: error.status,
     contentType: PROBLEM_JSON,
-    headers: p.headers,
-    body: JSON.stringify(problemDocument(url, requestId, p)),
-    problem: p.code,
+    headers: error.headers,
+    body: JSON.stringify(problemDocument(url, requestId, error)),
+    problem: error.code,
   };
 }
 
@@ -133,9 +133,17 @@ interface RequestFacts {
 }
 
 /** What the log says of a problem answered: a bug in full, an outage in one line, a 4xx nothing. */
-function logProblem(logger: Logger, problem: ProblemError, err: unknown, r: RequestFacts): void {
+function logProblem(
+  logger: Logger,
+  problem: ProblemError,
+  err: unknown,
+  facts: RequestFacts,
+): void {
   if (problem.code === 'internal') {
-    logger.error({ err, requestId: r.requestId, method: r.method, url: r.url }, 'request failed');
+    logger.error(
+      { err, requestId: facts.requestId, method: facts.method, url: facts.url },
+      'request failed',
+    );
   } else if (problem.status >= 500) {
     // A deliberate 503 (not ready, store unavailable) is an outage, not a bug: one line,
     // no stack, so a probe every second or a burst of shoppers does not bury the log.
@@ -143,17 +151,17 @@ function logProblem(logger: Logger, problem: ProblemError, err: unknown, r: Requ
     const cause =
       c === undefined ? undefined : `${c instanceof Error ? `${c.name}: ` : ''}${messageOf(c)}`;
     logger.warn(
-      { requestId: r.requestId, problem: problem.code, detail: problem.detail, cause },
+      { requestId: facts.requestId, problem: problem.code, detail: problem.detail, cause },
       'request refused',
     );
   }
 }
 
 /** Anything thrown, answered and logged as the error handler does (for a caller without Express). */
-export function errorAnswer(logger: Logger, err: unknown, r: RequestFacts): HttpAnswer {
+export function errorAnswer(logger: Logger, err: unknown, request: RequestFacts): HttpAnswer {
   const problem = toProblem(err);
-  logProblem(logger, problem, err, r);
-  return problemAnswer(r.url, r.requestId, problem);
+  logProblem(logger, problem, err, request);
+  return problemAnswer(request.url, request.requestId, problem);
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {

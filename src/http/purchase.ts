@@ -14,15 +14,15 @@ import { admissionProblem } from './admission-problems.js';
 import { problemDocument, PROBLEM_JSON } from './problem.js';
 import { saleProblem } from './sale-problems.js';
 
-const accepted = (orderId: string, o: PurchaseOrder): StoredResponse => ({
+const accepted = (orderId: string, order: PurchaseOrder): StoredResponse => ({
   status: 202,
   contentType: 'application/json',
   headers: { Location: `/orders/${orderId}` },
   body: JSON.stringify({
     orderId,
     status: 'pending',
-    productId: o.productId,
-    quantity: o.quantity,
+    productId: order.productId,
+    quantity: order.quantity,
   }),
 });
 
@@ -47,10 +47,10 @@ export const purchaseAnswers = (url: string, requestId: string): PurchaseAnswers
  * The answer of an outcome that is not a stored response.
  * @throws ProblemError, the error handler's to write
  */
-export function outcomeProblem(o: Exclude<PurchaseOutcome, { kind: 'answer' }>): ProblemError {
-  switch (o.kind) {
+export function outcomeProblem(result: Exclude<PurchaseOutcome, { kind: 'answer' }>): ProblemError {
+  switch (result.kind) {
     case 'admission-refused':
-      return admissionProblem(o.refusal);
+      return admissionProblem(result.refusal);
     case 'key-reused':
       return new ProblemError({
         status: 422,
@@ -63,11 +63,11 @@ export function outcomeProblem(o: Exclude<PurchaseOutcome, { kind: 'answer' }>):
         status: 409,
         code: 'idempotency-key-in-use',
         title: 'A request with this Idempotency-Key is in progress',
-        detail: o.retrying
+        detail: result.retrying
           ? 'another retry of this request is running; retry once it has been answered'
           : 'retry once the first request has been answered',
         headers: { 'Retry-After': '1' },
-        ...(o.orderId && { extensions: { orderId: o.orderId } }),
+        ...(result.orderId && { extensions: { orderId: result.orderId } }),
       });
     case 'key-records-full':
       return new ProblemError({
@@ -77,10 +77,10 @@ export function outcomeProblem(o: Exclude<PurchaseOutcome, { kind: 'answer' }>):
         detail:
           'you hold as many Idempotency-Key records as allowed, each of a purchase that sold ' +
           'or is still running; retry later, or without a new key',
-        headers: { 'Retry-After': String(Math.max(1, Math.ceil(o.retryAfterMs / 1000))) },
+        headers: { 'Retry-After': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
       });
     case 'outcome-unknown':
-      return outcomeUnknown(o.orderId, o.cause, o.pending);
+      return outcomeUnknown(result.orderId, result.cause, result.pending);
   }
 }
 

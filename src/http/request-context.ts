@@ -89,9 +89,9 @@ export function accessLog(logger: Logger, intervalMs: number): AccessLog {
   const flush = () => {
     if (counts.size === 0) return;
     latencies.sort((a, b) => a - b);
-    const at = (p: number) =>
+    const at = (fraction: number) =>
       Math.round(
-        latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]! * 10,
+        latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))]! * 10,
       ) / 10;
     logger.info(
       {

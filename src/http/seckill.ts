@@ -62,8 +62,8 @@ export type Seckill = (r: SeckillRequest) => Promise<HttpAnswer>;
  * product is refused before identity).
  * @throws ProblemError 400 (no body, bad body, a userId in the body outside dev auth mode)
  */
-export function parsePurchase(r: Pick<SeckillRequest, 'body' | 'headers'>, auth: Config['auth']) {
-  if (r.body === undefined) {
+export function parsePurchase(req: Pick<SeckillRequest, 'body' | 'headers'>, auth: Config['auth']) {
+  if (req.body === undefined) {
     throw new ProblemError({
       status: 400,
       code: 'invalid-request',
@@ -71,8 +71,8 @@ export function parsePurchase(r: Pick<SeckillRequest, 'body' | 'headers'>, auth:
       detail: 'send a JSON body { "productId": "...", "quantity"?: 1 }',
     });
   }
-  const body = parseOr400(purchaseBody, r.body, 'purchase');
-  let buyer = (): string | Promise<string> => shopperId(r, auth);
+  const body = parseOr400(purchaseBody, req.body, 'purchase');
+  let buyer = (): string | Promise<string> => shopperId(req, auth);
   if (body.userId !== undefined) {
     if (auth.mode !== 'dev') {
       throw new ProblemError({
@@ -83,7 +83,7 @@ export function parsePurchase(r: Pick<SeckillRequest, 'body' | 'headers'>, auth:
       });
     }
     const given = body.userId;
-    if (r.headers['x-user-id'] === undefined) buyer = () => given;
+    if (req.headers['x-user-id'] === undefined) buyer = () => given;
   }
   return { body, buyer };
 }

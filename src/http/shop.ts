@@ -31,12 +31,12 @@ export interface ShopRoutes {
 export function mountShop(router: IRouter, deps: ShopRoutes): void {
   // Written straight to Node's response: the body is a finished JSON string, so Express's send()
   // (content-type sniffing, ETag, freshness) has nothing to add on this hot path.
-  const send = (res: Response, a: HttpAnswer) => {
-    for (const k in a.headers) res.setHeader(k, a.headers[k]!);
-    res.statusCode = a.status;
-    if (a.problem) res.locals.problem = a.problem;
-    res.setHeader('Content-Type', `${a.contentType}; charset=utf-8`);
-    res.end(a.body);
+  const send = (res: Response, answer: HttpAnswer) => {
+    for (const k in answer.headers) res.setHeader(k, answer.headers[k]!);
+    res.statusCode = answer.status;
+    if (answer.problem) res.locals.problem = answer.problem;
+    res.setHeader('Content-Type', `${answer.contentType}; charset=utf-8`);
+    res.end(answer.body);
   };
 
   // The route's work is seckill.ts's (the fast path in front of Express calls the same function).

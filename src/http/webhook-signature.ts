@@ -24,13 +24,17 @@ const invalid = (detail: string) => refused('invalid-signature', 'Invalid signat
 
 const nowSeconds = () => Math.floor(Date.now() / 1_000);
 
-function hmacHex(secret: string, t: number | string, body: string | Buffer): string {
-  return createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+function hmacHex(secret: string, timestamp: number | string, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 }
 
 /** The Seckill-Signature value for `body` signed at `t` (the provider's side: tests, docs). */
-export function signWebhook(body: string | Buffer, secret: string, t = nowSeconds()): string {
-  return `t=${t},v1=${hmacHex(secret, t, body)}`;
+export function signWebhook(
+  body: string | Buffer,
+  secret: string,
+  timestamp = nowSeconds(),
+): string {
+  return `t=${timestamp},v1=${hmacHex(secret, timestamp, body)}`;
 }
 
 const standardKey = (secret: string) =>
@@ -41,12 +45,12 @@ export function signStandardWebhook(
   webhookId: string,
   body: string,
   secret: string,
-  t = nowSeconds(),
+  signedAt = nowSeconds(),
 ): Record<(typeof STANDARD_HEADERS)[number], string> {
   return {
     'webhook-id': webhookId,
-    'webhook-timestamp': String(t),
-    'webhook-signature': standardKey(secret).sign(webhookId, new Date(t * 1_000), body),
+    'webhook-timestamp': String(signedAt),
+    'webhook-signature': standardKey(secret).sign(webhookId, new Date(signedAt * 1_000), body),
   };
 }
 
@@ -56,8 +60,8 @@ export interface VerifyOptions {
   now?: number;
 }
 
-function checkAge(t: string, opts: VerifyOptions): void {
-  const age = Math.abs((opts.now ?? nowSeconds()) - Number(t));
+function checkAge(signedAt: string, opts: VerifyOptions): void {
+  const age = Math.abs((opts.now ?? nowSeconds()) - Number(signedAt));
   if (age > opts.toleranceSeconds) {
     throw refused(
       'stale-signature',

@@ -107,14 +107,14 @@ export class ActivityLeases {
    * The deduct, under a fresh touch; a touch the script found too old (a paused process, a clock
    * step) is renewed and the deduct run once more.
    */
-  async deduct(k: SegmentKeys, args: PurchaseDeductArgs): Promise<DeductReply> {
+  async deduct(segmentKeys: SegmentKeys, args: PurchaseDeductArgs): Promise<DeductReply> {
     const lease = this.lease(args.productId);
     let touchedAt = typeof lease === 'number' ? lease : await lease;
-    let r = await deduct(this.deps.redis, k, { ...args, touchedAt });
+    let r = await deduct(this.deps.redis, segmentKeys, { ...args, touchedAt });
     if (r.code === 'untouched') {
       this.touched.delete(args.productId);
       touchedAt = await this.refresh(args.productId);
-      r = await deduct(this.deps.redis, k, { ...args, touchedAt });
+      r = await deduct(this.deps.redis, segmentKeys, { ...args, touchedAt });
       if (r.code === 'untouched') throw new Error('deduct refused a touch it was just given');
     }
     return r;

@@ -60,8 +60,8 @@ const STALE_RETRY_MS = 1_000;
 const SOLD_OUT_RECHECK_MS = 1_000;
 
 /** The view says sold out, but units may have come back since (see SOLD_OUT_RECHECK_MS). */
-const recheckDue = (v: ProductView) =>
-  v.soldOut && v.payWithinSeconds > 0 && Date.now() - v.soldOutAt > SOLD_OUT_RECHECK_MS;
+const recheckDue = (view: ProductView) =>
+  view.soldOut && view.payWithinSeconds > 0 && Date.now() - view.soldOutAt > SOLD_OUT_RECHECK_MS;
 
 /** Products whose views are kept; past it the oldest are dropped (and reloaded on demand). */
 const MAX_PRODUCTS = 10_000;

@@ -23,7 +23,7 @@ export async function giveCatalogueNumber(
 /** The product with catalogue number `n`; null when none has it. */
 export function productOfNumber(
   deps: { redis: RedisClient; keys: Keys },
-  n: number,
+  catalogueNumber: number,
 ): Promise<string | null> {
-  return deps.redis.hget(deps.keys.catalogue(), `n:${n}`);
+  return deps.redis.hget(deps.keys.catalogue(), `n:${catalogueNumber}`);
 }

@@ -67,17 +67,22 @@ interface StoredRecord {
 const usualType = (status: number) =>
   status >= 400 ? 'application/problem+json' : 'application/json';
 
-export function encodeIdempotencyRecord(r: IdempotencyRecord): string {
-  if (r.done) {
-    const { status, body, contentType, headers } = r.done;
+export function encodeIdempotencyRecord(record: IdempotencyRecord): string {
+  if (record.done) {
+    const { status, body, contentType, headers } = record.done;
     const d: StoredRecord['d'] = { s: status, b: body };
     if (contentType !== usualType(status)) d.c = contentType;
     if (headers && Object.keys(headers).length) d.h = headers;
-    return JSON.stringify({ f: r.fp, d } satisfies StoredRecord);
+    return JSON.stringify({ f: record.fp, d } satisfies StoredRecord);
   }
-  const stored: StoredRecord = { f: r.fp, o: r.orderId, p: r.productId, q: r.quantity };
-  if (r.leaseUntil !== undefined) stored.l = r.leaseUntil;
-  if (r.unknown) stored.u = 1;
+  const stored: StoredRecord = {
+    f: record.fp,
+    o: record.orderId,
+    p: record.productId,
+    q: record.quantity,
+  };
+  if (record.leaseUntil !== undefined) stored.l = record.leaseUntil;
+  if (record.unknown) stored.u = 1;
   return JSON.stringify(stored);
 }
 
@@ -196,22 +201,34 @@ export class IdempotencyStore {
    * Stores the final answer (kept until the key's expiry). A refusal (4xx) may be evicted at the
    * shopper's cap; an answer that sold never is.
    */
-  async finish(h: IdempotencyHandle, response: StoredResponse): Promise<void> {
-    const rec = encodeIdempotencyRecord({ ...h.record, done: response });
-    await this.settle(h, response.status >= 400 ? 'refused' : 'store', rec);
+  async finish(handle: IdempotencyHandle, response: StoredResponse): Promise<void> {
+    const rec = encodeIdempotencyRecord({ ...handle.record, done: response });
+    await this.settle(handle, response.status >= 400 ? 'refused' : 'store', rec);
   }
 
   /** Nothing was sold and the answer is not final: forget the key, so a retry runs again. */
-  async abandon(h: IdempotencyHandle): Promise<void> {
-    await this.settle(h, 'forget', '');
+  async abandon(handle: IdempotencyHandle): Promise<void> {
+    await this.settle(handle, 'forget', '');
   }
 
   /** The purchase ended without knowing whether it sold: the next retry resolves it. */
-  async markUnknown(h: IdempotencyHandle): Promise<void> {
-    await this.settle(h, 'store', encodeIdempotencyRecord({ ...h.record, unknown: true }));
+  async markUnknown(handle: IdempotencyHandle): Promise<void> {
+    await this.settle(
+      handle,
+      'store',
+      encodeIdempotencyRecord({ ...handle.record, unknown: true }),
+    );
   }
 
-  private async settle(h: IdempotencyHandle, mode: 'store' | 'refused' | 'forget', value: string) {
-    await settle.run(this.redis, [h.key, ...h.index.keys], [mode, value, h.index.member]);
+  private async settle(
+    handle: IdempotencyHandle,
+    mode: 'store' | 'refused' | 'forget',
+    value: string,
+  ) {
+    await settle.run(
+      this.redis,
+      [handle.key, ...handle.index.keys],
+      [mode, value, handle.index.member],
+    );
   }
 }

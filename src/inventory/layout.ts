@@ -1,10 +1,10 @@
 /** How a product's stock and shoppers are spread over its segments. */
 
 /** Stable 32-bit FNV-1a hash of a string: the same user maps to the same segment in every process. */
-export function fnv1a(s: string): number {
+export function fnv1a(text: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) {
-    h ^= s.charCodeAt(i);
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
     h = Math.imul(h, 0x01000193);
   }
   return h >>> 0;

@@ -11,10 +11,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 export const MAX_CATALOGUE_NUMBER = 0xffff_ffff;
 
 /** A new order id for a product with catalogue number `n` (0: none known yet, a v4 UUID). */
-export function mintOrderId(n: number): string {
-  if (!Number.isInteger(n) || n <= 0 || n > MAX_CATALOGUE_NUMBER) return randomUUID();
+export function mintOrderId(catalogueNumber: number): string {
+  if (
+    !Number.isInteger(catalogueNumber) ||
+    catalogueNumber <= 0 ||
+    catalogueNumber > MAX_CATALOGUE_NUMBER
+  )
+    return randomUUID();
   const b = randomBytes(16);
-  b.writeUInt32BE(n, 0);
+  b.writeUInt32BE(catalogueNumber, 0);
   b[6] = (b[6]! & 0x0f) | 0x80; // version 8
   b[8] = (b[8]! & 0x3f) | 0x80; // RFC 9562 variant
   const h = b.toString('hex');

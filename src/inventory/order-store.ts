@@ -186,13 +186,13 @@ export class OrderStore {
   // -- returns (payment window)
 
   /** Puts a closed order's units back in the segment they came from (lua/restock-2.lua). */
-  restock(o: ReturnedOrder): Promise<RestockReply> {
-    return restock(this.redis, this.keys.segment(o.productId, o.segment), o);
+  restock(order: ReturnedOrder): Promise<RestockReply> {
+    return restock(this.redis, this.keys.segment(order.productId, order.segment), order);
   }
 
   /** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */
-  releaseMarker(o: ReturnedOrder): Promise<boolean> {
-    return releaseMarker(this.redis, this.keys.segment(o.productId, o.homeSegment), o);
+  releaseMarker(order: ReturnedOrder): Promise<boolean> {
+    return releaseMarker(this.redis, this.keys.segment(order.productId, order.homeSegment), order);
   }
 
   // -- reconciliation

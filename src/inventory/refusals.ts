@@ -15,19 +15,19 @@ export class StaleEpoch extends Error {}
  */
 export function refusalOf(
   view: ProductView,
-  r: DeductReply,
+  deducted: DeductReply,
   quantity: number,
 ): SaleError | StaleEpoch {
-  switch (r.code) {
+  switch (deducted.code) {
     case 'limit': {
       const limit = `the limit of ${view.limitPerUser} per shopper for "${view.id}"`;
       return new SaleError({
         code: 'limit-reached',
         message:
-          r.units === 0
+          deducted.units === 0
             ? `${quantity} units are more than ${limit}`
-            : `already bought ${r.units}: ${quantity} more would pass ${limit}`,
-        ...(r.lastOrderId && { orderId: r.lastOrderId }),
+            : `already bought ${deducted.units}: ${quantity} more would pass ${limit}`,
+        ...(deducted.lastOrderId && { orderId: deducted.lastOrderId }),
       });
     }
     case 'voided':
@@ -39,19 +39,19 @@ export function refusalOf(
       return new SaleError({
         code: 'purchase-in-progress',
         message: 'another purchase of this product by you is still being completed',
-        orderId: r.orderId,
+        orderId: deducted.orderId,
       });
     case 'not-started':
       return new SaleError({
         code: 'not-started',
-        message: `the sale starts at ${new Date(r.startsAt).toISOString()}`,
-        at: r.startsAt,
+        message: `the sale starts at ${new Date(deducted.startsAt).toISOString()}`,
+        at: deducted.startsAt,
       });
     case 'ended':
       return new SaleError({
         code: 'ended',
-        message: `the sale ended at ${new Date(r.endsAt).toISOString()}`,
-        at: r.endsAt,
+        message: `the sale ended at ${new Date(deducted.endsAt).toISOString()}`,
+        at: deducted.endsAt,
       });
     case 'stale-epoch':
     case 'unknown':
@@ -62,7 +62,7 @@ export function refusalOf(
         message: 'the segment lock was lost before the deduct',
       });
     default:
-      throw new Error(`deduct reply ${r.code} is not a refusal`);
+      throw new Error(`deduct reply ${deducted.code} is not a refusal`);
   }
 }
 

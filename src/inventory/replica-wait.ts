@@ -64,10 +64,10 @@ export class ReplicaWait {
     return joined.promise;
   }
 
-  private async send(conn: Redis, s: MasterState) {
-    const r = s.next!;
-    s.next = undefined;
-    s.inFlight = true;
+  private async send(conn: Redis, state: MasterState) {
+    const r = state.next!;
+    state.next = undefined;
+    state.inFlight = true;
     let timer: NodeJS.Timeout | undefined;
     try {
       const giveUp = new Promise<never>((_, reject) => {
@@ -97,8 +97,8 @@ export class ReplicaWait {
       r.reject(err);
     } finally {
       clearTimeout(timer);
-      s.inFlight = false;
-      if (s.next) void this.send(conn, s);
+      state.inFlight = false;
+      if (state.next) void this.send(conn, state);
     }
   }
 

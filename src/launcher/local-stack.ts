@@ -30,13 +30,13 @@ export interface LocalStackOptions {
   onNodeRestart?: (name: string, err?: unknown) => void;
 }
 
-function watch(p: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
-  void p.exited.then((code) => {
-    if (!p.stopping) onCrash(p.name, code, p.logFile);
+function watch(service: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
+  void service.exited.then((code) => {
+    if (!service.stopping) onCrash(service.name, code, service.logFile);
   });
 }
 
-const nodeName = (n: ClusterNode) => `redis-server ${n.port} (formed as ${n.role})`;
+const nodeName = (node: ClusterNode) => `redis-server ${node.port} (formed as ${node.role})`;
 
 export async function startLocalServices(opts: LocalStackOptions): Promise<void> {
   const { launcher } = opts.config;
@@ -70,9 +70,10 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       // 503 while the others sell. Do not stop the stack: bring the node back, as a supervisor
       // would (it rejoins as a replica of the one that took over).
       supervise: {
-        onExit: (n, code, delay) => opts.onNodeExit?.(nodeName(n), code, n.process.logFile, delay),
-        onRestart: (n) => opts.onNodeRestart?.(nodeName(n)),
-        onRestartFailed: (n, err) => opts.onNodeRestart?.(nodeName(n), err),
+        onExit: (node, code, delay) =>
+          opts.onNodeExit?.(nodeName(node), code, node.process.logFile, delay),
+        onRestart: (node) => opts.onNodeRestart?.(nodeName(node)),
+        onRestartFailed: (node, err) => opts.onNodeRestart?.(nodeName(node), err),
       },
     }).catch((err: unknown) => {
       throw new LaunchError(

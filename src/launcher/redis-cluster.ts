@@ -72,8 +72,8 @@ interface Layout {
 export const SLOTS = 16_384;
 
 /** The slot range [from, to] master `i` of `shards` serves: an even split. */
-export function slotRange(i: number, shards: number): [number, number] {
-  return [Math.floor((i * SLOTS) / shards), Math.floor(((i + 1) * SLOTS) / shards) - 1];
+export function slotRange(index: number, shards: number): [number, number] {
+  return [Math.floor((index * SLOTS) / shards), Math.floor(((index + 1) * SLOTS) / shards) - 1];
 }
 
 export async function startRedisCluster(opts: RedisClusterOptions): Promise<RunningCluster> {

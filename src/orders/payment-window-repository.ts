@@ -26,7 +26,7 @@ export class PaymentRepository extends OrdersRepository {
    * this order's. @returns the paid row; `payment-used` when that provider payment id already
    * paid another order (the unique key); undefined when the transition did not apply.
    */
-  async markPaid(s: {
+  async markPaid(settlement: {
     orderId: string;
     intentId: string;
     paymentId: string;
@@ -34,16 +34,16 @@ export class PaymentRepository extends OrdersRepository {
     try {
       return await this.db
         .updateTable('orders')
-        .set({ status: 'paid', payment_id: s.paymentId, closed_at: sql`now()` })
-        .where('id', '=', s.orderId)
+        .set({ status: 'paid', payment_id: settlement.paymentId, closed_at: sql`now()` })
+        .where('id', '=', settlement.orderId)
         .where('status', '=', 'awaiting_payment')
         .where('pay_by', '>', sql<Date>`now()`)
         .where(({ exists, selectFrom }) =>
           exists(
             selectFrom('payment_intents')
               .select('id')
-              .where('payment_intents.id', '=', s.intentId)
-              .where('payment_intents.order_id', '=', s.orderId),
+              .where('payment_intents.id', '=', settlement.intentId)
+              .where('payment_intents.order_id', '=', settlement.orderId),
           ),
         )
         .returningAll()

@@ -12,7 +12,7 @@ import type { OrderRow } from './repository.js';
 
 /** The SQL this module needs (payment-window-repository.ts). */
 export interface PaymentWindowRows {
-  markPaid(s: Settlement): Promise<OrderRow | 'payment-used' | undefined>;
+  markPaid(settlement: Settlement): Promise<OrderRow | 'payment-used' | undefined>;
   close(
     orderId: string,
     to: 'cancelled' | 'expired',
@@ -28,8 +28,8 @@ export interface PaymentWindowRows {
 
 /** The Redis this module needs (inventory's OrderStore): a closed order's units go back. */
 export interface UnitReturns {
-  restock(o: ReturnedOrder): Promise<{ code: string }>;
-  releaseMarker(o: ReturnedOrder): Promise<unknown>;
+  restock(order: ReturnedOrder): Promise<{ code: string }>;
+  releaseMarker(order: ReturnedOrder): Promise<unknown>;
 }
 
 export interface PaymentWindowDeps {
@@ -73,15 +73,15 @@ export interface Settlement {
  */
 export async function payOrder(
   deps: Pick<PaymentWindowDeps, 'rows'>,
-  s: Settlement,
+  settlement: Settlement,
 ): Promise<PayOutcome> {
-  const row = await deps.rows.markPaid(s);
+  const row = await deps.rows.markPaid(settlement);
   if (row === 'payment-used') return { code: 'payment-used' };
   if (row) return { code: 'paid', order: row, replayed: false };
-  const intent = await deps.rows.findIntent(s.intentId);
-  if (!intent || intent.order_id !== s.orderId) return { code: 'unknown-intent' };
-  const current = (await deps.rows.findOrder(s.orderId))!;
-  if (current.status === 'paid' && current.payment_id === s.paymentId) {
+  const intent = await deps.rows.findIntent(settlement.intentId);
+  if (!intent || intent.order_id !== settlement.orderId) return { code: 'unknown-intent' };
+  const current = (await deps.rows.findOrder(settlement.orderId))!;
+  if (current.status === 'paid' && current.payment_id === settlement.paymentId) {
     return { code: 'paid', order: current, replayed: true };
   }
   return { code: 'conflict', order: current };

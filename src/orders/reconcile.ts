@@ -92,8 +92,8 @@ export async function reconcile(
   if (!meta) return null;
   const { epoch, segments } = meta;
   const problems: string[] = [];
-  const problem = (p: string) => {
-    if (problems.length < MAX_LISTED) problems.push(p);
+  const problem = (text: string) => {
+    if (problems.length < MAX_LISTED) problems.push(text);
     else if (problems.length === MAX_LISTED) problems.push('... more problems not listed');
   };
 

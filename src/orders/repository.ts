@@ -10,7 +10,8 @@ import type { SoldOrder } from '../inventory/index.js';
 export type { OrderRow, PaymentIntentRow } from '../db/schema.js';
 
 /** The row's unique `idempotency_key`, `<product>:<epoch>:<orderId>`: the same deduct always yields the same key (not the client's Idempotency-Key). */
-export const orderRowKey = (o: SoldOrder) => `${o.productId}:${o.epoch}:${o.orderId}`;
+export const orderRowKey = (order: SoldOrder) =>
+  `${order.productId}:${order.epoch}:${order.orderId}`;
 
 /**
  * Inserts orders in one statement; an order already there (a redelivery) is skipped. The rows
@@ -20,7 +21,7 @@ export const orderRowKey = (o: SoldOrder) => `${o.productId}:${o.epoch}:${o.orde
  */
 export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promise<number> {
   if (orders.length === 0) return 0;
-  const column = <T>(f: (o: SoldOrder) => T) => orders.map(f);
+  const column = <T>(valueOf: (o: SoldOrder) => T) => orders.map(valueOf);
   const r = await sql`
     insert into orders (id, idempotency_key, product_id, epoch, user_id, quantity, segment,
                         home_segment, outbox_id, deducted_at, status, pay_by)
@@ -38,8 +39,10 @@ export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promis
 }
 
 /** When a sold order must be paid by: the deduct's server time plus the window; none if final. */
-export function payBy(o: Pick<SoldOrder, 'deductedAt' | 'payWithinSeconds'>): Date | null {
-  return o.payWithinSeconds > 0 ? new Date(o.deductedAt + o.payWithinSeconds * 1_000) : null;
+export function payBy(order: Pick<SoldOrder, 'deductedAt' | 'payWithinSeconds'>): Date | null {
+  return order.payWithinSeconds > 0
+    ? new Date(order.deductedAt + order.payWithinSeconds * 1_000)
+    : null;
 }
 
 export async function findOrder(db: Db, id: string): Promise<OrderRow | undefined> {

@@ -212,8 +212,8 @@ function coalesceWrites(redis: Redis): void {
   let corks = 0;
   let corked = false;
   let soon = false;
-  const uncorkOf = (n: number) => () => {
-    if (!corked || n !== corks) return;
+  const uncorkOf = (cork: number) => () => {
+    if (!corked || cork !== corks) return;
     corked = false;
     stream.uncork();
   };

@@ -105,12 +105,12 @@ export class Keys {
   }
 
   /** The lock name of segment `i` of a product: its spread hash tag (see spread.ts). */
-  segmentLockName(productId: string, i: number): string {
-    return spreadTag(checked('product id', productId), i);
+  segmentLockName(productId: string, segment: number): string {
+    return spreadTag(checked('product id', productId), segment);
   }
 
-  segment(productId: string, i: number): SegmentKeys {
-    const name = this.segmentLockName(productId, i);
+  segment(productId: string, index: number): SegmentKeys {
+    const name = this.segmentLockName(productId, index);
     const tag = `${this.prefix}:{${name}}`;
     return {
       state: `${tag}:state`,

@@ -16,10 +16,10 @@ const SLOTS = 16_384;
 const WINDOW = SLOTS / 64;
 
 /** The i-th point of the base-2 van der Corput sequence, in [0, 1). */
-function vanDerCorput(i: number): number {
+function vanDerCorput(index: number): number {
   let x = 0;
   let f = 0.5;
-  for (let n = i; n > 0; n >>= 1, f /= 2) if (n & 1) x += f;
+  for (let n = index; n > 0; n >>= 1, f /= 2) if (n & 1) x += f;
   return x;
 }
 
@@ -27,11 +27,11 @@ const memo = new Map<string, string>();
 const MEMO_MAX = 100_000;
 
 /** The hash-tag content of segment `i` of `productId` (checked id; i >= 0). */
-export function spreadTag(productId: string, i: number): string {
-  const plain = `${productId}:${i}`;
+export function spreadTag(productId: string, segment: number): string {
+  const plain = `${productId}:${segment}`;
   const hit = memo.get(plain);
   if (hit) return hit;
-  const from = Math.floor(vanDerCorput(i) * SLOTS);
+  const from = Math.floor(vanDerCorput(segment) * SLOTS);
   const inWindow = (slot: number) => (slot - from + SLOTS) % SLOTS < WINDOW;
   let tag = plain;
   for (let k = 1; !inWindow(calculateSlot(tag)); k++) tag = `${plain}/${k}`;

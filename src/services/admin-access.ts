@@ -17,7 +17,7 @@ import { ProblemError } from '../errors.js';
 import type { RateDecision } from '../inventory/index.js';
 import { sameSignature } from './sale-token.js';
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
+const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** Whether `token` is the admin token, compared in constant time (false when none is set). */
 export function isAdminToken(token: string, adminToken: string | undefined): boolean {

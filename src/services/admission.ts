@@ -60,10 +60,10 @@ export type LimitCheck =
 const forbidden = (detail: string): AdmissionRefusal => ({ code: 'invalid-sale-token', detail });
 
 /** `RateLimit-Policy` and `RateLimit` (IETF httpapi draft) of the limits applied. */
-export function rateLimitHeaders(s: RateState): Record<string, string> {
-  const { limit, decision } = s.tightest;
+export function rateLimitHeaders(state: RateState): Record<string, string> {
+  const { limit, decision } = state.tightest;
   return {
-    'RateLimit-Policy': s.limits
+    'RateLimit-Policy': state.limits
       .map(
         (l) => `"${l.name}";q=${l.burst};w=${Math.ceil((l.periodMs * l.burst) / l.rate / 1_000)}`,
       )
@@ -210,8 +210,8 @@ export class Admission {
 
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
 
-const describe = (l: RateLimit) =>
-  `${l.rate}/${l.periodMs === 1_000 ? 's' : 'm'} (bursts of ${l.burst})`;
+const describe = (limit: RateLimit) =>
+  `${limit.rate}/${limit.periodMs === 1_000 ? 's' : 'm'} (bursts of ${limit.burst})`;
 
 const tokensOff = (): AdmissionRefusal => ({
   code: 'sale-tokens-disabled',

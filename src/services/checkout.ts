@@ -79,7 +79,7 @@ export class Checkout {
    * order is found from its id alone. Unknown product (or its view unreadable): a plain UUID.
    */
   newOrderId(productId: string): string | Promise<string> {
-    const mint = (v: { number: number } | null) => mintOrderId(v?.number ?? 0);
+    const mint = (view: { number: number } | null) => mintOrderId(view?.number ?? 0);
     try {
       const got = this.deps.catalog.get(productId);
       return got instanceof Promise ? got.then(mint, () => mint(null)) : mint(got);

@@ -58,20 +58,20 @@ const SECKILL = { method: 'POST', route: '/seckill' };
 const zeroKinds = (): ByKind => Object.fromEntries(REFUSAL_KINDS.map((k) => [k.kind, 0])) as ByKind;
 
 /** The counts of the merged /metrics text (http_requests_total, http_problems_total). */
-export function saleCounts(c: Counters): SaleCounts {
+export function saleCounts(counters: Counters): SaleCounts {
   const route = { route: SECKILL.route };
   const refusals = zeroKinds();
   let known = 0;
   for (const k of REFUSAL_KINDS) {
     for (const code of k.codes)
-      refusals[k.kind] += c.sum('http_problems_total', { ...route, code });
+      refusals[k.kind] += counters.sum('http_problems_total', { ...route, code });
     known += refusals[k.kind];
   }
-  refusals.other = Math.max(0, c.sum('http_problems_total', route) - known);
+  refusals.other = Math.max(0, counters.sum('http_problems_total', route) - known);
   return {
-    accepted: c.sum('http_requests_total', { ...SECKILL, status: '202' }),
+    accepted: counters.sum('http_requests_total', { ...SECKILL, status: '202' }),
     refusals,
-    latency: c.buckets('http_request_duration_seconds', SECKILL),
+    latency: counters.buckets('http_request_duration_seconds', SECKILL),
   };
 }
 

@@ -25,11 +25,11 @@ export interface IdempotencyRecords {
     next: IdempotencyRecord,
   ): Promise<IdempotencyHandle | null>;
   /** Stores the final answer (a refusal may be evicted at the shopper's cap; a sale never). */
-  finish(h: IdempotencyHandle, response: StoredResponse): Promise<void>;
+  finish(handle: IdempotencyHandle, response: StoredResponse): Promise<void>;
   /** Nothing was sold and the answer is not final: forget the key, so a retry runs again. */
-  abandon(h: IdempotencyHandle): Promise<void>;
+  abandon(handle: IdempotencyHandle): Promise<void>;
   /** The purchase ended without knowing whether it sold: the next retry resolves it. */
-  markUnknown(h: IdempotencyHandle): Promise<void>;
+  markUnknown(handle: IdempotencyHandle): Promise<void>;
 }
 
 /** A fingerprint of the request (any JSON value; pass it parsed, with defaults applied). */

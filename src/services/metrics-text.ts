@@ -51,10 +51,10 @@ export function parseMetrics(text: string): Counters {
  * The q-quantile (ms) of cumulative buckets (seconds), interpolated inside its bucket as
  * Prometheus's histogram_quantile does; null when there were no observations.
  */
-export function quantile(buckets: Array<[number, number]>, q: number): number | null {
+export function quantile(buckets: Array<[number, number]>, fraction: number): number | null {
   const total = buckets.at(-1)?.[1] ?? 0;
   if (total <= 0) return null;
-  const rank = q * total;
+  const rank = fraction * total;
   let prevLe = 0;
   let prevCount = 0;
   for (const [le, count] of buckets) {

@@ -51,15 +51,15 @@ export interface OrderView {
 /** Who asks: a shopper (by id) or an admin. */
 export type OrderReader = { userId: string } | { admin: true };
 
-export const pendingView = (o: SoldOrder): OrderView => {
-  const deadline = payBy(o);
+export const pendingView = (order: SoldOrder): OrderView => {
+  const deadline = payBy(order);
   return {
-    orderId: o.orderId,
+    orderId: order.orderId,
     status: 'pending',
-    productId: o.productId,
-    userId: o.userId,
-    quantity: o.quantity,
-    deductedAt: new Date(o.deductedAt).toISOString(),
+    productId: order.productId,
+    userId: order.userId,
+    quantity: order.quantity,
+    deductedAt: new Date(order.deductedAt).toISOString(),
     ...(deadline && { payBy: deadline.toISOString() }),
   };
 };

@@ -48,11 +48,11 @@ export type StartPaymentOutcome =
   | { code: 'started'; intent: IntentView; created: boolean }
   | Extract<PaymentOutcome, { code: 'not-found' | 'conflict' | 'settling' }>;
 
-const intentView = (i: PaymentIntentRow): IntentView => ({
-  paymentIntentId: i.id,
-  orderId: i.order_id,
-  quantity: i.quantity,
-  expiresAt: i.expires_at.toISOString(),
+const intentView = (intent: PaymentIntentRow): IntentView => ({
+  paymentIntentId: intent.id,
+  orderId: intent.order_id,
+  quantity: intent.quantity,
+  expiresAt: intent.expires_at.toISOString(),
   status: 'requires_payment',
 });
 
@@ -97,8 +97,11 @@ export class Payments {
    * The provider's verified notice that an intent was paid: marks its order paid (the arbiter
    * against expiry and cancel). `rows`: a transaction's to run in (the webhook's delivery record).
    */
-  async settle(s: Settlement, rows: PaymentWindowRows = this.deps.rows): Promise<PaymentOutcome> {
-    const r = await payOrder({ rows }, s);
+  async settle(
+    settlement: Settlement,
+    rows: PaymentWindowRows = this.deps.rows,
+  ): Promise<PaymentOutcome> {
+    const r = await payOrder({ rows }, settlement);
     if (r.code === 'paid') return { code: 'ok', order: rowView(r.order), replayed: r.replayed };
     if (r.code === 'conflict') return conflictOf(r.order);
     return r;

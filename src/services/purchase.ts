@@ -109,12 +109,12 @@ export class PurchaseService {
   }
 
   /** A purchase without a key: a lost answer names the order id it may have sold. */
-  private async once(o: PurchaseOrder, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
-    const minted = this.deps.checkout.newOrderId(o.productId);
+  private async once(order: PurchaseOrder, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
+    const minted = this.deps.checkout.newOrderId(order.productId);
     const orderId = typeof minted === 'string' ? minted : await minted;
     try {
-      await this.deps.checkout.buy({ ...o, orderId });
-      return { kind: 'answer', response: answers.accepted(orderId, o), replayed: false };
+      await this.deps.checkout.buy({ ...order, orderId });
+      return { kind: 'answer', response: answers.accepted(orderId, order), replayed: false };
     } catch (err) {
       if (err instanceof SaleError) {
         return { kind: 'answer', response: answers.refused(err), replayed: false };
@@ -126,20 +126,20 @@ export class PurchaseService {
 
   /** A purchase under an Idempotency-Key. */
   private async withKey(
-    o: PurchaseOrder,
+    purchase: PurchaseOrder,
     key: string,
     answers: PurchaseAnswers,
   ): Promise<PurchaseOutcome> {
     const { idempotency, checkout } = this.deps;
     // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
-    const fp = requestFingerprint({ productId: o.productId, quantity: o.quantity });
+    const fp = requestFingerprint({ productId: purchase.productId, quantity: purchase.quantity });
     const fresh = async () => ({
       fp,
-      orderId: await checkout.newOrderId(o.productId),
-      productId: o.productId,
-      quantity: o.quantity,
+      orderId: await checkout.newOrderId(purchase.productId),
+      productId: purchase.productId,
+      quantity: purchase.quantity,
     });
-    const begun = await idempotency.begin(o.userId, key, await fresh());
+    const begun = await idempotency.begin(purchase.userId, key, await fresh());
     switch (begun.kind) {
       case 'replay':
         return { kind: 'answer', response: begun.response, replayed: true };
@@ -150,54 +150,54 @@ export class PurchaseService {
       case 'full':
         return { kind: 'key-records-full', retryAfterMs: begun.retryAfterMs };
       case 'new':
-        return this.run(o, begun, answers);
+        return this.run(purchase, begun, answers);
       case 'stale':
         break;
     }
     // The first run ended without an answer (or died): settle its order before anything runs.
     const old = begun.record;
     const resolution = old.orderId
-      ? await checkout.resolve(o.productId, o.userId, old.orderId)
+      ? await checkout.resolve(purchase.productId, purchase.userId, old.orderId)
       : 'not-sold';
     if (resolution === 'pending') return unknown(old.orderId!, undefined, true);
     if (resolution === 'sold') {
-      const response = answers.accepted(old.orderId!, o);
+      const response = answers.accepted(old.orderId!, purchase);
       const { unknown: _, ...rest } = old;
       await idempotency.takeOver(begun, { ...rest, done: response });
       return { kind: 'answer', response, replayed: true };
     }
     const handle = await idempotency.takeOver(begun, await fresh());
     if (!handle) return { kind: 'key-in-use', retrying: true };
-    return this.run(o, handle, answers);
+    return this.run(purchase, handle, answers);
   }
 
   /** Runs the purchase the key was claimed for, and records how it ended. */
   private async run(
-    o: PurchaseOrder,
-    h: IdempotencyHandle,
+    order: PurchaseOrder,
+    handle: IdempotencyHandle,
     answers: PurchaseAnswers,
   ): Promise<PurchaseOutcome> {
     const { idempotency, checkout, logger } = this.deps;
-    const orderId = h.record.orderId!;
+    const orderId = handle.record.orderId!;
     // A failure to record is not the purchase's failure: the lease runs out and a retry resolves.
-    const record = (what: string, p: Promise<void>) =>
-      p.catch((err: unknown) =>
+    const record = (what: string, promise: Promise<void>) =>
+      promise.catch((err: unknown) =>
         logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
       );
     try {
-      await checkout.buy({ ...o, orderId });
-      const response = answers.accepted(orderId, o);
-      await record('store', idempotency.finish(h, response));
+      await checkout.buy({ ...order, orderId });
+      const response = answers.accepted(orderId, order);
+      await record('store', idempotency.finish(handle, response));
       return { kind: 'answer', response, replayed: false };
     } catch (err) {
       if (err instanceof SaleError) {
         const response = answers.refused(err);
         // a transient refusal sold nothing: forget the key, so the retry runs again
-        if (FINAL.has(err.code)) await record('store', idempotency.finish(h, response));
-        else await record('forget', idempotency.abandon(h));
+        if (FINAL.has(err.code)) await record('store', idempotency.finish(handle, response));
+        else await record('forget', idempotency.abandon(handle));
         return { kind: 'answer', response, replayed: false };
       }
-      await record('mark unknown', idempotency.markUnknown(h));
+      await record('mark unknown', idempotency.markUnknown(handle));
       if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
       throw err;
     }

@@ -20,8 +20,8 @@ export interface SaleTokenClaims {
 const mac = (secret: string, payload: string) =>
   createHmac('sha256', secret).update(payload).digest('base64url');
 
-export function signSaleToken(c: SaleTokenClaims, secret: string): string {
-  const payload = `v1|${c.userId}|${c.productId}|${c.epoch}|${c.expiresAt}`;
+export function signSaleToken(claims: SaleTokenClaims, secret: string): string {
+  const payload = `v1|${claims.userId}|${claims.productId}|${claims.epoch}|${claims.expiresAt}`;
   return `${Buffer.from(payload).toString('base64url')}.${mac(secret, payload)}`;
 }
 

@@ -35,15 +35,15 @@ export const seedRequest = z
 
 export type SeedRequest = z.output<typeof seedRequest>;
 
-export function seedSpecOf(b: SeedRequest): SeedSpec {
+export function seedSpecOf(request: SeedRequest): SeedSpec {
   return {
-    total: b.total,
-    segments: b.segments ?? DEFAULT_SEGMENTS[b.strategy],
-    strategy: b.strategy,
-    startsAt: b.startsAt ? new Date(b.startsAt) : undefined,
-    endsAt: b.endsAt ? new Date(b.endsAt) : undefined,
-    limitPerUser: b.limitPerUser,
-    payWithinSeconds: b.payWithinSeconds,
-    requireSaleToken: b.requireSaleToken,
+    total: request.total,
+    segments: request.segments ?? DEFAULT_SEGMENTS[request.strategy],
+    strategy: request.strategy,
+    startsAt: request.startsAt ? new Date(request.startsAt) : undefined,
+    endsAt: request.endsAt ? new Date(request.endsAt) : undefined,
+    limitPerUser: request.limitPerUser,
+    payWithinSeconds: request.payWithinSeconds,
+    requireSaleToken: request.requireSaleToken,
   };
 }
