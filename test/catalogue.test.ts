@@ -91,6 +91,34 @@ async function growArchive(howMany: number): Promise<string[]> {
   return ids;
 }
 
+describe('order ids', () => {
+  const V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+  const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it('carry their catalogue number in a version-8 UUID, the rest random', () => {
+    for (const number of [1, 0xabc, 0xffff_ffff]) {
+      const ids = Array.from({ length: 1_000 }, () => mintOrderId(number));
+      for (const id of ids) {
+        expect(id).toMatch(V8);
+        expect(orderProductNumber(id)).toBe(number);
+        expect(id.slice(0, 8)).toBe(number.toString(16).padStart(8, '0'));
+      }
+      expect(new Set(ids).size).toBe(1_000);
+      // every random hex digit takes many values over 1 000 ids (none is stuck)
+      for (const at of [9, 15, 20, 35])
+        expect(new Set(ids.map((id) => id[at])).size).toBeGreaterThan(8);
+    }
+  });
+
+  it('are plain v4 UUIDs, carrying nothing, when no number is known', () => {
+    for (const number of [0, -1, 1.5, 0x1_0000_0000]) {
+      const id = mintOrderId(number);
+      expect(id).toMatch(V4);
+      expect(orderProductNumber(id)).toBeUndefined();
+    }
+  });
+});
+
 describe('order lookups', () => {
   it('find an order from its id at a cost that does not grow with the catalogue', async () => {
     const productId = newProduct();

@@ -5,25 +5,26 @@
  * (random v4 UUIDs, still in PostgreSQL and in outboxes) carry none: {@link orderProductNumber}
  * says so, and their lookups fall back to PostgreSQL and a bounded search.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 
 /** Largest catalogue number an id can carry. */
 export const MAX_CATALOGUE_NUMBER = 0xffff_ffff;
 
-/** A new order id for a product with catalogue number `n` (0: none known yet, a v4 UUID). */
+/**
+ * A new order id for a product with catalogue number `catalogueNumber` (0: none known yet, a v4
+ * UUID). Made from a v4 UUID (Node draws those from a pooled random buffer; a randomBytes call per
+ * id was 5 % of the API's CPU per sale): its first 32 bits become the number, its version nibble 8;
+ * its variant bits are already RFC 9562's.
+ */
 export function mintOrderId(catalogueNumber: number): string {
+  const uuid = randomUUID();
   if (
     !Number.isInteger(catalogueNumber) ||
     catalogueNumber <= 0 ||
     catalogueNumber > MAX_CATALOGUE_NUMBER
   )
-    return randomUUID();
-  const b = randomBytes(16);
-  b.writeUInt32BE(catalogueNumber, 0);
-  b[6] = (b[6]! & 0x0f) | 0x80; // version 8
-  b[8] = (b[8]! & 0x3f) | 0x80; // RFC 9562 variant
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+    return uuid;
+  return `${catalogueNumber.toString(16).padStart(8, '0')}${uuid.slice(8, 14)}8${uuid.slice(15)}`;
 }
 
 const V8 = /^([0-9a-f]{8})-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
