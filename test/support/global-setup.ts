@@ -26,10 +26,31 @@ declare module 'vitest' {
 export const TEMPLATE_DB = 'seckill_template';
 
 export default async function setup(project: TestProject) {
-  // one template per project: projects set up side by side (on a TEST_DATABASE_URL server too)
-  const template = `${TEMPLATE_DB}_${project.name.replace(/\W/g, '_')}`;
   const dir = tempDir('run');
   const stops: Array<() => Promise<void>> = [];
+  // every server started is stopped, whichever stop fails, and also when the setup itself fails
+  const stopAll = async () => {
+    const results = await Promise.allSettled(stops.reverse().map((stop) => stop()));
+    dir.remove();
+    const failed = results.flatMap((r) => (r.status === 'rejected' ? [r.reason] : []));
+    if (failed.length > 0) throw new AggregateError(failed, 'stopping the test servers failed');
+  };
+  try {
+    await start(project, dir, stops);
+  } catch (err) {
+    await stopAll().catch(() => {});
+    throw err;
+  }
+  return stopAll;
+}
+
+async function start(
+  project: TestProject,
+  dir: ReturnType<typeof tempDir>,
+  stops: Array<() => Promise<void>>,
+): Promise<void> {
+  // one template per project: projects set up side by side (on a TEST_DATABASE_URL server too)
+  const template = `${TEMPLATE_DB}_${project.name.replace(/\W/g, '_')}`;
   let redisUrl = process.env.TEST_REDIS_URL;
   let clusterNodes = '';
   if (project.name === 'cluster') {
@@ -73,9 +94,4 @@ export default async function setup(project: TestProject) {
   project.provide('redisClusterNodes', clusterNodes);
   project.provide('postgresServerUrl', serverUrl);
   project.provide('templateDatabase', template);
-
-  return async () => {
-    for (const stop of stops.reverse()) await stop();
-    dir.remove();
-  };
 }
