@@ -3,7 +3,6 @@
  * (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
  */
 import { ProblemError } from '../errors.js';
-import { SaleError } from '../inventory/index.js';
 import type {
   PurchaseAnswers,
   PurchaseOrder,
@@ -11,7 +10,7 @@ import type {
   StoredResponse,
 } from '../services/index.js';
 import { admissionProblem } from './admission-problems.js';
-import { problemDocument, PROBLEM_JSON } from './problem.js';
+import { problemAnswer } from './problem.js';
 import { saleProblem } from './sale-problems.js';
 
 const accepted = (orderId: string, order: PurchaseOrder): StoredResponse => ({
@@ -26,21 +25,11 @@ const accepted = (orderId: string, order: PurchaseOrder): StoredResponse => ({
   }),
 });
 
-function refusal(url: string, requestId: string, err: SaleError): StoredResponse {
-  const problem = saleProblem(err);
-  return {
-    status: problem.status,
-    contentType: PROBLEM_JSON,
-    headers: problem.headers,
-    body: JSON.stringify(problemDocument(url, requestId, problem)),
-    problem: problem.code,
-  };
-}
-
 /** The two answers a purchase stores for replay, written for this request. */
 export const purchaseAnswers = (url: string, requestId: string): PurchaseAnswers => ({
   accepted,
-  refused: (err) => refusal(url, requestId, err),
+  // a refusal is answered (and stored for a replay) as the error handler answers its problem
+  refused: (err) => problemAnswer(url, requestId, saleProblem(err)),
 });
 
 /**
