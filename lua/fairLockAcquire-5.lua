@@ -28,8 +28,10 @@ local handoffMs = tonumber(ARGV[5])
 --- @replies
 --- @include "lockHold"
 
-if redis.call('EXISTS', lockKey) == 1 then
-  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait)
+-- PTTL rather than EXISTS: one read says whether the lock is held and, if so, the busy reply's wait
+local ttl = redis.call('PTTL', lockKey)
+if ttl ~= -2 then
+  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
 end
 local reserved = redis.call('GET', handoffKey)
 if reserved == owner then
@@ -38,7 +40,7 @@ end
 if not reserved then
   local head = redis.call('ZRANGE', lineKey, 0, 0)[1]
   if head == nil or head == owner then
-    return takeLock(lockKey, fenceKey, lineKey, handoffKey, owner, leaseMs, inLine, false)
+    return takeLock(lockKey, fenceKey, lineKey, handoffKey, owner, leaseMs, head == owner, false)
   end
   wakeNext(channelPrefix, '', lineKey, handoffKey, handoffMs)
 end

@@ -24,8 +24,10 @@ local leaseMs, owner, wait, inLine = ARGV[1], ARGV[2], ARGV[3] ~= '0', ARGV[4] =
 --- @replies
 --- @include "lockHold"
 
-if redis.call('EXISTS', lockKey) == 1 then
-  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait)
+-- PTTL rather than EXISTS: one read says whether the lock is held and, if so, the busy reply's wait
+local ttl = redis.call('PTTL', lockKey)
+if ttl ~= -2 then
+  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
 end
 local reserved = redis.call('GET', handoffKey)
 if not reserved or reserved == owner then

@@ -338,3 +338,58 @@ describe('fair mode', () => {
     expect(await c.redis.zcard(keys.queue)).toBe(0);
   });
 });
+
+describe('the line after hand-offs (protocol)', () => {
+  for (const fair of [false, true]) {
+    it(`${fair ? 'fair' : 'default'} mode: a woken waiter that takes the lock is out of the line, the others stay in order`, async () => {
+      const c = client();
+      const k = new Keys(ns.id).lock(lockName(fair ? 'line-fair' : 'line-default'));
+      const attempt = (owner: string, inLine = false) =>
+        fair
+          ? protocol.acquireFair(c.redis, k, owner, 5_000, 1, inLine)
+          : protocol.acquire(c.redis, k, owner, 5_000, 1, inLine);
+      expect((await attempt('pa:1')).code).toBe('acquired');
+      const busy = await attempt('pb:1');
+      // the busy reply carries the holder's remaining lease
+      expect(busy.code).toBe('busy');
+      expect(busy.code === 'busy' && busy.waitMs).toBeGreaterThan(4_000);
+      expect(busy.code === 'busy' && busy.waitMs).toBeLessThanOrEqual(5_000);
+      expect((await attempt('pc:1')).code).toBe('busy');
+      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pb:1', 'pc:1']);
+
+      expect(await protocol.release(c.redis, k, 'pa:1', 'pa')).toEqual({
+        code: 'released',
+        woken: 'pb:1',
+      });
+      expect((await attempt('pb:1', true)).code).toBe('acquired');
+      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pc:1']);
+      expect(await c.redis.exists(k.handoff)).toBe(0);
+
+      expect(await protocol.release(c.redis, k, 'pb:1', 'pb')).toEqual({
+        code: 'released',
+        woken: 'pc:1',
+      });
+      // the releaser cannot barge in before the woken waiter
+      expect((await attempt('pb:2')).code).toBe('busy');
+      expect((await attempt('pc:1', true)).code).toBe('acquired');
+      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pb:2']);
+      expect(Object.keys(await c.redis.hgetall(k.lock))).toEqual(['pc:1']);
+    });
+  }
+
+  it('a waiter still in line that takes a free, unreserved lock leaves the line', async () => {
+    const c = client();
+    const k = new Keys(ns.id).lock(lockName('line-lapsed'));
+    expect((await protocol.acquire(c.redis, k, 'pa:1', 5_000, 1)).code).toBe('acquired');
+    expect((await protocol.acquire(c.redis, k, 'pb:1', 5_000, 1)).code).toBe('busy');
+    expect((await protocol.acquire(c.redis, k, 'pc:1', 5_000, 1)).code).toBe('busy');
+    // pb is woken with a 30 ms reservation it never uses
+    const released = await protocol.release(c.redis, k, 'pa:1', 'pa', 30);
+    expect(released).toEqual({ code: 'released', woken: 'pb:1' });
+    await sleep(80);
+    expect(await c.redis.exists(k.handoff)).toBe(0);
+    // pc, never woken, finds the lock free and unreserved: it takes it and leaves the line
+    expect((await protocol.acquire(c.redis, k, 'pc:1', 5_000, 1, true)).code).toBe('acquired');
+    expect(await c.redis.zcard(k.queue)).toBe(0);
+  });
+});

@@ -4,11 +4,16 @@
 --- @include "waitQueue"
 
 -- Takes the (free) lock for owner: out of the line (when it was in it), its reservation spent
--- (when it had one), one hold, the lease, the next fencing token.
+-- (when it had one), one hold, the lease, the next fencing token. A reserved owner is out of the
+-- line already (wakeNext popped it, and it cannot rejoin while the lock is kept for it), so only
+-- an unreserved one that joined before pays the ZREM.
 -- Returns the ACQUIRED reply {acquired, fence, 1}.
 local function takeLock(lockKey, fenceKey, lineKey, handoffKey, owner, leaseMs, inLine, reserved)
-  if inLine then redis.call('ZREM', lineKey, owner) end
-  if reserved then redis.call('DEL', handoffKey) end
+  if reserved then
+    redis.call('DEL', handoffKey)
+  elseif inLine then
+    redis.call('ZREM', lineKey, owner)
+  end
   redis.call('HSET', lockKey, owner, 1)
   redis.call('PEXPIRE', lockKey, leaseMs)
   return {REPLY.acquired, redis.call('INCR', fenceKey), 1}
@@ -23,13 +28,14 @@ local function reenterLock(lockKey, fenceKey, owner, leaseMs)
   return {REPLY.reentered, tonumber(redis.call('GET', fenceKey) or 0), count}
 end
 
--- The lock is held: re-enters it when owner is the holder; else the caller joins the line (when
--- it will wait) and learns the holder's remaining lease. Returns the reply.
-local function reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait)
+-- The lock is held (ttl: its PTTL, which told the caller so): re-enters it when owner is the
+-- holder; else the caller joins the line (when it will wait) and learns the holder's remaining
+-- lease. Returns the reply.
+local function reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
   local reentered = reenterLock(lockKey, fenceKey, owner, leaseMs)
   if reentered then return reentered end
   if wait then joinLine(lineKey, owner) end
-  return {REPLY.busy, redis.call('PTTL', lockKey)}
+  return {REPLY.busy, ttl}
 end
 
 -- The lock is free but kept for another waiter: the caller joins the line (when it will wait) and
