@@ -355,14 +355,14 @@ describe('the line after hand-offs (protocol)', () => {
       expect(busy.code === 'busy' && busy.waitMs).toBeGreaterThan(4_000);
       expect(busy.code === 'busy' && busy.waitMs).toBeLessThanOrEqual(5_000);
       expect((await attempt('pc:1')).code).toBe('busy');
-      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pb:1', 'pc:1']);
+      expect(await c.redis.zrange(k.queue, '0', '-1')).toEqual(['pb:1', 'pc:1']);
 
       expect(await protocol.release(c.redis, k, 'pa:1', 'pa')).toEqual({
         code: 'released',
         woken: 'pb:1',
       });
       expect((await attempt('pb:1', true)).code).toBe('acquired');
-      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pc:1']);
+      expect(await c.redis.zrange(k.queue, '0', '-1')).toEqual(['pc:1']);
       expect(await c.redis.exists(k.handoff)).toBe(0);
 
       expect(await protocol.release(c.redis, k, 'pb:1', 'pb')).toEqual({
@@ -372,7 +372,7 @@ describe('the line after hand-offs (protocol)', () => {
       // the releaser cannot barge in before the woken waiter
       expect((await attempt('pb:2')).code).toBe('busy');
       expect((await attempt('pc:1', true)).code).toBe('acquired');
-      expect(await c.redis.zrange(k.queue, 0, -1)).toEqual(['pb:2']);
+      expect(await c.redis.zrange(k.queue, '0', '-1')).toEqual(['pb:2']);
       expect(Object.keys(await c.redis.hgetall(k.lock))).toEqual(['pc:1']);
     });
   }
@@ -391,5 +391,32 @@ describe('the line after hand-offs (protocol)', () => {
     // pc, never woken, finds the lock free and unreserved: it takes it and leaves the line
     expect((await protocol.acquire(c.redis, k, 'pc:1', 5_000, 1, true)).code).toBe('acquired');
     expect(await c.redis.zcard(k.queue)).toBe(0);
+  });
+});
+
+describe('acquire() handles', () => {
+  it('release once: a second release rejects and leaves the next holder alone; releaseAfter too', async () => {
+    const a = client();
+    const b = client();
+    const name = lockName('handle');
+    const k = new Keys(ns.id).lock(name);
+    const first = (await a.locks.acquire(name, { leaseMs: 5_000 }))!;
+    expect(first.name).toBe(name);
+    expect(first.holdCount).toBe(1);
+    expect(await protocol.holdCount(a.redis, k, first.owner)).toBe(1);
+    await first.release();
+    const second = (await b.locks.acquire(name, { leaseMs: 5_000 }))!;
+    expect(second.fence).toBeGreaterThan(first.fence);
+    await expect(first.release()).rejects.toThrow(/released already/);
+    await expect(first.releaseAfter(() => a.redis.ping())).rejects.toThrow(/released already/);
+    expect(await protocol.holdCount(b.redis, k, second.owner)).toBe(1);
+    expect(await protocol.holdCount(b.redis, k, first.owner)).toBe(0);
+    expect(await second.releaseAfter(() => b.redis.ping())).toEqual({
+      result: 'PONG',
+      released: 'released',
+    });
+    await expect(second.release()).rejects.toThrow(/released already/);
+    expect(await protocol.isLocked(b.redis, k)).toBe(false);
+    expect(a.locks.activeHolds + b.locks.activeHolds).toBe(0);
   });
 });

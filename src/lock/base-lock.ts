@@ -286,14 +286,13 @@ export class BaseLock {
     return r.code;
   }
 
-  async isLocked(): Promise<boolean> {
-    return (await this.rt.redis.exists(this.keys.lock)) === 1;
+  isLocked(): Promise<boolean> {
+    return protocol.isLocked(this.rt.redis, this.keys);
   }
 
   /** Remaining lease in ms; null when not locked, Infinity when locked without a lease. */
-  async remainingTtl(): Promise<number | null> {
-    const ttl = await this.rt.redis.pttl(this.keys.lock);
-    return ttl === -2 ? null : ttl === -1 ? Infinity : ttl;
+  remainingTtl(): Promise<number | null> {
+    return protocol.remainingLease(this.rt.redis, this.keys);
   }
 
   /** Admin: deletes the lock whoever holds it (their signal aborts at their next renewal). */

@@ -28,6 +28,7 @@ import { LockContextError, LockNotHeldError, LockTimeoutError } from './errors.j
 import { LocalLatch } from './latch.js';
 import type { LeaseGuard } from './lease.js';
 import { UnlockNotices } from './notices.js';
+import * as protocol from './protocol.js';
 import { resolveLockSettings, type LockSettings } from './settings.js';
 
 export type { LockMetrics } from './base-lock.js';
@@ -68,6 +69,15 @@ export interface HeldLock extends Lease {
   }>;
 }
 
+/** A lock name's keys and its stateless handles, kept per name. */
+interface LockEntry {
+  keys: LockKeys;
+  base?: BaseLock;
+  fairBase?: BaseLock;
+  context?: DistributedLock;
+  fairContext?: DistributedLock;
+}
+
 /** Lock names whose key strings are kept (segment locks are reused all the time). */
 const KEY_CACHE_SIZE = 10_000;
 
@@ -85,11 +95,53 @@ function leaseOf(guard: LeaseGuard, holdCount: number): Lease {
   };
 }
 
+/** What {@link LockClient.acquire} hands out: methods on the prototype, no closures per hold. */
+class HeldHandle implements HeldLock {
+  readonly holdCount = 1;
+  private released = false;
+
+  constructor(
+    private readonly lock: BaseLock,
+    private readonly guard: LeaseGuard,
+  ) {}
+
+  get name(): string {
+    return this.guard.name;
+  }
+  get owner(): string {
+    return this.guard.owner;
+  }
+  get fence(): number {
+    return this.guard.fence;
+  }
+  get signal(): AbortSignal {
+    return this.guard.signal;
+  }
+
+  private once(): Error | undefined {
+    if (this.released) return new Error(`lock "${this.guard.name}" was released already`);
+    this.released = true;
+    return undefined;
+  }
+
+  release(): Promise<void> {
+    const twice = this.once();
+    if (twice) return Promise.reject(twice);
+    return this.lock.releaseAs(this.guard.owner).then(() => undefined);
+  }
+
+  releaseAfter<T>(before: () => Promise<T>) {
+    const twice = this.once();
+    if (twice) return Promise.reject(twice);
+    return this.lock.releaseAfter(this.guard.owner, before);
+  }
+}
+
 export class LockClient {
   readonly settings: LockSettings;
   readonly metrics: LockMetrics;
   private readonly rt: LockRuntime;
-  private readonly keyCache = new Map<string, LockKeys>();
+  private readonly lockCache = new Map<string, LockEntry>();
   private handles = 0;
 
   constructor(opts: LockClientOptions) {
@@ -97,14 +149,14 @@ export class LockClient {
     this.settings = resolveLockSettings(given);
     this.metrics = metrics ?? noMetrics;
     const processId = randomUUID();
-    this.keysOf = (name) => {
-      let k = this.keyCache.get(name);
-      if (!k) {
-        if (this.keyCache.size >= KEY_CACHE_SIZE) this.keyCache.clear();
-        k = keys.lock(name);
-        this.keyCache.set(name, k);
+    this.entryOf = (name) => {
+      let e = this.lockCache.get(name);
+      if (!e) {
+        if (this.lockCache.size >= KEY_CACHE_SIZE) this.lockCache.clear();
+        e = { keys: keys.lock(name) };
+        this.lockCache.set(name, e);
       }
-      return k;
+      return e;
     };
     this.rt = {
       redis,
@@ -118,8 +170,8 @@ export class LockClient {
     };
   }
 
-  /** Key names of a lock, built once per name (bounded). */
-  private readonly keysOf: (name: string) => LockKeys;
+  /** Key names and handles of a lock, built once per name (bounded). */
+  private readonly entryOf: (name: string) => LockEntry;
 
   /** Per-process part of every owner id. */
   get processId(): string {
@@ -132,7 +184,10 @@ export class LockClient {
 
   /** A handle on the lock `name` (cheap; create as many as you like). */
   lock(name: string, opts: { fair?: boolean } = {}): DistributedLock {
-    return new DistributedLock(this.rt, name, this.keysOf(name), opts.fair ?? false);
+    // the handles hold no state of their own: one per name and mode serves every caller
+    const e = this.entryOf(name);
+    if (opts.fair) return (e.fairContext ??= new DistributedLock(this.rt, name, e.keys, true));
+    return (e.context ??= new DistributedLock(this.rt, name, e.keys, false));
   }
 
   /**
@@ -146,26 +201,13 @@ export class LockClient {
     name: string,
     opts: AcquireOptions & { fair?: boolean } = {},
   ): Promise<HeldLock | null> {
-    const lock = new BaseLock(
-      this.rt,
-      name,
-      this.keysOf(name),
-      opts.fair ? fairAcquire : defaultAcquire,
-    );
+    const e = this.entryOf(name);
+    const lock = opts.fair
+      ? (e.fairBase ??= new BaseLock(this.rt, name, e.keys, fairAcquire))
+      : (e.base ??= new BaseLock(this.rt, name, e.keys, defaultAcquire));
     const owner = `${this.rt.processId}:h${++this.handles}`;
     const guard = await lock.acquireAs(owner, opts);
-    if (!guard) return null;
-    let released: Promise<unknown> | undefined;
-    const once = <T>(p: () => Promise<T>): Promise<T> => {
-      if (released) return Promise.reject(new Error(`lock "${name}" was released already`));
-      const r = p();
-      released = r;
-      return r;
-    };
-    return Object.assign(leaseOf(guard, 1), {
-      release: () => once(() => lock.releaseAs(owner).then(() => undefined)),
-      releaseAfter: <T>(before: () => Promise<T>) => once(() => lock.releaseAfter(owner, before)),
-    });
+    return guard && new HeldHandle(lock, guard);
   }
 
   /** Runs `fn` in a clean lock context (a new owner), so lock()/unlock() inside it work. */
@@ -189,7 +231,7 @@ export class LockClient {
     return runInNewContext(async () => {
       const lock = this.lock(name, { fair: opts.fair ?? false });
       const waitMs = opts.waitMs ?? Infinity;
-      const lease = await lock.tryLock({ ...opts, waitMs });
+      const lease = await lock.tryLock(opts.waitMs === undefined ? { ...opts, waitMs } : opts);
       if (!lease) throw new LockTimeoutError(name, waitMs);
       let result: T;
       try {
@@ -223,6 +265,7 @@ export class LockClient {
 export class DistributedLock extends BaseLock {
   constructor(rt: LockRuntime, name: string, keys: LockKeys, fair: boolean) {
     super(rt, name, keys, fair ? fairAcquire : defaultAcquire);
+    this.heldKey = `${rt.processId} ${keys.lock}`;
   }
 
   private context(): LockContext {
@@ -232,9 +275,7 @@ export class DistributedLock extends BaseLock {
   }
 
   /** Key of this lock in a context's `held` map (per client: tests run several). */
-  private get heldKey(): string {
-    return `${this.rt.processId} ${this.keys.lock}`;
-  }
+  private readonly heldKey: string;
 
   /**
    * Tries to take the lock for the current context, waiting up to `waitMs`.
@@ -273,14 +314,13 @@ export class DistributedLock extends BaseLock {
   }
 
   async isHeldByCurrentContext(): Promise<boolean> {
-    const owner = currentContext()?.held.get(this.heldKey);
-    return owner !== undefined && (await this.rt.redis.hexists(this.keys.lock, owner)) === 1;
+    return (await this.holdCount()) > 0;
   }
 
   /** Holds of the current context (0 when it holds none). */
   async holdCount(): Promise<number> {
     const owner = currentContext()?.held.get(this.heldKey);
     if (!owner) return 0;
-    return Number((await this.rt.redis.hget(this.keys.lock, owner)) ?? 0);
+    return protocol.holdCount(this.rt.redis, this.keys, owner);
   }
 }

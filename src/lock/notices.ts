@@ -19,7 +19,10 @@ interface ChannelState {
   waiters: Map<string, (woken: boolean) => void>;
   permits: Set<string>;
   subscribed: Promise<() => void>;
+  /** Armed once per idle spell, not per waiter: a hot lock's waiters come and go all the time. */
   idleTimer: NodeJS.Timeout | undefined;
+  /** When the last listener went (refs fell to 0). */
+  idleSince: number;
 }
 
 export interface NoticeListener {
@@ -65,6 +68,7 @@ export class UnlockNotices {
         waiters: new Map(),
         permits: new Set(),
         idleTimer: undefined,
+        idleSince: 0,
         subscribed: this.pubsub.subscribe(`${channelPrefix}${this.processId}`, (owner) =>
           this.wake(created, owner),
         ),
@@ -90,7 +94,6 @@ export class UnlockNotices {
 
   private retain(channel: string, state: ChannelState): NoticeListener {
     state.refs++;
-    clearTimeout(state.idleTimer);
     let released = false;
     return {
       wait: (owner, ms, signal) => this.wait(state, owner, ms, signal),
@@ -99,17 +102,30 @@ export class UnlockNotices {
         released = true;
         state.permits.delete(owner);
         if (--state.refs > 0) return;
-        state.idleTimer = setTimeout(() => {
-          if (state.refs > 0 || this.channels.get(channel) !== state) return;
-          this.channels.delete(channel);
-          void state.subscribed.then(
-            (unsubscribe) => unsubscribe(),
-            () => {},
-          );
-        }, IDLE_MS);
-        state.idleTimer.unref();
+        state.idleSince = Date.now();
+        if (!state.idleTimer) this.armIdle(channel, state, IDLE_MS);
       },
     };
+  }
+
+  /** Unsubscribes a channel once nobody has listened to it for IDLE_MS. */
+  private armIdle(channel: string, state: ChannelState, ms: number): void {
+    state.idleTimer = setTimeout(() => {
+      state.idleTimer = undefined;
+      // in use again: its next last listener arms the timer anew
+      if (state.refs > 0 || this.channels.get(channel) !== state) return;
+      const left = state.idleSince + IDLE_MS - Date.now();
+      if (left > 0) {
+        this.armIdle(channel, state, left);
+        return;
+      }
+      this.channels.delete(channel);
+      void state.subscribed.then(
+        (unsubscribe) => unsubscribe(),
+        () => {},
+      );
+    }, ms);
+    state.idleTimer.unref();
   }
 
   /** This process's release (or give-up) named `owner`, one of our own waiters. */
@@ -161,6 +177,9 @@ export class UnlockNotices {
 
   /** Stops the idle timers (shutdown). */
   close(): void {
-    for (const s of this.channels.values()) clearTimeout(s.idleTimer);
+    for (const s of this.channels.values()) {
+      clearTimeout(s.idleTimer);
+      s.idleTimer = undefined;
+    }
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The lock protocol's gateway: every lock script with its key order, arguments and reply table,
- * and the decoding of its reply. Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
+ * the decoding of its reply, and the few plain reads of the lock's keys (hold count, lease). Lua (lua/lock*.lua, lua/fairLockAcquire-5.lua) holds the
  * protocol; this module only chooses keys and arguments.
  */
 import { sendNow, type RedisClient } from '../redis/connection.js';
@@ -130,6 +130,22 @@ export function release(
       handoffMs,
     ]),
   ).then(releaseReply);
+}
+
+/** Holds `owner` has on the lock (0: none; the lock is free or another owner's). */
+export async function holdCount(redis: RedisClient, k: LockKeys, owner: string): Promise<number> {
+  return Number((await redis.hget(k.lock, owner)) ?? 0);
+}
+
+/** Whether anyone holds the lock. */
+export async function isLocked(redis: RedisClient, k: LockKeys): Promise<boolean> {
+  return (await redis.exists(k.lock)) === 1;
+}
+
+/** Remaining lease in ms; null when not locked, Infinity when locked without a lease. */
+export async function remainingLease(redis: RedisClient, k: LockKeys): Promise<number | null> {
+  const ttl = await redis.pttl(k.lock);
+  return ttl === -2 ? null : ttl === -1 ? Infinity : ttl;
 }
 
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
