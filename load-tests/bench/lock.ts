@@ -4,6 +4,7 @@
  *   - pub/sub wake-up vs plain retry (poll every 5 ms), 1 lock
  *   - fair vs default, 1 lock
  *   - 16 locks in fair mode, and 16 locks through withLock (the context API)
+ *   - 16 locks with one contender each (no hand-off), against the plain prototype likewise
  * The contenders are spread over --processes LockClients (default 5), each with its own command
  * connection and subscriber, as 5 API processes with 10 requests in flight each would be. A
  * section is acquire -> release with no work inside, so the figures are the lock's own cost: per
@@ -35,6 +36,8 @@ interface Scenario {
   contextApi?: boolean;
   /** The plain prototype: SET NX PX, compare-and-delete, retry at once (a spin) when taken. */
   plain?: boolean;
+  /** Contenders of this row (default --contenders): one per lock shows the uncontended cost. */
+  contenders?: number;
 }
 
 // The context-API row runs last: once AsyncLocalStorage is used, Node 20 keeps its promise hooks
@@ -47,6 +50,16 @@ const SCENARIOS: Scenario[] = [
   { name: '1 lock, poll 5 ms', locks: 1, fair: false, wakeup: 'poll' },
   { name: '1 lock, fair', locks: 1, fair: true, wakeup: 'pubsub' },
   { name: '16 locks, fair', locks: 16, fair: true, wakeup: 'pubsub' },
+  // one contender per lock: no hand-off, the bare acquire + release against SET NX + compare-and-delete
+  {
+    name: 'plain SET NX, 16 locks uncontended',
+    locks: 16,
+    fair: false,
+    wakeup: 'poll',
+    plain: true,
+    contenders: 16,
+  },
+  { name: '16 locks uncontended', locks: 16, fair: false, wakeup: 'pubsub', contenders: 16 },
   { name: '16 locks, withLock', locks: 16, fair: false, wakeup: 'pubsub', contextApi: true },
 ];
 
@@ -195,12 +208,12 @@ async function main() {
   const results: Array<Awaited<ReturnType<typeof run>>> = [];
   try {
     for (const s of chosen) {
-      progress(`${s.name}: ${contenders} contenders for ${durationMs} ms`);
+      progress(`${s.name}: ${s.contenders ?? contenders} contenders for ${durationMs} ms`);
       results.push(
         await run(
           redis.url,
           s,
-          contenders,
+          s.contenders ?? contenders,
           Number(values.processes),
           values.pipelining,
           durationMs,
@@ -234,6 +247,10 @@ async function main() {
       by('16 locks, withLock').sectionsPerSec,
       by('16 locks').sectionsPerSec,
     ),
+    uncontendedVsPlain: ratio(
+      by('16 locks uncontended').sectionsPerSec,
+      by('plain SET NX, 16 locks uncontended').sectionsPerSec,
+    ),
   };
   const targets: Record<keyof typeof ratios, string> = {
     oneLockRoundTripsPerSection: '<= 3',
@@ -244,6 +261,7 @@ async function main() {
     fairMaxOverMin: 'near 1',
     defaultMaxOverMin: '<= 10',
     withLockVsAcquire: '>= 0.9',
+    uncontendedVsPlain: '',
   };
   const json = JSON.stringify({
     bench: 'lock',
