@@ -420,3 +420,21 @@ describe('acquire() handles', () => {
     expect(a.locks.activeHolds + b.locks.activeHolds).toBe(0);
   });
 });
+
+describe('script cache', () => {
+  it('a flushed script cache (restart, failover) costs a resend, not a failed lock call', async () => {
+    const c = client();
+    const name = lockName('noscript');
+    const k = new Keys(ns.id).lock(name);
+    const first = (await c.locks.acquire(name, { leaseMs: 5_000 }))!;
+    const masters = 'nodes' in c.redis ? c.redis.nodes('master') : [c.redis];
+    await Promise.all(masters.map((m) => m.script('FLUSH')));
+    await first.release();
+    expect(await protocol.isLocked(c.redis, k)).toBe(false);
+    await Promise.all(masters.map((m) => m.script('FLUSH')));
+    const second = (await c.locks.acquire(name, { leaseMs: 5_000 }))!;
+    expect(second.fence).toBe(first.fence + 1);
+    expect(await protocol.holdCount(c.redis, k, second.owner)).toBe(1);
+    await second.release();
+  });
+});

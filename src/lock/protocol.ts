@@ -5,7 +5,7 @@
  */
 import { sendNow, type RedisClient } from '../redis/connection.js';
 import type { LockKeys } from '../redis/keys.js';
-import { luaScript } from '../redis/scripts.js';
+import { luaScript, type LuaScript } from '../redis/scripts.js';
 import { DEFAULT_LOCK_SETTINGS } from './settings.js';
 
 const ACQUIRE_REPLY = { acquired: 0, reentered: 1, busy: 2 } as const;
@@ -19,6 +19,33 @@ const scripts = {
   forceUnlock: luaScript('lockForceUnlock'),
   leaveLine: luaScript('lockLeaveLine'),
 };
+
+/**
+ * Runs a lock script by a plain EVALSHA on the connection. ioredis's script command (what
+ * `LuaScript.run` goes through) wraps every call in two more promises and a reject closure: about
+ * a quarter of the client CPU of an acquire + release, measured with 16 concurrent sections. A
+ * NOSCRIPT answer (a connection or node that never ran the script, a flushed or failed-over
+ * cache) means the script did not run: the call is sent again by `run`, whose EVAL loads it.
+ * @param urgent - sent at the end of this tick, not with the event-loop turn's batch
+ *   ({@link sendNow}): a lock is held, or kept for a woken waiter, until it arrives.
+ */
+function call<T>(
+  script: Pick<LuaScript, 'sha' | 'run'>,
+  redis: RedisClient,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+  urgent = false,
+): Promise<T> {
+  const send = <R>(f: () => R): R => (urgent ? sendNow(f) : f());
+  return send(() => redis.evalsha(script.sha, keys.length, ...keys, ...args) as Promise<T>).catch(
+    (err: unknown) => {
+      if (err instanceof Error && err.message.includes('NOSCRIPT')) {
+        return send(() => script.run<T>(redis, keys, args));
+      }
+      throw err;
+    },
+  );
+}
 
 export type AcquireReply =
   | { code: 'acquired'; fence: number; count: 1 }
@@ -73,13 +100,12 @@ export function acquire(
 ): Promise<AcquireReply> {
   // then() rather than async/await: one promise less on the hottest path; sent at once, not with
   // the event-loop turn's batch (a lock kept for a woken waiter is idle until this arrives)
-  return sendNow(() =>
-    scripts.acquire.run<number[]>(redis, keyList(k, 'line'), [
-      leaseMs,
-      owner,
-      wait > 0 ? 1 : 0,
-      inLine ? 1 : 0,
-    ]),
+  return call<number[]>(
+    scripts.acquire,
+    redis,
+    keyList(k, 'line'),
+    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0],
+    true,
   ).then(acquireReply);
 }
 
@@ -93,14 +119,12 @@ export function acquireFair(
   inLine = false,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<AcquireReply> {
-  return sendNow(() =>
-    scripts.fairAcquire.run<number[]>(redis, keyList(k, 'fair'), [
-      leaseMs,
-      owner,
-      wait > 0 ? 1 : 0,
-      inLine ? 1 : 0,
-      handoffMs,
-    ]),
+  return call<number[]>(
+    scripts.fairAcquire,
+    redis,
+    keyList(k, 'fair'),
+    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, handoffMs],
+    true,
   ).then(acquireReply);
 }
 
@@ -123,12 +147,12 @@ export function release(
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<ReleaseReply> {
   // sent at once: the lock is held until it arrives
-  return sendNow(() =>
-    scripts.release.run<[number, (number | string)?]>(redis, keyList(k, 'notice'), [
-      owner,
-      processId,
-      handoffMs,
-    ]),
+  return call<[number, (number | string)?]>(
+    scripts.release,
+    redis,
+    keyList(k, 'notice'),
+    [owner, processId, handoffMs],
+    true,
   ).then(releaseReply);
 }
 
@@ -155,7 +179,7 @@ export async function renew(
   owner: string,
   leaseMs: number,
 ): Promise<boolean> {
-  return (await scripts.renew.run<number>(redis, [k.lock], [owner, leaseMs])) === 1;
+  return (await call<number>(scripts.renew, redis, [k.lock], [owner, leaseMs])) === 1;
 }
 
 /** @returns whether a lock was deleted, and the waiter woken. */
@@ -165,7 +189,8 @@ export async function forceUnlock(
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<{ deleted: boolean; woken: string | undefined }> {
-  const [deleted, woken] = await scripts.forceUnlock.run<[number, string]>(
+  const [deleted, woken] = await call<[number, string]>(
+    scripts.forceUnlock,
     redis,
     keyList(k, 'notice'),
     [processId, handoffMs],
@@ -181,10 +206,11 @@ export async function leaveLine(
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<{ left: boolean; woken: string | undefined }> {
-  const [left, woken] = await scripts.leaveLine.run<[number, string]>(redis, keyList(k, 'notice'), [
-    owner,
-    processId,
-    handoffMs,
-  ]);
+  const [left, woken] = await call<[number, string]>(
+    scripts.leaveLine,
+    redis,
+    keyList(k, 'notice'),
+    [owner, processId, handoffMs],
+  );
   return { left: left === 1, woken: woken || undefined };
 }
