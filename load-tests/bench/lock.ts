@@ -12,6 +12,9 @@
  * Redis CPU (INFO) and the clients' CPU (process.cpuUsage). Prints a table, the ratios with their
  * targets, then one JSON line.
  *
+ * Every scenario runs in --rounds slices (default 3) taken in turn, so the load of a shared machine
+ * falls on all of them alike; a row sums its slices.
+ *
  * Options: --contenders 50 --processes 5 --duration 3000 (ms per scenario) --pipelining (ioredis
  * auto-pipelining; the API does not use it) --only "<scenario>" --redis-url <url> (else a
  * throwaway redis-server is started).
@@ -40,8 +43,9 @@ interface Scenario {
   contenders?: number;
 }
 
-// The context-API row runs last: once AsyncLocalStorage is used, Node 20 keeps its promise hooks
-// on for the whole process, which would slow every later row.
+// The context-API row runs last in each round. Node 24 (the version this project requires) runs
+// AsyncLocalStorage on AsyncContextFrame, without promise hooks, so the rounds may interleave; on
+// Node 20 its hooks would stay on for the whole process and slow the later rounds (--rounds 1).
 const SCENARIOS: Scenario[] = [
   { name: 'plain SET NX spin, 1 lock', locks: 1, fair: false, wakeup: 'poll', plain: true },
   { name: 'plain SET NX spin, 16 locks', locks: 16, fair: false, wakeup: 'poll', plain: true },
@@ -164,25 +168,45 @@ async function run(
     c.redis.disconnect();
     c.subscriber.disconnect();
   }
-  waits.sort((a, b) => a - b);
+  return {
+    seconds,
+    counts,
+    waits,
+    sent,
+    commands,
+    redisCpuUs: serverAfter.cpuS * 1e6 - serverBefore.cpuS * 1e6,
+    clientCpuUs: cpu.user + cpu.system,
+  };
+}
+
+type Slice = Awaited<ReturnType<typeof run>>;
+
+/** One scenario's row from its slices (every round's): totals over the summed time. */
+function summarize(name: string, slices: Slice[]) {
+  const sum = (f: (x: Slice) => number) => slices.reduce((a, x) => a + f(x), 0);
+  const counts = slices[0]!.counts.map((_, i) => sum((x) => x.counts[i]!));
+  const waits = slices.flatMap((x) => x.waits).sort((a, b) => a - b);
   const sections = Math.max(
     1,
     counts.reduce((a, b) => a + b, 0),
   );
   const per = (x: number, digits = 1) => Math.round((x / sections) * 10 ** digits) / 10 ** digits;
   return {
-    scenario: s.name,
-    sectionsPerSec: Math.round(sections / seconds),
+    scenario: name,
+    sectionsPerSec: Math.round(sections / sum((x) => x.seconds)),
     waitP50Ms: Math.round(percentile(waits, 50) * 100) / 100,
     waitP99Ms: Math.round(percentile(waits, 99) * 100) / 100,
     minPerContender: Math.min(...counts),
     maxPerContender: Math.max(...counts),
     /** commands the clients sent per section (scripts, SETs...): the round trips */
-    roundTripsPerSection: per(sent, 2),
+    roundTripsPerSection: per(
+      sum((x) => x.sent),
+      2,
+    ),
     /** commands Redis ran inside those scripts, per section */
-    innerCommandsPerSection: per(commands - sent),
-    redisCpuUsPerSection: per(serverAfter.cpuS * 1e6 - serverBefore.cpuS * 1e6),
-    clientCpuUsPerSection: per(cpu.user + cpu.system),
+    innerCommandsPerSection: per(sum((x) => x.commands - x.sent)),
+    redisCpuUsPerSection: per(sum((x) => x.redisCpuUs)),
+    clientCpuUsPerSection: per(sum((x) => x.clientCpuUs)),
   };
 }
 
@@ -196,6 +220,7 @@ async function main() {
       'update-report': { type: 'boolean', default: false },
       duration: { type: 'string', default: '3000' },
       'redis-url': { type: 'string' },
+      rounds: { type: 'string', default: '3' },
       only: { type: 'string' },
     },
   });
@@ -205,24 +230,33 @@ async function main() {
   // one name: the plain-spin names have a comma in them
   const chosen = pickScenarios(SCENARIOS, values.only === undefined ? undefined : [values.only]);
   const redis = await benchRedis(values['redis-url'], config.launcher.searchPath);
-  const results: Array<Awaited<ReturnType<typeof run>>> = [];
+  // The machine's load changes under a run: every scenario gets a slice of each round, in turn,
+  // so a burst of someone else's work lands on all of them alike, not on one row.
+  const rounds = Math.max(1, Number(values.rounds));
+  const slices = chosen.map(() => [] as Slice[]);
   try {
-    for (const s of chosen) {
-      progress(`${s.name}: ${s.contenders ?? contenders} contenders for ${durationMs} ms`);
-      results.push(
-        await run(
-          redis.url,
-          s,
-          s.contenders ?? contenders,
-          Number(values.processes),
-          values.pipelining,
-          durationMs,
-        ),
-      );
+    for (let round = 1; round <= rounds; round++) {
+      for (const [i, s] of chosen.entries()) {
+        const n = s.contenders ?? contenders;
+        progress(
+          `round ${round}/${rounds}, ${s.name}: ${n} contenders for ${durationMs / rounds} ms`,
+        );
+        slices[i]!.push(
+          await run(
+            redis.url,
+            s,
+            n,
+            Number(values.processes),
+            values.pipelining,
+            durationMs / rounds,
+          ),
+        );
+      }
     }
   } finally {
     await redis.stop();
   }
+  const results = chosen.map((s, i) => summarize(s.name, slices[i]!));
   if (values.only) {
     process.stdout.write(`${table(results)}\n${JSON.stringify({ bench: 'lock', results })}\n`);
     return;
@@ -268,13 +302,15 @@ async function main() {
     contenders,
     processes: Number(values.processes),
     durationMs,
+    rounds,
     pipelining: values.pipelining,
     machine: machine(),
     results,
     ratios,
   });
   const text = [
-    `Lock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario` +
+    `Lock benchmark: ${contenders} contenders over ${values.processes} clients, ${durationMs} ms per scenario ` +
+      `in ${rounds} interleaved slices` +
       `${values.pipelining ? ', auto-pipelining on' : ''}`,
     '',
     table(results),
