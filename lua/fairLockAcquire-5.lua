@@ -15,6 +15,7 @@
   ARGV[3] join the line when busy: 0 = no, > 0 = yes
   ARGV[4] 1 when the caller joined the line before
   ARGV[5] hand-off reservation for a waiter this call wakes, in ms
+  ARGV[6] 0 when owner cannot hold the lock already (a fresh acquire() handle): no re-entry check
 
   Returns
     {acquired, fence, 1}      ACQUIRED
@@ -24,14 +25,14 @@
 ]]
 local lockKey, fenceKey, lineKey, handoffKey, channelPrefix = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local leaseMs, owner, wait, inLine = ARGV[1], ARGV[2], ARGV[3] ~= '0', ARGV[4] == '1'
-local handoffMs = tonumber(ARGV[5])
+local handoffMs, mayReenter = tonumber(ARGV[5]), ARGV[6] ~= '0'
 --- @replies
 --- @include "lockHold"
 
 -- PTTL rather than EXISTS: one read says whether the lock is held and, if so, the busy reply's wait
 local ttl = redis.call('PTTL', lockKey)
 if ttl ~= -2 then
-  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
+  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl, mayReenter)
 end
 local reserved = redis.call('GET', handoffKey)
 if reserved == owner then

@@ -12,6 +12,7 @@
   ARGV[2] owner id ("<process id>:<context id>")
   ARGV[3] join the line when busy: 0 = no (a single attempt), > 0 = yes (the caller will wait)
   ARGV[4] 1 when the caller joined the line before (it leaves it when it takes the lock)
+  ARGV[5] 0 when owner cannot hold the lock already (a fresh acquire() handle): no re-entry check
 
   Returns
     {acquired, fence, 1}      the lock was free; fence is the new fencing token
@@ -21,13 +22,14 @@
 ]]
 local lockKey, fenceKey, lineKey, handoffKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local leaseMs, owner, wait, inLine = ARGV[1], ARGV[2], ARGV[3] ~= '0', ARGV[4] == '1'
+local mayReenter = ARGV[5] ~= '0'
 --- @replies
 --- @include "lockHold"
 
 -- PTTL rather than EXISTS: one read says whether the lock is held and, if so, the busy reply's wait
 local ttl = redis.call('PTTL', lockKey)
 if ttl ~= -2 then
-  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
+  return reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl, mayReenter)
 end
 local reserved = redis.call('GET', handoffKey)
 if not reserved or reserved == owner then

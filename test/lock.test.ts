@@ -438,3 +438,28 @@ describe('script cache', () => {
     await second.release();
   });
 });
+
+describe('re-entry check', () => {
+  for (const fair of [false, true]) {
+    it(`${fair ? 'fair' : 'default'} mode: only an owner that may hold the lock re-enters it`, async () => {
+      const c = client();
+      const k = new Keys(ns.id).lock(lockName(fair ? 'reenter-fair' : 'reenter'));
+      const attempt = (owner: string, mayReenter: boolean) =>
+        fair
+          ? protocol.acquireFair(c.redis, k, owner, 5_000, 0, false, 200, mayReenter)
+          : protocol.acquire(c.redis, k, owner, 5_000, 0, false, mayReenter);
+      const first = await attempt('pa:1', true);
+      expect(first.code).toBe('acquired');
+      // a context owner (may hold it) re-enters, with the same fence
+      const again = await attempt('pa:1', true);
+      expect(again).toEqual({
+        code: 'reentered',
+        fence: first.code === 'acquired' ? first.fence : -1,
+        count: 2,
+      });
+      // a fresh handle's owner is told busy and changes nothing
+      expect((await attempt('pb:1', false)).code).toBe('busy');
+      expect(await c.redis.hgetall(k.lock)).toEqual({ 'pa:1': '2' });
+    });
+  }
+});

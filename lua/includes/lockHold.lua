@@ -29,11 +29,13 @@ local function reenterLock(lockKey, fenceKey, owner, leaseMs)
 end
 
 -- The lock is held (ttl: its PTTL, which told the caller so): re-enters it when owner is the
--- holder; else the caller joins the line (when it will wait) and learns the holder's remaining
--- lease. Returns the reply.
-local function reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl)
-  local reentered = reenterLock(lockKey, fenceKey, owner, leaseMs)
-  if reentered then return reentered end
+-- holder (an owner that cannot be, mayReenter false, skips the check); else the caller joins the
+-- line (when it will wait) and learns the holder's remaining lease. Returns the reply.
+local function reenterOrBusy(lockKey, fenceKey, lineKey, owner, leaseMs, wait, ttl, mayReenter)
+  if mayReenter then
+    local reentered = reenterLock(lockKey, fenceKey, owner, leaseMs)
+    if reentered then return reentered end
+  end
   if wait then joinLine(lineKey, owner) end
   return {REPLY.busy, ttl}
 end

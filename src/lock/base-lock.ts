@@ -63,13 +63,15 @@ export class BaseLock {
   /**
    * Takes (or re-enters) the lock for `owner`, waiting up to `waitMs`: first this process's latch
    * for the lock (unless `owner` holds it already), then Redis.
+   * @param fresh - `owner` was never used before (an acquire() handle): it cannot hold the lock,
+   *   so neither this process nor Redis looks for a hold to re-enter.
    * @returns the hold, or null when the wait ran out.
    * @throws the signal's reason when `opts.signal` aborts the wait.
    */
-  async acquireAs(owner: string, opts: AcquireOptions): Promise<LeaseGuard | null> {
+  async acquireAs(owner: string, opts: AcquireOptions, fresh = false): Promise<LeaseGuard | null> {
     const t0 = Date.now();
     let leave: (() => void) | undefined;
-    if (this.rt.settings.localQueue && !this.guardOf(owner)) {
+    if (this.rt.settings.localQueue && (fresh || !this.guardOf(owner))) {
       const entered = this.rt.latch.enter(this.name, opts.queueMs ?? opts.waitMs ?? 0);
       const got = entered instanceof Promise ? await entered : entered;
       if (!got) return null;
@@ -82,7 +84,7 @@ export class BaseLock {
     // the wait in Redis counts from here: when this process first lets the caller try
     const deadline = Date.now() + (opts.waitMs ?? 0);
     try {
-      const guard = await this.acquireInRedis(owner, opts, deadline, t0, leave);
+      const guard = await this.acquireInRedis(owner, opts, deadline, t0, leave, !fresh);
       if (!guard) leave?.();
       return guard;
     } catch (err) {
@@ -97,6 +99,7 @@ export class BaseLock {
     deadline: number,
     t0: number,
     leave: (() => void) | undefined,
+    mayReenter: boolean,
   ): Promise<LeaseGuard | null> {
     const { settings, notices, metrics } = this.rt;
     const leaseMs = opts.leaseMs ?? settings.watchdogTimeoutMs;
@@ -109,7 +112,7 @@ export class BaseLock {
       willWait && pubsub ? notices.listening(this.keys.channel) : undefined;
     let inLine = false;
     try {
-      let r = await this.attempt(owner, leaseMs, willWait, false);
+      let r = await this.attempt(owner, leaseMs, willWait, false, mayReenter);
       if (r.code !== 'busy') return grant(r);
       metrics.contended();
       if (!willWait) return null;
@@ -121,7 +124,7 @@ export class BaseLock {
       }
       for (;;) {
         if (check) {
-          r = await this.attempt(owner, leaseMs, true, true);
+          r = await this.attempt(owner, leaseMs, true, true, mayReenter);
           if (r.code !== 'busy') {
             inLine = false;
             return grant(r);
@@ -163,6 +166,7 @@ export class BaseLock {
     leaseMs: number,
     wait: boolean,
     inLine: boolean,
+    mayReenter: boolean,
   ): Promise<Attempt> {
     const startedAt = Date.now();
     const handoffMs = this.rt.settings.handoffMs;
@@ -172,6 +176,7 @@ export class BaseLock {
       wait,
       inLine,
       handoffMs,
+      mayReenter,
     });
     const latencyMs = Date.now() - startedAt;
     if (r.code !== 'busy' && latencyMs >= leaseMs) {

@@ -206,7 +206,7 @@ export class LockClient {
       ? (e.fairBase ??= new BaseLock(this.rt, name, e.keys, fairAcquire))
       : (e.base ??= new BaseLock(this.rt, name, e.keys, defaultAcquire));
     const owner = `${this.rt.processId}:h${++this.handles}`;
-    const guard = await lock.acquireAs(owner, opts);
+    const guard = await lock.acquireAs(owner, opts, true);
     return guard && new HeldHandle(lock, guard);
   }
 

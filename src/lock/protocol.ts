@@ -89,6 +89,8 @@ function acquireReply(r: number[]): AcquireReply {
  * Default mode (a free lock goes to whoever asks first, unless it is kept for a woken waiter).
  * @param wait - > 0: join the line when busy (the caller will wait); 0: a single attempt.
  * @param inLine - the caller joined the line before (it leaves it when it takes the lock).
+ * @param mayReenter - false when `owner` cannot hold the lock already (a fresh handle's owner):
+ *   a held lock is then answered busy without the re-entry check.
  */
 export function acquire(
   redis: RedisClient,
@@ -97,6 +99,7 @@ export function acquire(
   leaseMs: number,
   wait = 0,
   inLine = false,
+  mayReenter = true,
 ): Promise<AcquireReply> {
   // then() rather than async/await: one promise less on the hottest path; sent at once, not with
   // the event-loop turn's batch (a lock kept for a woken waiter is idle until this arrives)
@@ -104,7 +107,7 @@ export function acquire(
     scripts.acquire,
     redis,
     keyList(k, 'line'),
-    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0],
+    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, mayReenter ? 1 : 0],
     true,
   ).then(acquireReply);
 }
@@ -118,12 +121,13 @@ export function acquireFair(
   wait = 0,
   inLine = false,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
+  mayReenter = true,
 ): Promise<AcquireReply> {
   return call<number[]>(
     scripts.fairAcquire,
     redis,
     keyList(k, 'fair'),
-    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, handoffMs],
+    [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, handoffMs, mayReenter ? 1 : 0],
     true,
   ).then(acquireReply);
 }

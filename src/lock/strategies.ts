@@ -10,6 +10,8 @@ export interface AttemptArgs {
   wait: boolean;
   inLine: boolean;
   handoffMs: number;
+  /** false: the owner cannot hold the lock already (a fresh handle), no re-entry check */
+  mayReenter: boolean;
 }
 
 /** How one attempt asks Redis for the lock: the default and the fair mode. */
@@ -21,11 +23,20 @@ export interface AcquireStrategy {
 export const defaultAcquire: AcquireStrategy = {
   fair: false,
   attempt: (redis, keys, a) =>
-    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine),
+    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.mayReenter),
 };
 
 export const fairAcquire: AcquireStrategy = {
   fair: true,
   attempt: (redis, keys, a) =>
-    protocol.acquireFair(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.handoffMs),
+    protocol.acquireFair(
+      redis,
+      keys,
+      a.owner,
+      a.leaseMs,
+      a.wait ? 1 : 0,
+      a.inLine,
+      a.handoffMs,
+      a.mayReenter,
+    ),
 };
