@@ -36,7 +36,7 @@ function call<T>(
   args: readonly (string | number)[],
   urgent = false,
 ): Promise<T> {
-  const send = <R>(f: () => R): R => (urgent ? sendNow(f) : f());
+  const send = <R>(issue: () => R): R => (urgent ? sendNow(issue) : issue());
   return send(() => redis.evalsha(script.sha, keys.length, ...keys, ...args) as Promise<T>).catch(
     (err: unknown) => {
       if (err instanceof Error && err.message.includes('NOSCRIPT')) {
@@ -161,18 +161,22 @@ export function release(
 }
 
 /** Holds `owner` has on the lock (0: none; the lock is free or another owner's). */
-export async function holdCount(redis: RedisClient, k: LockKeys, owner: string): Promise<number> {
-  return Number((await redis.hget(k.lock, owner)) ?? 0);
+export async function holdCount(
+  redis: RedisClient,
+  keys: LockKeys,
+  owner: string,
+): Promise<number> {
+  return Number((await redis.hget(keys.lock, owner)) ?? 0);
 }
 
 /** Whether anyone holds the lock. */
-export async function isLocked(redis: RedisClient, k: LockKeys): Promise<boolean> {
-  return (await redis.exists(k.lock)) === 1;
+export async function isLocked(redis: RedisClient, keys: LockKeys): Promise<boolean> {
+  return (await redis.exists(keys.lock)) === 1;
 }
 
 /** Remaining lease in ms; null when not locked, Infinity when locked without a lease. */
-export async function remainingLease(redis: RedisClient, k: LockKeys): Promise<number | null> {
-  const ttl = await redis.pttl(k.lock);
+export async function remainingLease(redis: RedisClient, keys: LockKeys): Promise<number | null> {
+  const ttl = await redis.pttl(keys.lock);
   return ttl === -2 ? null : ttl === -1 ? Infinity : ttl;
 }
 
