@@ -139,6 +139,6 @@ describe('src/ layout', () => {
     const c = structureCounts();
     expect(c.redisClientImporters.length).toBeLessThanOrEqual(30);
     expect(c.keysImporters.length).toBeLessThanOrEqual(24);
-    expect(c.oneLetterParams.length).toBeLessThanOrEqual(34);
+    expect(c.oneLetterParams.length).toBeLessThanOrEqual(16);
   });
 });

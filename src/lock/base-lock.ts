@@ -103,8 +103,8 @@ export class BaseLock {
   ): Promise<LeaseGuard | null> {
     const { settings, notices, metrics } = this.rt;
     const leaseMs = opts.leaseMs ?? settings.watchdogTimeoutMs;
-    const grant = (r: Exclude<Attempt, { code: 'busy' }>) =>
-      this.granted(owner, r, leaseMs, opts.leaseMs === undefined, t0, leave);
+    const grant = (attempt: Exclude<Attempt, { code: 'busy' }>) =>
+      this.granted(owner, attempt, leaseMs, opts.leaseMs === undefined, t0, leave);
     const willWait = deadline > Date.now();
     const pubsub = settings.wakeup === 'pubsub';
     // A channel already subscribed catches a notice sent right after the first attempt.
@@ -188,7 +188,7 @@ export class BaseLock {
 
   private granted(
     owner: string,
-    r: Exclude<Attempt, { code: 'busy' }>,
+    attempt: Exclude<Attempt, { code: 'busy' }>,
     leaseMs: number,
     watchdog: boolean,
     t0: number,
@@ -196,17 +196,17 @@ export class BaseLock {
   ): LeaseGuard {
     const key = `${this.keys.lock} ${owner}`;
     let guard = this.rt.guards.get(key);
-    if (r.code === 'acquired' || !guard) {
+    if (attempt.code === 'acquired' || !guard) {
       leave ??= guard?.takeOnEnd();
       guard?.lose('re-acquired after the lock was lost');
       guard = new LeaseGuard({
         name: this.name,
         keys: this.keys,
         owner,
-        fence: r.fence,
+        fence: attempt.fence,
         leaseMs,
         watchdog,
-        acquiredAt: r.startedAt,
+        acquiredAt: attempt.startedAt,
         redis: this.rt.redis,
         events: this.rt.leaseEvents,
         ...(leave && { onEnd: leave }),
@@ -215,11 +215,11 @@ export class BaseLock {
     } else {
       leave?.(); // re-entered: the latch stays with the first acquisition
     }
-    guard.count = r.count;
+    guard.count = attempt.count;
     this.rt.metrics.acquired({
-      latencyMs: r.latencyMs,
+      latencyMs: attempt.latencyMs,
       waitedMs: Date.now() - t0,
-      reentrant: r.code === 'reentered',
+      reentrant: attempt.code === 'reentered',
       fair: this.fair,
     });
     return guard;

@@ -35,10 +35,10 @@ export function promLockMetrics(registry: Registry): LockMetrics {
     registers: [registry],
   });
   return {
-    acquired(e) {
-      const mode = e.fair ? 'fair' : 'default';
-      acquire.observe({ mode }, e.latencyMs / 1000);
-      wait.observe({ mode }, e.waitedMs / 1000);
+    acquired(event) {
+      const mode = event.fair ? 'fair' : 'default';
+      acquire.observe({ mode }, event.latencyMs / 1000);
+      wait.observe({ mode }, event.waitedMs / 1000);
     },
     contended: () => contention.inc(),
     renewed: (ok) => renewals.inc({ result: ok ? 'ok' : 'failed' }),

@@ -61,27 +61,27 @@ export type ReleaseReply =
 
 // Key order of every script but renew, built once per LockKeys object.
 const keyLists = new WeakMap<LockKeys, { line: string[]; fair: string[]; notice: string[] }>();
-function keyList(k: LockKeys, which: 'line' | 'fair' | 'notice'): string[] {
-  let lists = keyLists.get(k);
+function keyList(lockKeys: LockKeys, which: 'line' | 'fair' | 'notice'): string[] {
+  let lists = keyLists.get(lockKeys);
   if (!lists) {
     lists = {
-      line: [k.lock, k.fence, k.queue, k.handoff],
-      fair: [k.lock, k.fence, k.queue, k.handoff, k.channel],
-      notice: [k.lock, k.channel, k.queue, k.handoff],
+      line: [lockKeys.lock, lockKeys.fence, lockKeys.queue, lockKeys.handoff],
+      fair: [lockKeys.lock, lockKeys.fence, lockKeys.queue, lockKeys.handoff, lockKeys.channel],
+      notice: [lockKeys.lock, lockKeys.channel, lockKeys.queue, lockKeys.handoff],
     };
-    keyLists.set(k, lists);
+    keyLists.set(lockKeys, lists);
   }
   return lists[which];
 }
 
-function acquireReply(r: number[]): AcquireReply {
-  switch (scripts.acquire.replyName(r[0])) {
+function acquireReply(reply: number[]): AcquireReply {
+  switch (scripts.acquire.replyName(reply[0])) {
     case 'acquired':
-      return { code: 'acquired', fence: r[1]!, count: 1 };
+      return { code: 'acquired', fence: reply[1]!, count: 1 };
     case 'reentered':
-      return { code: 'reentered', fence: r[1]!, count: r[2]! };
+      return { code: 'reentered', fence: reply[1]!, count: reply[2]! };
     case 'busy':
-      return { code: 'busy', waitMs: r[1]! };
+      return { code: 'busy', waitMs: reply[1]! };
   }
 }
 
@@ -94,7 +94,7 @@ function acquireReply(r: number[]): AcquireReply {
  */
 export function acquire(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   owner: string,
   leaseMs: number,
   wait = 0,
@@ -106,7 +106,7 @@ export function acquire(
   return call<number[]>(
     scripts.acquire,
     redis,
-    keyList(k, 'line'),
+    keyList(lockKeys, 'line'),
     [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, mayReenter ? 1 : 0],
     true,
   ).then(acquireReply);
@@ -115,7 +115,7 @@ export function acquire(
 /** Fair mode (first come, first served): the script call; `fairAcquire` in strategies.ts is the strategy over it. Parameters as {@link acquire}. */
 export function acquireFair(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   owner: string,
   leaseMs: number,
   wait = 0,
@@ -126,18 +126,18 @@ export function acquireFair(
   return call<number[]>(
     scripts.fairAcquire,
     redis,
-    keyList(k, 'fair'),
+    keyList(lockKeys, 'fair'),
     [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, handoffMs, mayReenter ? 1 : 0],
     true,
   ).then(acquireReply);
 }
 
-function releaseReply(r: [number, (number | string)?]): ReleaseReply {
-  switch (scripts.release.replyName(r[0])) {
+function releaseReply(reply: [number, (number | string)?]): ReleaseReply {
+  switch (scripts.release.replyName(reply[0])) {
     case 'stillHeld':
-      return { code: 'still-held', count: Number(r[1]) };
+      return { code: 'still-held', count: Number(reply[1]) };
     case 'released':
-      return { code: 'released', woken: r[1] ? String(r[1]) : undefined };
+      return { code: 'released', woken: reply[1] ? String(reply[1]) : undefined };
     case 'notHeld':
       return { code: 'not-held' };
   }
@@ -145,7 +145,7 @@ function releaseReply(r: [number, (number | string)?]): ReleaseReply {
 
 export function release(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   owner: string,
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
@@ -154,7 +154,7 @@ export function release(
   return call<[number, (number | string)?]>(
     scripts.release,
     redis,
-    keyList(k, 'notice'),
+    keyList(lockKeys, 'notice'),
     [owner, processId, handoffMs],
     true,
   ).then(releaseReply);
@@ -183,24 +183,24 @@ export async function remainingLease(redis: RedisClient, keys: LockKeys): Promis
 /** @returns true when renewed, false when the lock is gone or held by someone else. */
 export async function renew(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   owner: string,
   leaseMs: number,
 ): Promise<boolean> {
-  return (await call<number>(scripts.renew, redis, [k.lock], [owner, leaseMs])) === 1;
+  return (await call<number>(scripts.renew, redis, [lockKeys.lock], [owner, leaseMs])) === 1;
 }
 
 /** @returns whether a lock was deleted, and the waiter woken. */
 export async function forceUnlock(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
 ): Promise<{ deleted: boolean; woken: string | undefined }> {
   const [deleted, woken] = await call<[number, string]>(
     scripts.forceUnlock,
     redis,
-    keyList(k, 'notice'),
+    keyList(lockKeys, 'notice'),
     [processId, handoffMs],
   );
   return { deleted: deleted === 1, woken: woken || undefined };
@@ -209,7 +209,7 @@ export async function forceUnlock(
 /** A waiter that gives up leaves the line (and wakes the next one if the lock is free). */
 export async function leaveLine(
   redis: RedisClient,
-  k: LockKeys,
+  lockKeys: LockKeys,
   owner: string,
   processId: string,
   handoffMs = DEFAULT_LOCK_SETTINGS.handoffMs,
@@ -217,7 +217,7 @@ export async function leaveLine(
   const [left, woken] = await call<[number, string]>(
     scripts.leaveLine,
     redis,
-    keyList(k, 'notice'),
+    keyList(lockKeys, 'notice'),
     [owner, processId, handoffMs],
   );
   return { left: left === 1, woken: woken || undefined };

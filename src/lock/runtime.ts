@@ -7,7 +7,7 @@ import type { LockSettings } from './settings.js';
 
 export interface LockMetrics {
   /** A successful acquisition: the winning call's latency and the whole wait. */
-  acquired(e: { latencyMs: number; waitedMs: number; reentrant: boolean; fair: boolean }): void;
+  acquired(event: { latencyMs: number; waitedMs: number; reentrant: boolean; fair: boolean }): void;
   /** A first attempt found the lock held by someone else. */
   contended(): void;
   renewed(ok: boolean): void;

@@ -17,26 +17,34 @@ export interface AttemptArgs {
 /** How one attempt asks Redis for the lock: the default and the fair mode. */
 export interface AcquireStrategy {
   readonly fair: boolean;
-  attempt(redis: RedisClient, keys: LockKeys, a: AttemptArgs): Promise<protocol.AcquireReply>;
+  attempt(redis: RedisClient, keys: LockKeys, args: AttemptArgs): Promise<protocol.AcquireReply>;
 }
 
 export const defaultAcquire: AcquireStrategy = {
   fair: false,
-  attempt: (redis, keys, a) =>
-    protocol.acquire(redis, keys, a.owner, a.leaseMs, a.wait ? 1 : 0, a.inLine, a.mayReenter),
+  attempt: (redis, keys, args) =>
+    protocol.acquire(
+      redis,
+      keys,
+      args.owner,
+      args.leaseMs,
+      args.wait ? 1 : 0,
+      args.inLine,
+      args.mayReenter,
+    ),
 };
 
 export const fairAcquire: AcquireStrategy = {
   fair: true,
-  attempt: (redis, keys, a) =>
+  attempt: (redis, keys, args) =>
     protocol.acquireFair(
       redis,
       keys,
-      a.owner,
-      a.leaseMs,
-      a.wait ? 1 : 0,
-      a.inLine,
-      a.handoffMs,
-      a.mayReenter,
+      args.owner,
+      args.leaseMs,
+      args.wait ? 1 : 0,
+      args.inLine,
+      args.handoffMs,
+      args.mayReenter,
     ),
 };
