@@ -17,7 +17,7 @@ import {
   decodeSegmentState,
   SEGMENT_STATE_FIELDS,
 } from '../src/inventory/records/segment-state.js';
-import { LUA_DIR } from '../src/redis/scripts.js';
+import { LUA_DIR, renderScript } from '../src/redis/scripts.js';
 import { useNamespace } from './support/namespace.js';
 
 const ns = useNamespace();
@@ -130,6 +130,36 @@ describe('hash field names: lua/includes/productMeta.lua, segmentState.lua and h
     // and they are in scope when the include runs (a nil would cut the returned list short)
     const constants = Object.keys(expected);
     expect(await lua(name, `return {${constants.join(', ')}}`)).toEqual(Object.values(expected));
+  });
+});
+
+describe('the loader folds the constants of the hash includes', () => {
+  it('a rendered script names no constant: its helpers read the literals (no upvalue per call)', () => {
+    const constants = {
+      ...declaredFields('productMeta', 'META'),
+      ...declaredFields('segmentState', 'STATE'),
+    };
+    const users = luaFiles()
+      .filter((f) =>
+        /--- @include "(productMeta|segmentState)"/.test(readFileSync(join(LUA_DIR, f), 'utf8')),
+      )
+      .map((f) => f.replace(/-\d+\.lua$/, ''));
+    expect(users.sort()).toEqual([
+      'beginSeed',
+      'clearSoldOut',
+      'deduct',
+      'markSoldOut',
+      'restock',
+      'seedSegment',
+    ]);
+    for (const name of users) {
+      const lua = renderScript(name, {});
+      const left = Object.keys(constants).filter((c) => new RegExp(`\\b${c}\\b`).test(lua));
+      expect({ name, left }).toEqual({ name, left: [] });
+    }
+    expect(renderScript('deduct', {})).toContain(
+      "redis.call('HMGET', key, 'epoch', 'stock', 'startsAt', 'endsAt',",
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 -- A product's meta hash: its sale configuration and epoch. Field names defined here only;
 -- TypeScript: META_FIELD of src/inventory/records/hash-fields.ts, decoded by records/product-meta.ts
--- (test/lua-records.test.ts holds them equal).
+-- (test/lua-records.test.ts holds them equal). The loader folds the constants (src/redis/scripts.ts).
 local META_EPOCH = 'epoch'
 local META_TOTAL = 'total'
 local META_SEGMENTS = 'segments'

@@ -1,8 +1,9 @@
 -- A segment's state hash: the sale epoch, the stock, units sold and returned, the newest fencing
 -- token a deduct accepted, and the sale window, limit and payment window copied from the product
 -- (so a deduct reads one hash). Field names defined here only; TypeScript: STATE_FIELD of
--- src/inventory/records/hash-fields.ts (test/lua-records.test.ts holds them equal). Constants and
--- helpers are locals: the deduct path allocates no table for them.
+-- src/inventory/records/hash-fields.ts (test/lua-records.test.ts holds them equal). The loader
+-- writes each constant's literal where it is named (src/redis/scripts.ts): the helpers hold no
+-- upvalue, and the deduct path allocates no table for them.
 local STATE_EPOCH = 'epoch'
 local STATE_STOCK = 'stock'
 local STATE_SOLD = 'sold'
