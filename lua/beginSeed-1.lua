@@ -2,7 +2,7 @@
   beginSeed: opens a new sale epoch for a product, unless its sale is live and not forced.
   The caller then seeds every segment (seedSegment) and announces the reseed.
 
-  KEYS[1] product meta hash (fields: src/inventory/records/product-meta.ts)
+  KEYS[1] product meta hash (fields: includes/productMeta.lua)
   ARGV[1] force: 1 = reseed even while the sale is live
   ARGV[2] total units
   ARGV[3] segments
@@ -22,17 +22,15 @@ local force, total, segments, strategy = ARGV[1], ARGV[2], tonumber(ARGV[3]), AR
 local startsAt, endsAt, limit, payWithin, token = ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 --- @replies
 --- @include "serverTimeMs"
+--- @include "productMeta"
 
-local m = redis.call('HMGET', metaKey, 'epoch', 'startsAt', 'endsAt', 'soldOut', 'segments', 'maxSegments')
-if m[1] and force ~= '1' then
+local current, wasStarts, wasEnds, soldOut, wasSegments, wasMaxSegments = metaForSeed(metaKey)
+if current and force ~= '1' then
   local now = serverTimeMs()
-  local ended = tonumber(m[3]) > 0 and now >= tonumber(m[3])
-  local live = m[4] ~= m[1] and now >= tonumber(m[2]) and not ended
-  if live then return {REPLY.live, tonumber(m[1])} end
+  local ended = tonumber(wasEnds) > 0 and now >= tonumber(wasEnds)
+  local live = soldOut ~= current and now >= tonumber(wasStarts) and not ended
+  if live then return {REPLY.live, tonumber(current)} end
 end
-local epoch = redis.call('HINCRBY', metaKey, 'epoch', 1)
-redis.call('HSET', metaKey, 'total', total, 'segments', segments, 'strategy', strategy,
-  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'soldOut', 0, 'payWithin', payWithin,
-  'token', token,
-  'maxSegments', math.max(segments, tonumber(m[6] or 0)))
-return {REPLY.begun, epoch, tonumber(m[5] or 0)}
+local epoch = metaBegin(metaKey, total, segments, strategy, startsAt, endsAt, limit, payWithin,
+  token, math.max(segments, tonumber(wasMaxSegments or 0)))
+return {REPLY.begun, epoch, tonumber(wasSegments or 0)}

@@ -11,8 +11,7 @@
     claim  put a spill claim without touching stock (the home segment's lock was busy).
     spill  take units for a claim held at the home segment: no marker check here.
 
-  KEYS[1] segment state hash: epoch, stock, sold, returned, startsAt, endsAt, limit, fence,
-          payWithin
+  KEYS[1] segment state hash (fields: includes/segmentState.lua)
   KEYS[2] buyers hash: userId -> "<units>:<orderId>,<orderId>,..." (the shopper's orders, oldest
           first; src/inventory/records/marker.ts)
   KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim; records/claim.ts)
@@ -53,21 +52,22 @@ local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
 --- @include "spillClaim"
+--- @include "segmentState"
 
-local s = redis.call('HMGET', stateKey, 'epoch', 'stock', 'startsAt', 'endsAt', 'limit', 'fence',
-  'payWithin')
-if not s[1] then return {REPLY.unknown} end
-if s[1] ~= epoch then return {REPLY.staleEpoch, tonumber(s[1])} end
+local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin =
+  stateForDeduct(stateKey)
+if not segEpoch then return {REPLY.unknown} end
+if segEpoch ~= epoch then return {REPLY.staleEpoch, tonumber(segEpoch)} end
 local now = serverTimeMs()
 -- every write below is work for the sweeper: only while the product is surely in its set
 if now - touchedAt > touchLease then return {REPLY.untouched} end
-local startsAt, endsAt, limit = tonumber(s[3]), tonumber(s[4]), tonumber(s[5])
+local startsAt, endsAt, limit = tonumber(startsText), tonumber(endsText), tonumber(limitText)
 if startsAt > 0 and now < startsAt then return {REPLY.notStarted, startsAt} end
 if endsAt > 0 and now >= endsAt then return {REPLY.ended, endsAt} end
-local lastFence = tonumber(s[6] or 0)
+local lastFence = tonumber(fenceText or 0)
 if fence > 0 and fence < lastFence then return {REPLY.staleFence, lastFence} end
 
-local stock = tonumber(s[2])
+local stock = tonumber(stockText)
 local units, orders = 0, nil
 if mode ~= 'spill' then
   if redis.call('EXISTS', voidKey) == 1 then return {REPLY.voided} end
@@ -83,13 +83,12 @@ elseif stock < qty then
   return {REPLY.empty, stock}
 end
 
-if fence > lastFence then redis.call('HSET', stateKey, 'fence', fence) end
-local remaining = redis.call('HINCRBY', stateKey, 'stock', -qty)
-redis.call('HINCRBY', stateKey, 'sold', qty)
+if fence > lastFence then stateSetFence(stateKey, fence) end
+local remaining = stateTake(stateKey, qty)
 if mode == 'home' then
   redis.call('HSET', buyersKey, user, markerWrite(units + qty, markerAppend(orders, orderId)))
 end
 local id = redis.call('XADD', outboxKey, '*',
   'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,
-  'w', s[7] or '0')
+  'w', payWithin or '0')
 return {REPLY.ok, id, remaining}

@@ -4,7 +4,7 @@
   return them twice. Only PostgreSQL's conditional transition decides that an order is returned;
   this script only makes the return happen exactly once.
 
-  KEYS[1] segment state hash (the segment whose stock the order took)
+  KEYS[1] segment state hash (the segment whose stock the order took; includes/segmentState.lua)
   KEYS[2] returned hash: orderId -> units returned (never emptied: an old order stays refused)
   ARGV[1] the order's sale epoch
   ARGV[2] order id
@@ -19,10 +19,10 @@
 local stateKey, returnedKey = KEYS[1], KEYS[2]
 local epoch, orderId, qty = ARGV[1], ARGV[2], tonumber(ARGV[3])
 --- @replies
+--- @include "segmentState"
 
 if redis.call('HEXISTS', returnedKey, orderId) == 1 then return {REPLY.already} end
 redis.call('HSET', returnedKey, orderId, qty)
-local current = redis.call('HGET', stateKey, 'epoch')
+local current = stateEpoch(stateKey)
 if current ~= epoch then return {REPLY.staleEpoch, tonumber(current or 0)} end
-redis.call('HINCRBY', stateKey, 'returned', qty)
-return {REPLY.restocked, redis.call('HINCRBY', stateKey, 'stock', qty)}
+return {REPLY.restocked, stateReturn(stateKey, qty)}

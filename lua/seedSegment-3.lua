@@ -3,7 +3,7 @@
   earlier epochs in it are still to be persisted. The lock's last accepted fencing token is kept,
   so a holder from before the reseed still cannot write.
 
-  KEYS[1] segment state hash
+  KEYS[1] segment state hash (includes/segmentState.lua)
   KEYS[2] buyers hash (dropped: markers belong to the previous epoch)
   KEYS[3] claims hash (dropped likewise)
   ARGV[1] epoch
@@ -18,8 +18,8 @@
 local stateKey, buyersKey, claimsKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch, stock, startsAt, endsAt, limit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local payWithin = ARGV[6]
+--- @include "segmentState"
 
 redis.call('DEL', buyersKey, claimsKey)
-redis.call('HSET', stateKey, 'epoch', epoch, 'stock', stock, 'sold', 0, 'returned', 0,
-  'startsAt', startsAt, 'endsAt', endsAt, 'limit', limit, 'payWithin', payWithin)
+stateSeed(stateKey, epoch, stock, startsAt, endsAt, limit, payWithin)
 return 1

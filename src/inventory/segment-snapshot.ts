@@ -10,6 +10,7 @@ import { loadScripts, registerScripts } from '../redis/scripts.js';
 import { timeReplyMs } from '../redis/time.js';
 import { queueOutboxCut } from './protocol.js';
 import { decodeClaim, type SpillClaim } from './records/claim.js';
+import { STATE_FIELD } from './records/hash-fields.js';
 import { decodeMarker, type BuyerMarker } from './records/marker.js';
 import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 
@@ -47,7 +48,7 @@ export async function readSegmentSnapshot(
   const read = () => {
     const tx = deps.redis
       .multi()
-      .hmget(k.state, 'stock', 'epoch', 'sold', 'returned')
+      .hmget(k.state, STATE_FIELD.stock, STATE_FIELD.epoch, STATE_FIELD.sold, STATE_FIELD.returned)
       .hgetall(k.buyers)
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')

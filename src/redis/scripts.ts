@@ -1,8 +1,9 @@
 /**
  * Lua scripts: `lua/<name>-<numberOfKeys>.lua`, one file per atomic operation. A gateway module
  * declares each script once with {@link luaScript}, together with its reply table (reply name ->
- * code); the loader renders the file (includes inlined once each, `--- @replies` replaced by that
- * table as `local REPLY = {...}`), so the Lua and its TypeScript decoder share one table.
+ * code); the loader renders the file (includes inlined once each, their constants folded,
+ * `--- @replies` replaced by that table as `local REPLY = {...}`), so the Lua and its TypeScript
+ * decoder share one table.
  *
  * Scripts run through ioredis `defineCommand` (EVALSHA, falling back to EVAL after a script cache
  * flush). Callers go through the typed gateways (lock/protocol.ts, inventory/protocol.ts); they
@@ -26,6 +27,8 @@ type Arg = string | number;
 const FILE = /^([A-Za-z][A-Za-z0-9]*)-(\d+)\.lua$/;
 const INCLUDE = /^--- @include "([A-Za-z0-9]+)"$/gm;
 const REPLIES = /^--- @replies$/m;
+/** An include's `local NAME = 'text'` line (NAME upper case): a constant the loader folds. */
+const CONSTANT = /^local ([A-Z][A-Z0-9_]*) = ('[^'\\\n]*')\n/gm;
 
 let files: Map<string, { file: string; numberOfKeys: number }> | undefined;
 
@@ -40,14 +43,34 @@ function scriptFiles() {
   return files;
 }
 
-/** Inlines `--- @include "name"` with `lua/includes/name.lua`, each helper once, recursively. */
-function expandIncludes(lua: string, seen: Set<string>): string {
+/**
+ * Inlines `--- @include "name"` with `lua/includes/name.lua`, each helper once, recursively; the
+ * includes' constants are taken out into `constants` (name -> Lua literal).
+ */
+function expandIncludes(lua: string, seen: Set<string>, constants: Map<string, string>): string {
   return lua.replace(INCLUDE, (_, name: string) => {
     if (seen.has(name)) return `-- (${name} already included)`;
     seen.add(name);
-    const body = readFileSync(join(LUA_DIR, 'includes', `${name}.lua`), 'utf8').trimEnd();
-    return expandIncludes(body, seen);
+    const body = readFileSync(join(LUA_DIR, 'includes', `${name}.lua`), 'utf8')
+      .trimEnd()
+      .concat('\n')
+      .replace(CONSTANT, (_line, constant: string, literal: string) => {
+        constants.set(constant, literal);
+        return '';
+      });
+    return expandIncludes(body.trimEnd(), seen, constants);
   });
+}
+
+/**
+ * Writes each include constant's literal where the constant is named. A helper that named a
+ * local instead would hold it as an upvalue, which Lua 5.1 builds on every call: with the
+ * segment-state helpers that cost the deduct about 1 us (8 %) of Redis time per call.
+ */
+function foldConstants(lua: string, constants: ReadonlyMap<string, string>): string {
+  if (constants.size === 0) return lua;
+  const named = new RegExp(`\\b(${[...constants.keys()].join('|')})\\b`, 'g');
+  return lua.replace(named, (constant) => constants.get(constant)!);
 }
 
 function replyTableLua(replies: ReplyTable): string {
@@ -59,7 +82,9 @@ function replyTableLua(replies: ReplyTable): string {
 export function renderScript(name: string, replies: ReplyTable): string {
   const found = scriptFiles().get(name);
   if (!found) throw new Error(`no script lua/${name}-N.lua`);
-  let lua = expandIncludes(readFileSync(join(LUA_DIR, found.file), 'utf8'), new Set());
+  const constants = new Map<string, string>();
+  let lua = expandIncludes(readFileSync(join(LUA_DIR, found.file), 'utf8'), new Set(), constants);
+  lua = foldConstants(lua, constants);
   const hasMarker = REPLIES.test(lua);
   if (Object.keys(replies).length > 0 && !hasMarker) {
     throw new Error(`lua/${found.file} has a reply table but no "--- @replies" line`);

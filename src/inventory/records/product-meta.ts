@@ -1,8 +1,12 @@
 /**
  * A product's meta hash: its sale configuration and epoch. Written by lua/beginSeed-1.lua (a new
- * epoch), lua/markSoldOut-1.lua and lua/clearSoldOut-1.lua; read by every process that serves or checks the product.
+ * epoch), lua/markSoldOut-1.lua and lua/clearSoldOut-1.lua through lua/includes/productMeta.lua;
+ * read by every process that serves or checks the product. Field names: hash-fields.ts.
  */
 import type { Strategy } from '../../db/schema.js';
+import { META_FIELD } from './hash-fields.js';
+
+export { META_FIELD };
 
 export interface ProductMeta {
   epoch: number;
@@ -28,31 +32,24 @@ export interface ProductMeta {
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
 export function decodeMeta(h: Record<string, string>): ProductMeta | null {
-  if (!h.epoch) return null;
-  const epoch = Number(h.epoch);
+  const f = META_FIELD;
+  if (!h[f.epoch]) return null;
+  const segments = Number(h[f.segments]);
   return {
-    epoch,
-    total: Number(h.total),
-    segments: Number(h.segments),
-    strategy: h.strategy as Strategy,
-    startsAt: Number(h.startsAt),
-    endsAt: Number(h.endsAt),
-    limitPerUser: Number(h.limit),
-    soldOutEpoch: Number(h.soldOut ?? 0),
-    maxSegments: Number(h.maxSegments ?? h.segments),
-    payWithinSeconds: Number(h.payWithin ?? 0),
-    requireSaleToken: h.token === '1',
-    number: Number(h.n ?? 0),
+    epoch: Number(h[f.epoch]),
+    total: Number(h[f.total]),
+    segments,
+    strategy: h[f.strategy] as Strategy,
+    startsAt: Number(h[f.startsAt]),
+    endsAt: Number(h[f.endsAt]),
+    limitPerUser: Number(h[f.limitPerUser]),
+    soldOutEpoch: Number(h[f.soldOutEpoch] ?? 0),
+    maxSegments: Number(h[f.maxSegments] ?? segments),
+    payWithinSeconds: Number(h[f.payWithinSeconds] ?? 0),
+    requireSaleToken: h[f.requireSaleToken] === '1',
+    number: Number(h[f.number] ?? 0),
   };
 }
-
-/** Hash fields of one meta field (what HGET / HMGET name). */
-export const META_FIELD = {
-  epoch: 'epoch',
-  segments: 'segments',
-  maxSegments: 'maxSegments',
-  number: 'n',
-} as const;
 
 /**
  * Recorded sold out in this epoch, for good. A sale with a payment window is not: units come

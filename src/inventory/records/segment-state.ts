@@ -1,8 +1,11 @@
 /**
  * A segment's state hash: its epoch, stock and units sold, the sale window and limit copied from
- * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-3.lua
- * lua/deduct-5.lua and lua/restock-2.lua.
+ * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-3.lua,
+ * lua/deduct-5.lua and lua/restock-2.lua through lua/includes/segmentState.lua. Field names:
+ * hash-fields.ts.
  */
+import { STATE_FIELD } from './hash-fields.js';
+
 export interface SegmentState {
   epoch: number;
   stock: number;
@@ -15,7 +18,13 @@ export interface SegmentState {
 }
 
 /** The fields read by {@link decodeSegmentState}, in HMGET order. */
-export const SEGMENT_STATE_FIELDS = ['epoch', 'stock', 'sold', 'fence', 'returned'] as const;
+export const SEGMENT_STATE_FIELDS = [
+  STATE_FIELD.epoch,
+  STATE_FIELD.stock,
+  STATE_FIELD.sold,
+  STATE_FIELD.fence,
+  STATE_FIELD.returned,
+] as const;
 
 /** The state of an HMGET of {@link SEGMENT_STATE_FIELDS}; null for a segment never seeded. */
 export function decodeSegmentState(values: ReadonlyArray<string | null>): SegmentState | null {

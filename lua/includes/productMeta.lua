@@ -1,0 +1,49 @@
+-- A product's meta hash: its sale configuration and epoch. Field names defined here only;
+-- TypeScript: META_FIELD of src/inventory/records/hash-fields.ts, decoded by records/product-meta.ts
+-- (test/lua-records.test.ts holds them equal). The loader folds the constants (src/redis/scripts.ts).
+local META_EPOCH = 'epoch'
+local META_TOTAL = 'total'
+local META_SEGMENTS = 'segments'
+local META_STRATEGY = 'strategy'
+local META_STARTS_AT = 'startsAt'
+local META_ENDS_AT = 'endsAt'
+local META_LIMIT_PER_USER = 'limit'
+local META_SOLD_OUT_EPOCH = 'soldOut'
+local META_MAX_SEGMENTS = 'maxSegments'
+local META_PAY_WITHIN_SECONDS = 'payWithin'
+local META_REQUIRE_SALE_TOKEN = 'token'
+-- the catalogue number: written by TypeScript (catalogue-numbers.ts), never by a script
+local META_NUMBER = 'n'
+
+-- what a new epoch decides on, as stored (false when missing):
+-- epoch, startsAt, endsAt, soldOut, segments, maxSegments
+local function metaForSeed(key)
+  local m = redis.call('HMGET', key, META_EPOCH, META_STARTS_AT, META_ENDS_AT, META_SOLD_OUT_EPOCH,
+    META_SEGMENTS, META_MAX_SEGMENTS)
+  return m[1], m[2], m[3], m[4], m[5], m[6]
+end
+
+-- a new epoch with its sale configuration, not sold out: the new epoch
+local function metaBegin(key, total, segments, strategy, startsAt, endsAt, limit, payWithin,
+                         token, maxSegments)
+  local epoch = redis.call('HINCRBY', key, META_EPOCH, 1)
+  redis.call('HSET', key, META_TOTAL, total, META_SEGMENTS, segments, META_STRATEGY, strategy,
+    META_STARTS_AT, startsAt, META_ENDS_AT, endsAt, META_LIMIT_PER_USER, limit,
+    META_SOLD_OUT_EPOCH, 0, META_PAY_WITHIN_SECONDS, payWithin, META_REQUIRE_SALE_TOKEN, token,
+    META_MAX_SEGMENTS, maxSegments)
+  return epoch
+end
+
+local function metaEpoch(key)
+  return redis.call('HGET', key, META_EPOCH)
+end
+
+-- the epoch recorded sold out (0: none; false: never seeded)
+local function metaSoldOutEpoch(key)
+  return redis.call('HGET', key, META_SOLD_OUT_EPOCH)
+end
+
+-- epoch 0 clears the mark
+local function metaSetSoldOutEpoch(key, epoch)
+  redis.call('HSET', key, META_SOLD_OUT_EPOCH, epoch)
+end

@@ -1,0 +1,51 @@
+-- A segment's state hash: the sale epoch, the stock, units sold and returned, the newest fencing
+-- token a deduct accepted, and the sale window, limit and payment window copied from the product
+-- (so a deduct reads one hash). Field names defined here only; TypeScript: STATE_FIELD of
+-- src/inventory/records/hash-fields.ts (test/lua-records.test.ts holds them equal). The loader
+-- writes each constant's literal where it is named (src/redis/scripts.ts): the helpers hold no
+-- upvalue, and the deduct path allocates no table for them.
+local STATE_EPOCH = 'epoch'
+local STATE_STOCK = 'stock'
+local STATE_SOLD = 'sold'
+local STATE_RETURNED = 'returned'
+local STATE_FENCE = 'fence'
+local STATE_STARTS_AT = 'startsAt'
+local STATE_ENDS_AT = 'endsAt'
+local STATE_LIMIT_PER_USER = 'limit'
+local STATE_PAY_WITHIN_SECONDS = 'payWithin'
+
+-- a new epoch: nothing sold or returned yet; the fence is left as it was
+local function stateSeed(key, epoch, stock, startsAt, endsAt, limit, payWithin)
+  redis.call('HSET', key, STATE_EPOCH, epoch, STATE_STOCK, stock, STATE_SOLD, 0, STATE_RETURNED, 0,
+    STATE_STARTS_AT, startsAt, STATE_ENDS_AT, endsAt, STATE_LIMIT_PER_USER, limit,
+    STATE_PAY_WITHIN_SECONDS, payWithin)
+end
+
+-- what a deduct checks, as stored (false when missing):
+-- epoch, stock, startsAt, endsAt, limit, fence, payWithin
+local function stateForDeduct(key)
+  local s = redis.call('HMGET', key, STATE_EPOCH, STATE_STOCK, STATE_STARTS_AT, STATE_ENDS_AT,
+    STATE_LIMIT_PER_USER, STATE_FENCE, STATE_PAY_WITHIN_SECONDS)
+  return s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+end
+
+local function stateEpoch(key)
+  return redis.call('HGET', key, STATE_EPOCH)
+end
+
+local function stateSetFence(key, fence)
+  redis.call('HSET', key, STATE_FENCE, fence)
+end
+
+-- units sold: the stock left
+local function stateTake(key, qty)
+  local remaining = redis.call('HINCRBY', key, STATE_STOCK, -qty)
+  redis.call('HINCRBY', key, STATE_SOLD, qty)
+  return remaining
+end
+
+-- units back on sale: the stock now
+local function stateReturn(key, qty)
+  redis.call('HINCRBY', key, STATE_RETURNED, qty)
+  return redis.call('HINCRBY', key, STATE_STOCK, qty)
+end

@@ -1,0 +1,42 @@
+/**
+ * The field names of the two hashes both Lua and TypeScript touch, defined once on each side:
+ * a product's meta (lua/includes/productMeta.lua) and a segment's state
+ * (lua/includes/segmentState.lua). A Lua constant is the key here in upper snake case with the
+ * hash's prefix (`limitPerUser` of the meta is `META_LIMIT_PER_USER`); test/lua-records.test.ts
+ * holds the two sides equal and fails if a script spells one of these fields itself.
+ */
+
+/** Product meta hash: {@link ProductMeta} property -> hash field. */
+export const META_FIELD = {
+  epoch: 'epoch',
+  total: 'total',
+  segments: 'segments',
+  strategy: 'strategy',
+  startsAt: 'startsAt',
+  endsAt: 'endsAt',
+  limitPerUser: 'limit',
+  soldOutEpoch: 'soldOut',
+  maxSegments: 'maxSegments',
+  payWithinSeconds: 'payWithin',
+  requireSaleToken: 'token',
+  /** written by TypeScript (catalogue-numbers.ts), never by a script */
+  number: 'n',
+} as const;
+
+/**
+ * Segment state hash: property -> hash field. The sale window, limit and payment window are
+ * copied from the meta at seeding, so deduct reads one hash; they keep the meta's names.
+ */
+export const STATE_FIELD = {
+  epoch: 'epoch',
+  stock: 'stock',
+  /** units sold here, returned ones included */
+  sold: 'sold',
+  returned: 'returned',
+  /** newest lock fencing token a deduct accepted */
+  fence: 'fence',
+  startsAt: 'startsAt',
+  endsAt: 'endsAt',
+  limitPerUser: 'limit',
+  payWithinSeconds: 'payWithin',
+} as const;
