@@ -6,6 +6,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
+import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
+import { LUA_DIR } from '../src/redis/scripts.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
 
@@ -50,6 +52,47 @@ export interface StructureCounts {
    * what the value is; a comparator's (a, b) and an inline callback's are left alone
    */
   oneLetterParams: string[];
+  /**
+   * record formats spelled outside the Lua include that defines each (`file: what`): the buyer
+   * marker, the spill claim, a product meta or segment-state field name
+   */
+  luaRecordFormatsOutsideIncludes: string[];
+}
+
+/** Every Lua file: the scripts and the includes, by their path under lua/. */
+export const luaFiles = () => [
+  ...readdirSync(LUA_DIR).filter((f) => f.endsWith('.lua')),
+  ...readdirSync(join(LUA_DIR, 'includes')).map((f) => `includes/${f}`),
+];
+
+/** The string literals of Lua code, comments left out. */
+export function stringLiterals(lua: string): string[] {
+  const code = lua.replace(/--\[\[[\s\S]*?\]\]/g, '').replace(/--[^\n]*/g, '');
+  return [...code.matchAll(/'([^'\\\n]*)'|"([^"\\\n]*)"/g)].map((m) => m[1] ?? m[2]!);
+}
+
+/** Each record format is parsed and written by its include only (lua/includes/). */
+function luaRecordFormatsOutsideIncludes(): string[] {
+  const owners: Record<string, readonly string[]> = {
+    'includes/productMeta.lua': Object.values(META_FIELD),
+    'includes/segmentState.lua': Object.values(STATE_FIELD),
+  };
+  const fields = new Set<string>([...Object.values(META_FIELD), ...Object.values(STATE_FIELD)]);
+  return luaFiles().flatMap((f) => {
+    const text = readFileSync(join(LUA_DIR, f), 'utf8');
+    const script = !f.startsWith('includes/');
+    return [
+      // the marker's "<units>:<orders>" pattern, or its writing with ':'
+      script && (/%d\+\):\(/.test(text) || /\.\. ':' \.\./.test(text))
+        ? [`${f}: buyer marker`]
+        : [],
+      // the claim's "<order>|<qty>|<at>" pattern, or its writing with '|'
+      script && (/\[\^\|\]/.test(text) || /\.\. '\|' \.\./.test(text)) ? [`${f}: spill claim`] : [],
+      stringLiterals(text)
+        .filter((lit) => fields.has(lit) && !owners[f]?.includes(lit))
+        .map((lit) => `${f}: '${lit}'`),
+    ].flat();
+  });
 }
 
 /** Parameters named by one letter, in functions and methods that have a name. */
@@ -103,6 +146,7 @@ export function structureCounts(): StructureCounts {
       .filter((f) => !isRepository(f) && SQL.test(readFileSync(f, 'utf8')))
       .map(rel),
     oneLetterParams: all.flatMap(oneLetterParams),
+    luaRecordFormatsOutsideIncludes: luaRecordFormatsOutsideIncludes(),
   };
 }
 

@@ -70,26 +70,30 @@ export interface DeductArgs {
 
 type Raw = [number, ...(string | number)[]];
 
-export function decodeDeduct(r: Raw): DeductReply {
-  switch (scripts.deduct.replyName(r[0])) {
+export function decodeDeduct(raw: Raw): DeductReply {
+  switch (scripts.deduct.replyName(raw[0])) {
     case 'ok':
-      return { code: 'ok', outboxId: String(r[1]), remaining: Number(r[2]) };
+      return { code: 'ok', outboxId: String(raw[1]), remaining: Number(raw[2]) };
     case 'limit':
-      return { code: 'limit', lastOrderId: r[1] ? String(r[1]) : undefined, units: Number(r[2]) };
+      return {
+        code: 'limit',
+        lastOrderId: raw[1] ? String(raw[1]) : undefined,
+        units: Number(raw[2]),
+      };
     case 'empty':
-      return { code: 'empty', remaining: Number(r[1]) };
+      return { code: 'empty', remaining: Number(raw[1]) };
     case 'notStarted':
-      return { code: 'not-started', startsAt: Number(r[1]) };
+      return { code: 'not-started', startsAt: Number(raw[1]) };
     case 'ended':
-      return { code: 'ended', endsAt: Number(r[1]) };
+      return { code: 'ended', endsAt: Number(raw[1]) };
     case 'staleFence':
-      return { code: 'stale-fence', lastFence: Number(r[1]) };
+      return { code: 'stale-fence', lastFence: Number(raw[1]) };
     case 'staleEpoch':
-      return { code: 'stale-epoch', epoch: Number(r[1]) };
+      return { code: 'stale-epoch', epoch: Number(raw[1]) };
     case 'spill':
-      return { code: 'spill', remaining: Number(r[1]) };
+      return { code: 'spill', remaining: Number(raw[1]) };
     case 'claimBusy':
-      return { code: 'claim-busy', orderId: String(r[1]) };
+      return { code: 'claim-busy', orderId: String(raw[1]) };
     case 'unknown':
       return { code: 'unknown' };
     case 'voided':
@@ -99,33 +103,39 @@ export function decodeDeduct(r: Raw): DeductReply {
   }
 }
 
-function deductKeys(k: SegmentKeys, orderId: string): string[] {
-  return [k.state, k.buyers, k.claims, k.outbox, k.voided(orderId)];
+function deductKeys(segmentKeys: SegmentKeys, orderId: string): string[] {
+  return [
+    segmentKeys.state,
+    segmentKeys.buyers,
+    segmentKeys.claims,
+    segmentKeys.outbox,
+    segmentKeys.voided(orderId),
+  ];
 }
 
-function deductArgs(a: DeductArgs): Array<string | number> {
+function deductArgs(args: DeductArgs): Array<string | number> {
   return [
-    a.mode,
-    a.epoch,
-    a.fence,
-    a.userId,
-    a.quantity,
-    a.orderId,
-    a.productId,
-    a.segment,
-    a.homeSegment,
-    a.touchedAt,
+    args.mode,
+    args.epoch,
+    args.fence,
+    args.userId,
+    args.quantity,
+    args.orderId,
+    args.productId,
+    args.segment,
+    args.homeSegment,
+    args.touchedAt,
     TOUCH_LEASE_MS,
   ];
 }
 
 export async function deduct(
   redis: RedisClient,
-  k: SegmentKeys,
-  a: DeductArgs,
+  segmentKeys: SegmentKeys,
+  args: DeductArgs,
 ): Promise<DeductReply> {
   return decodeDeduct(
-    await scripts.deduct.run<Raw>(redis, deductKeys(k, a.orderId), deductArgs(a)),
+    await scripts.deduct.run<Raw>(redis, deductKeys(segmentKeys, args.orderId), deductArgs(args)),
   );
 }
 
@@ -186,13 +196,13 @@ export interface SegmentSeed {
 
 export function queueSeedSegment(
   pipeline: ChainableCommander,
-  k: SegmentKeys,
-  s: SegmentSeed,
+  segmentKeys: SegmentKeys,
+  seed: SegmentSeed,
 ): ChainableCommander {
   return scripts.seedSegment.queue(
     pipeline,
-    [k.state, k.buyers, k.claims],
-    [s.epoch, s.stock, s.startsAt, s.endsAt, s.limitPerUser, s.payWithinSeconds],
+    [segmentKeys.state, segmentKeys.buyers, segmentKeys.claims],
+    [seed.epoch, seed.stock, seed.startsAt, seed.endsAt, seed.limitPerUser, seed.payWithinSeconds],
   );
 }
 
@@ -212,13 +222,13 @@ export type BeginSeedReply =
 
 export async function beginSeed(
   redis: RedisClient,
-  k: ProductKeys,
+  productKeys: ProductKeys,
   spec: ProductSpec,
   force: boolean,
 ): Promise<BeginSeedReply> {
   const r = await scripts.beginSeed.run<number[]>(
     redis,
-    [k.meta],
+    [productKeys.meta],
     [
       force ? 1 : 0,
       spec.total,
@@ -238,10 +248,10 @@ export async function beginSeed(
 
 export async function markSoldOut(
   redis: RedisClient,
-  k: ProductKeys,
+  productKeys: ProductKeys,
   epoch: number,
 ): Promise<boolean> {
-  return (await scripts.markSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
+  return (await scripts.markSoldOut.run<number>(redis, [productKeys.meta], [epoch])) === 1;
 }
 
 export type RestockReply =
@@ -252,12 +262,12 @@ export type RestockReply =
 /** Returns a closed order's units to the segment they came from, once (lua/restock-2.lua). */
 export async function restock(
   redis: RedisClient,
-  k: SegmentKeys,
+  segmentKeys: SegmentKeys,
   order: { epoch: number; orderId: string; quantity: number },
 ): Promise<RestockReply> {
   const r = await scripts.restock.run<number[]>(
     redis,
-    [k.state, k.returned],
+    [segmentKeys.state, segmentKeys.returned],
     [order.epoch, order.orderId, order.quantity],
   );
   const code = scripts.restock.replyName(r[0]);
@@ -284,10 +294,10 @@ export async function releaseMarker(
 /** Units came back: the sale of `epoch` is no longer sold out (lua/clearSoldOut-1.lua). */
 export async function clearSoldOut(
   redis: RedisClient,
-  k: ProductKeys,
+  productKeys: ProductKeys,
   epoch: number,
 ): Promise<boolean> {
-  return (await scripts.clearSoldOut.run<number>(redis, [k.meta], [epoch])) === 1;
+  return (await scripts.clearSoldOut.run<number>(redis, [productKeys.meta], [epoch])) === 1;
 }
 
 /** Segment keys of a product, built once per (product, segment). */

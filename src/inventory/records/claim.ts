@@ -19,6 +19,6 @@ export function decodeClaim(raw: string | null | undefined): SpillClaim | null {
   return { orderId, quantity: Number(quantity), at: Number(at) };
 }
 
-export function encodeClaim(c: SpillClaim): string {
-  return `${c.orderId}|${c.quantity}|${c.at}`;
+export function encodeClaim(claim: SpillClaim): string {
+  return `${claim.orderId}|${claim.quantity}|${claim.at}`;
 }

@@ -17,6 +17,6 @@ export function decodeMarker(raw: string | null | undefined): BuyerMarker | null
   return { units: Number(raw.slice(0, colon)), orderIds: list ? list.split(',') : [] };
 }
 
-export function encodeMarker(m: BuyerMarker): string {
-  return `${m.units}:${m.orderIds.join(',')}`;
+export function encodeMarker(marker: BuyerMarker): string {
+  return `${marker.units}:${marker.orderIds.join(',')}`;
 }

@@ -13,10 +13,10 @@ export type ProductEvent =
   | { kind: 'soldout'; epoch: number }
   | { kind: 'reseed'; epoch: number };
 
-export function encodeEvent(e: ProductEvent): string {
-  return e.kind === 'empty' || e.kind === 'restock'
-    ? `${e.kind} ${e.epoch} ${e.segment}`
-    : `${e.kind} ${e.epoch}`;
+export function encodeEvent(event: ProductEvent): string {
+  return event.kind === 'empty' || event.kind === 'restock'
+    ? `${event.kind} ${event.epoch} ${event.segment}`
+    : `${event.kind} ${event.epoch}`;
 }
 
 /** The event of a message; null for one this version does not know (ignored, not fatal). */

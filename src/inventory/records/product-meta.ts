@@ -31,23 +31,23 @@ export interface ProductMeta {
 }
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
-export function decodeMeta(h: Record<string, string>): ProductMeta | null {
+export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
   const f = META_FIELD;
-  if (!h[f.epoch]) return null;
-  const segments = Number(h[f.segments]);
+  if (!hash[f.epoch]) return null;
+  const segments = Number(hash[f.segments]);
   return {
-    epoch: Number(h[f.epoch]),
-    total: Number(h[f.total]),
+    epoch: Number(hash[f.epoch]),
+    total: Number(hash[f.total]),
     segments,
-    strategy: h[f.strategy] as Strategy,
-    startsAt: Number(h[f.startsAt]),
-    endsAt: Number(h[f.endsAt]),
-    limitPerUser: Number(h[f.limitPerUser]),
-    soldOutEpoch: Number(h[f.soldOutEpoch] ?? 0),
-    maxSegments: Number(h[f.maxSegments] ?? segments),
-    payWithinSeconds: Number(h[f.payWithinSeconds] ?? 0),
-    requireSaleToken: h[f.requireSaleToken] === '1',
-    number: Number(h[f.number] ?? 0),
+    strategy: hash[f.strategy] as Strategy,
+    startsAt: Number(hash[f.startsAt]),
+    endsAt: Number(hash[f.endsAt]),
+    limitPerUser: Number(hash[f.limitPerUser]),
+    soldOutEpoch: Number(hash[f.soldOutEpoch] ?? 0),
+    maxSegments: Number(hash[f.maxSegments] ?? segments),
+    payWithinSeconds: Number(hash[f.payWithinSeconds] ?? 0),
+    requireSaleToken: hash[f.requireSaleToken] === '1',
+    number: Number(hash[f.number] ?? 0),
   };
 }
 
@@ -55,4 +55,5 @@ export function decodeMeta(h: Record<string, string>): ProductMeta | null {
  * Recorded sold out in this epoch, for good. A sale with a payment window is not: units come
  * back, and the mark may be older than the newest return, so its segments decide instead.
  */
-export const isSoldOut = (m: ProductMeta) => m.soldOutEpoch === m.epoch && m.payWithinSeconds === 0;
+export const isSoldOut = (meta: ProductMeta) =>
+  meta.soldOutEpoch === meta.epoch && meta.payWithinSeconds === 0;
