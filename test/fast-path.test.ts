@@ -7,6 +7,7 @@
  * mode and in jwt mode with rate limits and sale tokens.
  */
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJwt } from '../src/http/auth.js';
@@ -270,6 +271,36 @@ describe('the fast path answers as Express does', () => {
     // "a body naming a buyer on sale" (1): 5 units a side, 10 in all
     const res = await fetch(`${fast.url}/products/${onSale}`);
     expect(((await res.json()) as { remaining: number }).remaining).toBe(1_000 - 10);
+  });
+
+  it('sends the headers in the same order on both paths', async () => {
+    const names = (app: RunningApp, path: string, body?: string) =>
+      new Promise<string[]>((resolve, reject) => {
+        const req = request(`${app.url}${path}`, {
+          method: body === undefined ? 'GET' : 'POST',
+          headers: {
+            'x-user-id': `fp-order-${randomBytes(3).toString('hex')}`,
+            ...(body !== undefined && { 'content-type': 'application/json' }),
+          },
+        });
+        req.once('response', (res) => {
+          res.resume();
+          // the names as sent, in order (raw headers alternate name and value)
+          resolve(res.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()));
+        });
+        req.once('error', reject);
+        req.end(body);
+      });
+    for (const [path, body] of [
+      ['/healthz', undefined],
+      ['/readyz', undefined],
+      ['/seckill', JSON.stringify({ productId: onSale })],
+      ['/seckill', JSON.stringify({ productId: soldOut })],
+      ['/seckill', JSON.stringify({ productId: 'bad id!' })],
+    ] as const) {
+      const [f, s] = [await names(fast, path, body), await names(slow, path, body)];
+      expect(f, `${path} ${body ?? ''}`).toEqual(s);
+    }
   });
 
   it('counts what it answers as Express counts it (/metrics)', async () => {

@@ -85,6 +85,8 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     for (const k in answer.headers) res.setHeader(k, answer.headers[k]!);
     res.statusCode = answer.status;
     res.setHeader('Content-Type', `${answer.contentType}; charset=utf-8`);
+    // set here, as Express's send() does, so the headers come in the same order on every path
+    res.setHeader('Content-Length', Buffer.byteLength(answer.body));
     res.end(answer.body);
     const ms = performance.now() - started;
     deps.metrics.observe(req.method!, route, answer.status, ms / 1_000, answer.problem);

@@ -36,6 +36,8 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
     res.statusCode = answer.status;
     if (answer.problem) res.locals.problem = answer.problem;
     res.setHeader('Content-Type', `${answer.contentType}; charset=utf-8`);
+    // set here, as Express's send() does, so the headers come in the same order on every path
+    res.setHeader('Content-Length', Buffer.byteLength(answer.body));
     res.end(answer.body);
   };
 
