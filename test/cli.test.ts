@@ -5,9 +5,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../src/cli/command-table.js';
 import { envSchema } from '../src/config/index.js';
+import { Keys } from '../src/redis/keys.js';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { freePort } from './support/ports.js';
@@ -198,6 +200,28 @@ describe('seed', () => {
         '  --total: expected a whole number, e.g. --total 100 (got "abc")\n' +
         '  --limit-per-user: expected a whole number, e.g. --limit-per-user 100 (got "1.5")\n',
     );
+  });
+
+  it('refuses a sale that needs sale tokens where none can be issued, and seeds nothing', async () => {
+    const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
+    const product = `${ns.id}-t`;
+    const r = await cli(['seed', product, '--total', '5', '--require-sale-token'], env);
+    expect(r.code).toBe(2);
+    expect(r.err).toBe(
+      'seckill: invalid seed:\n' +
+        '  --require-sale-token: requireSaleToken: this deployment issues no sale tokens ' +
+        '(SALE_TOKEN_SECRET is not set): set it on the API processes, or seed without ' +
+        'requireSaleToken\n',
+    );
+    const redis = new Redis(ns.redisUrl);
+    expect(await redis.exists(new Keys(ns.id).product(product).meta)).toBe(0);
+    redis.disconnect();
+    const withSecret = await cli(['seed', product, '--total', '5', '--require-sale-token'], {
+      ...env,
+      SALE_TOKEN_SECRET: 's'.repeat(40),
+    });
+    expect(withSecret.code, withSecret.err).toBe(0);
+    expect(withSecret.out).toMatch(/sale token {2}required/);
   });
 
   it('prints a summary for a person, and the JSON line with --json', async () => {

@@ -439,6 +439,8 @@ describe('/openapi.json', () => {
  */
 function producedElsewhere(answer: string): string | undefined {
   const [, path, status] = answer.split(' ') as [string, string, string];
+  if (status === '422' && path === '/admin/products/{id}')
+    return 'test/shop-http.test.ts: requireSaleToken without SALE_TOKEN_SECRET (set here)';
   if (status === '503' && path === '/readyz')
     return 'test/launcher.test.ts: a Redis that does not answer; test/http.test.ts: draining';
   if (status === '503' && path === '/payments/webhook')

@@ -88,6 +88,16 @@ describe('admin seeding', () => {
     expect(await app.rt.redis.exists(keys.product(productId).meta)).toBe(0);
   });
 
+  it('refuses a sale that needs sale tokens when this deployment issues none (422), seeding nothing', async () => {
+    const productId = newProduct();
+    const res = await seed(productId, { total: 5, strategy: 'lockfree', requireSaleToken: true });
+    expect(res.status).toBe(422);
+    const body = await problem(res);
+    expect(body.type).toBe('urn:seckill:problem:sale-tokens-not-configured');
+    expect(body.detail).toMatch(/SALE_TOKEN_SECRET is not set/);
+    expect(await app.rt.redis.exists(keys.product(productId).meta)).toBe(0);
+  });
+
   it('splits total over the segments, remainder first, and shows each segment', async () => {
     const productId = newProduct();
     const res = await seed(productId, { total: 10, segments: 4, strategy: 'segmented' });

@@ -15,7 +15,7 @@ import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
-import { seedRequest, seedSpecOf } from '../services/index.js';
+import { seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
 import { assertStoresAnswer, type Store } from './stores.js';
 import { sayAdminApi, warnDevAuth } from './up.js';
@@ -161,6 +161,8 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   }
   const spec = seedSpecOf(parsed.data);
   await withCore(['redis', 'postgres'], async (core) => {
+    const refused = seedRefusal(parsed.data, core.config.admission.saleTokenSecret !== undefined);
+    if (refused) throw new ExitError(`invalid seed:\n  --require-sale-token: ${refused}`, 2);
     try {
       const r = await core.products.seed(productId, spec, { force: values.force ?? false });
       process.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `${seedSummary(r, spec)}\n`);

@@ -167,7 +167,13 @@ export async function serveApi(
         }),
       (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
-      (app) => mountAdmin(app, { access, products: services.products, queues }),
+      (app) =>
+        mountAdmin(app, {
+          access,
+          products: services.products,
+          queues,
+          saleTokensOn: config.admission.saleTokenSecret !== undefined,
+        }),
       (app) => mountOpenApi(app),
     ],
     ...(config.http.fastPath && { fastPath: { seckill: purchase } }),

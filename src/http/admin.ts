@@ -10,7 +10,14 @@ import type { Queue } from 'bullmq';
 import type { IRouter } from 'express';
 import { z } from 'zod';
 import { SaleError, unknownProduct } from '../inventory/index.js';
-import { seedRequest, seedSpecOf, type AdminAccess, type Products } from '../services/index.js';
+import { ProblemError } from '../errors.js';
+import {
+  seedRefusal,
+  seedRequest,
+  seedSpecOf,
+  type AdminAccess,
+  type Products,
+} from '../services/index.js';
 import { adminGuard } from './admin-session.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
@@ -25,6 +32,8 @@ export interface AdminRoutes {
   products: Products;
   /** shown on the queue dashboard at /admin/queues */
   queues?: Queue[];
+  /** SALE_TOKEN_SECRET is set: a sale may require sale tokens */
+  saleTokensOn: boolean;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -36,6 +45,15 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
     const productId = productIdParam(req.params.id);
     const body = parseOr400(seedRequest, req.body, 'seed');
     const { force } = parseOr400(forceQuery, req.query, 'query');
+    const refused = seedRefusal(body, deps.saleTokensOn);
+    if (refused) {
+      throw new ProblemError({
+        status: 422,
+        code: 'sale-tokens-not-configured',
+        title: 'Sale tokens not configured',
+        detail: refused,
+      });
+    }
     try {
       const r = await deps.products.seed(productId, seedSpecOf(body), { force: force === 'true' });
       res.status(r.epoch === 1 ? 201 : 200).json(r);

@@ -187,6 +187,7 @@ export const OPERATIONS: Operation[] = [
       400: 'invalid seed',
       ...ADMIN_REFUSALS,
       409: 'the sale is live (add ?force=true)',
+      422: 'requireSaleToken where no sale tokens can be issued (SALE_TOKEN_SECRET is not set)',
     },
     store: true,
   },

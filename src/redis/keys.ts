@@ -104,7 +104,7 @@ export class Keys {
     return { meta: `${tag}:meta`, events: `${tag}:events` };
   }
 
-  /** The lock name of segment `i` of a product: its spread hash tag (see spread.ts). */
+  /** The lock name of segment `segment` of a product: its spread hash tag (see spread.ts). */
   segmentLockName(productId: string, segment: number): string {
     return spreadTag(checked('product id', productId), segment);
   }

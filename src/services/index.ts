@@ -63,7 +63,13 @@ export {
   type PurchaseOrder,
   type PurchaseOutcome,
 } from './purchase.js';
-export { DEFAULT_SEGMENTS, seedRequest, seedSpecOf, type SeedRequest } from './seed-request.js';
+export {
+  DEFAULT_SEGMENTS,
+  seedRefusal,
+  seedRequest,
+  seedSpecOf,
+  type SeedRequest,
+} from './seed-request.js';
 
 export interface Services {
   checkout: Checkout;

@@ -47,3 +47,16 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
     requireSaleToken: request.requireSaleToken,
   };
 }
+
+/**
+ * Why `request` cannot be seeded here, if it cannot: a sale that needs sale tokens where no API
+ * process can issue them (every purchase would be refused `503 sale-tokens-disabled`).
+ * @param saleTokensOn - SALE_TOKEN_SECRET is set
+ */
+export function seedRefusal(request: SeedRequest, saleTokensOn: boolean): string | undefined {
+  if (!request.requireSaleToken || saleTokensOn) return undefined;
+  return (
+    'requireSaleToken: this deployment issues no sale tokens (SALE_TOKEN_SECRET is not set): ' +
+    'set it on the API processes, or seed without requireSaleToken'
+  );
+}
