@@ -285,7 +285,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     registers: [core.registry],
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
-  registerOrderGauges({ registry: core.registry, queue, products: core.orderStore });
+  registerOrderGauges({ registry: core.registry, queue, products: core.productStore });
   // waits for the batches in hand; a batch cut short by a crash is redelivered instead
   core.lifecycle.add('order worker', () => worker.close());
   exitWhenBullInitFails(core)(worker, 'order worker');

@@ -1,7 +1,7 @@
 /**
  * The Redis side of order persistence, behind one door: the outboxes the worker clears and the
- * sweeper re-reads, the sweeper's claims and archive, returning a closed order's units, the
- * reconciliation cut and the gauges' product states. orders/ declares what it needs as small
+ * sweeper re-reads, the sweeper's claims and archive, returning a closed order's units and the
+ * reconciliation cut. orders/ declares what it needs as small
  * ports and gets this store; only this file (and the inventory modules it calls) knows the keys,
  * the scripts and the record formats.
  */
@@ -10,7 +10,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { serverNowMs } from '../redis/time.js';
 import { activeProducts, archiveIfUntouched } from './activity.js';
-import { readMeta, readProductStates, type ProductState } from './product-state.js';
+import { readMeta } from './product-state.js';
 import { claimSettle, releaseMarker, restock, type RestockReply } from './protocol.js';
 import { decodeClaim, type SpillClaim } from './records/claim.js';
 import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
@@ -106,7 +106,7 @@ export class OrderStore {
     return this.redis.xlen(this.keys.segment(productId, segment).outbox);
   }
 
-  // -- products (sweeper, reconcile, gauges)
+  // -- products (sweeper, reconcile)
 
   /** The Redis server's clock, ms. */
   serverNowMs(): Promise<number> {
@@ -124,11 +124,6 @@ export class OrderStore {
   /** Archives `productId` unless it was touched since its score read `until`. */
   archiveIfUntouched(productId: string, until: number): Promise<boolean> {
     return archiveIfUntouched(this.deps, productId, until);
-  }
-
-  /** Up to `max` active products as they stand (the gauges). */
-  productStates(max: number): Promise<ProductState[]> {
-    return readProductStates(this.deps, max);
   }
 
   // -- spill claims (sweeper)

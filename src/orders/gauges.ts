@@ -18,8 +18,8 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as 
 export function registerOrderGauges(opts: {
   registry: Registry;
   queue: Queue;
-  /** the products as they stand (inventory's OrderStore) */
-  products: { productStates(max: number): Promise<ProductState[]> };
+  /** the products as they stand (inventory's ProductStore, which the dashboard's feed reads too) */
+  products: { states(max: number): Promise<ProductState[]> };
 }): void {
   const { registry, queue } = opts;
   new Gauge({
@@ -44,7 +44,7 @@ export function registerOrderGauges(opts: {
   const products = () =>
     (reading ??= boundedRead(
       (async () => {
-        const states = await opts.products.productStates(MAX_PRODUCTS);
+        const states = await opts.products.states(MAX_PRODUCTS);
         return states.map((s) => ({
           productId: s.productId,
           backlog: s.segments.reduce((a, seg) => a + seg.pending, 0),
