@@ -170,6 +170,29 @@ describe('per-user limit', () => {
   });
 });
 
+describe('an empty script cache', () => {
+  it('a purchase on a server that lost its scripts (a promoted replica) deducts exactly once', async () => {
+    for (const strategy of ['segmented', 'lockfree'] as const) {
+      const productId = newProduct();
+      await seedProduct(deps(), productId, { total: 4, segments: 2, strategy });
+      expect(await buy(procs[0]!, productId, 'c1')).toBe('accepted');
+      const redis = procs[0]!.redis;
+      const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+      for (const n of nodes) await n.script('FLUSH');
+      // the plain EVALSHA answers NOSCRIPT (the script did not run) and the call is sent again
+      expect(await buy(procs[0]!, productId, 'c2')).toBe('accepted');
+      expect(await buy(procs[1]!, productId, 'c3')).toBe('accepted');
+      expect(await facts(productId)).toEqual({
+        remaining: 1,
+        sold: 3,
+        outbox: 3,
+        markers: 3,
+        claims: 0,
+      });
+    }
+  });
+});
+
 describe('home segment and spill', () => {
   it('sells the whole stock even when every buyer has the same home segment', async () => {
     for (const strategy of ['segmented', 'lockfree'] as const) {
