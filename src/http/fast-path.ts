@@ -45,6 +45,10 @@ const MAX_BODY = 1_024;
 /** Only these media types are read here (what the body parser accepts without a charset question). */
 const JSON_TYPE = /^application\/json(?:;\s*charset=utf-8)?$/i;
 const HEALTHY = JSON.stringify({ status: 'ok' });
+/** The Content-Type of the media types answered here, made once. */
+const CONTENT_TYPES = new Map(
+  ['application/json', 'application/problem+json'].map((t) => [t, `${t}; charset=utf-8`]),
+);
 
 function requestIdOf(req: IncomingMessage): string {
   const given = req.headers['x-request-id'];
@@ -77,7 +81,7 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     for (const k in answer.headers) headers.push(k, answer.headers[k]!);
     headers.push(
       'Content-Type',
-      `${answer.contentType}; charset=utf-8`,
+      CONTENT_TYPES.get(answer.contentType) ?? `${answer.contentType}; charset=utf-8`,
       // as Express's send() does
       'Content-Length',
       String(Buffer.byteLength(answer.body)),

@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
 import type { Logger } from '../log.js';
-import { batchedCounter, type Tally } from '../metrics.js';
+import { batchedCounter, LabelChildren, type Tally } from '../metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
@@ -98,12 +98,12 @@ export function promSaleMetrics(registry: Registry): SaleMetrics {
     labelNames: ['result', 'strategy'],
     registers: [registry],
   });
-  const children = new Map<string, Tally>();
+  const children = new LabelChildren<Tally>();
   return {
     result(result, strategy) {
-      const key = `${result} ${strategy}`;
-      let c = children.get(key);
-      if (!c) children.set(key, (c = results.child({ result, strategy })));
+      const c =
+        children.find(result, strategy) ??
+        children.add(result, strategy, '', results.child({ result, strategy }));
       c.n++;
     },
   };
