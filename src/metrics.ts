@@ -22,16 +22,16 @@ type LabelKey = string | number;
 export class LabelChildren<V> {
   private readonly root = new Map<LabelKey, Map<LabelKey, Map<LabelKey, V>>>();
 
-  find(a: LabelKey, b: LabelKey, c: LabelKey = ''): V | undefined {
-    return this.root.get(a)?.get(b)?.get(c);
+  find(first: LabelKey, second: LabelKey, third: LabelKey = ''): V | undefined {
+    return this.root.get(first)?.get(second)?.get(third);
   }
 
-  add(a: LabelKey, b: LabelKey, c: LabelKey, child: V): V {
-    let byB = this.root.get(a);
-    if (!byB) this.root.set(a, (byB = new Map()));
-    let byC = byB.get(b);
-    if (!byC) byB.set(b, (byC = new Map()));
-    byC.set(c, child);
+  add(first: LabelKey, second: LabelKey, third: LabelKey, child: V): V {
+    let bySecond = this.root.get(first);
+    if (!bySecond) this.root.set(first, (bySecond = new Map()));
+    let byThird = bySecond.get(second);
+    if (!byThird) bySecond.set(second, (byThird = new Map()));
+    byThird.set(third, child);
     return child;
   }
 }

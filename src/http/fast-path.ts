@@ -9,7 +9,8 @@
  * to Express untouched, or, when the body was read, with it (body.ts PRE_READ): malformed JSON, a
  * body that is not an object, a chunked, large, encoded or non-JSON body get Express's answers.
  * It counts its purchases in flight with Express's (MAX_INFLIGHT), and at the cap steps aside so
- * Express sheds the excess as before.
+ * Express sheds the excess as before. A refusal known in memory (sold out) is answered in the turn
+ * its body ends, without a promise: it is never in flight past that turn, so it is not counted.
  *
  * The answers are Express's own, byte for byte but for the ids: the same headers (X-Request-Id,
  * Content-Type, the problem's and the rate limits' headers), the same metrics, access summary and

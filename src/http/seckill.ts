@@ -127,12 +127,16 @@ export function seckill(deps: {
   purchase: PurchaseService;
   logger: Logger;
 }): Seckill {
-  const facts = (r: SeckillRequest) => ({ requestId: r.requestId, method: 'POST', url: r.url });
+  const facts = (request: SeckillRequest) => ({
+    requestId: request.requestId,
+    method: 'POST',
+    url: request.url,
+  });
   /** The HTTP answer of a purchase's outcome. */
-  const answerOf = (r: SeckillRequest, outcome: PurchaseOutcome): HttpAnswer => {
+  const answerOf = (request: SeckillRequest, outcome: PurchaseOutcome): HttpAnswer => {
     const rate = outcome.rate ? rateLimitHeaders(outcome.rate) : undefined;
     if (outcome.kind !== 'answer') {
-      const a = errorAnswer(deps.logger, outcomeProblem(outcome), facts(r));
+      const a = errorAnswer(deps.logger, outcomeProblem(outcome), facts(request));
       return rate ? { ...a, headers: { ...rate, ...a.headers } } : a;
     }
     const a = outcome.response;
