@@ -217,6 +217,24 @@ describe('the fast path answers as Express does', () => {
     ['an unknown field', json({ productId: soldOut, extra: 1 }, { 'x-user-id': 'fp-j' })],
     ['quantity 0', json({ productId: onSale, quantity: 0 }, { 'x-user-id': 'fp-r' })],
     ['an unknown product', json({ productId: 'fp-no-such' }, { 'x-user-id': 'fp-k' })],
+    // bodies at the edge of the hand-written check in front of the schema (seckill.ts)
+    ['quantity 1.5', json({ productId: soldOut, quantity: 1.5 }, { 'x-user-id': 'fp-u' })],
+    ['quantity as a string', json({ productId: soldOut, quantity: '1' }, { 'x-user-id': 'fp-u' })],
+    [
+      'quantity 1000, sold out',
+      json({ productId: soldOut, quantity: 1000 }, { 'x-user-id': 'fp-u' }),
+    ],
+    ['quantity 1001', json({ productId: soldOut, quantity: 1001 }, { 'x-user-id': 'fp-u' })],
+    ['a productId that is a number', json({ productId: 5 }, { 'x-user-id': 'fp-u' })],
+    ['an empty object', json({}, { 'x-user-id': 'fp-u' })],
+    ['a userId that is not an id', json({ productId: soldOut, userId: 'bad user!' })],
+    [
+      'a "__proto__" key',
+      {
+        headers: { 'content-type': 'application/json', 'x-user-id': 'fp-u' },
+        body: `{"productId":"${soldOut}","__proto__":{"quantity":2}}`,
+      },
+    ],
   ];
   for (const [what, req] of fastCases) {
     it(`${what}: answered ahead of Express, as Express answers it`, async () => {

@@ -121,9 +121,44 @@ export function problemAnswer(url: string, requestId: string, error: ProblemErro
     status: error.status,
     contentType: PROBLEM_JSON,
     headers: error.headers,
-    body: JSON.stringify(problemDocument(url, requestId, error)),
+    body: problemJson(url, requestId, error),
     problem: error.code,
   };
+}
+
+/** Stands for the request id while a document is split around it (JSON escapes it: never sent). */
+const PLACEHOLDER = '\u0000requestId\u0000';
+const PLACEHOLDER_JSON = JSON.stringify(PLACEHOLDER);
+
+/** A problem document's JSON before and after its request id, for the last `url` it answered. */
+interface SplitDocument {
+  url: string;
+  head: string;
+  tail: string;
+}
+const split = new WeakMap<ProblemError, SplitDocument | { url: string; head?: undefined }>();
+
+/**
+ * JSON.stringify(problemDocument(url, requestId, error)), byte for byte, without making the
+ * document again for each request: a problem answered often (sold out, one per product) keeps its
+ * JSON around the request id, which alone differs. One URL per problem is kept (the one answered
+ * last), so a client's query strings cannot grow it.
+ */
+function problemJson(url: string, requestId: string, error: ProblemError): string {
+  let s = split.get(error);
+  if (s?.url !== url) {
+    const json = JSON.stringify(problemDocument(url, PLACEHOLDER, error));
+    const at = json.indexOf(PLACEHOLDER_JSON);
+    // the placeholder once, as the request id (an extension could shadow it): else no shortcut
+    const once = at >= 0 && json.indexOf(PLACEHOLDER_JSON, at + 1) < 0;
+    s = once
+      ? { url, head: json.slice(0, at), tail: json.slice(at + PLACEHOLDER_JSON.length) }
+      : { url };
+    split.set(error, s);
+  }
+  return s.head === undefined
+    ? JSON.stringify(problemDocument(url, requestId, error))
+    : s.head + JSON.stringify(requestId) + s.tail;
 }
 
 interface RequestFacts {

@@ -84,10 +84,15 @@ export interface AccessLog {
  * @param intervalMs - 0 turns the summary off.
  */
 export function accessLog(logger: Logger, intervalMs: number): AccessLog {
-  let counts = new Map<string, number>();
+  // by route, then status: no key string is built per request
+  let counts = new Map<string, Map<number, number>>();
   let latencies: number[] = [];
   const flush = () => {
     if (counts.size === 0) return;
+    const byRouteAndStatus: Record<string, number> = {};
+    for (const [route, byStatus] of counts) {
+      for (const [status, n] of byStatus) byRouteAndStatus[`${route} ${status}`] = n;
+    }
     latencies.sort((a, b) => a - b);
     const at = (fraction: number) =>
       Math.round(
@@ -97,7 +102,7 @@ export function accessLog(logger: Logger, intervalMs: number): AccessLog {
       {
         windowMs: intervalMs,
         requests: latencies.length,
-        byRouteAndStatus: Object.fromEntries(counts),
+        byRouteAndStatus,
         p50Ms: at(0.5),
         p99Ms: at(0.99),
       },
@@ -111,8 +116,9 @@ export function accessLog(logger: Logger, intervalMs: number): AccessLog {
   return {
     record(route, status, ms) {
       if (!timer) return;
-      const key = `${route} ${status}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
+      let byStatus = counts.get(route);
+      if (!byStatus) counts.set(route, (byStatus = new Map()));
+      byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
       // bounded: a sample of one window is enough for its percentiles
       if (latencies.length < 100_000) latencies.push(ms);
     },

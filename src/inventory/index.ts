@@ -4,9 +4,10 @@
  * services' ports (`*-store.ts`: rate limits, admin sessions, idempotency records, pending
  * orders, products).
  */
-import { Counter, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
 import type { Logger } from '../log.js';
+import { batchedCounter, LabelChildren, type Tally } from '../metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
@@ -90,19 +91,20 @@ export interface InventoryOptions {
 }
 
 export function promSaleMetrics(registry: Registry): SaleMetrics {
-  const results = new Counter({
+  // counted in batches: after a sell-out, every refusal counts here
+  const results = batchedCounter({
     name: 'seckill_purchases_total',
     help: 'Purchase attempts by result (accepted or the refusal code) and strategy',
     labelNames: ['result', 'strategy'],
     registers: [registry],
   });
-  const children = new Map<string, Counter.Internal>();
+  const children = new LabelChildren<Tally>();
   return {
     result(result, strategy) {
-      const key = `${result} ${strategy}`;
-      let c = children.get(key);
-      if (!c) children.set(key, (c = results.labels({ result, strategy })));
-      c.inc();
+      const c =
+        children.find(result, strategy) ??
+        children.add(result, strategy, '', results.child({ result, strategy }));
+      c.n++;
     },
   };
 }

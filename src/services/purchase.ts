@@ -74,18 +74,26 @@ export interface PurchaseDeps {
 export class PurchaseService {
   constructor(private readonly deps: PurchaseDeps) {}
 
+  /**
+   * The cheap guard alone, synchronously: the refusal of a product this process knows is sold
+   * out, or undefined when only {@link purchase} can tell. The caller may answer from it without
+   * a promise (the fast path's sold-out flood); {@link purchase} asks it first too.
+   */
+  fromMemory(call: PurchaseCall, answers: PurchaseAnswers): PurchaseOutcome | undefined {
+    // "Sold out?" is asked twice on the way: here (this process's memory: a product it knows is
+    // sold out is refused before identity, tokens or limits; it tells nothing GET /products/:id
+    // does not), and in the deduct script in Redis, which settles the race. A keyed request is not
+    // refused here (its retry must see the answer stored under its key), it only skips admission.
+    if (call.idempotencyKey !== undefined) return undefined;
+    const known = this.deps.checkout.refusalFromMemory(call.productId);
+    return known && { kind: 'answer', response: answers.refused(known), replayed: false };
+  }
+
   async purchase(call: PurchaseCall, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
     const { checkout, admission } = this.deps;
-    // "Sold out?" is asked twice on the way: here, the cheap guard (this process's memory: a
-    // product it knows is sold out is refused before identity, tokens or limits, as the fast path
-    // in front of Express does; it tells nothing GET /products/:id does not), and in the deduct
-    // script in Redis, which settles the race. A keyed request is not refused by the guard (its
-    // retry must see the answer stored under its key), it only skips admission.
+    const known = this.fromMemory(call, answers);
+    if (known) return known;
     const soldOut = checkout.knownSoldOut(call.productId);
-    if (soldOut && call.idempotencyKey === undefined) {
-      const known = checkout.refusalFromMemory(call.productId);
-      if (known) return { kind: 'answer', response: answers.refused(known), replayed: false };
-    }
     const who = call.buyer();
     const userId = typeof who === 'string' ? who : await who;
     let rate: RateState | undefined;
