@@ -168,9 +168,7 @@ export const envSchema = z.object({
     ),
   FAST_PATH: bool
     .default(true)
-    .describe(
-      'answer the probes and POST /seckill ahead of Express (same answers, less CPU)',
-    ),
+    .describe('answer the probes and POST /seckill ahead of Express (same answers, less CPU)'),
   SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
   DRAIN_MS: z.coerce
     .number()
