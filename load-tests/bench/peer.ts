@@ -39,6 +39,7 @@ import {
   PEER_REPO,
   PeerProbe,
   peerDatabase,
+  peerVersions,
   startPeer,
   type PeerInstance,
 } from '../peer/peer-server.js';
@@ -537,7 +538,16 @@ async function main() {
   };
   const figures = {
     bench: 'peer',
-    peer: { repo: PEER_REPO, commit: PEER_COMMIT, edits: PEER_EDITS },
+    peer: {
+      repo: PEER_REPO,
+      commit: PEER_COMMIT,
+      edits: PEER_EDITS,
+      versions: peerVersions(peerDir),
+      config:
+        'one process (API + its BullMQ processor), its own redis-server and database; env: ' +
+        'sale window open, STOCK_QUANTITY, NODE_ENV=production (TypeORM query logging off), ' +
+        'log to a file at its default level',
+    },
     ours: `seckill up (API + order workers in one process, defaults), lockfree N=${SEGMENTS}`,
     loadDriver: `${driver} (load-tests/peer/wrk.lua), 1 thread`,
     machine: machine(),
@@ -554,10 +564,15 @@ async function main() {
   };
   const m = figures.machine;
   const text = [
-    `\nPeer comparison: ${PEER_REPO} @ ${PEER_COMMIT.slice(0, 7)} (edit: throttler limits raised out of reach) ` +
-      `beside ${figures.ours}`,
-    `load generator: ${figures.loadDriver}, ${connections} connections, ${rounds} interleaved rounds of ${duration} s ` +
-      `per scenario, a new shopper per request; machine: ${m.cpus} x ${m.model}, ${m.memGiB} GiB, node ${m.node}\n`,
+    `\nPeer: ${PEER_REPO} @ ${PEER_COMMIT} (node ${m.node}), ${figures.peer.config}`,
+    `  resolved: ${Object.entries(figures.peer.versions)
+      .map(([n, v]) => `${n}@${v}`)
+      .join(', ')}`,
+    ...PEER_EDITS.map((e) => `  edit: ${e}`),
+    `Ours: ${figures.ours}`,
+    `Load generator: ${figures.loadDriver}, ${connections} connections, ${rounds} interleaved rounds ` +
+      `of ${duration} s per scenario, a new shopper per request`,
+    `Machine: ${m.cpus} x ${m.model}, ${m.memGiB} GiB, shared with other work\n`,
     table(results),
     '',
     table(

@@ -5,7 +5,7 @@
  * reads back of its state (its fixed Redis keys and its `orders` table).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import pg from 'pg';
@@ -23,6 +23,25 @@ export const PEER_EDITS = [
 ];
 /** Its purchase route: POST {"userId"} -> 201 sold, 410 sold out, 409 repeat buyer, 429 limited. */
 export const PEER_PURCHASE_PATH = '/api/purchases';
+
+/** The versions its install resolved (it ships no lockfile), of the parts that do the work. */
+export function peerVersions(peerDir: string): Record<string, string> {
+  const names = ['@nestjs/core', '@nestjs/platform-express', 'express', '@nestjs/throttler'];
+  names.push('@nestjs/bullmq', 'bullmq', 'ioredis', 'typeorm', 'pg');
+  const version = (name: string) => {
+    // an npm workspace: hoisted to the root unless the server needs its own
+    for (const dir of [join(peerDir, 'server'), peerDir]) {
+      try {
+        const file = join(dir, 'node_modules', name, 'package.json');
+        return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+      } catch {
+        // not here
+      }
+    }
+    return 'unknown';
+  };
+  return Object.fromEntries(names.map((n) => [n, version(n)]));
+}
 
 // the peer's keys, fixed in its source (one sale per Redis)
 const STOCK_KEY = 'flash_sale:stock_count';

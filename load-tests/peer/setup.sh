@@ -36,7 +36,7 @@ fi
 git -C "$OUT_ABS" fetch -q --depth 1 "$SRC" "$PEER_COMMIT" 2>/dev/null ||
   git -C "$OUT_ABS" fetch -q "$SRC"
 git -C "$OUT_ABS" -c advice.detachedHead=false checkout -q --force "$PEER_COMMIT"
-git -C "$OUT_ABS" clean -qfdx -e server/node_modules -e server/package-lock.json
+git -C "$OUT_ABS" clean -qfdx -e node_modules -e package-lock.json
 
 # the edit, counted: exactly four limits (two in forRoot, two in @Throttle) or stop
 edited=0
@@ -51,11 +51,13 @@ if [[ $edited -ne 4 ]]; then
 fi
 git -C "$OUT_ABS" --no-pager diff --stat >&2
 
-cd "$OUT_ABS/server"
-# the peer has no lockfile: the first install resolves its package.json ranges (the versions are
-# printed below) and its package-lock.json is kept for the next runs
-echo "[peer] npm install in $OUT_ABS/server (node $(node --version))" >&2
-npm install --no-audit --no-fund --loglevel=error >&2
+# an npm workspace (server, client, stress-test): only the server's dependencies, hoisted to the
+# root. The peer has no lockfile: the first install resolves its package.json ranges (the
+# versions are printed below) and its package-lock.json is kept for the next runs.
+cd "$OUT_ABS"
+echo "[peer] npm install -w server in $OUT_ABS (node $(node --version))" >&2
+npm install -w server --no-audit --no-fund --loglevel=error >&2
+cd server
 npx nest build >&2
 test -f dist/main.js || { echo "setup.sh: no dist/main.js after nest build" >&2; exit 1; }
 npm ls --depth=0 2>/dev/null | grep -E '@nestjs/(core|throttler|bullmq|typeorm)|bullmq@|ioredis@|typeorm@|pg@|express' >&2 || true
