@@ -7,7 +7,7 @@
 #     git-dir-or-url  default: the local mirror if present, else the GitHub URL
 #     out-dir         default: ${XDG_CACHE_HOME:-~/.cache}/seckill/peer
 #
-# One edit of the checked-out copy, and only one (docs/benchmarks.md#the-peer-comparison):
+# One edit of the checked-out copy, and only one (docs/benchmarks.md#npm-run-benchpeer-beside-a-nestjs-peer):
 #   throttle-out-of-reach: every `limit: <n>` of @nestjs/throttler (ThrottlerModule.forRoot in
 #   src/app.module.ts, @Throttle in src/purchase/purchase.controller.ts) becomes 1000000000.
 #   The per-IP throttler (3 req/s, 10 per 10 s on the purchase) would refuse a load generator on
