@@ -37,14 +37,25 @@ export function pickDriver(): Driver {
   }
 }
 
+export interface LoadOptions {
+  duration: number;
+  connections: number;
+  /** another wrk script than wrk.lua (wrk only), given `path productId tag ...scriptArgs` */
+  wrkScript?: string;
+  scriptArgs?: string[];
+  /** ends the run early (wrk gets SIGINT, stops, and still prints its figures) */
+  signal?: AbortSignal;
+}
+
 export function load(
   driver: Driver,
   base: string,
   path: string,
   productId: string,
   tag: string,
-  opts: { duration: number; connections: number },
+  opts: LoadOptions,
 ): Promise<Omit<Load, 'redisCommands' | 'cpu'>> {
+  if (opts.wrkScript && driver !== 'wrk') throw new Error(`${opts.wrkScript} needs wrk on PATH`);
   return driver === 'wrk'
     ? wrkLoad(base, path, productId, tag, opts)
     : autocannonLoad(base, path, productId, tag, opts);
@@ -65,25 +76,28 @@ async function wrkLoad(
   path: string,
   productId: string,
   tag: string,
-  opts: { duration: number; connections: number },
+  opts: LoadOptions,
 ): Promise<Omit<Load, 'redisCommands' | 'cpu'>> {
   const args = [
     '-t1',
     `-c${opts.connections}`,
     `-d${opts.duration}s`,
     '-s',
-    join(ROOT, 'load-tests', 'bench', 'wrk.lua'),
+    opts.wrkScript ?? join(ROOT, 'load-tests', 'bench', 'wrk.lua'),
     base,
     '--',
     path,
     productId,
     tag,
+    ...(opts.scriptArgs ?? []),
   ];
-  const stdout = await new Promise<string>((resolve, reject) =>
-    execFile('wrk', args, (err, out, errOut) =>
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const wrk = execFile('wrk', args, (err, out, errOut) =>
       err ? reject(new Error(`wrk failed: ${errOut || err.message}`)) : resolve(out),
-    ),
-  );
+    );
+    // not execFile's own signal option: that drops the output wrk prints as it stops
+    opts.signal?.addEventListener('abort', () => wrk.kill('SIGINT'), { once: true });
+  });
   const line = stdout.split('\n').find((l) => l.startsWith('{"requests"'));
   if (!line) throw new Error(`wrk printed no figures:\n${stdout}`);
   const f = JSON.parse(line) as WrkFigures;

@@ -1,0 +1,51 @@
+-- wrk script of `npm run bench:peer`: one POST per request, a distinct shopper each (<tag>-<n>),
+-- statuses counted; done() prints one JSON line with the figures (as load-tests/bench/wrk.lua).
+--   wrk -t1 -c100 -d10s -s wrk.lua http://host:port -- <path> <productId> <tag> <shape> [<stopAfter>]
+-- shape: seckill  {"productId":<productId>} with X-User-Id: <tag>-<n> (this service)
+--        peer     {"userId":"<tag>-<n>"} (the peer: one sale, the shopper in the body)
+-- stopAfter: stop once this many 2xx answers came back (0: run for the duration)
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+
+local counter = 0
+local ok = 0
+function init(args)
+  path, product, tag, shape = args[1], args[2], args[3], args[4]
+  stopAfter = tonumber(args[5] or '0')
+  statuses = {}
+  seckillBody = '{"productId":"' .. product .. '"}'
+end
+
+function request()
+  counter = counter + 1
+  local user = tag .. '-' .. counter
+  if shape == 'peer' then
+    return wrk.format('POST', path, { ['content-type'] = 'application/json' },
+      '{"userId":"' .. user .. '"}')
+  end
+  return wrk.format('POST', path,
+    { ['content-type'] = 'application/json', ['x-user-id'] = user }, seckillBody)
+end
+
+function response(status)
+  statuses[status] = (statuses[status] or 0) + 1
+  if status >= 200 and status < 300 then
+    ok = ok + 1
+    if stopAfter > 0 and ok >= stopAfter then wrk.thread:stop() end
+  end
+end
+
+function done(summary, latency)
+  local counts = {}
+  for _, t in ipairs(threads) do
+    for k, v in pairs(t:get('statuses')) do counts[k] = (counts[k] or 0) + v end
+  end
+  local parts = {}
+  for k, v in pairs(counts) do table.insert(parts, string.format('"%d":%d', k, v)) end
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"durationUs":%d,"errors":%d,"p50Us":%d,"p95Us":%d,"p99Us":%d,"statuses":{%s}}\n',
+    summary.requests, summary.duration, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(95), latency:percentile(99),
+    table.concat(parts, ',')))
+end
