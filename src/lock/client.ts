@@ -23,7 +23,7 @@ import {
   type LockMetrics,
   type LockRuntime,
 } from './base-lock.js';
-import { currentContext, runInNewContext, type LockContext } from './context.js';
+import { currentContext, newContext, runIn, runInNewContext, type LockContext } from './context.js';
 import { LockContextError, LockNotHeldError, LockTimeoutError } from './errors.js';
 import { LocalLatch } from './latch.js';
 import type { LeaseGuard } from './lease.js';
@@ -83,16 +83,24 @@ const KEY_CACHE_SIZE = 10_000;
 
 const noMetrics: LockMetrics = { acquired() {}, contended() {}, renewed() {}, lost() {} };
 
-function leaseOf(guard: LeaseGuard, holdCount: number): Lease {
-  return {
-    name: guard.name,
-    owner: guard.owner,
-    fence: guard.fence,
-    holdCount,
-    get signal() {
-      return guard.signal;
-    },
-  };
+/** A context's lease: a class, as an object literal with a getter is built slowly per hold. */
+class ContextLease implements Lease {
+  readonly name: string;
+  readonly owner: string;
+  readonly fence: number;
+
+  constructor(
+    private readonly guard: LeaseGuard,
+    readonly holdCount: number,
+  ) {
+    this.name = guard.name;
+    this.owner = guard.owner;
+    this.fence = guard.fence;
+  }
+
+  get signal(): AbortSignal {
+    return this.guard.signal;
+  }
 }
 
 /** What {@link LockClient.acquire} hands out: methods on the prototype, no closures per hold. */
@@ -184,9 +192,13 @@ export class LockClient {
 
   /** A handle on the lock `name` (cheap; create as many as you like). */
   lock(name: string, opts: { fair?: boolean } = {}): DistributedLock {
+    return this.contextLock(name, opts.fair === true);
+  }
+
+  private contextLock(name: string, fair: boolean): DistributedLock {
     // the handles hold no state of their own: one per name and mode serves every caller
     const e = this.entryOf(name);
-    if (opts.fair) return (e.fairContext ??= new DistributedLock(this.rt, name, e.keys, true));
+    if (fair) return (e.fairContext ??= new DistributedLock(this.rt, name, e.keys, true));
     return (e.context ??= new DistributedLock(this.rt, name, e.keys, false));
   }
 
@@ -228,21 +240,7 @@ export class LockClient {
     fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     opts: AcquireOptions & { fair?: boolean } = {},
   ): Promise<T> {
-    return runInNewContext(async () => {
-      const lock = this.lock(name, { fair: opts.fair ?? false });
-      const waitMs = opts.waitMs ?? Infinity;
-      const lease = await lock.tryLock(opts.waitMs === undefined ? { ...opts, waitMs } : opts);
-      if (!lease) throw new LockTimeoutError(name, waitMs);
-      let result: T;
-      try {
-        result = await fn(lease.signal, lease);
-      } catch (err) {
-        await lock.unlock().catch(() => {});
-        throw err;
-      }
-      await lock.unlock();
-      return result;
-    }, true);
+    return this.contextLock(name, opts.fair === true).runLocked(fn, opts);
   }
 
   /** Stops every watchdog of this process (does not release; leases then run out). */
@@ -283,17 +281,61 @@ export class DistributedLock extends BaseLock {
    * @throws LockContextError outside a lock context; the signal's reason when aborted.
    */
   async tryLock(opts: TryLockOptions = {}): Promise<Lease | null> {
-    const ctx = this.context();
+    return this.tryLockIn(this.context(), opts, opts.waitMs ?? 0);
+  }
+
+  private async tryLockIn(
+    ctx: LockContext,
+    opts: TryLockOptions,
+    waitMs: number,
+    fresh = false,
+  ): Promise<Lease | null> {
     const owner = ctx.held.get(this.heldKey) ?? `${this.rt.processId}:${ctx.id}`;
-    const guard = await this.acquireAs(owner, opts);
+    const guard = await this.acquireAs(owner, opts, fresh, waitMs);
     if (!guard) return null;
     ctx.held.set(this.heldKey, owner);
-    return leaseOf(guard, guard.count);
+    return new ContextLease(guard, guard.count);
   }
 
   /** Waits for the lock as long as it takes (or until `signal` aborts). */
   async lock(opts: Omit<TryLockOptions, 'waitMs'> = {}): Promise<Lease> {
-    return (await this.tryLock({ ...opts, waitMs: Infinity }))!;
+    return (await this.tryLockIn(this.context(), opts, Infinity))!;
+  }
+
+  /**
+   * {@link LockClient.withLock}'s body: runs `fn` in a new context that holds this lock. That
+   * context's owner id was never used, so unless it inherited a hold of this lock from the
+   * caller's context (a nested withLock, which re-enters) it takes the lock as a fresh owner: no
+   * re-entry check, neither here nor in Redis.
+   */
+  runLocked<T>(
+    fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
+    opts: TryLockOptions,
+  ): Promise<T> {
+    const ctx = newContext(currentContext());
+    return runIn(ctx, () => this.holdAround(ctx, !ctx.held.has(this.heldKey), fn, opts));
+  }
+
+  private async holdAround<T>(
+    ctx: LockContext,
+    fresh: boolean,
+    fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
+    opts: TryLockOptions,
+  ): Promise<T> {
+    const waitMs = opts.waitMs ?? Infinity;
+    const lease = await this.tryLockIn(ctx, opts, waitMs, fresh);
+    if (!lease) throw new LockTimeoutError(this.name, waitMs);
+    let result: T;
+    try {
+      const r = fn(lease.signal, lease);
+      // a synchronous fn's result needs no turn of the microtask queue before the release
+      result = isThenable(r) ? await r : r;
+    } catch (err) {
+      await this.unlockIn(ctx).catch(() => {});
+      throw err;
+    }
+    await this.unlockIn(ctx);
+    return result;
   }
 
   /**
@@ -302,7 +344,10 @@ export class DistributedLock extends BaseLock {
    *   owner's lock).
    */
   async unlock(): Promise<void> {
-    const ctx = this.context();
+    return this.unlockIn(this.context());
+  }
+
+  private async unlockIn(ctx: LockContext): Promise<void> {
     const owner = ctx.held.get(this.heldKey);
     if (!owner) throw new LockNotHeldError(this.name, 'this context never took it');
     try {
@@ -323,4 +368,8 @@ export class DistributedLock extends BaseLock {
     if (!owner) return 0;
     return protocol.holdCount(this.rt.redis, this.keys, owner);
   }
+}
+
+function isThenable<T>(x: Promise<T> | T): x is Promise<T> {
+  return typeof (x as { then?: unknown } | null | undefined)?.then === 'function';
 }
