@@ -288,10 +288,9 @@ export class DistributedLock extends BaseLock {
     ctx: LockContext,
     opts: TryLockOptions,
     waitMs: number,
-    fresh = false,
   ): Promise<Lease | null> {
     const owner = ctx.held.get(this.heldKey) ?? `${this.rt.processId}:${ctx.id}`;
-    const guard = await this.acquireAs(owner, opts, fresh, waitMs);
+    const guard = await this.acquireAs(owner, opts, false, waitMs);
     if (!guard) return null;
     ctx.held.set(this.heldKey, owner);
     return new ContextLease(guard, guard.count);
@@ -313,18 +312,24 @@ export class DistributedLock extends BaseLock {
     opts: TryLockOptions,
   ): Promise<T> {
     const ctx = newContext(currentContext());
-    return runIn(ctx, () => this.holdAround(ctx, !ctx.held.has(this.heldKey), fn, opts));
+    const inherited = ctx.held.get(this.heldKey);
+    const owner = inherited ?? `${this.rt.processId}:${ctx.id}`;
+    return runIn(ctx, () => this.holdAround(ctx, owner, inherited === undefined, fn, opts));
   }
 
   private async holdAround<T>(
     ctx: LockContext,
+    owner: string,
     fresh: boolean,
     fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     opts: TryLockOptions,
   ): Promise<T> {
     const waitMs = opts.waitMs ?? Infinity;
-    const lease = await this.tryLockIn(ctx, opts, waitMs, fresh);
-    if (!lease) throw new LockTimeoutError(this.name, waitMs);
+    // tryLockIn's steps inline: one async call (and promise) less per section
+    const guard = await this.acquireAs(owner, opts, fresh, waitMs);
+    if (!guard) throw new LockTimeoutError(this.name, waitMs);
+    ctx.held.set(this.heldKey, owner);
+    const lease = new ContextLease(guard, guard.count);
     let result: T;
     try {
       const r = fn(lease.signal, lease);
