@@ -164,6 +164,35 @@ describe('waiting', () => {
     expect((await commandCalls(admin, 'ssubscribe')) - subsBefore).toBeLessThanOrEqual(1);
   });
 
+  it('a withLock that waits behind another owner runs no re-entry check; a nested one re-enters', async () => {
+    const holder = client();
+    const waiter = client();
+    await warmUp(holder);
+    const release = await hold(holder, 'fresh-owner');
+    const hexistsBefore = await commandCalls(admin, 'hexists');
+    let counts: number[] = [];
+    const waiting = waiter.locks.withLock(
+      'fresh-owner',
+      async (_signal, outer) =>
+        waiter.locks.withLock(
+          'fresh-owner',
+          async (_s, inner) => (counts = [outer.holdCount, inner.holdCount]),
+          { leaseMs: 10_000 },
+        ),
+      { waitMs: 20_000, leaseMs: 10_000 },
+    );
+    await sleep(300); // it tried, joined the line, and sleeps
+    await release();
+    await waiting;
+    expect(counts).toEqual([1, 2]);
+    // (fixed leases: no watchdog renewal, whose script checks the owner with HEXISTS too) the
+    // waiter's attempts before the notice found the lock held by another owner without asking
+    // whether it held it: a withLock context that inherited nothing cannot; only the nested
+    // withLock, whose context holds it, asked
+    expect((await commandCalls(admin, 'hexists')) - hexistsBefore).toBe(1);
+    expect(await waiter.locks.lock('fresh-owner').isLocked()).toBe(false);
+  });
+
   it('an unlock wakes one waiter of a process, not all of them', async () => {
     const holder = client();
     const waiters = client();

@@ -167,6 +167,101 @@ describe('ownership', () => {
     expect(await locks.lock(name).isLocked()).toBe(false);
   });
 
+  it('counts the holds of nested withLock calls on one lock: same owner and fence, released one by one', async () => {
+    const { locks } = client();
+    const other = client();
+    const name = lockName('nested-counts');
+    const lock = locks.lock(name);
+    const outer = await locks.withLock(
+      name,
+      async (_signal, lease) => {
+        expect(lease.holdCount).toBe(1);
+        expect(await lock.holdCount()).toBe(1);
+        const inner = await locks.withLock(
+          name,
+          async (_s, innerLease) => {
+            expect(innerLease.holdCount).toBe(2);
+            expect(await lock.holdCount()).toBe(2);
+            // a third level re-enters too
+            await locks.withLock(name, async () => expect(await lock.holdCount()).toBe(3));
+            expect(await lock.holdCount()).toBe(2);
+            return innerLease;
+          },
+          { waitMs: 100 },
+        );
+        expect(inner.owner).toBe(lease.owner);
+        expect(inner.fence).toBe(lease.fence);
+        // one hold is left: still held, and another owner cannot have it
+        expect(await lock.holdCount()).toBe(1);
+        expect(await lock.isLocked()).toBe(true);
+        expect(
+          await other.locks.withLock(name, () => 'got it', { waitMs: 100 }).catch((e) => e),
+        ).toBeInstanceOf(LockTimeoutError);
+        return lease;
+      },
+      { leaseMs: 5_000 },
+    );
+    expect(outer.holdCount).toBe(1);
+    expect(await lock.isLocked()).toBe(false);
+    expect(locks.activeHolds).toBe(0);
+  });
+
+  it('re-enters from withLock a lock its caller took with tryLock, and leaves the caller its hold', async () => {
+    const { locks } = client();
+    const name = lockName('tryLock-then-withLock');
+    const lock = locks.lock(name);
+    await locks.runInContext(async () => {
+      const first = (await lock.tryLock({ leaseMs: 5_000 }))!;
+      const inner = await locks.withLock(name, (_s, lease) => lease, { waitMs: 100 });
+      expect(inner.holdCount).toBe(2);
+      expect(inner.owner).toBe(first.owner);
+      expect(inner.fence).toBe(first.fence);
+      expect(await lock.holdCount()).toBe(1);
+      await lock.unlock();
+      expect(await lock.isLocked()).toBe(false);
+    });
+  });
+
+  it("a withLock nested in another lock's takes its own lock as a new owner and releases both", async () => {
+    const { locks } = client();
+    const a = lockName('outer-a');
+    const b = lockName('inner-b');
+    await locks.withLock(a, async (_s, leaseA) => {
+      await locks.withLock(b, async (_s2, leaseB) => {
+        expect(leaseB.owner).not.toBe(leaseA.owner);
+        expect(leaseB.holdCount).toBe(1);
+        expect(await locks.lock(a).holdCount()).toBe(1);
+        expect(await locks.lock(b).holdCount()).toBe(1);
+      });
+      expect(await locks.lock(b).isLocked()).toBe(false);
+      expect(await locks.lock(a).holdCount()).toBe(1);
+    });
+    expect(await locks.lock(a).isLocked()).toBe(false);
+    expect(locks.activeHolds).toBe(0);
+  });
+
+  it("aborts withLock's signal with LockLostError when the lock is lost, and rejects with LockNotHeldError", async () => {
+    const { locks } = client({ watchdogTimeoutMs: 600 });
+    const admin = client();
+    const name = lockName('withLock-lost');
+    let reason: unknown;
+    const outcome = await locks
+      .withLock(name, async (signal) => {
+        expect(signal.aborted).toBe(false);
+        expect(await admin.locks.lock(name).forceUnlock()).toBe(true);
+        // learnt at the watchdog's next renewal (a third of 600 ms)
+        reason = await new Promise<unknown>((resolve) => {
+          if (signal.aborted) resolve(signal.reason);
+          signal.addEventListener('abort', () => resolve(signal.reason));
+        });
+        return 'finished';
+      })
+      .catch((e: unknown) => e);
+    expect(reason).toBeInstanceOf(LockLostError);
+    expect(outcome).toBeInstanceOf(LockNotHeldError);
+    expect(locks.activeHolds).toBe(0);
+  });
+
   it('gives concurrent withLock calls of one process different owners', async () => {
     const { locks } = client();
     const name = lockName('siblings');

@@ -63,16 +63,24 @@ export class BaseLock {
   /**
    * Takes (or re-enters) the lock for `owner`, waiting up to `waitMs`: first this process's latch
    * for the lock (unless `owner` holds it already), then Redis.
-   * @param fresh - `owner` was never used before (an acquire() handle): it cannot hold the lock,
-   *   so neither this process nor Redis looks for a hold to re-enter.
+   * @param fresh - `owner` was never used before (an acquire() handle, a withLock context that
+   *   inherited no hold of this lock): it cannot hold the lock, so neither this process nor Redis
+   *   looks for a hold to re-enter.
+   * @param waitMs - `opts.waitMs` with its default (a caller with another default passes it here
+   *   rather than copying `opts`).
    * @returns the hold, or null when the wait ran out.
    * @throws the signal's reason when `opts.signal` aborts the wait.
    */
-  async acquireAs(owner: string, opts: AcquireOptions, fresh = false): Promise<LeaseGuard | null> {
+  async acquireAs(
+    owner: string,
+    opts: AcquireOptions,
+    fresh = false,
+    waitMs = opts.waitMs ?? 0,
+  ): Promise<LeaseGuard | null> {
     const t0 = Date.now();
     let leave: (() => void) | undefined;
     if (this.rt.settings.localQueue && (fresh || !this.guardOf(owner))) {
-      const entered = this.rt.latch.enter(this.name, opts.queueMs ?? opts.waitMs ?? 0);
+      const entered = this.rt.latch.enter(this.name, opts.queueMs ?? waitMs);
       const got = entered instanceof Promise ? await entered : entered;
       if (!got) return null;
       leave = got;
@@ -82,7 +90,7 @@ export class BaseLock {
       return null;
     }
     // the wait in Redis counts from here: when this process first lets the caller try
-    const deadline = Date.now() + (opts.waitMs ?? 0);
+    const deadline = Date.now() + waitMs;
     try {
       const guard = await this.acquireInRedis(owner, opts, deadline, t0, leave, !fresh);
       if (!guard) leave?.();

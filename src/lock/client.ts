@@ -23,16 +23,15 @@ import {
   type LockMetrics,
   type LockRuntime,
 } from './base-lock.js';
-import { currentContext, runInNewContext, type LockContext } from './context.js';
-import { LockContextError, LockNotHeldError, LockTimeoutError } from './errors.js';
+import { runInNewContext } from './context.js';
+import { DistributedLock, type Lease } from './distributed-lock.js';
 import { LocalLatch } from './latch.js';
 import type { LeaseGuard } from './lease.js';
 import { UnlockNotices } from './notices.js';
-import * as protocol from './protocol.js';
 import { resolveLockSettings, type LockSettings } from './settings.js';
 
 export type { LockMetrics } from './base-lock.js';
-export type TryLockOptions = AcquireOptions;
+export type { Lease, TryLockOptions } from './distributed-lock.js';
 
 export interface LockClientOptions extends Partial<LockSettings> {
   /** Command connection (scripts are registered on it). */
@@ -41,16 +40,6 @@ export interface LockClientOptions extends Partial<LockSettings> {
   pubsub: PubSub;
   keys: Keys;
   metrics?: LockMetrics;
-}
-
-export interface Lease {
-  readonly name: string;
-  readonly owner: string;
-  /** Fencing token: strictly increasing per lock across holders; pass it to the resource. */
-  readonly fence: number;
-  readonly holdCount: number;
-  /** Aborts with LockLostError when the lock is lost while held (watchdog or lease). */
-  readonly signal: AbortSignal;
 }
 
 /** A lock taken with {@link LockClient.acquire}: release it exactly once (one of the two). */
@@ -82,18 +71,6 @@ interface LockEntry {
 const KEY_CACHE_SIZE = 10_000;
 
 const noMetrics: LockMetrics = { acquired() {}, contended() {}, renewed() {}, lost() {} };
-
-function leaseOf(guard: LeaseGuard, holdCount: number): Lease {
-  return {
-    name: guard.name,
-    owner: guard.owner,
-    fence: guard.fence,
-    holdCount,
-    get signal() {
-      return guard.signal;
-    },
-  };
-}
 
 /** What {@link LockClient.acquire} hands out: methods on the prototype, no closures per hold. */
 class HeldHandle implements HeldLock {
@@ -184,9 +161,13 @@ export class LockClient {
 
   /** A handle on the lock `name` (cheap; create as many as you like). */
   lock(name: string, opts: { fair?: boolean } = {}): DistributedLock {
+    return this.contextLock(name, opts.fair === true);
+  }
+
+  private contextLock(name: string, fair: boolean): DistributedLock {
     // the handles hold no state of their own: one per name and mode serves every caller
     const e = this.entryOf(name);
-    if (opts.fair) return (e.fairContext ??= new DistributedLock(this.rt, name, e.keys, true));
+    if (fair) return (e.fairContext ??= new DistributedLock(this.rt, name, e.keys, true));
     return (e.context ??= new DistributedLock(this.rt, name, e.keys, false));
   }
 
@@ -228,21 +209,7 @@ export class LockClient {
     fn: (signal: AbortSignal, lease: Lease) => Promise<T> | T,
     opts: AcquireOptions & { fair?: boolean } = {},
   ): Promise<T> {
-    return runInNewContext(async () => {
-      const lock = this.lock(name, { fair: opts.fair ?? false });
-      const waitMs = opts.waitMs ?? Infinity;
-      const lease = await lock.tryLock(opts.waitMs === undefined ? { ...opts, waitMs } : opts);
-      if (!lease) throw new LockTimeoutError(name, waitMs);
-      let result: T;
-      try {
-        result = await fn(lease.signal, lease);
-      } catch (err) {
-        await lock.unlock().catch(() => {});
-        throw err;
-      }
-      await lock.unlock();
-      return result;
-    }, true);
+    return this.contextLock(name, opts.fair === true).runLocked(fn, opts);
   }
 
   /** Stops every watchdog of this process (does not release; leases then run out). */
@@ -255,72 +222,5 @@ export class LockClient {
   /** Number of holds this process currently renews or tracks (tests, metrics). */
   get activeHolds(): number {
     return this.rt.guards.size;
-  }
-}
-
-/**
- * A named lock (Redisson RLock). lock()/tryLock()/unlock() act for the current lock context;
- * the queries act on Redis directly.
- */
-export class DistributedLock extends BaseLock {
-  constructor(rt: LockRuntime, name: string, keys: LockKeys, fair: boolean) {
-    super(rt, name, keys, fair ? fairAcquire : defaultAcquire);
-    this.heldKey = `${rt.processId} ${keys.lock}`;
-  }
-
-  private context(): LockContext {
-    const ctx = currentContext();
-    if (!ctx) throw new LockContextError(this.name);
-    return ctx;
-  }
-
-  /** Key of this lock in a context's `held` map (per client: tests run several). */
-  private readonly heldKey: string;
-
-  /**
-   * Tries to take the lock for the current context, waiting up to `waitMs`.
-   * @returns the lease, or null when the wait ran out.
-   * @throws LockContextError outside a lock context; the signal's reason when aborted.
-   */
-  async tryLock(opts: TryLockOptions = {}): Promise<Lease | null> {
-    const ctx = this.context();
-    const owner = ctx.held.get(this.heldKey) ?? `${this.rt.processId}:${ctx.id}`;
-    const guard = await this.acquireAs(owner, opts);
-    if (!guard) return null;
-    ctx.held.set(this.heldKey, owner);
-    return leaseOf(guard, guard.count);
-  }
-
-  /** Waits for the lock as long as it takes (or until `signal` aborts). */
-  async lock(opts: Omit<TryLockOptions, 'waitMs'> = {}): Promise<Lease> {
-    return (await this.tryLock({ ...opts, waitMs: Infinity }))!;
-  }
-
-  /**
-   * Releases one hold of the current context; the last one deletes the lock and wakes a waiter.
-   * @throws LockNotHeldError when this context does not hold it (it never deletes another
-   *   owner's lock).
-   */
-  async unlock(): Promise<void> {
-    const ctx = this.context();
-    const owner = ctx.held.get(this.heldKey);
-    if (!owner) throw new LockNotHeldError(this.name, 'this context never took it');
-    try {
-      if ((await this.releaseAs(owner)) === 'released') ctx.held.delete(this.heldKey);
-    } catch (err) {
-      if (err instanceof LockNotHeldError) ctx.held.delete(this.heldKey);
-      throw err;
-    }
-  }
-
-  async isHeldByCurrentContext(): Promise<boolean> {
-    return (await this.holdCount()) > 0;
-  }
-
-  /** Holds of the current context (0 when it holds none). */
-  async holdCount(): Promise<number> {
-    const owner = currentContext()?.held.get(this.heldKey);
-    if (!owner) return 0;
-    return protocol.holdCount(this.rt.redis, this.keys, owner);
   }
 }

@@ -20,11 +20,20 @@ export function currentContext(): LockContext | undefined {
 }
 
 /**
- * Runs `fn` in a new lock context: a new owner.
- * @param inherit - carry over what the enclosing context holds, so a nested withLock on a lock
- *   the caller already holds re-enters it instead of deadlocking (default false: a clean context).
+ * A new lock context: a new owner, its id never used before.
+ * @param parent - its holds are carried over, so a nested withLock on a lock the caller already
+ *   holds re-enters it instead of deadlocking (omit it for a clean context).
  */
-export function runInNewContext<T>(fn: () => T, inherit = false): T {
-  const parent = inherit ? storage.getStore() : undefined;
-  return storage.run({ id: nextId++, held: new Map(parent?.held) }, fn);
+export function newContext(parent?: LockContext): LockContext {
+  return { id: nextId++, held: new Map(parent?.held) };
+}
+
+/** Runs `fn` in the lock context `ctx`. */
+export function runIn<T>(ctx: LockContext, fn: () => T): T {
+  return storage.run(ctx, fn);
+}
+
+/** Runs `fn` in a new, clean lock context: a new owner. */
+export function runInNewContext<T>(fn: () => T): T {
+  return storage.run(newContext(), fn);
 }

@@ -1,12 +1,5 @@
-export {
-  DistributedLock,
-  type HeldLock,
-  LockClient,
-  type Lease,
-  type LockClientOptions,
-  type LockMetrics,
-  type TryLockOptions,
-} from './client.js';
+export { type HeldLock, LockClient, type LockClientOptions, type LockMetrics } from './client.js';
+export { DistributedLock, type Lease, type TryLockOptions } from './distributed-lock.js';
 export {
   LockContextError,
   LockError,

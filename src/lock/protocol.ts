@@ -27,7 +27,8 @@ const scripts = {
  * NOSCRIPT answer (a connection or node that never ran the script, a flushed or failed-over
  * cache) means the script did not run: the call is sent again by `run`, whose EVAL loads it.
  * @param urgent - sent at the end of this tick, not with the event-loop turn's batch
- *   ({@link sendNow}): a lock is held, or kept for a woken waiter, until it arrives.
+ *   ({@link sendNow}): a lock is held, or kept for a woken waiter, until it arrives (a release,
+ *   an attempt from the line).
  */
 function call<T>(
   script: Pick<LuaScript, 'sha' | 'run'>,
@@ -101,18 +102,23 @@ export function acquire(
   inLine = false,
   mayReenter = true,
 ): Promise<AcquireReply> {
-  // then() rather than async/await: one promise less on the hottest path; sent at once, not with
-  // the event-loop turn's batch (a lock kept for a woken waiter is idle until this arrives)
+  // then() rather than async/await: one promise less on the hottest path. An attempt of a caller
+  // in line (a woken waiter's: the lock is kept idle for it until this arrives) is sent at once; a
+  // first attempt holds nothing up and leaves with the event-loop turn's batch (one write system
+  // call for the turn, which costs more than the script)
   return call<number[]>(
     scripts.acquire,
     redis,
     keyList(lockKeys, 'line'),
     [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, mayReenter ? 1 : 0],
-    true,
+    inLine,
   ).then(acquireReply);
 }
 
-/** Fair mode (first come, first served): the script call; `fairAcquire` in strategies.ts is the strategy over it. Parameters as {@link acquire}. */
+/**
+ * Fair mode (first come, first served): the script call; `fairAcquire` in strategies.ts is the
+ * strategy over it. Parameters and sending as {@link acquire}.
+ */
 export function acquireFair(
   redis: RedisClient,
   lockKeys: LockKeys,
@@ -128,7 +134,7 @@ export function acquireFair(
     redis,
     keyList(lockKeys, 'fair'),
     [leaseMs, owner, wait > 0 ? 1 : 0, inLine ? 1 : 0, handoffMs, mayReenter ? 1 : 0],
-    true,
+    inLine,
   ).then(acquireReply);
 }
 
