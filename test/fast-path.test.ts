@@ -8,6 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signJwt } from '../src/http/auth.js';
@@ -430,5 +431,92 @@ describe('the fast path answers as Express does, in jwt mode with a rate limit a
     }
     expect(seen[0]!.status).toBe(202);
     expect(seen[0]).toEqual(seen[1]);
+  });
+});
+
+describe('pipelined purchases at the in-flight cap (MAX_INFLIGHT=2)', () => {
+  let fastCap: RunningApp;
+  let slowCap: RunningApp;
+  const soldOut = `fq${randomBytes(3).toString('hex')}`;
+  const onSale = `fq${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    fastCap = await startApp(ns.config({ FAST_PATH: 'true', MAX_INFLIGHT: '2' }));
+    slowCap = await startApp(ns.config({ FAST_PATH: 'false', MAX_INFLIGHT: '2' }));
+    for (const [p, total] of [
+      [soldOut, 1],
+      [onSale, 1_000],
+    ] as const) {
+      const res = await fetch(`${fastCap.url}/admin/products/${p}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ total, strategy: 'lockfree', segments: 1, limitPerUser: 5 }),
+      });
+      expect(res.status).toBe(201);
+    }
+    const last = await fetch(`${fastCap.url}/seckill`, {
+      method: 'POST',
+      ...json({ productId: soldOut }, { 'x-user-id': 'fq-last' }),
+    });
+    expect(last.status).toBe(202);
+    for (const app of [fastCap, slowCap]) {
+      await waitFor(
+        'the process to know the product is sold out',
+        async () => {
+          await fetch(`${app.url}/seckill`, {
+            method: 'POST',
+            ...json(
+              { productId: soldOut },
+              { 'x-user-id': `fq-${randomBytes(2).toString('hex')}` },
+            ),
+          });
+          return app.rt.inventory.sale.refusalFromMemory(soldOut) !== undefined;
+        },
+        15_000,
+      );
+    }
+  });
+  afterAll(async () => {
+    for (const app of [fastCap, slowCap]) await app?.close();
+  });
+
+  /** The statuses of purchases sent in one write on one connection, in order. */
+  async function pipelined(app: RunningApp, bodies: unknown[], user: string): Promise<number[]> {
+    const { port } = new URL(app.url);
+    const wire = bodies
+      .map((b, i) => {
+        const body = JSON.stringify(b);
+        const close = i === bodies.length - 1 ? 'Connection: close\r\n' : '';
+        return (
+          `POST /seckill HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `X-User-Id: ${user}\r\n${close}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`
+        );
+      })
+      .join('');
+    const got = await new Promise<string>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(wire));
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
+      socket.on('error', reject);
+    });
+    return [...got.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => Number(m[1]));
+  }
+
+  it('a refusal answered from memory counts in flight as Express counts it: the same answers', async () => {
+    const bodies = [
+      { productId: onSale },
+      { productId: soldOut },
+      { productId: soldOut },
+      { productId: onSale, quantity: 2 },
+      { productId: soldOut },
+    ];
+    const f = await pipelined(fastCap, bodies, `fq-f-${randomBytes(2).toString('hex')}`);
+    const s = await pipelined(slowCap, bodies, `fq-s-${randomBytes(2).toString('hex')}`);
+    expect(f).toHaveLength(5);
+    expect(f).toEqual(s);
+    // the first purchase waits for Redis with the sold-out answer behind it: the cap is reached
+    expect(f.slice(0, 2)).toEqual([202, 409]);
+    expect(f).toContain(503);
   });
 });

@@ -10,7 +10,7 @@
  * body that is not an object, a chunked, large, encoded or non-JSON body get Express's answers.
  * It counts its purchases in flight with Express's (MAX_INFLIGHT), and at the cap steps aside so
  * Express sheds the excess as before. A refusal known in memory (sold out) is answered in the turn
- * its body ends, without a promise: it is never in flight past that turn, so it is not counted.
+ * its body ends, without a promise, and counted until its response closes, as Express counts it.
  *
  * The answers are Express's own, byte for byte but for the ids: the same headers (X-Request-Id,
  * Content-Type, the problem's and the rate limits' headers), the same metrics, access summary and
@@ -152,13 +152,14 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
       ip: () => deps.clientIp(req),
       body: parsed,
     });
-    // Answered in this turn (a sold-out refusal): never in flight past it, so not counted.
-    if (!(answer instanceof Promise)) return send(req, res, started, id, '/seckill', answer);
+    // Counted until its response closes, as Express's cap counts, also when answered in this
+    // turn (a sold-out refusal): a pipelined answer waits behind the ones before it, in flight.
     if (inflight && inflight.cap > 0) {
       inflight.count++;
       // 'close' comes once per response, finished or aborted (as inflight.ts counts)
       res.once('close', () => inflight.count--);
     }
+    if (!(answer instanceof Promise)) return send(req, res, started, id, '/seckill', answer);
     answer.then((a) => send(req, res, started, id, '/seckill', a)).catch(() => res.destroy());
   }
 
