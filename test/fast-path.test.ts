@@ -520,3 +520,59 @@ describe('pipelined purchases at the in-flight cap (MAX_INFLIGHT=2)', () => {
     expect(f).toContain(503);
   });
 });
+
+describe('a process that never saw the product answers as one that did', () => {
+  const soldOut = `fn${randomBytes(3).toString('hex')}`;
+  const ended = `fn${randomBytes(3).toString('hex')}`;
+
+  beforeAll(async () => {
+    for (const [p, extra] of [
+      [soldOut, {}],
+      [ended, { endsAt: new Date(Date.now() - 10_000).toISOString() }],
+    ] as const) {
+      const res = await fetch(`${fast.url}/admin/products/${p}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ total: 1, strategy: 'segmented', segments: 1, ...extra }),
+      });
+      expect(res.status).toBe(201);
+    }
+    const last = await fetch(`${fast.url}/seckill`, {
+      method: 'POST',
+      ...json({ productId: soldOut }, { 'x-user-id': 'fn-last' }),
+    });
+    expect(last.status).toBe(202);
+    await waitFor(
+      'the product marked sold out in Redis',
+      async () => {
+        const res = await fetch(`${fast.url}/products/${soldOut}`);
+        return ((await res.json()) as { status: string }).status === 'sold out';
+      },
+      15_000,
+    );
+  });
+
+  for (const fastPath of ['true', 'false']) {
+    it(`its first purchase without an identity is refused as sold out or ended, not 401 (FAST_PATH=${fastPath})`, async () => {
+      // a new process: it has no view of either product until this request
+      const app = await startApp(ns.config({ FAST_PATH: fastPath }));
+      try {
+        const seen = [];
+        for (const p of [soldOut, ended]) {
+          const res = await fetch(`${app.url}/seckill`, {
+            method: 'POST',
+            ...json({ productId: p }),
+          });
+          const { type } = (await res.json()) as { type: string };
+          seen.push([res.status, type.slice(type.lastIndexOf(':') + 1)]);
+        }
+        expect(seen).toEqual([
+          [409, 'sold-out'],
+          [410, 'ended'],
+        ]);
+      } finally {
+        await app.close();
+      }
+    });
+  }
+});

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { serverNowMs, streamIdMs, timeReplyMs } from '../src/redis/time.js';
+import { ServerClock, serverNowMs, streamIdMs, timeReplyMs } from '../src/redis/time.js';
 
 describe('Redis server time', () => {
   const redis = new Redis(inject('redisUrl'));
@@ -23,5 +23,44 @@ describe('Redis server time', () => {
     expect(streamIdMs(id)).toBeGreaterThanOrEqual(before);
     expect(streamIdMs(id)).toBeLessThanOrEqual(after);
     expect(streamIdMs('1700000000123-42')).toBe(1_700_000_000_123);
+  });
+});
+
+describe("ServerClock: Redis's clock carried on the monotonic clock", () => {
+  const redis = new Redis(inject('redisUrl'));
+  afterAll(() => redis.disconnect());
+
+  it('decides nothing before its first sample, then only what is beyond its margin', async () => {
+    const clock = new ServerClock(redis, 1_000);
+    const now = await serverNowMs(redis);
+    // no sample yet: unsure of everything (and a sample is asked for)
+    expect(clock.surelyAfter(now - 60_000)).toBe(false);
+    expect(clock.surelyBefore(now + 60_000)).toBe(false);
+    await clock.sync();
+    expect(clock.surelyAfter(now - 60_000)).toBe(true);
+    expect(clock.surelyBefore(now + 60_000)).toBe(true);
+    // within the margin of the server's now: left to Redis
+    expect(clock.surelyAfter(now + 5_000)).toBe(false);
+    expect(clock.surelyBefore(now - 5_000)).toBe(false);
+  });
+
+  it('a wider margin leaves more to Redis', async () => {
+    const clock = new ServerClock(redis, 120_000);
+    await clock.sync();
+    const now = await serverNowMs(redis);
+    expect(clock.surelyAfter(now - 60_000)).toBe(false);
+    expect(clock.surelyBefore(now + 60_000)).toBe(false);
+    expect(clock.surelyAfter(now - 180_000)).toBe(true);
+  });
+
+  it('an old sample is not used: a new one is taken first', async () => {
+    const clock = new ServerClock(redis, 1_000, 50);
+    await clock.sync();
+    const now = await serverNowMs(redis);
+    expect(clock.surelyAfter(now - 60_000)).toBe(true);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(clock.surelyAfter(now - 60_000)).toBe(false); // too old: asks again
+    await clock.sync();
+    expect(clock.surelyAfter(now - 60_000)).toBe(true);
   });
 });

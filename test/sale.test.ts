@@ -326,6 +326,60 @@ describe('sold out', () => {
   });
 });
 
+describe('outside the sale window, from memory', () => {
+  it('ended and not started beyond doubt: refused by every process with zero Redis commands', async () => {
+    const server = await startTestRedis();
+    const own = ns.config({ REDIS_URL: server.url });
+    const ps = [saleProcess(own), saleProcess(own)];
+    try {
+      const d = { redis: ps[0]!.redis, keys, db, catalog: ps[0]!.inv.catalog };
+      const ended = newProduct();
+      const early = newProduct();
+      const live = newProduct();
+      const base = { total: 5, segments: 2, strategy: 'segmented' as const };
+      await seedProduct(d, ended, { ...base, endsAt: new Date(Date.now() - 10_000) });
+      await seedProduct(d, early, { ...base, startsAt: new Date(Date.now() + 600_000) });
+      await seedProduct(d, live, { ...base, endsAt: new Date(Date.now() + 600_000) });
+      for (const p of ps) {
+        expect(await buy(p, ended, 'w1')).toBe('ended');
+        expect(await buy(p, early, 'w1')).toBe('not-started');
+        // what the purchase service waits for first: the views, a sample of Redis's clock
+        for (const id of [ended, early, live]) await p.inv.sale.guard.learn(id);
+        expect(p.inv.sale.guard.learn(live)).toBeUndefined(); // nothing more to learn
+      }
+      await sleep(100);
+      const before = await totalCalls(ps[0]!.redis);
+      const refusals = ps.flatMap((p) =>
+        Array.from({ length: 20 }, () => [
+          p.inv.sale.refusalFromMemory(ended)?.code,
+          p.inv.sale.refusalFromMemory(early)?.code,
+          p.inv.sale.refusalFromMemory(live)?.code,
+        ]),
+      );
+      expect(await totalCalls(ps[0]!.redis)).toBe(before);
+      expect(refusals).toEqual(
+        Array.from({ length: 40 }, () => ['ended', 'not-started', undefined]),
+      );
+      // the same refusal the deduct gives
+      const fromRedis = await ps[0]!.inv.sale
+        .purchase({ productId: ended, userId: 'w2', quantity: 1 })
+        .catch((e: unknown) => e as SaleError);
+      const fromMemory = ps[0]!.inv.sale.refusalFromMemory(ended)!;
+      expect({ code: fromMemory.code, message: fromMemory.message, at: fromMemory.at }).toEqual({
+        code: (fromRedis as SaleError).code,
+        message: (fromRedis as SaleError).message,
+        at: (fromRedis as SaleError).at,
+      });
+      const sold = async (id: string) =>
+        (await readProductState({ redis: ps[0]!.redis, keys }, id))!.sold;
+      expect((await sold(ended)) + (await sold(early))).toBe(0);
+    } finally {
+      await Promise.all(ps.map((p) => p.close()));
+      await server.stop();
+    }
+  });
+});
+
 describe('reseeding', () => {
   it('is refused while the sale is live, and with force clears every process cache', async () => {
     const productId = newProduct();

@@ -81,3 +81,22 @@ export function soldOutRefusal(view: { id: string }): SaleError {
   }
   return known;
 }
+
+/** The window refusals of each product view, made once (a view's window never changes). */
+const outsideWindow = new WeakMap<{ id: string }, { ended?: SaleError; notStarted?: SaleError }>();
+
+/** The refusal the deduct gives outside the sale window, made once per view. */
+export function windowRefusal(
+  view: Pick<ProductView, 'id' | 'startsAt' | 'endsAt'>,
+  code: 'ended' | 'not-started',
+): SaleError {
+  let made = outsideWindow.get(view);
+  if (!made) outsideWindow.set(view, (made = {}));
+  return code === 'ended'
+    ? (made.ended ??= refusalOf(view as ProductView, { code, endsAt: view.endsAt }, 1) as SaleError)
+    : (made.notStarted ??= refusalOf(
+        view as ProductView,
+        { code, startsAt: view.startsAt },
+        1,
+      ) as SaleError);
+}

@@ -7,6 +7,7 @@ import { sendNow, type RedisClient } from '../redis/connection.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
+import { ServerClock } from '../redis/time.js';
 import type { Catalog, ProductView } from './catalog.js';
 import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
@@ -14,7 +15,8 @@ import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activit
 import { mintOrderId } from './order-ids.js';
 import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
-import { refusalOf, soldOutRefusal, StaleEpoch } from './refusals.js';
+import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
+import { refusalOf, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
@@ -66,11 +68,15 @@ export class Sale {
   private readonly leases: ActivityLeases;
   /** Redis Cluster shards that failed a moment ago (skipped, or their shoppers told 503) */
   readonly shards: ShardHealth;
+  /** the refusals known without Redis (sold out, outside the window) */
+  readonly guard: MemoryGuard;
 
   constructor(private readonly opts: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(opts.keys);
     this.leases = new ActivityLeases(opts);
     this.shards = new ShardHealth(opts.redis);
+    const clock = new ServerClock(opts.redis, WINDOW_MARGIN_MS);
+    this.guard = new MemoryGuard({ clock, catalog: opts.catalog, metrics: opts.metrics });
   }
 
   /**
@@ -101,16 +107,9 @@ export class Sale {
     });
   }
 
-  /**
-   * The refusal a purchase of `productId` gets without asking Redis, when this process already
-   * knows it (sold out); undefined when only a purchase can tell. Synchronous: a flash sale's
-   * after-sellout flood is answered without a promise or a Redis command.
-   */
+  /** {@link MemoryGuard.refusal}: sold out, or outside the window beyond doubt. */
   refusalFromMemory(productId: string): SaleError | undefined {
-    const view = this.opts.catalog.known(productId);
-    if (!view?.soldOut) return undefined;
-    this.opts.metrics?.result('sold-out', view.strategy);
-    return soldOutRefusal(view);
+    return this.guard.refusal(productId);
   }
 
   private refuse(view: ProductView | null, code: SaleError['code'], message: string): SaleError {

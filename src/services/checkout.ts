@@ -69,6 +69,14 @@ export class Checkout {
     return this.deps.sale.refusalFromMemory(productId);
   }
 
+  /**
+   * Learns what the guard needs of a product this process never saw (a process started after the
+   * sell-out or the end), so it answers here as anywhere. Undefined: nothing to wait for.
+   */
+  learn(productId: string): Promise<void> | undefined {
+    return this.deps.sale.guard.learn(productId);
+  }
+
   /** Whether this process knows the product sold out (no metric: nothing is answered from it). */
   knownSoldOut(productId: string): boolean {
     return this.deps.catalog.known(productId)?.soldOut === true;

@@ -93,6 +93,13 @@ export class PurchaseService {
     const { checkout, admission } = this.deps;
     const known = this.fromMemory(call, answers);
     if (known) return known;
+    // a product this process never saw: its view first, so the guard answers here as anywhere
+    const learning = call.idempotencyKey === undefined && checkout.learn(call.productId);
+    if (learning) {
+      await learning;
+      const learnt = this.fromMemory(call, answers);
+      if (learnt) return learnt;
+    }
     const soldOut = checkout.knownSoldOut(call.productId);
     const who = call.buyer();
     const userId = typeof who === 'string' ? who : await who;
