@@ -409,6 +409,37 @@ describe('the fast path answers as Express does, in jwt mode with a rate limit a
     });
   }
 
+  it('keyed purchases of an ended product skip the rate limit, as a sold-out one does', async () => {
+    const ended = `fpe${randomBytes(3).toString('hex')}`;
+    const seeded = await fetch(`${fastJwt.url}/admin/products/${ended}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        total: 5,
+        strategy: 'lockfree',
+        segments: 1,
+        endsAt: new Date(Date.now() - 60_000).toISOString(),
+      }),
+    });
+    expect(seeded.status).toBe(201);
+    for (const [app, x] of [
+      [fastJwt, 'f'],
+      [slowJwt, 's'],
+    ] as const) {
+      const authorization = bearerOf(`fpj-end${x}`);
+      const statuses = [];
+      // RATE_LIMIT_USER is 2/m: a third request through the limiter would be 429
+      for (let i = 0; i < 4; i++) {
+        const res = await fetch(`${app.url}/seckill`, {
+          method: 'POST',
+          ...json({ productId: ended }, { authorization, 'idempotency-key': `end-${x}-${i}` }),
+        });
+        statuses.push(res.status);
+      }
+      expect(statuses).toEqual([410, 410, 410, 410]);
+    }
+  });
+
   it('a gated product with a sale token: the same 202 on both', async () => {
     // a token names its shopper, so each side gets its own from POST /products/:id/sale-token
     const seen = [];

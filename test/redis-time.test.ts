@@ -53,14 +53,32 @@ describe("ServerClock: Redis's clock carried on the monotonic clock", () => {
     expect(clock.surelyAfter(now - 180_000)).toBe(true);
   });
 
-  it('an old sample is not used: a new one is taken first', async () => {
+  it('an old sample keeps serving while a new one is taken in the background', async () => {
     const clock = new ServerClock(redis, 1_000, 50);
     await clock.sync();
     const now = await serverNowMs(redis);
-    expect(clock.surelyAfter(now - 60_000)).toBe(true);
+    const sampled = () => (clock as unknown as { sample: { monoMs: number } }).sample.monoMs;
+    const first = sampled();
     await new Promise((r) => setTimeout(r, 80));
-    expect(clock.surelyAfter(now - 60_000)).toBe(false); // too old: asks again
-    await clock.sync();
+    // past its refresh age: still answers (a sale that ended a minute ago is not in doubt) ...
     expect(clock.surelyAfter(now - 60_000)).toBe(true);
+    expect(sampled()).toBe(first);
+    // ... and a new sample was asked for in the background
+    await clock.sync();
+    expect(sampled()).toBeGreaterThan(first);
+  });
+
+  it("an old sample's doubt grows with its age (1 ms a second)", async () => {
+    const clock = new ServerClock(redis, 0, 3_600_000);
+    await clock.sync();
+    const s = (clock as unknown as { sample: { serverMs: number; monoMs: number } }).sample;
+    // as if taken an hour ago: 3.6 s of doubt
+    s.monoMs -= 3_600_000;
+    s.serverMs -= 3_600_000;
+    const now = await serverNowMs(redis);
+    expect(clock.surelyAfter(now - 10_000)).toBe(true);
+    expect(clock.surelyAfter(now - 2_000)).toBe(false);
+    expect(clock.surelyBefore(now + 2_000)).toBe(false);
+    expect(clock.surelyBefore(now + 10_000)).toBe(true);
   });
 });

@@ -38,5 +38,16 @@ describe('POST /seckill while Redis is down', () => {
         'urn:seckill:problem:store-unavailable',
       );
     }
+    // a product this process never read, without an identity: it cannot be known, so the store's
+    // answer (not a 401 after a wasted wait, nor a second wait in the sale)
+    const anonymous = await fetch(`${app.url}/seckill`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ productId: 'never-read' }),
+    });
+    expect(anonymous.status).toBe(503);
+    expect(((await anonymous.json()) as { type: string }).type).toBe(
+      'urn:seckill:problem:store-unavailable',
+    );
   });
 });

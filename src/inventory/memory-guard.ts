@@ -16,7 +16,6 @@ import { soldOutRefusal, windowRefusal } from './refusals.js';
 export const WINDOW_MARGIN_MS = 1_000;
 
 const hasWindow = (view: ProductView) => view.startsAt > 0 || view.endsAt > 0;
-const noop = () => {};
 
 export class MemoryGuard {
   private readonly clock: ServerClock;
@@ -41,41 +40,37 @@ export class MemoryGuard {
    */
   refusal(productId: string): SaleError | undefined {
     const view = this.opts.catalog.known(productId);
-    if (!view) return undefined;
-    if (view.soldOut) {
-      this.opts.metrics?.result('sold-out', view.strategy);
-      return soldOutRefusal(view);
-    }
+    const code = view && this.decide(view);
+    if (!code) return undefined;
+    this.opts.metrics?.result(code, view.strategy);
+    return code === 'sold-out' ? soldOutRefusal(view) : windowRefusal(view, code);
+  }
+
+  /** Whether {@link refusal} would refuse (nothing counted: nothing is answered from it). */
+  knows(productId: string): boolean {
+    const view = this.opts.catalog.known(productId);
+    return view !== undefined && this.decide(view) !== undefined;
+  }
+
+  private decide(view: ProductView): 'sold-out' | 'ended' | 'not-started' | undefined {
+    if (view.soldOut) return 'sold-out';
     // outside the window by Redis's clock beyond doubt: what every deduct would answer
-    const outside =
-      view.endsAt > 0 && this.clock.surelyAfter(view.endsAt)
-        ? 'ended'
-        : view.startsAt > 0 && this.clock.surelyBefore(view.startsAt)
-          ? 'not-started'
-          : undefined;
-    if (!outside) return undefined;
-    this.opts.metrics?.result(outside, view.strategy);
-    return windowRefusal(view, outside);
+    if (view.endsAt > 0 && this.clock.surelyAfter(view.endsAt)) return 'ended';
+    if (view.startsAt > 0 && this.clock.surelyBefore(view.startsAt)) return 'not-started';
+    return undefined;
   }
 
   /**
    * What {@link refusal} needs of a product this process never saw: its view and, for a product
-   * with a window, a first sample of Redis's clock. Undefined: nothing to wait for. A failed load
-   * is left to the purchase, which meets it again and answers it.
+   * with a window, a first sample of Redis's clock. Undefined: nothing to wait for.
+   * @throws (rejects) when the view cannot be loaded (a store outage): the purchase could not
+   *   have been answered either, and asking again in the sale would only double the wait
    */
   learn(productId: string): Promise<void> | undefined {
     const known = this.opts.catalog.known(productId);
     if (known && !(this.clock.unsampled && hasWindow(known))) return undefined;
-    let got: ReturnType<Catalog['get']>;
-    try {
-      got = this.opts.catalog.get(productId);
-    } catch {
-      return undefined;
-    }
-    return Promise.resolve(got)
-      .then((view) =>
-        view && hasWindow(view) && this.clock.unsampled ? this.clock.sync() : undefined,
-      )
-      .then(noop, noop);
+    return Promise.resolve(this.opts.catalog.get(productId)).then((view) =>
+      view && hasWindow(view) && this.clock.unsampled ? this.clock.sync() : undefined,
+    );
   }
 }

@@ -20,10 +20,18 @@ export function streamIdMs(id: string): number {
 }
 
 /**
+ * How far the monotonic clock may drift from the server's, per ms of a sample's age: 1 ms a second
+ * (NTP slews clocks by at most 0.5 ms a second; a quartz drifts far less).
+ */
+const DRIFT = 0.001;
+
+/**
  * The Redis server's clock as seen from this process: one TIME sample carried forward on the
- * monotonic clock (which no wall-clock step moves), taken again when it is older than `maxAgeMs`.
- * It answers only questions it is sure of, its sample's round trip and `marginMs` counted against
- * it, so a decision near the boundary is left to Redis (a script reading TIME).
+ * monotonic clock (which no wall-clock step moves). The sample is taken again in the background
+ * once it is `refreshMs` old, the old one serving meanwhile (and through a store outage) with a
+ * doubt that grows with its age. It answers only questions it is sure of, its doubt and
+ * `marginMs` counted against it, so a decision near the boundary is left to Redis (a script
+ * reading TIME).
  */
 export class ServerClock {
   private sample: { serverMs: number; monoMs: number; uncertaintyMs: number } | undefined;
@@ -34,7 +42,7 @@ export class ServerClock {
   constructor(
     private readonly redis: RedisClient,
     private readonly marginMs: number,
-    private readonly maxAgeMs = 30_000,
+    private readonly refreshMs = 10_000,
   ) {}
 
   /** No sample was ever taken, and none failed a moment ago: the first one is worth waiting for. */
@@ -42,30 +50,33 @@ export class ServerClock {
     return this.sample === undefined && performance.now() - this.failedAt > 1_000;
   }
 
-  /** Surely past `ms` by the server's clock (false while unsure or without a fresh sample). */
+  /** Surely past `ms` by the server's clock (false while unsure or before the first sample). */
   surelyAfter(ms: number): boolean {
-    const now = this.now();
-    return now !== undefined && now - this.sample!.uncertaintyMs - this.marginMs >= ms;
+    const s = this.current();
+    if (!s) return false;
+    const age = performance.now() - s.monoMs;
+    return s.serverMs + age - (s.uncertaintyMs + age * DRIFT + this.marginMs) >= ms;
   }
 
-  /** Surely before `ms` by the server's clock (false while unsure or without a fresh sample). */
+  /** Surely before `ms` by the server's clock (false while unsure or before the first sample). */
   surelyBefore(ms: number): boolean {
-    const now = this.now();
-    return now !== undefined && now + this.sample!.uncertaintyMs + this.marginMs < ms;
+    const s = this.current();
+    if (!s) return false;
+    const age = performance.now() - s.monoMs;
+    return s.serverMs + age + (s.uncertaintyMs + age * DRIFT + this.marginMs) < ms;
   }
 
-  /** The estimate, or undefined (a new sample is asked for) when there is no fresh one. */
-  private now(): number | undefined {
+  /** The sample, a new one asked for in the background when it is due (or there is none). */
+  private current(): ServerClock['sample'] {
     const s = this.sample;
     const mono = performance.now();
-    if (!s || mono - s.monoMs > this.maxAgeMs) {
-      if (mono - this.failedAt > 1_000) void this.sync();
-      return undefined;
+    if ((!s || mono - s.monoMs > this.refreshMs) && mono - this.failedAt > 1_000) {
+      void this.sync();
     }
-    return s.serverMs + (mono - s.monoMs);
+    return s;
   }
 
-  /** Takes a new sample, one at a time (a failed one keeps the old, which ages out). */
+  /** Takes a new sample, one at a time (a failed one keeps the old, whose doubt keeps growing). */
   sync(): Promise<void> {
     this.syncing ??= (async () => {
       const sent = performance.now();

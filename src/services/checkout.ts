@@ -72,14 +72,18 @@ export class Checkout {
   /**
    * Learns what the guard needs of a product this process never saw (a process started after the
    * sell-out or the end), so it answers here as anywhere. Undefined: nothing to wait for.
+   * Rejects with the store's error when the product cannot be read.
    */
   learn(productId: string): Promise<void> | undefined {
     return this.deps.sale.guard.learn(productId);
   }
 
-  /** Whether this process knows the product sold out (no metric: nothing is answered from it). */
-  knownSoldOut(productId: string): boolean {
-    return this.deps.catalog.known(productId)?.soldOut === true;
+  /**
+   * Whether this process knows the purchase would be refused (sold out, outside the window): no
+   * metric, nothing is answered from it; a keyed purchase then skips tokens and limits.
+   */
+  knownRefusal(productId: string): boolean {
+    return this.deps.sale.guard.knows(productId);
   }
 
   /**

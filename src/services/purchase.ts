@@ -94,17 +94,17 @@ export class PurchaseService {
     const known = this.fromMemory(call, answers);
     if (known) return known;
     // a product this process never saw: its view first, so the guard answers here as anywhere
-    const learning = call.idempotencyKey === undefined && checkout.learn(call.productId);
+    const learning = checkout.learn(call.productId);
     if (learning) {
       await learning;
       const learnt = this.fromMemory(call, answers);
       if (learnt) return learnt;
     }
-    const soldOut = checkout.knownSoldOut(call.productId);
+    const refusedAnyway = checkout.knownRefusal(call.productId);
     const who = call.buyer();
     const userId = typeof who === 'string' ? who : await who;
     let rate: RateState | undefined;
-    if (admission && !soldOut) {
+    if (admission && !refusedAnyway) {
       const checked = admission.checkToken(call.productId, userId, call.saleToken);
       const refusal = checked instanceof Promise ? await checked : checked;
       if (refusal) return { kind: 'admission-refused', refusal };
