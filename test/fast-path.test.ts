@@ -129,45 +129,50 @@ const json = (body: unknown, headers: Record<string, string> = {}) => ({
   body: JSON.stringify(body),
 });
 
+/**
+ * Seeds `soldOut` (1 unit, bought here) and `onSale` (1 000 units) through the first app, and waits
+ * until every app answers `soldOut` from memory (the deduct that finds it empty tells the others).
+ */
+async function seedSoldOutAndOnSale(apps: RunningApp[], soldOut: string, onSale: string) {
+  for (const [p, total] of [
+    [soldOut, 1],
+    [onSale, 1_000],
+  ] as const) {
+    const res = await fetch(`${apps[0]!.url}/admin/products/${p}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ total, strategy: 'lockfree', segments: 1, limitPerUser: 5 }),
+    });
+    expect(res.status).toBe(201);
+  }
+  const last = await fetch(`${apps[0]!.url}/seckill`, {
+    method: 'POST',
+    ...json({ productId: soldOut }, { 'x-user-id': `last-${soldOut}` }),
+  });
+  expect(last.status).toBe(202);
+  for (const app of apps) {
+    await waitFor(
+      'the process to know the product is sold out',
+      async () => {
+        await fetch(`${app.url}/seckill`, {
+          method: 'POST',
+          ...json(
+            { productId: soldOut },
+            { 'x-user-id': `learn-${randomBytes(2).toString('hex')}` },
+          ),
+        });
+        return app.rt.inventory.sale.refusalFromMemory(soldOut) !== undefined;
+      },
+      15_000,
+    );
+  }
+}
+
 describe('the fast path answers as Express does', () => {
   const soldOut = `fp${randomBytes(3).toString('hex')}`;
   const onSale = `fp${randomBytes(3).toString('hex')}`;
 
-  beforeAll(async () => {
-    for (const [p, total] of [
-      [soldOut, 1],
-      [onSale, 1_000],
-    ] as const) {
-      const res = await fetch(`${fast.url}/admin/products/${p}`, {
-        method: 'PUT',
-        headers: admin,
-        body: JSON.stringify({ total, strategy: 'lockfree', segments: 1, limitPerUser: 5 }),
-      });
-      expect(res.status).toBe(201);
-    }
-    const last = await fetch(`${fast.url}/seckill`, {
-      method: 'POST',
-      ...json({ productId: soldOut }, { 'x-user-id': 'fp-last' }),
-    });
-    expect(last.status).toBe(202);
-    // both processes learn it is sold out (the deduct that finds it empty tells the others)
-    for (const app of [fast, slow]) {
-      await waitFor(
-        'the process to know the product is sold out',
-        async () => {
-          await fetch(`${app.url}/seckill`, {
-            method: 'POST',
-            ...json(
-              { productId: soldOut },
-              { 'x-user-id': `fp-learn-${randomBytes(2).toString('hex')}` },
-            ),
-          });
-          return app.rt.inventory.sale.refusalFromMemory(soldOut) !== undefined;
-        },
-        15_000,
-      );
-    }
-  });
+  beforeAll(() => seedSoldOutAndOnSale([fast, slow], soldOut, onSale));
 
   const key = (k: string) => ({ 'idempotency-key': `${k}-${randomBytes(3).toString('hex')}` });
   const keyOnSale = key('fp-key-on-sale');
@@ -474,38 +479,7 @@ describe('pipelined purchases at the in-flight cap (MAX_INFLIGHT=2)', () => {
   beforeAll(async () => {
     fastCap = await startApp(ns.config({ FAST_PATH: 'true', MAX_INFLIGHT: '2' }));
     slowCap = await startApp(ns.config({ FAST_PATH: 'false', MAX_INFLIGHT: '2' }));
-    for (const [p, total] of [
-      [soldOut, 1],
-      [onSale, 1_000],
-    ] as const) {
-      const res = await fetch(`${fastCap.url}/admin/products/${p}`, {
-        method: 'PUT',
-        headers: admin,
-        body: JSON.stringify({ total, strategy: 'lockfree', segments: 1, limitPerUser: 5 }),
-      });
-      expect(res.status).toBe(201);
-    }
-    const last = await fetch(`${fastCap.url}/seckill`, {
-      method: 'POST',
-      ...json({ productId: soldOut }, { 'x-user-id': 'fq-last' }),
-    });
-    expect(last.status).toBe(202);
-    for (const app of [fastCap, slowCap]) {
-      await waitFor(
-        'the process to know the product is sold out',
-        async () => {
-          await fetch(`${app.url}/seckill`, {
-            method: 'POST',
-            ...json(
-              { productId: soldOut },
-              { 'x-user-id': `fq-${randomBytes(2).toString('hex')}` },
-            ),
-          });
-          return app.rt.inventory.sale.refusalFromMemory(soldOut) !== undefined;
-        },
-        15_000,
-      );
-    }
+    await seedSoldOutAndOnSale([fastCap, slowCap], soldOut, onSale);
   });
   afterAll(async () => {
     for (const app of [fastCap, slowCap]) await app?.close();
