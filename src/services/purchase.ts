@@ -76,14 +76,15 @@ export class PurchaseService {
 
   /**
    * The cheap guard alone, synchronously: the refusal of a product this process knows is sold
-   * out, or undefined when only {@link purchase} can tell. The caller may answer from it without
-   * a promise (the fast path's sold-out flood); {@link purchase} asks it first too.
+   * out or outside its window, or undefined when only {@link purchase} can tell. The caller may
+   * answer from it without a promise (the fast path's refusal flood); {@link purchase} asks it
+   * first too.
    */
   fromMemory(call: PurchaseCall, answers: PurchaseAnswers): PurchaseOutcome | undefined {
-    // "Sold out?" is asked twice on the way: here (this process's memory: a product it knows is
-    // sold out is refused before identity, tokens or limits; it tells nothing GET /products/:id
-    // does not), and in the deduct script in Redis, which settles the race. A keyed request is not
-    // refused here (its retry must see the answer stored under its key), it only skips admission.
+    // "Sold out? Outside the window?" is asked twice on the way: here (this process's memory:
+    // refused before identity, tokens or limits; it tells nothing GET /products/:id does not), and
+    // in the deduct script in Redis, which settles the race. A keyed request is not refused here
+    // (its retry must see the answer stored under its key), it only skips admission.
     if (call.idempotencyKey !== undefined) return undefined;
     const known = this.deps.checkout.refusalFromMemory(call.productId);
     return known && { kind: 'answer', response: answers.refused(known), replayed: false };
