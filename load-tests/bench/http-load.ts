@@ -40,8 +40,7 @@ export function pickDriver(): Driver {
 export interface LoadOptions {
   duration: number;
   connections: number;
-  /** another wrk script than wrk.lua (wrk only), given `path productId tag ...scriptArgs` */
-  wrkScript?: string;
+  /** wrk.lua's optional arguments after `path productId tag` (wrk only): shape, stopAfter */
   scriptArgs?: string[];
   /** ends the run early (wrk gets SIGINT, stops, and still prints its figures) */
   signal?: AbortSignal;
@@ -55,7 +54,7 @@ export function load(
   tag: string,
   opts: LoadOptions,
 ): Promise<Omit<Load, 'redisCommands' | 'cpu'>> {
-  if (opts.wrkScript && driver !== 'wrk') throw new Error(`${opts.wrkScript} needs wrk on PATH`);
+  if (opts.scriptArgs && driver !== 'wrk') throw new Error('wrk.lua arguments need wrk on PATH');
   return driver === 'wrk'
     ? wrkLoad(base, path, productId, tag, opts)
     : autocannonLoad(base, path, productId, tag, opts);
@@ -83,7 +82,7 @@ async function wrkLoad(
     `-c${opts.connections}`,
     `-d${opts.duration}s`,
     '-s',
-    opts.wrkScript ?? join(ROOT, 'load-tests', 'bench', 'wrk.lua'),
+    join(ROOT, 'load-tests', 'bench', 'wrk.lua'),
     base,
     '--',
     path,

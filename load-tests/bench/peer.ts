@@ -1,7 +1,7 @@
 /**
  * `npm run bench:peer`: this service beside a public NestJS + ioredis + BullMQ peer
  * (chanesteves/flash-sale-system, built outside this repository by load-tests/peer/setup.sh), in
- * ONE run on the same machine, servers and load generator (wrk, load-tests/peer/wrk.lua):
+ * ONE run on the same machine, servers and load generator (wrk, load-tests/bench/wrk.lua):
  *   - ours in stock: `seckill up` (API and order workers in one process, its defaults; the
  *     peer's API and BullMQ processor are one process too), lockfree N=16, stock that outlasts
  *     the run;
@@ -55,7 +55,6 @@ import { benchStack } from './stack.js';
 const BIG_STOCK = 10_000_000;
 const SOLD_OUT_STOCK = 1_000;
 const SEGMENTS = 16;
-const WRK_SCRIPT = join(ROOT, 'load-tests', 'peer', 'wrk.lua');
 
 type Side = 'ours' | 'peer';
 interface Scenario {
@@ -262,7 +261,6 @@ async function main() {
     const target = (s: Scenario) =>
       s.side === 'ours' ? ours.base : s.kind === 'sale' ? peerInStock.p.base : peerSoldOut.p.base;
     const wrkArgs = (s: Scenario, stopAfter = 0) => ({
-      wrkScript: WRK_SCRIPT,
       scriptArgs: [s.side === 'ours' ? 'seckill' : 'peer', String(stopAfter)],
     });
     const path = (side: Side) => (side === 'ours' ? '/seckill' : PEER_PURCHASE_PATH);
@@ -549,7 +547,7 @@ async function main() {
         'log to a file at its default level',
     },
     ours: `seckill up (API + order workers in one process, defaults), lockfree N=${SEGMENTS}`,
-    loadDriver: `${driver} (load-tests/peer/wrk.lua), 1 thread`,
+    loadDriver: `${driver} (load-tests/bench/wrk.lua), 1 thread`,
     machine: machine(),
     durationS: duration,
     rounds,

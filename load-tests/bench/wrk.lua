@@ -1,24 +1,38 @@
--- wrk script of `npm run bench`: POST <path> with {"productId": <product>}, a distinct X-User-Id
--- per request (<tag>-<n>), statuses counted; done() prints one JSON line with the figures.
---   wrk -t1 -c100 -d5s -s wrk.lua http://host:port -- <path> <productId> <tag>
+-- wrk script of `npm run bench` and `npm run bench:peer`: one POST per request, a distinct shopper
+-- each (<tag>-<n>), statuses counted; done() prints one JSON line with the figures.
+--   wrk -t1 -c100 -d5s -s wrk.lua http://host:port -- <path> <productId> <tag> [<shape> [<stopAfter>]]
+-- shape: seckill  {"productId":<productId>} with X-User-Id: <tag>-<n> (this service; the default)
+--        peer     {"userId":"<tag>-<n>"} (the bench:peer peer: one sale, the shopper in the body)
+-- stopAfter: stop once this many 2xx answers came back (0, the default: run for the duration)
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
 
 local counter = 0
+local ok = 0
 function init(args)
-  path, product, tag = args[1], args[2], args[3]
+  path, product, tag, shape = args[1], args[2], args[3], args[4] or 'seckill'
+  stopAfter = tonumber(args[5] or '0')
   statuses = {}
   body = '{"productId":"' .. product .. '"}'
 end
 
 function request()
   counter = counter + 1
+  local user = tag .. '-' .. counter
+  if shape == 'peer' then
+    return wrk.format('POST', path, { ['content-type'] = 'application/json' },
+      '{"userId":"' .. user .. '"}')
+  end
   return wrk.format('POST', path,
-    { ['content-type'] = 'application/json', ['x-user-id'] = tag .. '-' .. counter }, body)
+    { ['content-type'] = 'application/json', ['x-user-id'] = user }, body)
 end
 
 function response(status)
   statuses[status] = (statuses[status] or 0) + 1
+  if stopAfter > 0 and status >= 200 and status < 300 then
+    ok = ok + 1
+    if ok >= stopAfter then wrk.thread:stop() end
+  end
 end
 
 function done(summary, latency)
