@@ -374,65 +374,54 @@ async function main() {
         errors: l.errors,
       });
       const unexpected = unexpectedAnswers(l.status, [s.status]);
+      // what each side's stores say: units sold, order rows, whether they agree (and why)
+      let facts: { sold: number; rows: number; agree: boolean; empty: boolean; note: string };
       if (s.side === 'ours') {
         const r = await persistedAndReconciled(ours.base, ourProduct(s));
-        const sold = r.total - r.remaining;
-        const note = `reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}, remaining ${r.remaining}`;
-        verdict(
-          s.kind === 'sale'
-            ? saleVerdict({
-                scenario: s.name,
-                accepted: counted,
-                sold,
-                rows: r.persistedOrders,
-                inFlightMax: connections * rounds,
-                unexpected,
-                errors: l.errors,
-                storesAgree: r.ok && r.remaining >= 0 && r.persisted === sold,
-                storesNote: note,
-              })
-            : soldOutVerdict({
-                scenario: s.name,
-                requests: l.requests,
-                refusals: counted,
-                soldDuring: sold - SOLD_OUT_STOCK,
-                rowsAdded: r.persistedOrders - SOLD_OUT_STOCK,
-                errors: l.errors,
-                storesAgree: r.ok && r.remaining === 0,
-                storesNote: note,
-              }),
-        );
+        facts = {
+          sold: r.total - r.remaining,
+          rows: r.persistedOrders,
+          agree: r.ok && r.remaining >= 0 && r.persisted === r.total - r.remaining,
+          empty: r.ok && r.remaining === 0,
+          note: `reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}, remaining ${r.remaining}`,
+        };
       } else {
         const inst = s.kind === 'sale' ? peerInStock : peerSoldOut;
         const st = await inst.probe.state();
         const sold = inst.p.seeded - st.stock;
-        const note = `stock ${st.stock} + sold ${sold} = ${st.stock + sold} (seeded ${inst.p.seeded}), buyers ${st.buyers}`;
         const agree = st.stock >= 0 && st.buyers === sold;
-        verdict(
-          s.kind === 'sale'
-            ? saleVerdict({
-                scenario: s.name,
-                accepted: counted,
-                sold,
-                rows: st.rows,
-                inFlightMax: connections * rounds,
-                unexpected,
-                errors: l.errors,
-                storesAgree: agree,
-                storesNote: note,
-              })
-            : soldOutVerdict({
-                scenario: s.name,
-                requests: l.requests,
-                refusals: counted,
-                soldDuring: sold - SOLD_OUT_STOCK,
-                rowsAdded: st.rows - SOLD_OUT_STOCK,
-                errors: l.errors,
-                storesAgree: agree && st.stock === 0,
-                storesNote: note,
-              }),
-        );
+        facts = {
+          sold,
+          rows: st.rows,
+          agree,
+          empty: agree && st.stock === 0,
+          note: `stock ${st.stock} + sold ${sold} = ${st.stock + sold} (seeded ${inst.p.seeded}), buyers ${st.buyers}`,
+        };
       }
+      verdict(
+        s.kind === 'sale'
+          ? saleVerdict({
+              scenario: s.name,
+              accepted: counted,
+              sold: facts.sold,
+              rows: facts.rows,
+              inFlightMax: connections * rounds,
+              unexpected,
+              errors: l.errors,
+              storesAgree: facts.agree,
+              storesNote: facts.note,
+            })
+          : soldOutVerdict({
+              scenario: s.name,
+              requests: l.requests,
+              refusals: counted,
+              soldDuring: facts.sold - SOLD_OUT_STOCK,
+              rowsAdded: facts.rows - SOLD_OUT_STOCK,
+              errors: l.errors,
+              storesAgree: facts.empty,
+              storesNote: facts.note,
+            }),
+      );
     }
 
     // orders persisted end to end: a fresh sale of `sales` units on each side, alone
