@@ -30,7 +30,8 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
-import { AdminSessionStore, IdempotencyStore, RateLimitStore } from '../inventory/index.js';
+import { AdminSessionStore, RateLimitStore } from '../access/index.js';
+import { IdempotencyStore } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
@@ -72,7 +73,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     submitter,
     checkout: new Checkout({
       sale: core.inventory.sale,
-      catalog: core.inventory.catalog,
+      catalogue: core.inventory.catalogue,
       orders: submitter,
       ordersAtHome: core.pendingOrders,
       orderPersisted: async (id) => (await core.orderRows.findOrder(id)) !== undefined,
@@ -83,7 +84,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     payments: new Payments(paymentWindowDeps(core), core.orders),
     admission: new Admission({
       rateLimiter: new RateLimitStore(core.redis, core.keys),
-      catalog: core.inventory.catalog,
+      catalogue: core.inventory.catalogue,
       config: c.admission,
     }),
     idempotency: new IdempotencyStore(
@@ -249,7 +250,7 @@ export function paymentWindowDeps(core: Core): PaymentWindowDeps & { rows: Payme
   return {
     rows: new PaymentRepository(core.db),
     units: core.orderStore,
-    catalog: core.inventory.catalog,
+    catalogue: core.inventory.catalogue,
     returnFreesLimit: core.config.payments.returnFreesLimit,
     logger: core.logger,
   };

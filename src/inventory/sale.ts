@@ -8,7 +8,7 @@ import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
 import { ServerClock } from '../redis/time.js';
-import type { Catalog, ProductView } from './catalog.js';
+import type { Catalogue, ProductView } from './catalogue.js';
 import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
 import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity.js';
@@ -35,7 +35,7 @@ export interface SaleMetrics {
 export interface SaleOptions {
   redis: RedisClient;
   keys: Keys;
-  catalog: Catalog;
+  catalogue: Catalogue;
   /** The segment locks (their in-process latch queues this process's requests per segment). */
   locks: LockClient;
   /** How long to wait for a segment lock in Redis before trying elsewhere. */
@@ -76,7 +76,7 @@ export class Sale {
     this.leases = new ActivityLeases(opts);
     this.shards = new ShardHealth(opts.redis);
     const clock = new ServerClock(opts.redis, WINDOW_MARGIN_MS);
-    this.guard = new MemoryGuard({ clock, catalog: opts.catalog, metrics: opts.metrics });
+    this.guard = new MemoryGuard({ clock, catalogue: opts.catalogue, metrics: opts.metrics });
   }
 
   /**
@@ -85,7 +85,7 @@ export class Sale {
    */
   async purchase(req: PurchaseRequest): Promise<SoldOrder> {
     for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
-      const got = this.opts.catalog.get(req.productId);
+      const got = this.opts.catalogue.get(req.productId);
       const view = got instanceof Promise ? await got : got;
       if (!view) throw this.refuse(null, 'unknown-product', `no product "${req.productId}"`);
       if (view.soldOut) throw this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
@@ -98,7 +98,7 @@ export class Sale {
           if (err instanceof SaleError) this.opts.metrics?.result(err.code, view.strategy);
           throw err;
         }
-        this.opts.catalog.forget(view.id);
+        this.opts.catalogue.forget(view.id);
       }
     }
     throw new SaleError({
@@ -168,12 +168,12 @@ export class Sale {
       throw err;
     }
     if (r.code === 'ok') {
-      if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
+      if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
       await this.opts.replicaWait?.confirm(homeKeys.state);
       return this.purchaseOf(view, args, home, r.outboxId);
     }
     if (r.code !== 'spill') throw refusalOf(view, r, args.quantity);
-    if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
+    if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
     return this.spill(view, args, home, locked, homeBusy);
   }
 
@@ -218,7 +218,7 @@ export class Sale {
         throw err;
       }
       if (r.code === 'ok') {
-        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, seg);
         await this.opts.replicaWait?.confirm(this.segment(view, seg).state);
         // Sold: whatever happens now, the claim must never be released. If finalising
         // fails, the claim stays and the sweeper finalises it from the outbox.
@@ -229,7 +229,7 @@ export class Sale {
         return this.purchaseOf(view, spillArgs, seg, r.outboxId);
       }
       if (r.code === 'empty') {
-        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, seg);
         return 'empty';
       }
       if (r.code === 'stale-fence') return 'busy';
