@@ -18,6 +18,7 @@ import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
 import { refusalOf, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
+import { SegmentLocking } from './segment-locking.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
@@ -66,6 +67,8 @@ export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
   /** this process's touches of the active set, which every deduct needs */
   private readonly leases: ActivityLeases;
+  /** a locked segment's deduct: the free path, else the lock taken the full way */
+  private readonly locking: SegmentLocking;
   /** Redis Cluster shards that failed a moment ago (skipped, or their shoppers told 503) */
   readonly shards: ShardHealth;
   /** the refusals known without Redis (sold out, outside the window) */
@@ -74,6 +77,12 @@ export class Sale {
   constructor(private readonly opts: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(opts.keys);
     this.leases = new ActivityLeases(opts);
+    this.locking = new SegmentLocking({
+      ...opts,
+      leases: this.leases,
+      segment: (productId, seg) => this.segmentKeys.of(productId, seg),
+      lockName: (productId, seg) => opts.keys.segmentLockName(productId, seg),
+    });
     this.shards = new ShardHealth(opts.redis);
     const clock = new ServerClock(opts.redis, WINDOW_MARGIN_MS);
     this.guard = new MemoryGuard({ clock, catalogue: opts.catalogue, metrics: opts.metrics });
@@ -139,8 +148,12 @@ export class Sale {
     let r: DeductReply;
     let homeBusy = false;
     try {
-      if (locked && args.mode === 'home') {
-        const held = await this.lockSegment(
+      let free: DeductReply | undefined;
+      if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
+      if (free && free.code !== 'contended') {
+        r = free;
+      } else if (locked && args.mode === 'home') {
+        const held = await this.locking.lock(
           view,
           home,
           this.opts.lockWaitMs,
@@ -205,8 +218,11 @@ export class Sale {
       const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
       let r: DeductReply;
       try {
-        if (locked) {
-          const held = await this.lockSegment(view, seg, waitMs);
+        const free = locked ? await this.locking.deductIfFree(view, spillArgs) : undefined;
+        if (free && free.code !== 'contended') {
+          r = free;
+        } else if (locked) {
+          const held = await this.locking.lock(view, seg, waitMs);
           // no lock: busy, or given up because the segment ran empty meanwhile
           if (!held) return view.empty.has(seg) ? 'empty' : 'busy';
           r = await this.deductHolding(held, spillArgs);
@@ -285,25 +301,6 @@ export class Sale {
   }
 
   /**
-   * Takes a segment's lock: up to `queueMs` in this process's line for it, then `waitMs` in Redis.
-   * A purchase whose product sold out (or segment emptied) while it queued gives up without a
-   * Redis command.
-   */
-  private lockSegment(
-    view: ProductView,
-    seg: number,
-    waitMs: number,
-    queueMs = waitMs,
-  ): Promise<HeldLock | null> {
-    return this.opts.locks.acquire(this.opts.keys.segmentLockName(view.id, seg), {
-      waitMs,
-      queueMs,
-      leaseMs: this.opts.lockLeaseMs,
-      stillWanted: () => !view.soldOut && !view.empty.has(seg),
-    });
-  }
-
-  /**
    * The deduct under a held segment lock, fenced by its token, and the release, in one round trip
    * (the deduct runs first, while the lock is held).
    */
@@ -319,7 +316,6 @@ export class Sale {
     }
     return result;
   }
-
   private segment(view: { id: string }, seg: number): SegmentKeys {
     return this.segmentKeys.of(view.id, seg);
   }
