@@ -69,6 +69,6 @@ export async function startForeignService(): Promise<ForeignService> {
 /** A rule or panel as written before it selected this service: its job matchers removed. */
 export function unselected(expr: string): string {
   return expr
-    .replace(/job=~"(?:seckill-api\|seckill-worker|\$job)",?/g, '')
+    .replace(/job=~"(?:\(?seckill-api\|seckill-worker\)?|\$job)",?/g, '')
     .replace(/namespace=~"\$namespace",?|instance=~"\$instance",?/g, '');
 }
