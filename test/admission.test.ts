@@ -2,7 +2,7 @@
  * Admission control through the real API: rate limits shared by two API processes, the IETF
  * RateLimit headers, sale tokens, load shedding, and sold out answered before any limiter.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
@@ -161,6 +161,39 @@ describe('rate limits', () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => buy(a.url, p, user)));
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
     expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
+  });
+
+  it('the order routes have a per-shopper limit (RATE_LIMIT_ORDERS): 429 problem+json past it (issue 37, item 6)', async () => {
+    const limited = await startApp(ns.config({ RATE_LIMIT_ORDERS: '3/m' }));
+    try {
+      const [user, other] = [newUser(), newUser()];
+      const order = randomUUID();
+      const ask = (who: string, path: string, method = 'GET') =>
+        fetch(`${limited.url}${path}`, { method, headers: { 'x-user-id': who } });
+      // reads, pay and cancel draw on one bucket of 3 a minute (an unknown order: 404)
+      const answers = [];
+      for (const [path, method] of [
+        [`/orders/${order}`, 'GET'],
+        [`/orders/${order}/pay`, 'POST'],
+        [`/orders/${order}/cancel`, 'POST'],
+        ...Array.from({ length: 7 }, () => [`/orders/${order}`, 'GET']),
+      ] as const) {
+        answers.push(await ask(user, path, method));
+      }
+      expect(answers.map((r) => r.status)).toEqual([
+        404, 404, 404, 429, 429, 429, 429, 429, 429, 429,
+      ]);
+      const refusal = answers[3]!;
+      expect(refusal.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await typeOf(refusal)).toBe('rate-limited');
+      expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refusal.headers.get('ratelimit-policy')).toBe('"orders";q=3;w=60');
+      expect((await ask(user, `/orders/${order}/pay`, 'POST')).status).toBe(429);
+      // another shopper has a bucket of their own
+      expect((await ask(other, `/orders/${order}`)).status).toBe(404);
+    } finally {
+      await limited.close();
+    }
   });
 
   it('refuses a malformed limit at start-up, naming it', () => {

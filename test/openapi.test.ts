@@ -450,7 +450,9 @@ function producedElsewhere(answer: string): string | undefined {
   if (status === '503')
     return 'test/store-faults.test.ts, test/shop-faults.test.ts: Redis / PostgreSQL away (store-unavailable); test/overload.exclusive.test.ts: overloaded';
   if (status === '429' && path === '/orders/{id}')
-    return "test/admin-auth.test.ts: an admin's order read counts a wrong bearer as a guess";
+    return "test/admin-auth.test.ts: an admin's order read counts a wrong bearer as a guess; test/admission.test.ts: RATE_LIMIT_ORDERS";
+  if (status === '429' && ['/orders/{id}/pay', '/orders/{id}/cancel'].includes(path))
+    return 'test/admission.test.ts: RATE_LIMIT_ORDERS';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))
     return 'test/admission.test.ts: RATE_LIMIT_USER / RATE_LIMIT_IP (off in this app)';
   return undefined;

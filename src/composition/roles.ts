@@ -165,7 +165,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
+      (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
         mountAdmin(app, {

@@ -231,6 +231,11 @@ export const envSchema = z.object({
     .max(1_000_000)
     .optional()
     .describe('requests a shopper may send at once (default: the rate)'),
+  RATE_LIMIT_ORDERS: rate
+    .default('20/s')
+    .describe(
+      'requests per shopper on GET /orders/:id, its pay and cancel routes (bursts of n; an admin reading is not limited)',
+    ),
   RATE_LIMIT_IP: rate.optional().describe('requests per client address on the same routes'),
   RATE_LIMIT_IP_BURST: positiveInt
     .max(1_000_000)

@@ -97,6 +97,8 @@ export interface Config {
     /** undefined: no limit */
     userLimit: RateLimit | undefined;
     ipLimit: RateLimit | undefined;
+    /** per shopper on the order routes */
+    orderLimit: RateLimit;
     trustProxy: boolean | number | string;
     /** 0: no cap */
     maxInflight: number;
@@ -259,6 +261,7 @@ export function loadConfig(
     admission: {
       userLimit: rateLimit('user', e.RATE_LIMIT_USER, e.RATE_LIMIT_USER_BURST),
       ipLimit: rateLimit('ip', e.RATE_LIMIT_IP, e.RATE_LIMIT_IP_BURST),
+      orderLimit: rateLimit('orders', e.RATE_LIMIT_ORDERS, undefined)!,
       trustProxy: trustProxy(e.TRUST_PROXY),
       maxInflight: e.MAX_INFLIGHT,
       saleTokenSecret: e.SALE_TOKEN_SECRET,
