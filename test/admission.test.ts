@@ -6,6 +6,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
+import { countCommands } from '../src/redis/command-count.js';
 import { signSaleToken } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -161,6 +162,51 @@ describe('rate limits', () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => buy(a.url, p, user)));
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
     expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
+  });
+
+  it('keyed requests for a sold-out product: the guard answers, one read each, no record stored; a key that sold replays (issue 37, item 3)', async () => {
+    const p = newProduct();
+    await seed(p, { total: 2, segments: 1 });
+    const keyed = (user: string, key: string, quantity = 1) =>
+      fetch(`${a.url}/seckill`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-user-id': user,
+          'x-forwarded-for': newIp(),
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ productId: p, quantity }),
+      });
+    const early = newUser();
+    expect((await keyed(early, 'k-early')).status).toBe(202);
+    expect((await buy(a.url, p, newUser())).status).toBe(202);
+    expect(await typeOf(await buy(a.url, p, newUser()))).toBe('sold-out');
+
+    const bot = newUser();
+    const count = countCommands(a.rt.redis);
+    try {
+      const answers = [];
+      for (let i = 0; i < 40; i++) answers.push(await keyed(bot, `k-${i}`));
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
+      expect(await typeOf(answers[0]!)).toBe('sold-out');
+      expect(answers.filter((r) => r.headers.get('idempotent-replayed') !== null)).toEqual([]);
+      // one GET of the key's record each, nothing written (no record, no limiter bucket)
+      expect(count.byName.get('get')).toBe(40);
+      expect(count.byName.get('evalsha') ?? 0).toBe(0);
+      expect(count.byName.get('set') ?? 0).toBe(0);
+    } finally {
+      count.stop();
+    }
+    const { all, refusals } = a.rt.keys.idempotencyIndex(bot);
+    expect(await a.rt.redis.exists(all, refusals)).toBe(0);
+    expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', bot))).toBe(0);
+
+    // a key whose purchase sold before the sell-out still answers that sale
+    const replay = await keyed(early, 'k-early');
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await typeOf(await keyed(early, 'k-early', 2))).toBe('idempotency-key-reused');
   });
 
   it('the order routes have a per-shopper limit (RATE_LIMIT_ORDERS): 429 problem+json past it (issue 37, item 6)', async () => {
