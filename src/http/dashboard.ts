@@ -86,15 +86,15 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
     // sessions live in Redis) ends it at the next snapshot. One EXISTS per snapshot and viewer.
     const session = bearer(req) === undefined ? sessionCookie(req) : undefined;
     let checking = false;
-    const send = (s: DashboardSnapshot) => {
-      if (session === undefined) return void res.write(`data: ${JSON.stringify(s)}\n\n`);
+    const send = (snapshot: DashboardSnapshot) => {
+      if (session === undefined) return void res.write(`data: ${JSON.stringify(snapshot)}\n\n`);
       if (checking) return; // the last check has not answered: skip this snapshot
       checking = true;
       access.valid(session).then(
         (valid) => {
           checking = false;
           if (!valid) res.end();
-          else if (!res.writableEnded) res.write(`data: ${JSON.stringify(s)}\n\n`);
+          else if (!res.writableEnded) res.write(`data: ${JSON.stringify(snapshot)}\n\n`);
         },
         () => {
           checking = false; // Redis away: the next snapshot asks again
