@@ -385,7 +385,9 @@ describe('/openapi.json', () => {
   });
 
   it('documents exactly the routes the app mounts (walked from its Express router)', () => {
-    const express = app.server.listeners('request')[0] as unknown as {
+    const listener = app.server.listeners('request')[0] as unknown as { inner?: unknown };
+    // server.ts's bound on unread bodies wraps the app
+    const express = (listener.inner ?? listener) as {
       router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> };
     };
     const mounted = express.router.stack

@@ -16,6 +16,10 @@ export interface Config {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** a request's headers and body must arrive within this (node's requestTimeout) */
+    requestTimeoutMs: number;
+    /** half-sent bodies per peer address; 0: no bound */
+    maxUnreadBodiesPerAddress: number;
     /** the API's listen backlog: a burst of connections must not overflow it (SYN retries) */
     listenBacklog: number;
     /** probes and known sold-out refusals answered ahead of Express (FAST_PATH) */
@@ -186,6 +190,8 @@ export function loadConfig(
       host: e.HOST,
       port: e.PORT,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxUnreadBodiesPerAddress: e.MAX_UNREAD_BODIES_PER_ADDRESS,
       listenBacklog: e.LISTEN_BACKLOG,
       fastPath: e.FAST_PATH,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
