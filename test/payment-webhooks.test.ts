@@ -39,6 +39,18 @@ async function sold(productId: string, user: string) {
   return o.orderId;
 }
 
+/** Two buyers' orders of one product, each with the payment intent its buyer started. */
+async function twoAwaitingPayment() {
+  const p = newProduct();
+  await seed(p, { total: 3, payWithinSeconds: 600 });
+  const [a, b] = [newUser(), newUser()];
+  const orderA = await sold(p, a);
+  const orderB = await sold(p, b);
+  const intentA = await client.intentOf(orderA, a);
+  const intentB = await client.intentOf(orderB, b);
+  return { p, orderA, orderB, intentA, intentB };
+}
+
 const succeeded = (orderId: string, intentId: string, paymentId: string) => ({
   type: 'payment.succeeded',
   orderId,
@@ -198,13 +210,7 @@ describe('Standard Webhooks', () => {
   });
 
   it('a replayed webhook-id changes nothing and answers as the first did, even at once and with another body', async () => {
-    const p = newProduct();
-    await seed(p, { total: 3, payWithinSeconds: 600 });
-    const [a, b] = [newUser(), newUser()];
-    const orderA = await sold(p, a);
-    const orderB = await sold(p, b);
-    const intentA = await client.intentOf(orderA, a);
-    const intentB = await client.intentOf(orderB, b);
+    const { p, orderA, orderB, intentA, intentB } = await twoAwaitingPayment();
 
     // five deliveries of one id at once: one is handled, four get its answer
     const id = `msg_a_${orderA}`;
@@ -257,13 +263,7 @@ describe('Standard Webhooks', () => {
   });
 
   it('a payment id that already paid another order answers 409 payment-id-used in both formats, recorded and answered again (issue 37, item 1)', async () => {
-    const p = newProduct();
-    await seed(p, { total: 3, payWithinSeconds: 600 });
-    const [a, b] = [newUser(), newUser()];
-    const orderA = await sold(p, a);
-    const orderB = await sold(p, b);
-    const intentA = await client.intentOf(orderA, a);
-    const intentB = await client.intentOf(orderB, b);
+    const { p, orderA, orderB, intentA, intentB } = await twoAwaitingPayment();
     expect((await client.paid(orderA, intentA.paymentIntentId, 'sw-dup')).status).toBe(200);
 
     // the same notice (B's intent, A's payment id), once per format
