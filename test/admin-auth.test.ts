@@ -186,6 +186,42 @@ describe('admin sessions', () => {
     expect((await adminGet(a.url, '/admin/queues', { cookie: other.cookie, ip })).status).toBe(200);
   });
 
+  it("a logout on one process ends that session's open dashboard streams on another (issue 37, item 5)", async () => {
+    const [mine, other] = [await session(a.url), await session(a.url)];
+    const ip = freshIp();
+    const open = async (cookie: string) => {
+      const res = await adminGet(a.url, '/admin/dashboard/stream', { cookie, ip });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      /** the snapshots read until `n` more arrived, or the stream ended (then `ended`) */
+      const read = async (n: number) => {
+        let got = 0;
+        while (got < n) {
+          const chunk = await reader.read();
+          if (chunk.done) return { got, ended: true };
+          got += (new TextDecoder().decode(chunk.value).match(/^data: /gm) ?? []).length;
+        }
+        return { got, ended: false };
+      };
+      return { read, cancel: () => reader.cancel() };
+    };
+    const ended = await open(mine.cookie);
+    const lives = await open(other.cookie);
+    expect(await ended.read(1)).toEqual({ got: 1, ended: false });
+    expect(await lives.read(1)).toEqual({ got: 1, ended: false });
+
+    const out = await fetch(`${b.url}/admin/dashboard/logout`, {
+      method: 'POST',
+      headers: { cookie: mine.cookie },
+    });
+    expect(out.status).toBe(204);
+    // the logged-out session's stream ends at its next snapshot (about 0.5 s), sending no more
+    expect(await ended.read(1_000)).toEqual({ got: 0, ended: true });
+    // the other session's stream goes on
+    expect(await lives.read(2)).toEqual({ got: 2, ended: false });
+    await lives.cancel();
+  });
+
   it('refuses a cookie in another encoding of its signature: padding, unused bits (issue 26 item 8)', async () => {
     const { cookie } = await session();
     const ip = freshIp();

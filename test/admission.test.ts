@@ -2,10 +2,11 @@
  * Admission control through the real API: rate limits shared by two API processes, the IETF
  * RateLimit headers, sale tokens, load shedding, and sold out answered before any limiter.
  */
-import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
+import { countCommands } from '../src/redis/command-count.js';
 import { signSaleToken } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -163,6 +164,84 @@ describe('rate limits', () => {
     expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
   });
 
+  it('keyed requests for a sold-out product: the guard answers, one read each, no record stored; a key that sold replays (issue 37, item 3)', async () => {
+    const p = newProduct();
+    await seed(p, { total: 2, segments: 1 });
+    const keyed = (user: string, key: string, quantity = 1) =>
+      fetch(`${a.url}/seckill`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-user-id': user,
+          'x-forwarded-for': newIp(),
+          'idempotency-key': key,
+        },
+        body: JSON.stringify({ productId: p, quantity }),
+      });
+    const early = newUser();
+    expect((await keyed(early, 'k-early')).status).toBe(202);
+    expect((await buy(a.url, p, newUser())).status).toBe(202);
+    expect(await typeOf(await buy(a.url, p, newUser()))).toBe('sold-out');
+
+    const bot = newUser();
+    const count = countCommands(a.rt.redis);
+    try {
+      const answers = [];
+      for (let i = 0; i < 40; i++) answers.push(await keyed(bot, `k-${i}`));
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
+      expect(await typeOf(answers[0]!)).toBe('sold-out');
+      expect(answers.filter((r) => r.headers.get('idempotent-replayed') !== null)).toEqual([]);
+      // one GET of the key's record each, nothing written (no record, no limiter bucket)
+      expect(count.byName.get('get')).toBe(40);
+      expect(count.byName.get('evalsha') ?? 0).toBe(0);
+      expect(count.byName.get('set') ?? 0).toBe(0);
+    } finally {
+      count.stop();
+    }
+    const { all, refusals } = a.rt.keys.idempotencyIndex(bot);
+    expect(await a.rt.redis.exists(all, refusals)).toBe(0);
+    expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', bot))).toBe(0);
+
+    // a key whose purchase sold before the sell-out still answers that sale
+    const replay = await keyed(early, 'k-early');
+    expect(replay.status).toBe(202);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await typeOf(await keyed(early, 'k-early', 2))).toBe('idempotency-key-reused');
+  });
+
+  it('the order routes have a per-shopper limit (RATE_LIMIT_ORDERS): 429 problem+json past it (issue 37, item 6)', async () => {
+    const limited = await startApp(ns.config({ RATE_LIMIT_ORDERS: '3/m' }));
+    try {
+      const [user, other] = [newUser(), newUser()];
+      const order = randomUUID();
+      const ask = (who: string, path: string, method = 'GET') =>
+        fetch(`${limited.url}${path}`, { method, headers: { 'x-user-id': who } });
+      // reads, pay and cancel draw on one bucket of 3 a minute (an unknown order: 404)
+      const answers = [];
+      for (const [path, method] of [
+        [`/orders/${order}`, 'GET'],
+        [`/orders/${order}/pay`, 'POST'],
+        [`/orders/${order}/cancel`, 'POST'],
+        ...Array.from({ length: 7 }, () => [`/orders/${order}`, 'GET']),
+      ] as const) {
+        answers.push(await ask(user, path, method));
+      }
+      expect(answers.map((r) => r.status)).toEqual([
+        404, 404, 404, 429, 429, 429, 429, 429, 429, 429,
+      ]);
+      const refusal = answers[3]!;
+      expect(refusal.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await typeOf(refusal)).toBe('rate-limited');
+      expect(Number(refusal.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refusal.headers.get('ratelimit-policy')).toBe('"orders";q=3;w=60');
+      expect((await ask(user, `/orders/${order}/pay`, 'POST')).status).toBe(429);
+      // another shopper has a bucket of their own
+      expect((await ask(other, `/orders/${order}`)).status).toBe(404);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('refuses a malformed limit at start-up, naming it', () => {
     for (const [name, value] of [
       ['RATE_LIMIT_USER', '5/h'],
@@ -278,40 +357,71 @@ describe('sale tokens', () => {
 });
 
 describe('load shedding', () => {
-  it('past MAX_INFLIGHT a request is answered 503 before its body is read', async () => {
-    const capped = await startApp(ns.config({ MAX_INFLIGHT: '2' }));
-    const { port } = new URL(capped.url);
-    // two requests whose bodies never finish: in flight until we end them
-    const held = [0, 1].map(() => {
-      const req = request({
-        port,
-        method: 'POST',
-        path: '/seckill',
-        headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
-      });
-      req.on('error', () => {});
-      req.write('{"productId":');
-      return req;
+  /** A raw socket that sends a request's headers and the start of its body, then stalls. */
+  function slowBody(port: number, kind: 'chunked' | 'short', path: string) {
+    const socket = connect({ port, host: '127.0.0.1' });
+    socket.setNoDelay(true);
+    let received = '';
+    socket.on('data', (d) => (received += d.toString()));
+    socket.on('error', () => {});
+    const closed = new Promise<string>((resolve) => socket.once('close', () => resolve(received)));
+    const length = kind === 'chunked' ? 'transfer-encoding: chunked' : 'content-length: 40';
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+        `x-user-id: ${newUser()}\r\n${length}\r\n\r\n` +
+        (kind === 'chunked' ? '1\r\n{\r\n' : '{"produ'),
+    );
+    return { socket, closed };
+  }
+
+  for (const fast of [true, false]) {
+    it(`slow bodies hold no in-flight slot, are closed with 408 after HTTP_REQUEST_TIMEOUT_MS, and one address may hold only so many (FAST_PATH=${fast}; issue 37, item 2)`, async () => {
+      const capped = await startApp(
+        ns.config({
+          FAST_PATH: String(fast),
+          MAX_INFLIGHT: '5',
+          HTTP_REQUEST_TIMEOUT_MS: '2000',
+          MAX_UNREAD_BODIES_PER_ADDRESS: '10',
+        }),
+      );
+      const port = Number(new URL(capped.url).port);
+      try {
+        const p = newProduct();
+        const seeded = await fetch(`${capped.url}/admin/products/${p}`, {
+          method: 'PUT',
+          headers: admin,
+          body: JSON.stringify({ strategy: 'lockfree', segments: 1, total: 5 }),
+        });
+        expect(seeded.status).toBe(201);
+        // more slow bodies than MAX_INFLIGHT: chunked to a path that does not exist and to the
+        // sale, a Content-Length body cut short to the sale
+        const slow = [
+          ...[0, 1, 2].map(() => slowBody(port, 'chunked', '/nowhere')),
+          ...[0, 1].map(() => slowBody(port, 'chunked', '/seckill')),
+          ...[0, 1, 2].map(() => slowBody(port, 'short', '/seckill')),
+        ];
+        await new Promise((r) => setTimeout(r, 300));
+        // a purchase still gets through, and the probes answer
+        const bought = await fetch(`${capped.url}/seckill`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
+          body: JSON.stringify({ productId: p }),
+        });
+        expect(bought.status).toBe(202);
+        expect((await fetch(`${capped.url}/healthz`)).status).toBe(200);
+        // the address's bound (10): two more are held, the third is closed unanswered
+        const more = [0, 1, 2].map(() => slowBody(port, 'chunked', '/nowhere'));
+        expect(await more[2]!.closed).toBe('');
+        // HTTP_REQUEST_TIMEOUT_MS (2 s, checked every second) ends every slow body with a 408
+        const ends = await Promise.all([...slow, ...more.slice(0, 2)].map((s) => s.closed));
+        expect(ends.map((e) => e.split('\r\n')[0])).toEqual(
+          ends.map(() => 'HTTP/1.1 408 Request Timeout'),
+        );
+        // nothing was sold for them: one unit sold of five
+        expect((await capped.rt.products.state(p))!.remaining).toBe(4);
+      } finally {
+        await capped.close();
+      }
     });
-    try {
-      await new Promise((r) => setTimeout(r, 200));
-      const shed = await fetch(`${capped.url}/seckill`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
-        body: JSON.stringify({ productId: 'anything' }),
-      });
-      expect(shed.status).toBe(503);
-      expect(shed.headers.get('retry-after')).toBe('1');
-      expect(await typeOf(shed)).toBe('overloaded');
-      // the probes are never shed
-      expect((await fetch(`${capped.url}/healthz`)).status).toBe(200);
-    } finally {
-      for (const req of held) req.destroy();
-    }
-    await new Promise((r) => setTimeout(r, 200));
-    // once they are gone, requests are served again
-    const after = await fetch(`${capped.url}/products/unknown-product`);
-    expect(after.status).toBe(404);
-    await capped.close();
-  });
+  }
 });

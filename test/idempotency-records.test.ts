@@ -64,8 +64,10 @@ async function records(user: string): Promise<string[]> {
 describe('Idempotency-Key records per shopper', () => {
   it('a shopper refused again and again holds exactly the cap, the newest refusals', async () => {
     const productId = newProduct();
-    await seed(productId, { total: 1 });
-    expect((await buy(productId, 'winner', 'w-1')).status).toBe(202);
+    // refusals the deduct gives (limit reached): a sold-out product's the guard answers storing
+    // nothing (test/admission.test.ts)
+    await seed(productId, { total: 100, limitPerUser: 1 });
+    expect((await buy(productId, 'flooder', 'w-1')).status).toBe(202);
     for (let i = 0; i < CAP * 4; i++) {
       const r = await buy(productId, 'flooder', `f-${i}`);
       expect(r.status).toBe(409);

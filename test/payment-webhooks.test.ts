@@ -39,6 +39,18 @@ async function sold(productId: string, user: string) {
   return o.orderId;
 }
 
+/** Two buyers' orders of one product, each with the payment intent its buyer started. */
+async function twoAwaitingPayment() {
+  const p = newProduct();
+  await seed(p, { total: 3, payWithinSeconds: 600 });
+  const [a, b] = [newUser(), newUser()];
+  const orderA = await sold(p, a);
+  const orderB = await sold(p, b);
+  const intentA = await client.intentOf(orderA, a);
+  const intentB = await client.intentOf(orderB, b);
+  return { p, orderA, orderB, intentA, intentB };
+}
+
 const succeeded = (orderId: string, intentId: string, paymentId: string) => ({
   type: 'payment.succeeded',
   orderId,
@@ -115,7 +127,9 @@ describe('Seckill-Signature', () => {
     expect((await hook(body, signed('t=abc,v1=zz'))).status).toBe(401);
     // the right HMAC in another encoding of the same bytes: upper case, trailing junk
     const [t, v1] = good.split(',');
-    for (const reencoded of [`${t},${v1!.toUpperCase()}`, `${good}0`, `${good}zz`]) {
+    // ... and a part with more than one '=' (issue 37, item 4): the value is all after the first
+    const strays = [`${good}=junk`, `${t}=99,${v1}`, `${t},${v1}=`, `${t},v1==${v1!.slice(3)}`];
+    for (const reencoded of [`${t},${v1!.toUpperCase()}`, `${good}0`, `${good}zz`, ...strays]) {
       expect((await problemOf(await hook(body, signed(reencoded)))).code).toBe('invalid-signature');
     }
     expect((await orderOf(orderId, u)).status).toBe('awaiting_payment');
@@ -196,13 +210,7 @@ describe('Standard Webhooks', () => {
   });
 
   it('a replayed webhook-id changes nothing and answers as the first did, even at once and with another body', async () => {
-    const p = newProduct();
-    await seed(p, { total: 3, payWithinSeconds: 600 });
-    const [a, b] = [newUser(), newUser()];
-    const orderA = await sold(p, a);
-    const orderB = await sold(p, b);
-    const intentA = await client.intentOf(orderA, a);
-    const intentB = await client.intentOf(orderB, b);
+    const { p, orderA, orderB, intentA, intentB } = await twoAwaitingPayment();
 
     // five deliveries of one id at once: one is handled, four get its answer
     const id = `msg_a_${orderA}`;
@@ -252,6 +260,42 @@ describe('Standard Webhooks', () => {
     const report = (await reconcileOver(app.rt, p))!;
     expect(report.problems).toEqual([]);
     expect(report.held.paid).toBe(2);
+  });
+
+  it('a payment id that already paid another order answers 409 payment-id-used in both formats, recorded and answered again (issue 37, item 1)', async () => {
+    const { p, orderA, orderB, intentA, intentB } = await twoAwaitingPayment();
+    expect((await client.paid(orderA, intentA.paymentIntentId, 'sw-dup')).status).toBe(200);
+
+    // the same notice (B's intent, A's payment id), once per format
+    const seckill = await client.paid(orderB, intentB.paymentIntentId, 'sw-dup');
+    expect(seckill.status).toBe(409);
+    expect((await problemOf(seckill)).code).toBe('payment-id-used');
+    const id = `msg_dup_${orderB}`;
+    const standard = await client.paid(orderB, intentB.paymentIntentId, 'sw-dup', {
+      webhookId: id,
+    });
+    expect(standard.status).toBe(409);
+    const standardProblem = await problemOf(standard);
+    expect(standardProblem.code).toBe('payment-id-used');
+    // the delivery is recorded: its redelivery gets the same answer, replayed
+    const delivery = await app.rt.db
+      .selectFrom('webhook_deliveries')
+      .select('status')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    expect(delivery).toEqual({ status: 409 });
+    const again = await client.paid(orderB, intentB.paymentIntentId, 'sw-dup', { webhookId: id });
+    expect(again.status).toBe(409);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await problemOf(again)).toEqual(standardProblem);
+    expect(await rowOf(orderA)).toEqual({ status: 'paid', payment_id: 'sw-dup' });
+    expect(await rowOf(orderB)).toEqual({ status: 'awaiting_payment', payment_id: null });
+    // B's genuine payment (a new delivery) still pays it: the refusal left the order as it was
+    const paid = await client.paid(orderB, intentB.paymentIntentId, 'sw-dup-b', {
+      webhookId: `${id}-2`,
+    });
+    expect(paid.status).toBe(200);
+    expect(await rowOf(orderB)).toEqual({ status: 'paid', payment_id: 'sw-dup-b' });
   });
 
   it('takes a whsec_ secret as the spec says (base64 key), and the same headers verify in process', () => {

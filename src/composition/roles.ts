@@ -4,7 +4,7 @@
  * worker process gets the order worker and the sweeper schedule. `seckill up` runs both roles in
  * one process.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
 import { Counter, Gauge } from 'prom-client';
 import { BULL_BOARD_PATH, mountAdmin } from '../http/admin.js';
@@ -12,6 +12,7 @@ import { buildApp } from '../http/app.js';
 import { mountDashboard } from '../http/dashboard.js';
 import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
+import { createApiServer } from '../http/server.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { seckill } from '../http/seckill.js';
 import { mountShop } from '../http/shop.js';
@@ -166,7 +167,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
+      (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
         mountAdmin(app, {
@@ -181,7 +182,7 @@ export async function serveApi(
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.
-  const server = createServer(app.handler).listen({
+  const server = createApiServer(app.handler, config.http).listen({
     port: config.http.port,
     host: config.http.host,
     backlog: config.http.listenBacklog,
@@ -190,9 +191,6 @@ export async function serveApi(
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  // Keep-alive must outlive the load balancer's idle timeout; headers timeout above it.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   core.lifecycle.add(
     'http server',
     async () => {

@@ -166,6 +166,22 @@ export const envSchema = z.object({
     .describe(
       'connections the kernel queues for the API before it accepts them (capped by net.core.somaxconn)',
     ),
+  HTTP_REQUEST_TIMEOUT_MS: ms
+    .min(1_000)
+    .max(300_000)
+    .default(10_000)
+    .describe(
+      "a request's headers and body must arrive within this; past it the connection gets 408 and is closed (checked about every second)",
+    ),
+  MAX_UNREAD_BODIES_PER_ADDRESS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(64)
+    .describe(
+      'request bodies one client address (the peer) may have half-sent at once; past it the new connection is closed; 0: no bound',
+    ),
   FAST_PATH: bool
     .default(true)
     .describe('answer the probes and POST /seckill ahead of Express (same answers, less CPU)'),
@@ -231,6 +247,11 @@ export const envSchema = z.object({
     .max(1_000_000)
     .optional()
     .describe('requests a shopper may send at once (default: the rate)'),
+  RATE_LIMIT_ORDERS: rate
+    .default('20/s')
+    .describe(
+      'requests per shopper on GET /orders/:id, its pay and cancel routes (bursts of n; an admin reading is not limited)',
+    ),
   RATE_LIMIT_IP: rate.optional().describe('requests per client address on the same routes'),
   RATE_LIMIT_IP_BURST: positiveInt
     .max(1_000_000)
@@ -273,70 +294,6 @@ export const envSchema = z.object({
   DEMO_STOCK: positiveInt.default(100),
 });
 
-/**
- * Rules across variables. They read the raw strings so they are reported together with the
- * per-variable problems (zod skips refinements of an object that already failed).
- */
-export function crossFieldProblems(input: Record<string, string | undefined>): string[] {
-  const problems: string[] = [];
-  const mode = input.AUTH_MODE ?? 'jwt';
-  if (mode === 'jwt' && !input.JWT_SECRET) {
-    problems.push('JWT_SECRET: required when AUTH_MODE=jwt (or set AUTH_MODE=dev for demos)');
-  }
-  if (input.NODE_ENV === 'production' && mode === 'dev') {
-    problems.push(
-      'AUTH_MODE: dev trusts the X-User-Id header and is refused when NODE_ENV=production',
-    );
-  }
-  const drain = Number(input.DRAIN_MS ?? 0);
-  const shutdown = Number(input.SHUTDOWN_TIMEOUT_MS ?? 10_000);
-  if (drain > 0 && drain >= shutdown) {
-    problems.push(
-      `DRAIN_MS: ${drain} must be shorter than SHUTDOWN_TIMEOUT_MS (${shutdown}), which forces the exit`,
-    );
-  }
-  if (input.REDIS_URL && input.REDIS_CLUSTER_NODES) {
-    problems.push('REDIS_CLUSTER_NODES: set REDIS_URL (one Redis) or this (a cluster), not both');
-  }
-  const shards = Number(input.LOCAL_REDIS_SHARDS ?? 1);
-  if (shards === 2) {
-    problems.push(
-      'LOCAL_REDIS_SHARDS: a Redis Cluster needs at least 3 masters (1, or 3 and more)',
-    );
-  }
-  if (Number(input.LOCAL_REDIS_REPLICAS ?? 0) > 0 && shards < 3) {
-    problems.push(
-      'LOCAL_REDIS_REPLICAS: replicas belong to a local cluster (LOCAL_REDIS_SHARDS >= 3)',
-    );
-  }
-  const replicas = Number(input.LOCAL_REDIS_REPLICAS ?? 0);
-  const base = Number(input.LOCAL_REDIS_PORT ?? 6380);
-  if (shards >= 3 && Number.isInteger(base) && Number.isInteger(replicas)) {
-    // nodes from the base port, then their cluster bus ports
-    const last = base + clusterPortSpan(shards, replicas) - 1;
-    if (last > 65_535) {
-      problems.push(
-        `LOCAL_REDIS_PORT: a cluster of ${shards} masters x ${1 + replicas} nodes uses ports ${base}-${last}, past 65535`,
-      );
-    }
-    const pgPort = Number(input.LOCAL_PG_PORT ?? 5433);
-    if (!input.DATABASE_URL && pgPort >= base && pgPort <= last) {
-      problems.push(
-        `LOCAL_PG_PORT: ${pgPort} is inside the local Redis Cluster's ports ${base}-${last}`,
-      );
-    }
-  }
-  if (shards > 1 && (input.REDIS_URL || input.REDIS_CLUSTER_NODES)) {
-    problems.push(
-      'LOCAL_REDIS_SHARDS: shapes the Redis the launcher starts; with REDIS_URL or REDIS_CLUSTER_NODES it starts none',
-    );
-  }
-  return problems;
-}
-
-/** Ports a local cluster uses from LOCAL_REDIS_PORT: its nodes, then their cluster bus ports. */
-export function clusterPortSpan(shards: number, replicas: number): number {
-  return 2 * shards * (1 + replicas);
-}
+export { clusterPortSpan, crossFieldProblems } from './cross-field.js';
 
 export type Env = z.output<typeof envSchema>;

@@ -16,6 +16,10 @@ export interface Config {
     host: string;
     port: number;
     bodyLimitBytes: number;
+    /** a request's headers and body must arrive within this (node's requestTimeout) */
+    requestTimeoutMs: number;
+    /** half-sent bodies per peer address; 0: no bound */
+    maxUnreadBodiesPerAddress: number;
     /** the API's listen backlog: a burst of connections must not overflow it (SYN retries) */
     listenBacklog: number;
     /** probes and known sold-out refusals answered ahead of Express (FAST_PATH) */
@@ -97,6 +101,8 @@ export interface Config {
     /** undefined: no limit */
     userLimit: RateLimit | undefined;
     ipLimit: RateLimit | undefined;
+    /** per shopper on the order routes */
+    orderLimit: RateLimit;
     trustProxy: boolean | number | string;
     /** 0: no cap */
     maxInflight: number;
@@ -184,6 +190,8 @@ export function loadConfig(
       host: e.HOST,
       port: e.PORT,
       bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+      maxUnreadBodiesPerAddress: e.MAX_UNREAD_BODIES_PER_ADDRESS,
       listenBacklog: e.LISTEN_BACKLOG,
       fastPath: e.FAST_PATH,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
@@ -259,6 +267,7 @@ export function loadConfig(
     admission: {
       userLimit: rateLimit('user', e.RATE_LIMIT_USER, e.RATE_LIMIT_USER_BURST),
       ipLimit: rateLimit('ip', e.RATE_LIMIT_IP, e.RATE_LIMIT_IP_BURST),
+      orderLimit: rateLimit('orders', e.RATE_LIMIT_ORDERS, undefined)!,
       trustProxy: trustProxy(e.TRUST_PROXY),
       maxInflight: e.MAX_INFLIGHT,
       saleTokenSecret: e.SALE_TOKEN_SECRET,

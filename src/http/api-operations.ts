@@ -107,9 +107,10 @@ export const OPERATIONS: Operation[] = [
       401: 'no identity',
       404: 'no such order of yours',
       // a bearer that is not the admin token counts as an admin guess (admin-auth.ts)
-      429: 'too many wrong admin tokens from this address, with Retry-After',
+      429: 'over RATE_LIMIT_ORDERS, or too many wrong admin tokens from this address, with Retry-After',
     },
     store: true,
+    limited: true,
   },
   {
     method: 'post',
@@ -130,9 +131,11 @@ export const OPERATIONS: Operation[] = [
       401: 'no identity',
       404: 'no such order of yours',
       409: 'expired, cancelled, paid, final',
+      429: 'over RATE_LIMIT_ORDERS',
       503: 'still settling',
     },
     store: true,
+    limited: true,
   },
   {
     method: 'post',
@@ -147,9 +150,11 @@ export const OPERATIONS: Operation[] = [
       401: 'no identity',
       404: 'no such order of yours',
       409: 'paid, expired or final',
+      429: 'over RATE_LIMIT_ORDERS',
       503: 'still settling',
     },
     store: true,
+    limited: true,
   },
   {
     method: 'post',

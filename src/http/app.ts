@@ -75,8 +75,9 @@ export function buildApp(parts: AppParts): App {
     res.type(parts.registry.contentType).send(await metricsText());
   });
   const inflight = new Inflight(parts.admission?.maxInflight ?? 0);
-  if (inflight.cap > 0) app.use(inflightCap(inflight));
+  // the cap counts a request once its body is read: a slow body holds no slot it has not earned
   app.use(jsonBody(parts.http.bodyLimitBytes));
+  if (inflight.cap > 0) app.use(inflightCap(inflight));
   const recorded = routes.recording(app);
   for (const mount of parts.routes ?? []) mount(recorded);
   app.use(notFound);

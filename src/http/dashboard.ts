@@ -4,18 +4,20 @@
  * a snapshot about twice a second). The admin token never goes in a URL: the login form posts it
  * once (throttled per address like every admin token), and gets the admin session cookie
  * (admin-session.ts: path /admin, so it opens Bull Board too). A logout ends the session for
- * every API process. The stream also takes the bearer token, for scripts.
+ * every API process, and the streams it opened there. The stream also takes the bearer token,
+ * for scripts.
  */
 import type { IRouter, Response } from 'express';
 import { z } from 'zod';
 import { ProblemError } from '../errors.js';
-import type { AdminAccess, DashboardFeed } from '../services/index.js';
+import type { AdminAccess, DashboardFeed, DashboardSnapshot } from '../services/index.js';
 import {
   authorizeAdmin,
   clearSessionCookie,
   sessionCookie,
   setSessionCookie,
 } from './admin-session.js';
+import { bearer } from './auth.js';
 import { dashboardPage, loginPage, type DashboardLinks } from './dashboard-page.js';
 import { parseOr400 } from './validation.js';
 
@@ -82,10 +84,26 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
     res.write('retry: 2000\n\n');
     // the charts' last minutes first: a page opened mid-sale does not start empty
     res.write(`event: history\ndata: ${JSON.stringify(deps.feed.history())}\n\n`);
-    const unsubscribe = deps.feed.subscribe(
-      (s) => res.write(`data: ${JSON.stringify(s)}\n\n`),
-      () => res.end(),
-    );
+    // A stream opened by a session lives only as long as the session: a logout (on any process;
+    // sessions live in Redis) ends it at the next snapshot. One EXISTS per snapshot and viewer.
+    const session = bearer(req) === undefined ? sessionCookie(req) : undefined;
+    let checking = false;
+    const send = (snapshot: DashboardSnapshot) => {
+      if (session === undefined) return void res.write(`data: ${JSON.stringify(snapshot)}\n\n`);
+      if (checking) return; // the last check has not answered: skip this snapshot
+      checking = true;
+      access.valid(session).then(
+        (valid) => {
+          checking = false;
+          if (!valid) res.end();
+          else if (!res.writableEnded) res.write(`data: ${JSON.stringify(snapshot)}\n\n`);
+        },
+        () => {
+          checking = false; // Redis away: the next snapshot asks again
+        },
+      );
+    };
+    const unsubscribe = deps.feed.subscribe(send, () => res.end());
     // the viewer went away (tab closed, network gone): stop, and the feed stops with the last one
     res.on('close', unsubscribe);
   });

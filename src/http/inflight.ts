@@ -1,6 +1,7 @@
 /**
- * Load shedding: at most `cap` requests in flight in this process (MAX_INFLIGHT). Past it a
- * request is answered 503 + Retry-After before its body is read or any store is asked, so an
+ * Load shedding: at most `cap` requests in flight in this process (MAX_INFLIGHT). A request counts
+ * once its body is read (a slow body holds no slot it has not earned: server.ts bounds those).
+ * Past it a request is answered 503 + Retry-After before any store is asked, so an
  * overloaded process sheds the excess instead of slowing every request down until clients time
  * out. The probes and /metrics are mounted before it and never shed.
  */

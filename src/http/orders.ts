@@ -4,11 +4,18 @@
  * `POST /orders/:id/cancel`; the provider's signed webhook (payment-webhook.ts) settles. Only
  * the buyer (or an admin, reading) may see an order; to anyone else it does not exist (404).
  */
-import type { IRouter } from 'express';
+import type { IRouter, Request } from 'express';
 import { z } from 'zod';
 import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { AdminAccess, OrderLookup, Payments, PaymentOutcome } from '../services/index.js';
+import type {
+  Admission,
+  AdminAccess,
+  OrderLookup,
+  Payments,
+  PaymentOutcome,
+} from '../services/index.js';
+import { admissionProblem } from './admission-problems.js';
 import { isAdmin, shopperId } from './auth.js';
 import { parseOr400 } from './validation.js';
 
@@ -95,13 +102,26 @@ export interface OrderRoutes {
   access: AdminAccess;
   orders: OrderLookup;
   pay: Payments;
+  /** RATE_LIMIT_ORDERS per shopper */
+  admission: Pick<Admission, 'limitOrders'>;
+}
+
+/**
+ * The shopper's identity, once the order routes' rate limit let the request through (the
+ * RateLimit headers go with the 429 only: these routes answer many problems, all lookups).
+ */
+async function limitedShopper(req: Request, deps: OrderRoutes): Promise<string> {
+  const userId = await shopperId(req, deps.auth);
+  const limited = await deps.admission.limitOrders(userId);
+  if (limited.refusal) throw admissionProblem(limited.refusal);
+  return userId;
 }
 
 export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   router.get('/orders/:id', async (req, res) => {
     const id = String(req.params.id);
     const admin = await isAdmin(req, deps.auth, deps.access);
-    const reader = admin ? { admin: true as const } : { userId: await shopperId(req, deps.auth) };
+    const reader = admin ? { admin: true as const } : { userId: await limitedShopper(req, deps) };
     if (!UUID.test(id)) throw notFound(id);
     const order = await deps.orders.find(id, reader);
     if (!order) throw notFound(id);
@@ -111,7 +131,7 @@ export function mountOrders(router: IRouter, deps: OrderRoutes): void {
   // Starts (or answers again) the order's payment: 201 a new intent, 200 the same one again.
   router.post('/orders/:id/pay', async (req, res) => {
     const id = String(req.params.id);
-    const userId = await shopperId(req, deps.auth);
+    const userId = await limitedShopper(req, deps);
     if (!UUID.test(id)) throw notFound(id);
     const body: unknown = req.body ?? {};
     if (typeof body === 'object' && body !== null && 'paymentId' in body) throw paymentIdWas();
@@ -123,7 +143,7 @@ export function mountOrders(router: IRouter, deps: OrderRoutes): void {
 
   router.post('/orders/:id/cancel', async (req, res) => {
     const id = String(req.params.id);
-    const userId = await shopperId(req, deps.auth);
+    const userId = await limitedShopper(req, deps);
     if (!UUID.test(id)) throw notFound(id);
     res.json(answer(await deps.pay.cancel(id, userId), id));
   });

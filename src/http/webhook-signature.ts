@@ -120,7 +120,9 @@ function verifySeckillSignature(header: string | undefined, body: Buffer, opts: 
   let t: string | undefined;
   const signatures: string[] = [];
   for (const part of header.split(',')) {
-    const [k, v] = part.trim().split('=', 2);
+    // the value is everything after the first '=' (split's limit would drop `=junk` unseen)
+    const at = part.indexOf('=');
+    const [k, v] = at < 0 ? [part.trim(), ''] : [part.slice(0, at).trim(), part.slice(at + 1)];
     if (k === 't') t = v;
     else if (k === 'v1' && v) signatures.push(v);
   }

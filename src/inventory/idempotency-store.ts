@@ -148,6 +148,15 @@ export class IdempotencyStore {
     return { ...fresh, leaseUntil: Date.now() + this.leaseMs };
   }
 
+  /**
+   * The key's record, read only (one GET): how a refusal the guard already knows answers a keyed
+   * request without storing anything. Undefined: the key holds nothing.
+   */
+  async peek(userId: string, key: string): Promise<IdempotencyRecord | undefined> {
+    const raw = await this.redis.get(this.where(userId, key).rk);
+    return raw === null ? undefined : decodeIdempotencyRecord(raw);
+  }
+
   /** Claims the key for this request (with the order id it will sell under), or says what else. */
   async begin(
     userId: string,

@@ -31,6 +31,24 @@ export class PaymentRepository extends OrdersRepository {
     intentId: string;
     paymentId: string;
   }): Promise<OrderRow | 'payment-used' | undefined> {
+    // Inside a webhook delivery's transaction a unique violation aborts the whole transaction
+    // (the delivery could not be recorded): a savepoint confines it to this statement.
+    if (!this.db.isTransaction) return this.markPaidStatement(settlement);
+    await sql`savepoint mark_paid`.execute(this.db);
+    const row = await this.markPaidStatement(settlement);
+    await sql
+      .raw(
+        row === 'payment-used' ? 'rollback to savepoint mark_paid' : 'release savepoint mark_paid',
+      )
+      .execute(this.db);
+    return row;
+  }
+
+  private async markPaidStatement(settlement: {
+    orderId: string;
+    intentId: string;
+    paymentId: string;
+  }): Promise<OrderRow | 'payment-used' | undefined> {
     try {
       return await this.db
         .updateTable('orders')

@@ -20,12 +20,20 @@ import {
 import type { SoldOrder } from '../inventory/index.js';
 import { payBy } from './repository.js';
 
-/** Retries with a capped exponential backoff (see the worker); failed jobs are kept, not dropped. */
+/**
+ * Persist jobs that used up their attempts, kept for an operator to read (Bull Board): the newest
+ * 1,000, none older than 7 days (BullMQ's `age` is in seconds). A long PostgreSQL outage used to
+ * grow the queue without bound. Dropping a failed job loses no order: its orders stay in their
+ * outbox until a worker commits them, and the sweeper re-enqueues them.
+ */
+export const FAILED_JOBS_KEPT = { count: 1_000, age: 7 * 24 * 3_600 } as const;
+
+/** Retries with a capped exponential backoff (see the worker); a bounded set of failures kept. */
 export const PERSIST_JOB_OPTIONS: JobsOptions = {
   attempts: 30,
   backoff: { type: 'capped' },
   removeOnComplete: { count: 1_000 },
-  removeOnFail: false,
+  removeOnFail: FAILED_JOBS_KEPT,
 };
 
 export function createOrderQueue(connection: RedisClient, prefix: string): Queue {

@@ -9,7 +9,7 @@ import type { RateDecision } from '../access/index.js';
 import type { Catalogue, ProductView } from '../inventory/index.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
-export type LimitedRoute = 'seckill' | 'token';
+export type LimitedRoute = 'seckill' | 'token' | 'orders';
 
 /** A check's answer: the refusal, or undefined when the request may go on. */
 type Refused = AdmissionRefusal | undefined;
@@ -97,6 +97,7 @@ export interface RateLimiter {
 
 export class Admission {
   private readonly limits: RateLimit[];
+  private readonly orderLimits: RateLimit[];
 
   constructor(
     private readonly deps: {
@@ -108,6 +109,7 @@ export class Admission {
     this.limits = [deps.config.userLimit, deps.config.ipLimit].filter(
       (l): l is RateLimit => l !== undefined,
     );
+    this.orderLimits = [deps.config.orderLimit];
   }
 
   get limited(): boolean {
@@ -140,17 +142,17 @@ export class Admission {
             : decision.retryMs > tightest.decision.retryMs));
       if (worse) tightest = { limit, decision };
     });
-    const state = { limits: this.limits, tightest: tightest! };
-    if (!state.tightest.decision.allowed) {
-      const refusal: AdmissionRefusal = {
-        code: 'rate-limited',
-        detail: `over the ${state.tightest.limit.name} limit of ${describe(state.tightest.limit)}`,
-        retryAfterSeconds: Math.max(1, Math.ceil(state.tightest.decision.retryMs / 1_000)),
-        rate: state,
-      };
-      return { state, refusal };
-    }
-    return { state };
+    return checked({ limits: this.limits, tightest: tightest! });
+  }
+
+  /**
+   * Takes one request from the shopper's bucket of the order routes (RATE_LIMIT_ORDERS): an
+   * order id of the older format searches up to 50 products, so reads are not free.
+   */
+  async limitOrders(userId: string): Promise<LimitCheck> {
+    const limit = this.deps.config.orderLimit;
+    const decision = await this.deps.rateLimiter.take('orders', 'user', userId, limit);
+    return checked({ limits: this.orderLimits, tightest: { limit, decision } });
   }
 
   /**
@@ -222,6 +224,18 @@ export class Admission {
 }
 
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
+
+/** The check's answer: the state, and the refusal when its tightest bucket is empty. */
+function checked(state: RateState): LimitCheck {
+  if (state.tightest.decision.allowed) return { state };
+  const refusal: AdmissionRefusal = {
+    code: 'rate-limited',
+    detail: `over the ${state.tightest.limit.name} limit of ${describe(state.tightest.limit)}`,
+    retryAfterSeconds: Math.max(1, Math.ceil(state.tightest.decision.retryMs / 1_000)),
+    rate: state,
+  };
+  return { state, refusal };
+}
 
 const describe = (limit: RateLimit) =>
   `${limit.rate}/${limit.periodMs === 1_000 ? 's' : 'm'} (bursts of ${limit.burst})`;

@@ -14,6 +14,8 @@ import type {
 export type { Begin, IdempotencyHandle, IdempotencyRecord, StoredResponse };
 
 export interface IdempotencyRecords {
+  /** The key's record, read only; undefined when it holds none. */
+  peek(userId: string, key: string): Promise<IdempotencyRecord | undefined>;
   /** Claims the key for this request (with the order id it will sell under), or says what else. */
   begin(userId: string, key: string, fresh: Omit<IdempotencyRecord, 'leaseUntil'>): Promise<Begin>;
   /**

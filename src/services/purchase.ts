@@ -117,11 +117,29 @@ export class PurchaseService {
       }
     }
     const order = { productId: call.productId, userId, quantity: call.quantity };
-    const outcome =
-      call.idempotencyKey === undefined
-        ? await this.once(order, answers)
-        : await this.withKey(order, call.idempotencyKey, answers);
-    return { ...outcome, rate };
+    if (call.idempotencyKey === undefined) return { ...(await this.once(order, answers)), rate };
+    const keyed = refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers));
+    return { ...(keyed || (await this.withKey(order, call.idempotencyKey, answers))), rate };
+  }
+
+  /**
+   * A keyed request for a product the guard refuses: the key's stored answer if it has one (a
+   * purchase that sold before the sell-out still answers 202), else the guard's refusal, stored
+   * nowhere (one read; a key must not buy a bot a write per request past the limits, which a
+   * known refusal skips). Undefined: the key's first run is still open, settle it as usual.
+   */
+  private async knownWithKey(
+    order: PurchaseOrder,
+    key: string,
+    answers: PurchaseAnswers,
+  ): Promise<PurchaseOutcome | undefined> {
+    const refusal = this.deps.checkout.refusalFromMemory(order.productId);
+    if (!refusal) return undefined;
+    const record = await this.deps.idempotency.peek(order.userId, key);
+    if (!record) return { kind: 'answer', response: answers.refused(refusal), replayed: false };
+    const fp = requestFingerprint({ productId: order.productId, quantity: order.quantity });
+    if (record.fp !== fp) return { kind: 'key-reused' };
+    return record.done && { kind: 'answer', response: record.done, replayed: true };
   }
 
   /** A purchase without a key: a lost answer names the order id it may have sold. */
