@@ -374,6 +374,35 @@ describe('load shedding', () => {
     return { socket, closed };
   }
 
+  /** What a raw socket gets back for `bytes` before the server closes it. */
+  function rawAnswer(port: number, bytes: string): Promise<string> {
+    const socket = connect({ port, host: '127.0.0.1' });
+    let received = '';
+    socket.on('data', (d) => (received += d.toString()));
+    socket.on('error', () => {});
+    socket.write(bytes);
+    return new Promise((resolve) => socket.once('close', () => resolve(received)));
+  }
+
+  it('what node refuses before any handler (a broken request line, oversized headers) is answered as problem+json', async () => {
+    const port = Number(new URL(a.url).port);
+    const cases = [
+      { bytes: 'GARBAGE\r\n\r\n', status: 'HTTP/1.1 400 Bad Request', code: 'malformed-request' },
+      {
+        bytes: `GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        status: 'HTTP/1.1 431 Request Header Fields Too Large',
+        code: 'headers-too-large',
+      },
+    ];
+    for (const c of cases) {
+      const answer = await rawAnswer(port, c.bytes);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head!.split('\r\n')[0]).toBe(c.status);
+      expect(head).toContain('\r\nContent-Type: application/problem+json\r\n');
+      expect(JSON.parse(body!)).toMatchObject({ type: `urn:seckill:problem:${c.code}` });
+    }
+  });
+
   for (const fast of [true, false]) {
     it(`slow bodies hold no in-flight slot, are closed with 408 after HTTP_REQUEST_TIMEOUT_MS, and one address may hold only so many (FAST_PATH=${fast}; issue 37, item 2)`, async () => {
       const capped = await startApp(
@@ -417,6 +446,12 @@ describe('load shedding', () => {
         expect(ends.map((e) => e.split('\r\n')[0])).toEqual(
           ends.map(() => 'HTTP/1.1 408 Request Timeout'),
         );
+        // as problem+json, as every other refusal of bad input
+        for (const e of ends) expect(e).toContain('\r\nContent-Type: application/problem+json\r\n');
+        expect(JSON.parse(ends[0]!.split('\r\n\r\n')[1]!)).toMatchObject({
+          type: 'urn:seckill:problem:request-timeout',
+          status: 408,
+        });
         // nothing was sold for them: one unit sold of five
         expect((await capped.rt.products.state(p))!.remaining).toBe(4);
       } finally {

@@ -11,6 +11,9 @@
  * X-Forwarded-For (a proxy that streams slow bodies through is one address: raise the bound).
  */
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { problemType } from '../errors.js';
+import { PROBLEM_JSON } from './problem.js';
 
 const hasBody = (req: IncomingMessage) =>
   req.headers['transfer-encoding'] !== undefined ||
@@ -42,6 +45,59 @@ export function unreadBodiesPerAddress(limit: number, next: RequestListener): Re
   return Object.assign(bounded, { inner: next });
 }
 
+/**
+ * What node's parser refuses before any handler sees a request, by node's error code; node's own
+ * answers are bare status lines, these the problem+json every other refusal is (bad input: 4xx).
+ */
+const CLIENT_ERRORS: Record<
+  string,
+  { status: number; reason: string; code: string; title: string }
+> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    status: 408,
+    reason: 'Request Timeout',
+    code: 'request-timeout',
+    title: 'The request did not arrive within HTTP_REQUEST_TIMEOUT_MS',
+  },
+  HPE_HEADER_OVERFLOW: {
+    status: 431,
+    reason: 'Request Header Fields Too Large',
+    code: 'headers-too-large',
+    title: 'Request headers too large',
+  },
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
+    status: 413,
+    reason: 'Payload Too Large',
+    code: 'chunk-extensions-too-large',
+    title: 'Chunk extensions too large',
+  },
+};
+const MALFORMED = {
+  status: 400,
+  reason: 'Bad Request',
+  code: 'malformed-request',
+  title: 'Malformed HTTP request',
+};
+
+/** node's default clientError answer (status by error code), as problem+json; then close. */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // as node does: answer only on a connection that has not started an answer of its own
+  const fresh = (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0;
+  if (err.code !== 'ECONNRESET' && socket.writable && fresh) {
+    const known = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
+    const body = JSON.stringify({
+      type: problemType(known.code),
+      title: known.title,
+      status: known.status,
+    });
+    socket.write(
+      `HTTP/1.1 ${known.status} ${known.reason}\r\nContent-Type: ${PROBLEM_JSON}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 /** The API's server over `handler`, with the bounds above (not yet listening). */
 export function createApiServer(
   handler: RequestListener,
@@ -55,6 +111,7 @@ export function createApiServer(
     },
     unreadBodiesPerAddress(opts.maxUnreadBodiesPerAddress, handler),
   );
+  server.on('clientError', answerClientError);
   // Keep-alive must outlive the load balancer's idle timeout.
   server.keepAliveTimeout = 65_000;
   return server;
