@@ -340,6 +340,11 @@ describe('seckill up (the README first command)', () => {
       30_000,
     );
     expect(report).toMatchObject({ remaining: 0, pending: 0, persistedOrders: 40 });
+    // a second terminal's CLI, nothing set but the data folder: it finds the running cluster
+    const second = runCli(['reconcile', 'demo'], { DATA_DIR: dir.path });
+    expect(await second.exited, second.output()).toBe(0);
+    expect(second.stdout()).toContain('OK: every unit is accounted for');
+    expect(second.stdout()).toMatch(/"remaining":0,.*"persistedOrders":40/);
 
     // a node that dies is restarted by the launcher (as a supervisor would), the stack stays up
     const firstPort = Number(run.output().match(/on ports (\d+)-/)![1]);
@@ -358,6 +363,7 @@ describe('seckill up (the README first command)', () => {
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
+    expect(existsSync(join(dir.path, 'stack.json'))).toBe(false);
     for (const pid of [...apiPids, ...nodePids, restarted])
       expect(isAlive(pid), `pid ${pid}`).toBe(false);
   });

@@ -12,6 +12,7 @@ import {
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../inventory/index.js';
+import { runningStackDefaults } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
@@ -26,7 +27,13 @@ import { sayAdminApi, warnDevAuth } from './up.js';
  * needs answer first, or it ends with one line saying which did not.
  */
 async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, { AUTH_MODE: 'dev', LOG_LEVEL: 'error' });
+  const oneShot = { AUTH_MODE: 'dev', LOG_LEVEL: 'error' };
+  // a running `up` on DATA_DIR says where its stores are (what the environment leaves unset)
+  const { dataDir } = loadConfig(process.env, oneShot).launcher;
+  const config = loadConfig(process.env, {
+    ...oneShot,
+    ...runningStackDefaults(dataDir, process.env),
+  });
   const core = createCore(config, createLogger(config));
   try {
     await assertStoresAnswer(core, stores);

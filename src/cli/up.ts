@@ -20,6 +20,7 @@ import {
   startLocalServices,
 } from '../launcher/local-stack.js';
 import { assertPortFree, LaunchError } from '../launcher/process.js';
+import { writeStackFile } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
@@ -75,6 +76,9 @@ export async function up(): Promise<void> {
       }),
     );
     if (lifecycle.isClosing) return; // the shutdown under way stops what started
+    // the CLI in a second terminal finds these stores from here (removed on exit)
+    const removeStackFile = writeStackFile(config, process.env);
+    lifecycle.add('stack file', async () => removeStackFile());
     const core = createCore(config, logger, lifecycle);
     // a given DATABASE_URL that does not answer: one line, not the migrator's error
     await assertStoresAnswer(core, ['postgres']);
