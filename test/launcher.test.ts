@@ -462,6 +462,33 @@ describe('seckill up (the README first command)', () => {
     }
   });
 
+  it('a busy LOCAL_REDIS_PORT is refused naming LOCAL_REDIS_PORT, before PostgreSQL starts', async () => {
+    const dir = tempDir('l-redis-port');
+    cleanups.push(() => dir.remove());
+    const { createServer } = await import('node:net');
+    const squatter = createServer().listen(0, '127.0.0.1');
+    await new Promise((r) => squatter.once('listening', r));
+    const port = (squatter.address() as { port: number }).port;
+    try {
+      const run = runCli(['up'], {
+        LOG_LEVEL: 'warn',
+        PORT: String(await freePort()),
+        DATA_DIR: dir.path,
+        LOCAL_REDIS_PORT: String(port),
+        LOCAL_PG_PORT: String(await freePort()),
+        PATH: process.env.PATH ?? '',
+        AUTO_INSTALL: 'false',
+      });
+      expect(await run.exited).toBe(1);
+      expect(run.stderr().trimEnd().split('\n').at(-1)).toBe(
+        `seckill: LOCAL_REDIS_PORT ${port}: port ${port} is already in use: stop what listens there, or set LOCAL_REDIS_PORT to a free port`,
+      );
+      expect(existsSync(join(dir.path, 'postgres'))).toBe(false);
+    } finally {
+      squatter.close();
+    }
+  });
+
   it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
     const dir = tempDir('l-crash');
     cleanups.push(() => dir.remove());
@@ -485,7 +512,11 @@ describe('seckill up (the README first command)', () => {
     expect(code, run.output()).not.toBe('hung');
     expect(code).not.toBe(0);
     expect(isAlive(pgPid)).toBe(false);
-    expect(run.output()).toContain('a local server exited unexpectedly');
+    // one plain [seckill] line among the launcher's others, not a JSON record
+    expect(run.stderr()).toMatch(
+      /^\[seckill\] a local server exited unexpectedly: redis-server \(exit .+; log .+\); stopping everything$/m,
+    );
+    expect(run.stdout()).not.toContain('exited unexpectedly');
   });
 
   it('uses REDIS_URL / DATABASE_URL when set and starts nothing', async () => {

@@ -6,9 +6,6 @@
  * Exit codes: 0 done; 1 it failed (a reconcile mismatch, a server that would not start, a store
  * that does not answer, a migration, a refused seed); 2 a usage or configuration error.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, redactText } from '../config/index.js';
 import { MigrationError } from '../db/migrate.js';
@@ -18,30 +15,11 @@ import { LaunchError } from '../launcher/process.js';
 import { COMMANDS, type Command } from './command-table.js';
 import { commandHelp, overview } from './help.js';
 import { ExitError } from './output.js';
+import { packageVersion } from '../version.js';
 
 const USAGE = overview(COMMANDS);
 
 const find = (name: string) => COMMANDS.find((c) => c.name === name);
-
-/** package.json's version: next to src/ in a checkout, next to dist/ in a build. */
-function version(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const up of [
-    ['..', '..'],
-    ['..', '..', '..'],
-  ]) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(here, ...up, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'seckill' && pkg.version) return pkg.version;
-    } catch {
-      // not there: the next candidate
-    }
-  }
-  return 'unknown';
-}
 
 function unknownCommand(name: string): ExitError {
   return new ExitError(`unknown command "${name}"\n\n${USAGE}`, 2);
@@ -55,7 +33,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (name === '--version' || name === '-V') {
-    process.stdout.write(`seckill ${version()} (Node.js ${process.version})\n`);
+    process.stdout.write(`seckill ${packageVersion()} (Node.js ${process.version})\n`);
     return;
   }
   if (name === 'help') {

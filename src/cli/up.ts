@@ -57,7 +57,10 @@ export async function up(): Promise<void> {
         progress,
         // A supervisor restarts a launcher that exits non-zero: stop the rest, bounded, and go.
         onCrash: (name, code, logFile) => {
-          logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
+          // a plain line among the launcher's other [seckill] lines, not a JSON log record
+          progress(
+            `a local server exited unexpectedly: ${name} (exit ${code}; log ${logFile}); stopping everything`,
+          );
           void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
         },
         onNodeExit: (name, code, logFile, restartInMs) =>
@@ -106,7 +109,7 @@ export async function up(): Promise<void> {
       void startWhenRedisAnswers(core, redisParts).then(
         (started) => started && printReady(config),
         (err: unknown) => {
-          logger.fatal({ err: messageOf(err) }, 'start-up failed after Redis came back');
+          progress(`start-up failed after Redis came back: ${messageOf(err)}; stopping everything`);
           void lifecycle.close().then(() => process.exit(1));
         },
       );
