@@ -18,6 +18,7 @@ import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
 import { seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
+import { SEED_OPTIONS } from './seed-options.js';
 import { assertStoresAnswer, type Store } from './stores.js';
 import { sayAdminApi, warnDevAuth } from './up.js';
 
@@ -106,19 +107,6 @@ export async function worker(): Promise<void> {
         : ''),
   );
 }
-
-export const SEED_OPTIONS = {
-  total: { type: 'string' },
-  segments: { type: 'string' },
-  strategy: { type: 'string', default: 'segmented' },
-  'limit-per-user': { type: 'string' },
-  'pay-within': { type: 'string' },
-  'require-sale-token': { type: 'boolean', default: false },
-  'starts-at': { type: 'string' },
-  'ends-at': { type: 'string' },
-  force: { type: 'boolean', default: false },
-  json: { type: 'boolean', default: false },
-} as const;
 
 type SeedValues = ReturnType<typeof parseArgs<{ options: typeof SEED_OPTIONS }>>['values'];
 
