@@ -434,60 +434,48 @@ describe('seckill up (the README first command)', () => {
     },
   );
 
-  it('a busy PORT is refused first, in plain words, before any server starts', async () => {
-    const dir = tempDir('l-port');
-    cleanups.push(() => dir.remove());
-    const { createServer } = await import('node:net');
-    const squatter = createServer().listen(0, '127.0.0.1');
-    await new Promise((r) => squatter.once('listening', r));
-    const port = (squatter.address() as { port: number }).port;
-    try {
-      const run = runCli(['up'], {
-        LOG_LEVEL: 'warn',
-        PORT: String(port),
-        DATA_DIR: dir.path,
-        LOCAL_REDIS_PORT: String(await freePort()),
-        LOCAL_PG_PORT: String(await freePort()),
-        PATH: process.env.PATH ?? '',
-        AUTO_INSTALL: 'false',
-      });
-      expect(await run.exited).toBe(1);
-      expect(run.output().trim()).toBe(
+  it.each([
+    [
+      'PORT',
+      (port: number) =>
         `seckill: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT to a free port`,
-      );
-      expect(existsSync(join(dir.path, 'redis'))).toBe(false);
-      expect(existsSync(join(dir.path, 'postgres'))).toBe(false);
-    } finally {
-      squatter.close();
-    }
-  });
-
-  it('a busy LOCAL_REDIS_PORT is refused naming LOCAL_REDIS_PORT, before PostgreSQL starts', async () => {
-    const dir = tempDir('l-redis-port');
-    cleanups.push(() => dir.remove());
-    const { createServer } = await import('node:net');
-    const squatter = createServer().listen(0, '127.0.0.1');
-    await new Promise((r) => squatter.once('listening', r));
-    const port = (squatter.address() as { port: number }).port;
-    try {
-      const run = runCli(['up'], {
-        LOG_LEVEL: 'warn',
-        PORT: String(await freePort()),
-        DATA_DIR: dir.path,
-        LOCAL_REDIS_PORT: String(port),
-        LOCAL_PG_PORT: String(await freePort()),
-        PATH: process.env.PATH ?? '',
-        AUTO_INSTALL: 'false',
-      });
-      expect(await run.exited).toBe(1);
-      expect(run.stderr().trimEnd().split('\n').at(-1)).toBe(
+      ['redis', 'postgres'],
+    ],
+    [
+      'LOCAL_REDIS_PORT',
+      (port: number) =>
         `seckill: LOCAL_REDIS_PORT ${port}: port ${port} is already in use: stop what listens there, or set LOCAL_REDIS_PORT to a free port`,
-      );
-      expect(existsSync(join(dir.path, 'postgres'))).toBe(false);
-    } finally {
-      squatter.close();
-    }
-  });
+      ['postgres'],
+    ],
+  ] as const)(
+    'a busy %s is refused in plain words naming it, before the servers after it start',
+    async (variable, said, notStarted) => {
+      const dir = tempDir('l-port');
+      cleanups.push(() => dir.remove());
+      const { createServer } = await import('node:net');
+      const squatter = createServer().listen(0, '127.0.0.1');
+      await new Promise((r) => squatter.once('listening', r));
+      const port = (squatter.address() as { port: number }).port;
+      try {
+        const run = runCli(['up'], {
+          LOG_LEVEL: 'warn',
+          PORT: String(await freePort()),
+          DATA_DIR: dir.path,
+          LOCAL_REDIS_PORT: String(await freePort()),
+          LOCAL_PG_PORT: String(await freePort()),
+          PATH: process.env.PATH ?? '',
+          AUTO_INSTALL: 'false',
+          [variable]: String(port),
+        });
+        expect(await run.exited).toBe(1);
+        expect(run.stderr().trimEnd().split('\n').at(-1)).toBe(said(port));
+        if (variable === 'PORT') expect(run.output().trim()).toBe(said(port));
+        for (const server of notStarted) expect(existsSync(join(dir.path, server))).toBe(false);
+      } finally {
+        squatter.close();
+      }
+    },
+  );
 
   it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
     const dir = tempDir('l-crash');
