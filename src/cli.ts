@@ -11,7 +11,8 @@ const running = process.versions.node;
 if (Number(running.split('.')[0]) < MIN_NODE_MAJOR) {
   process.stderr.write(
     `seckill: Node.js ${MIN_NODE_MAJOR} or newer is needed; this is ${running} (${process.execPath}). ` +
-      `Install Node.js ${MIN_NODE_MAJOR} LTS (https://nodejs.org, or: nvm install ${MIN_NODE_MAJOR}) and run it again.\n`,
+      `Install Node.js ${MIN_NODE_MAJOR} LTS (https://nodejs.org, or: nvm install ${MIN_NODE_MAJOR}), or in a checkout ` +
+      `put a private one first: export PATH="$(bash .ci/node.sh):$PATH" (npm start does that itself).\n`,
   );
   process.exit(1);
 }

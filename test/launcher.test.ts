@@ -340,6 +340,11 @@ describe('seckill up (the README first command)', () => {
       30_000,
     );
     expect(report).toMatchObject({ remaining: 0, pending: 0, persistedOrders: 40 });
+    // a second terminal's CLI, nothing set but the data folder: it finds the running cluster
+    const second = runCli(['reconcile', 'demo'], { DATA_DIR: dir.path });
+    expect(await second.exited, second.output()).toBe(0);
+    expect(second.stdout()).toContain('OK: every unit is accounted for');
+    expect(second.stdout()).toMatch(/"remaining":0,.*"persistedOrders":40/);
 
     // a node that dies is restarted by the launcher (as a supervisor would), the stack stays up
     const firstPort = Number(run.output().match(/on ports (\d+)-/)![1]);
@@ -358,6 +363,7 @@ describe('seckill up (the README first command)', () => {
 
     run.child.kill('SIGINT');
     expect(await run.exited).toBe(0);
+    expect(existsSync(join(dir.path, 'stack.json'))).toBe(false);
     for (const pid of [...apiPids, ...nodePids, restarted])
       expect(isAlive(pid), `pid ${pid}`).toBe(false);
   });
@@ -428,33 +434,48 @@ describe('seckill up (the README first command)', () => {
     },
   );
 
-  it('a busy PORT is refused first, in plain words, before any server starts', async () => {
-    const dir = tempDir('l-port');
-    cleanups.push(() => dir.remove());
-    const { createServer } = await import('node:net');
-    const squatter = createServer().listen(0, '127.0.0.1');
-    await new Promise((r) => squatter.once('listening', r));
-    const port = (squatter.address() as { port: number }).port;
-    try {
-      const run = runCli(['up'], {
-        LOG_LEVEL: 'warn',
-        PORT: String(port),
-        DATA_DIR: dir.path,
-        LOCAL_REDIS_PORT: String(await freePort()),
-        LOCAL_PG_PORT: String(await freePort()),
-        PATH: process.env.PATH ?? '',
-        AUTO_INSTALL: 'false',
-      });
-      expect(await run.exited).toBe(1);
-      expect(run.output().trim()).toBe(
+  it.each([
+    [
+      'PORT',
+      (port: number) =>
         `seckill: PORT ${port} is already in use on 127.0.0.1: stop what listens there, or set PORT to a free port`,
-      );
-      expect(existsSync(join(dir.path, 'redis'))).toBe(false);
-      expect(existsSync(join(dir.path, 'postgres'))).toBe(false);
-    } finally {
-      squatter.close();
-    }
-  });
+      ['redis', 'postgres'],
+    ],
+    [
+      'LOCAL_REDIS_PORT',
+      (port: number) =>
+        `seckill: LOCAL_REDIS_PORT ${port}: port ${port} is already in use: stop what listens there, or set LOCAL_REDIS_PORT to a free port`,
+      ['postgres'],
+    ],
+  ] as const)(
+    'a busy %s is refused in plain words naming it, before the servers after it start',
+    async (variable, said, notStarted) => {
+      const dir = tempDir('l-port');
+      cleanups.push(() => dir.remove());
+      const { createServer } = await import('node:net');
+      const squatter = createServer().listen(0, '127.0.0.1');
+      await new Promise((r) => squatter.once('listening', r));
+      const port = (squatter.address() as { port: number }).port;
+      try {
+        const run = runCli(['up'], {
+          LOG_LEVEL: 'warn',
+          PORT: String(await freePort()),
+          DATA_DIR: dir.path,
+          LOCAL_REDIS_PORT: String(await freePort()),
+          LOCAL_PG_PORT: String(await freePort()),
+          PATH: process.env.PATH ?? '',
+          AUTO_INSTALL: 'false',
+          [variable]: String(port),
+        });
+        expect(await run.exited).toBe(1);
+        expect(run.stderr().trimEnd().split('\n').at(-1)).toBe(said(port));
+        if (variable === 'PORT') expect(run.output().trim()).toBe(said(port));
+        for (const server of notStarted) expect(existsSync(join(dir.path, server))).toBe(false);
+      } finally {
+        squatter.close();
+      }
+    },
+  );
 
   it('exits non-zero within a bound, its servers stopped, when its redis-server is killed -9', async () => {
     const dir = tempDir('l-crash');
@@ -479,7 +500,11 @@ describe('seckill up (the README first command)', () => {
     expect(code, run.output()).not.toBe('hung');
     expect(code).not.toBe(0);
     expect(isAlive(pgPid)).toBe(false);
-    expect(run.output()).toContain('a local server exited unexpectedly');
+    // one plain [seckill] line among the launcher's others, not a JSON record
+    expect(run.stderr()).toMatch(
+      /^\[seckill\] a local server exited unexpectedly: redis-server \(exit .+; log .+\); stopping everything$/m,
+    );
+    expect(run.stdout()).not.toContain('exited unexpectedly');
   });
 
   it('uses REDIS_URL / DATABASE_URL when set and starts nothing', async () => {

@@ -4,6 +4,8 @@
  * Schema 2020-12).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -46,6 +48,9 @@ describe('/openapi.json', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect((doc as unknown as { openapi: string }).openapi).toBe('3.1.0');
+    // the version is the package's (it said 1.0.0 while the package was 0.1.0)
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8'));
+    expect((doc as unknown as { info: { version: string } }).info.version).toBe(pkg.version);
   });
 
   it('the API answers as documented: statuses and bodies of every route', async () => {
@@ -362,6 +367,8 @@ describe('/openapi.json', () => {
     await call('GET', '/docs/init.js', '/docs/init.js');
     await call('GET', '/openapi.json', '/openapi.json');
     await call('GET', '/metrics', '/metrics');
+    const icon = await call('GET', '/favicon.ico', '/favicon.ico');
+    expect(icon.status).toBe(204);
 
     // every documented operation was called at least once
     const called = new Set(seen.map((s) => s.split(' ').slice(0, 2).join(' ')));

@@ -113,6 +113,10 @@ describe('a lost Redis reply', () => {
     expect(first.status).toBe(503);
     expect(first.body.type).toBe('urn:seckill:problem:store-unavailable');
     const orderId = first.body.orderId as string;
+    expect(first.body.detail).toBe(
+      `the purchase may or may not have sold (order ${orderId}): retry with the same ` +
+        `Idempotency-Key, or GET /orders/${orderId}, to learn which; it is never bought twice`,
+    );
     expect(orderId).toMatch(/^[0-9a-f-]{36}$/);
     // the deduct ran: the unit is sold, once
     expect(await facts(productId, 2)).toEqual({ stock: 8, outbox: 2 });
@@ -135,6 +139,12 @@ describe('a lost Redis reply', () => {
     loseTheNextDeductReply(productId);
     const first = await buy('nokey', { productId });
     expect(first.status).toBe(503);
+    // no key was sent: no advice to retry "with the same Idempotency-Key"
+    expect(first.body.detail).toBe(
+      `the purchase may or may not have sold (order ${first.body.orderId}): GET /orders/` +
+        `${first.body.orderId} to learn which before buying again (a purchase sent with an ` +
+        'Idempotency-Key can simply be retried)',
+    );
     const retry = await buy('nokey', { productId });
     expect(retry.status, JSON.stringify(retry.body)).toBe(409);
     expect(retry.body).toMatchObject({

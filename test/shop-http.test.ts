@@ -98,6 +98,22 @@ describe('admin seeding', () => {
     expect(await app.rt.redis.exists(keys.product(productId).meta)).toBe(0);
   });
 
+  it('the sale-token route on a sale that needs none says so, not "this sale needs sale tokens"', async () => {
+    const productId = newProduct();
+    expect((await seed(productId, { total: 5, strategy: 'lockfree' })).status).toBe(201);
+    const res = await fetch(`${app.url}/products/${productId}/sale-token`, {
+      method: 'POST',
+      headers: { 'x-user-id': 'tok-user' },
+    });
+    expect(res.status).toBe(503);
+    const body = await problem(res);
+    expect(body.type).toBe('urn:seckill:problem:sale-tokens-disabled');
+    expect(body.detail).toBe(
+      `the sale of ${productId} needs no sale token: POST /seckill without one ` +
+        '(this deployment issues none: SALE_TOKEN_SECRET is not set)',
+    );
+  });
+
   it('splits total over the segments, remainder first, and shows each segment', async () => {
     const productId = newProduct();
     const res = await seed(productId, { total: 10, segments: 4, strategy: 'segmented' });

@@ -19,6 +19,7 @@ const LAYERS: Record<string, number> = {
   'metrics.ts': 0,
   'lifecycle.ts': 0,
   'outages.ts': 0,
+  'version.ts': 0,
   types: 0,
   redis: 1,
   db: 1,

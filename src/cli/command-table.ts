@@ -1,8 +1,11 @@
 /** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
 import type { ParseArgsConfig } from 'node:util';
-import { migrate, reconcile, seed, SEED_OPTIONS, serve, worker } from './commands.js';
 import type { CommandHelp } from './help.js';
-import { up } from './up.js';
+import { SEED_OPTIONS } from './seed-options.js';
+
+// Each command's code (and with it express, ioredis, BullMQ, Kysely) loads when it runs, so
+// `--version`, `--help` and a usage error answer without it.
+const commands = () => import('./commands.js');
 
 export interface Command extends CommandHelp {
   /** names of the positional arguments it takes */
@@ -47,7 +50,7 @@ export const COMMANDS: Command[] = [
       'LOG_LEVEL',
     ],
     args: [],
-    run: () => up(),
+    run: async () => (await import('./up.js')).up(),
   },
   {
     name: 'serve',
@@ -69,7 +72,7 @@ export const COMMANDS: Command[] = [
       'LOG_LEVEL',
     ],
     args: [],
-    run: () => serve(),
+    run: async () => (await commands()).serve(),
   },
   {
     name: 'worker',
@@ -88,7 +91,7 @@ export const COMMANDS: Command[] = [
       'LOG_LEVEL',
     ],
     args: [],
-    run: () => worker(),
+    run: async () => (await commands()).worker(),
   },
   {
     name: 'reconcile',
@@ -96,7 +99,7 @@ export const COMMANDS: Command[] = [
     what: 'check that no unit was lost or sold twice; prints a report, exits 1 on a mismatch',
     env: STORES,
     args: ['product'],
-    run: ([productId]) => reconcile(productId!),
+    run: async ([productId]) => (await commands()).reconcile(productId!),
   },
   {
     name: 'migrate',
@@ -104,7 +107,7 @@ export const COMMANDS: Command[] = [
     what: 'apply pending migrations (and move old segment keys to spread hash tags) and exit',
     env: [...STORES, 'PG_STATEMENT_TIMEOUT_MS'],
     args: [],
-    run: () => migrate(),
+    run: async () => (await commands()).migrate(),
   },
   {
     name: 'seed',
@@ -134,6 +137,9 @@ export const COMMANDS: Command[] = [
     env: STORES,
     args: ['product'],
     flags: SEED_OPTIONS,
-    run: ([productId], values) => seed(productId!, values as Parameters<typeof seed>[1]),
+    run: async ([productId], values) => {
+      const { seed } = await commands();
+      return seed(productId!, values as Parameters<typeof seed>[1]);
+    },
   },
 ];

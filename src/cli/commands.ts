@@ -12,11 +12,13 @@ import {
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../inventory/index.js';
+import { runningStackDefaults } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
 import { seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
+import { SEED_OPTIONS } from './seed-options.js';
 import { assertStoresAnswer, type Store } from './stores.js';
 import { sayAdminApi, warnDevAuth } from './up.js';
 
@@ -26,7 +28,13 @@ import { sayAdminApi, warnDevAuth } from './up.js';
  * needs answer first, or it ends with one line saying which did not.
  */
 async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T>): Promise<T> {
-  const config = loadConfig(process.env, { AUTH_MODE: 'dev', LOG_LEVEL: 'error' });
+  const oneShot = { AUTH_MODE: 'dev', LOG_LEVEL: 'error' };
+  // a running `up` on DATA_DIR says where its stores are (what the environment leaves unset)
+  const { dataDir } = loadConfig(process.env, oneShot).launcher;
+  const config = loadConfig(process.env, {
+    ...oneShot,
+    ...runningStackDefaults(dataDir, process.env),
+  });
   const core = createCore(config, createLogger(config));
   try {
     await assertStoresAnswer(core, stores);
@@ -99,19 +107,6 @@ export async function worker(): Promise<void> {
         : ''),
   );
 }
-
-export const SEED_OPTIONS = {
-  total: { type: 'string' },
-  segments: { type: 'string' },
-  strategy: { type: 'string', default: 'segmented' },
-  'limit-per-user': { type: 'string' },
-  'pay-within': { type: 'string' },
-  'require-sale-token': { type: 'boolean', default: false },
-  'starts-at': { type: 'string' },
-  'ends-at': { type: 'string' },
-  force: { type: 'boolean', default: false },
-  json: { type: 'boolean', default: false },
-} as const;
 
 type SeedValues = ReturnType<typeof parseArgs<{ options: typeof SEED_OPTIONS }>>['values'];
 

@@ -6,81 +6,57 @@
  * Exit codes: 0 done; 1 it failed (a reconcile mismatch, a server that would not start, a store
  * that does not answer, a migration, a refused seed); 2 a usage or configuration error.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, redactText } from '../config/index.js';
-import { MigrationError } from '../db/migrate.js';
+import { redactText } from '../config/redact.js';
 import { messageOf } from '../errors.js';
-import { MissingBinaryError } from '../launcher/binaries.js';
-import { LaunchError } from '../launcher/process.js';
 import { COMMANDS, type Command } from './command-table.js';
-import { commandHelp, overview } from './help.js';
 import { ExitError } from './output.js';
-
-const USAGE = overview(COMMANDS);
+import { packageVersion } from '../version.js';
 
 const find = (name: string) => COMMANDS.find((c) => c.name === name);
 
-/** package.json's version: next to src/ in a checkout, next to dist/ in a build. */
-function version(): string {
-  const here = dirname(fileURLToPath(import.meta.url));
-  for (const up of [
-    ['..', '..'],
-    ['..', '..', '..'],
-  ]) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(here, ...up, 'package.json'), 'utf8')) as {
-        name?: string;
-        version?: string;
-      };
-      if (pkg.name === 'seckill' && pkg.version) return pkg.version;
-    } catch {
-      // not there: the next candidate
-    }
-  }
-  return 'unknown';
-}
+/** Help text (it reads the config schema's defaults): loaded past `--version`. */
+type Help = typeof import('./help.js');
 
-function unknownCommand(name: string): ExitError {
-  return new ExitError(`unknown command "${name}"\n\n${USAGE}`, 2);
+function unknownCommand(help: Help, name: string): ExitError {
+  return new ExitError(`unknown command "${name}"\n\n${help.overview(COMMANDS)}`, 2);
 }
 
 async function main(argv: string[]): Promise<void> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`seckill ${packageVersion()} (Node.js ${process.version})\n`);
+    return;
+  }
+  const help = await import('./help.js');
   if (name === undefined || name === '--help' || name === '-h') {
-    process.stdout.write(`${USAGE}\n`);
+    process.stdout.write(`${help.overview(COMMANDS)}\n`);
     if (name === undefined) process.exitCode = 2;
     return;
   }
-  if (name === '--version' || name === '-V') {
-    process.stdout.write(`seckill ${version()} (Node.js ${process.version})\n`);
-    return;
-  }
   if (name === 'help') {
-    if (rest.length === 0) return void process.stdout.write(`${USAGE}\n`);
+    if (rest.length === 0) return void process.stdout.write(`${help.overview(COMMANDS)}\n`);
     const asked = find(rest[0]!);
-    if (!asked || rest.length > 1) throw unknownCommand(rest.join(' '));
-    return void process.stdout.write(`${commandHelp(asked)}\n`);
+    if (!asked || rest.length > 1) throw unknownCommand(help, rest.join(' '));
+    return void process.stdout.write(`${help.commandHelp(asked)}\n`);
   }
   const command = find(name);
-  if (!command) throw unknownCommand(name);
-  const { values, positionals } = parse(command, rest);
-  if (values.help) return void process.stdout.write(`${commandHelp(command)}\n`);
+  if (!command) throw unknownCommand(help, name);
+  const { values, positionals } = parse(help, command, rest);
+  if (values.help) return void process.stdout.write(`${help.commandHelp(command)}\n`);
   if (positionals.length !== command.args.length) {
     const wanted = command.args.length
       ? `takes ${command.args.map((a) => `<${a}>`).join(' ')}`
       : 'takes no arguments';
     throw new ExitError(
-      `${name} ${wanted} (got ${positionals.length ? positionals.join(' ') : 'none'})\n\n${commandHelp(command)}`,
+      `${name} ${wanted} (got ${positionals.length ? positionals.join(' ') : 'none'})\n\n${help.commandHelp(command)}`,
       2,
     );
   }
   return command.run(positionals, values);
 }
 
-function parse(command: Command, args: string[]) {
+function parse(help: Help, command: Command, args: string[]) {
   try {
     return parseArgs({
       args,
@@ -91,7 +67,7 @@ function parse(command: Command, args: string[]) {
   } catch (err) {
     // ERR_PARSE_ARGS_*: an unknown option, a missing value; said in node's words
     const said = messageOf(err).split('. ')[0];
-    throw new ExitError(`${command.name}: ${said}\n\n${commandHelp(command)}`, 2);
+    throw new ExitError(`${command.name}: ${said}\n\n${help.commandHelp(command)}`, 2);
   }
 }
 
@@ -100,9 +76,17 @@ const fail = (text: string, code: number): never => {
   process.exit(code);
 };
 
-main(process.argv.slice(2)).catch((err: unknown) => {
-  if (err instanceof ConfigError) fail(`${err.message}\nSee docs/configuration.md.`, 2);
+main(process.argv.slice(2)).catch(async (err: unknown) => {
   if (err instanceof ExitError) fail(`seckill: ${err.message}`, err.code);
+  // the operator's errors, of modules a command loaded (loading them costs nothing more then)
+  const [{ ConfigError }, { MigrationError }, { MissingBinaryError }, { LaunchError }] =
+    await Promise.all([
+      import('../config/index.js'),
+      import('../db/migrate.js'),
+      import('../launcher/binaries.js'),
+      import('../launcher/process.js'),
+    ]);
+  if (err instanceof ConfigError) fail(`${err.message}\nSee docs/configuration.md.`, 2);
   if (
     err instanceof MissingBinaryError ||
     err instanceof MigrationError ||

@@ -1,7 +1,7 @@
 /** How the CLI talks to its operator: progress lines on stderr, and errors that end a command. */
-import { redactText } from '../config/index.js';
+import { redactText } from '../config/redact.js';
 
-export { redactUrl } from '../config/index.js';
+export { redactUrl } from '../config/redact.js';
 
 /** A progress line on stderr; a URL's password in it is masked, wherever it came from. */
 export const progress = (line: string) => process.stderr.write(`[seckill] ${redactText(line)}\n`);

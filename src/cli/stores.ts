@@ -7,6 +7,7 @@ import type { Core } from '../composition/core.js';
 import { redactText, redactUrl, type Config } from '../config/index.js';
 import { pingDb } from '../db/index.js';
 import { messageOf } from '../errors.js';
+import { STACK_FILE } from '../launcher/stack-file.js';
 import { pingRedis } from '../redis/connection.js';
 import { ExitError } from './output.js';
 
@@ -72,5 +73,27 @@ export async function assertStoresAnswer(core: Core, stores: Store[]): Promise<v
     } catch (err) {
       throw new StoreDownError(config, store, messageOf(err));
     }
+    if (store === 'redis' && !config.redis.cluster) await assertNotCluster(core);
   }
+}
+
+/**
+ * A standalone client on a Redis Cluster node answers MOVED (or EXECABORT) to most commands:
+ * say so, and what to set, before the command's first key.
+ */
+async function assertNotCluster(core: Core): Promise<void> {
+  const info = await within(3_000, core.redis.info('cluster')).catch(() => '');
+  if (!/^cluster_enabled:1/m.test(info)) return;
+  const { redis, launcher } = core.config;
+  const at = new URL(redis.url).host;
+  const local = launcher.useExternalRedis
+    ? ''
+    : `LOCAL_REDIS_SHARDS to its number of masters (and LOCAL_REDIS_PORT to its first port), or `;
+  throw new ExitError(
+    `Redis at ${redactUrl(redis.url)} is a node of a Redis Cluster: set ${local}` +
+      `REDIS_CLUSTER_NODES=${at}${launcher.useExternalRedis ? ' instead of REDIS_URL' : ''} ` +
+      `(a running "npm start" tells the CLI itself through DATA_DIR/${STACK_FILE}: ` +
+      'is DATA_DIR the same?)',
+    1,
+  );
 }

@@ -20,6 +20,7 @@ import {
   startLocalServices,
 } from '../launcher/local-stack.js';
 import { assertPortFree, LaunchError } from '../launcher/process.js';
+import { writeStackFile } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
@@ -56,7 +57,10 @@ export async function up(): Promise<void> {
         progress,
         // A supervisor restarts a launcher that exits non-zero: stop the rest, bounded, and go.
         onCrash: (name, code, logFile) => {
-          logger.fatal({ service: name, code, logFile }, 'a local server exited unexpectedly');
+          // a plain line among the launcher's other [seckill] lines, not a JSON log record
+          progress(
+            `a local server exited unexpectedly: ${name} (exit ${code}; log ${logFile}); stopping everything`,
+          );
           void lifecycle.closeWithin(config.http.shutdownTimeoutMs).then(() => process.exit(1));
         },
         onNodeExit: (name, code, logFile, restartInMs) =>
@@ -75,6 +79,9 @@ export async function up(): Promise<void> {
       }),
     );
     if (lifecycle.isClosing) return; // the shutdown under way stops what started
+    // the CLI in a second terminal finds these stores from here (removed on exit)
+    const removeStackFile = writeStackFile(config, process.env);
+    lifecycle.add('stack file', async () => removeStackFile());
     const core = createCore(config, logger, lifecycle);
     // a given DATABASE_URL that does not answer: one line, not the migrator's error
     await assertStoresAnswer(core, ['postgres']);
@@ -102,7 +109,7 @@ export async function up(): Promise<void> {
       void startWhenRedisAnswers(core, redisParts).then(
         (started) => started && printReady(config),
         (err: unknown) => {
-          logger.fatal({ err: messageOf(err) }, 'start-up failed after Redis came back');
+          progress(`start-up failed after Redis came back: ${messageOf(err)}; stopping everything`);
           void lifecycle.close().then(() => process.exit(1));
         },
       );

@@ -333,4 +333,12 @@ export const OPERATIONS: Operation[] = [
     summary: "The reference page's start script (its other assets are files under /docs/assets/)",
     ok: { 200: ['javascript', 'the script'] },
   },
+  {
+    method: 'get',
+    route: '/favicon.ico',
+    operationId: 'favicon',
+    tag: 'meta',
+    summary: 'No icon: an empty answer a browser may cache, instead of a 404',
+    ok: { 204: ['empty', 'no icon'] },
+  },
 ];

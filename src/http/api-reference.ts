@@ -47,6 +47,10 @@ const send = (res: Response, type: string, body: string) =>
     .send(body);
 
 export function mountApiReference(router: IRouter): void {
+  // a browser asks every origin for one: an empty answer it may keep, not a 404 in the logs
+  router.get('/favicon.ico', (_req, res) =>
+    res.status(204).set('Cache-Control', 'public, max-age=86400').end(),
+  );
   router.get('/docs', (_req, res) => send(res, 'text/html; charset=utf-8', PAGE));
   router.get('/docs/init.js', (_req, res) => send(res, 'text/javascript; charset=utf-8', INIT));
   router.use(

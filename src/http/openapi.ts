@@ -19,6 +19,7 @@ import {
 } from './api-components.js';
 import { OPERATIONS } from './api-operations.js';
 import { mountApiReference } from './api-reference.js';
+import { packageVersion } from '../version.js';
 
 export { OPERATIONS };
 
@@ -127,7 +128,7 @@ export function openApiDocument(): Record<string, unknown> {
     openapi: '3.1.0',
     info: {
       title: 'seckill',
-      version: '1.0.0',
+      version: packageVersion(),
       description:
         'Flash-sale backend: exact stock over Redis segments, orders persisted to PostgreSQL. Errors are RFC 9457 problem+json. Every answer carries X-Request-Id.',
       license: { name: 'MIT', identifier: 'MIT' },

@@ -36,7 +36,10 @@ export const purchaseAnswers = (url: string, requestId: string): PurchaseAnswers
  * The answer of an outcome that is not a stored response.
  * @throws ProblemError, the error handler's to write
  */
-export function outcomeProblem(result: Exclude<PurchaseOutcome, { kind: 'answer' }>): ProblemError {
+export function outcomeProblem(
+  result: Exclude<PurchaseOutcome, { kind: 'answer' }>,
+  keyed: boolean,
+): ProblemError {
   switch (result.kind) {
     case 'admission-refused':
       return admissionProblem(result.refusal);
@@ -69,23 +72,33 @@ export function outcomeProblem(result: Exclude<PurchaseOutcome, { kind: 'answer'
         headers: { 'Retry-After': String(Math.max(1, Math.ceil(result.retryAfterMs / 1000))) },
       });
     case 'outcome-unknown':
-      return outcomeUnknown(result.orderId, result.cause, result.pending);
+      return outcomeUnknown(result.orderId, result.cause, result.pending, keyed);
   }
 }
 
 /**
  * The store failed mid-purchase, which may have sold under `orderId`: the client learns how to
- * find out (a retry with the same key resolves it; it is never bought twice).
+ * find out (a retry with the same key resolves it; it is never bought twice). Without a key, a
+ * retry is a new purchase: the order's state says whether it sold.
  */
-function outcomeUnknown(orderId: string, cause: unknown, pending: boolean): ProblemError {
+function outcomeUnknown(
+  orderId: string,
+  cause: unknown,
+  pending: boolean,
+  keyed: boolean,
+): ProblemError {
   return new ProblemError({
     status: 503,
     code: pending ? 'outcome-pending' : 'store-unavailable',
     title: pending ? 'Purchase still settling' : 'Inventory store unavailable, try again',
     detail: pending
       ? 'the purchase of this order is still being completed; retry in a moment'
-      : `the purchase may or may not have sold (order ${orderId}): retry with the same ` +
-        `Idempotency-Key, or GET /orders/${orderId}, to learn which; it is never bought twice`,
+      : keyed
+        ? `the purchase may or may not have sold (order ${orderId}): retry with the same ` +
+          `Idempotency-Key, or GET /orders/${orderId}, to learn which; it is never bought twice`
+        : `the purchase may or may not have sold (order ${orderId}): GET /orders/${orderId} ` +
+          'to learn which before buying again (a purchase sent with an Idempotency-Key can ' +
+          'simply be retried)',
     headers: { 'Retry-After': '1' },
     extensions: { orderId },
     cause,

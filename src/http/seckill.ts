@@ -136,7 +136,11 @@ export function seckill(deps: {
   const answerOf = (request: SeckillRequest, outcome: PurchaseOutcome): HttpAnswer => {
     const rate = outcome.rate ? rateLimitHeaders(outcome.rate) : undefined;
     if (outcome.kind !== 'answer') {
-      const a = errorAnswer(deps.logger, outcomeProblem(outcome), facts(request));
+      const a = errorAnswer(
+        deps.logger,
+        outcomeProblem(outcome, request.headers['idempotency-key'] !== undefined),
+        facts(request),
+      );
       return rate ? { ...a, headers: { ...rate, ...a.headers } } : a;
     }
     const a = outcome.response;

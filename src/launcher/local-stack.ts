@@ -11,7 +11,7 @@ import { messageOf } from '../errors.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
 import { startPostgres } from './postgres-server.js';
-import { LaunchError, type ServiceProcess } from './process.js';
+import { LaunchError, PortBusyError, type ServiceProcess } from './process.js';
 import { startRedisCluster, type ClusterNode } from './redis-cluster.js';
 import { startRedisServer } from './redis-server.js';
 
@@ -28,6 +28,18 @@ export interface LocalStackOptions {
   onNodeExit?: (name: string, code: number | string, logFile: string, restartInMs: number) => void;
   /** Called when such a node is back (or could not be started again: `err`). */
   onNodeRestart?: (name: string, err?: unknown) => void;
+}
+
+/** A busy port, said with the variable that moves it (what the person can change). */
+function namingPort(variable: string, value: number) {
+  return (err: unknown): never => {
+    if (!(err instanceof PortBusyError)) throw err;
+    const which = err.port === value ? '' : ` (it uses ${err.port} too)`;
+    throw new LaunchError(
+      `${variable} ${value}${which}: port ${err.port} is already in use: stop what listens ` +
+        `there, or set ${variable} to a free port`,
+    );
+  };
 }
 
 function watch(service: ServiceProcess, onCrash: LocalStackOptions['onCrash']): void {
@@ -76,6 +88,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
         onRestartFailed: (node, err) => opts.onNodeRestart?.(nodeName(node), err),
       },
     }).catch((err: unknown) => {
+      namingPort('LOCAL_REDIS_PORT', launcher.redisPort)(err);
       throw new LaunchError(
         `the local Redis Cluster did not come up: ${messageOf(err)} (logs under ${dir}; ` +
           'removing that folder starts a new, empty cluster)',
@@ -98,7 +111,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       dir: join(dataDir, 'redis'),
       binDir: bins.redis,
       maxmemory: launcher.redisMaxmemory,
-    });
+    }).catch(namingPort('LOCAL_REDIS_PORT', launcher.redisPort));
     opts.lifecycle.add(
       'redis-server',
       () => redis.stop(),
@@ -115,7 +128,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       dir: join(dataDir, 'postgres'),
       binDir: bins.postgres,
       progress: opts.progress,
-    });
+    }).catch(namingPort('LOCAL_PG_PORT', launcher.pgPort));
     opts.lifecycle.add(
       'postgres',
       () => pg.stop(),

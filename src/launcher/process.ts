@@ -143,6 +143,13 @@ export class LaunchError extends Error {
   override name = 'LaunchError';
 }
 
+/** Something else already listens on a port the launcher needs. */
+export class PortBusyError extends LaunchError {
+  constructor(readonly port: number) {
+    super(`port ${port} is already in use: stop what runs there or pick another port`);
+  }
+}
+
 /**
  * Rejects when something already listens on `host`:`port` (default 127.0.0.1: so we never adopt
  * a stranger).
@@ -152,11 +159,9 @@ export function assertPortFree(port: number, host = '127.0.0.1'): Promise<void> 
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) =>
       reject(
-        new LaunchError(
-          err.code === 'EADDRINUSE'
-            ? `port ${port} is already in use: stop what runs there or pick another port`
-            : `cannot bind port ${port}: ${err.message}`,
-        ),
+        err.code === 'EADDRINUSE'
+          ? new PortBusyError(port)
+          : new LaunchError(`cannot bind port ${port}: ${err.message}`),
       ),
     );
     probe.listen(port, host, () => probe.close(() => resolve()));

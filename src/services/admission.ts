@@ -201,6 +201,12 @@ export class Admission {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
     const secret = this.deps.config.saleTokenSecret;
+    if (!secret && !view.requireSaleToken) {
+      return {
+        code: 'sale-tokens-disabled',
+        detail: `the sale of ${productId} needs no sale token: POST /seckill without one (this deployment issues none: SALE_TOKEN_SECRET is not set)`,
+      };
+    }
     if (!secret) return tokensOff();
     const now = Date.now();
     const { saleTokenLeadSeconds: lead, saleTokenTtlSeconds: ttl } = this.deps.config;
