@@ -6,7 +6,9 @@
  * admitter's process killed mid-sale.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { Config } from '../src/config/index.js';
+import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
@@ -15,6 +17,7 @@ const ns = useNamespace();
 const SEED = 20_260_127;
 let a: RunningApp;
 let b: RunningApp;
+let config: Config;
 
 beforeAll(async () => {
   const env = {
@@ -25,8 +28,9 @@ beforeAll(async () => {
     SWEEP_INTERVAL_MS: '300',
     SWEEP_MIN_AGE_MS: '1000',
   };
-  a = await startApp(ns.config(env), { worker: true });
-  b = await startApp(ns.config(env));
+  config = ns.config(env);
+  a = await startApp(config, { worker: true });
+  b = await startApp(config);
 });
 afterAll(async () => {
   await b?.close();
@@ -80,7 +84,11 @@ async function poll(app: RunningApp, productId: string, user: string) {
   const res = await fetch(`${app.url}/products/${productId}/queue`, {
     headers: { 'x-user-id': user },
   });
-  return { status: res.status, body: (await res.json()) as Place & { type?: string } };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as Place & { type?: string },
+  };
 }
 
 async function buy(productId: string, user: string, saleToken?: string) {
@@ -350,6 +358,44 @@ describe('stock-aware', () => {
   });
 });
 
+describe('polls', () => {
+  it('are answered from memory, ahead of Express: no Redis command, admitted ones included', async () => {
+    // b admits no more (a does): its connection carries only what the polls would send
+    await b.services.roomAdmitter.stop();
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 100,
+      waitingRoom: room({ admitPerSecond: 1, maxActive: 2 }),
+    });
+    await opened(productId, epoch);
+    const line = users(5);
+    for (const u of line) expect((await join(b, productId, u)).status).toBe(200);
+    // b hears the first admissions
+    await waitFor(
+      'b heard an admission',
+      async () => (await poll(b, productId, line[0]!)).body.state === 'admitted',
+      10_000,
+      50,
+    );
+    const heard = await served(productId, epoch);
+    const count = countCommands(b.rt.redis);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => line.map((u) => poll(b, productId, u))).flat(),
+      );
+      expect(count.total()).toBe(0);
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+      const first = answers.filter((r) => r.body.state === 'admitted');
+      expect(first.length).toBeGreaterThanOrEqual(20 * heard);
+      expect(first.every((r) => typeof r.body.saleToken === 'string')).toBe(true);
+      const waiting = answers.find((r) => r.body.state === 'waiting')!;
+      expect(waiting.retryAfter).toBe(String(waiting.body.pollAfterSeconds));
+    } finally {
+      count.stop();
+    }
+  });
+});
+
 describe('the admitter', () => {
   it('is taken over by another process when its process dies, and nobody changes place', async () => {
     const productId = newProduct();
@@ -357,13 +403,16 @@ describe('the admitter', () => {
     await opened(productId, epoch);
     const line = users(30);
     for (const u of line) await join(a, productId, u);
+    // b's admitter was stopped above: a third process contends with a
+    const c = await startApp(config);
+    onTestFinished(() => c.close());
     const holder = await waitFor(
       'a holder',
-      async () => [a, b].find((p) => p.services.roomAdmitter.holding.includes(productId)),
+      async () => [a, c].find((p) => p.services.roomAdmitter.holding.includes(productId)),
       5_000,
       50,
     );
-    const survivor = holder === a ? b : a;
+    const survivor = holder === a ? c : a;
     const before = await tickets(productId, epoch);
     // killed: no release; its lease runs out (ROOM_LEASE_MS) and the other process takes over
     await holder.services.roomAdmitter.stop({ release: false });
