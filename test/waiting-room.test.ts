@@ -22,6 +22,9 @@ let config: Config;
 beforeAll(async () => {
   const env = {
     SALE_TOKEN_SECRET: 'a-sale-token-secret-long-enough-0123456789',
+    // joins are limited per shopper: 10 at once, then one a minute
+    RATE_LIMIT_USER: '1/m',
+    RATE_LIMIT_USER_BURST: '10',
     ROOM_SHUFFLE_SEED: String(SEED),
     ROOM_LEASE_MS: '1000',
     ROOM_TICK_MS: '50',
@@ -163,6 +166,23 @@ describe('joining', () => {
     expect(await a.rt.redis.hlen(k.places)).toBe(20);
     expect(await a.rt.redis.llen(k.pre)).toBe(20);
     expect(new Set(await a.rt.redis.lrange(k.pre, 0, -1))).toEqual(new Set(shoppers));
+  });
+
+  it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
+    const productId = newProduct();
+    await seed(productId, {
+      total: 5,
+      startsAt: new Date(Date.now() + 60_000).toISOString(),
+      waitingRoom: room(),
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => join(i % 2 ? a : b, productId, 'eager')),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
+    expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
+    const places = new Set(answers.filter((r) => r.status === 200).map((r) => r.body.position));
+    expect(places.size).toBe(1);
   });
 
   it('answers 404 to a poll of a shopper who did not join, and for a product without a room', async () => {

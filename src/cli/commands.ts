@@ -192,6 +192,9 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   });
 }
 
+const roomLine = (room: NonNullable<SeedSpec['waitingRoom']>) =>
+  `${room.admitPerSecond}/s, at most ${room.maxActive} active, admitted for ${room.admittedForSeconds} s`;
+
 /** What a seed did, for a person. */
 function seedSummary(result: SeedResult, spec: SeedSpec): string {
   const when = (date: Date | undefined, none: string) => (date ? date.toISOString() : none);
@@ -201,7 +204,7 @@ function seedSummary(result: SeedResult, spec: SeedSpec): string {
     `  per buyer   ${spec.limitPerUser ?? 1}`,
     `  payment     ${spec.payWithinSeconds ? `within ${spec.payWithinSeconds} s, or the units go back on sale` : 'none (sales are final)'}`,
     `  sale token  ${spec.requireSaleToken || spec.waitingRoom ? 'required' : 'not required'}`,
-    `  room        ${spec.waitingRoom ? `${spec.waitingRoom.admitPerSecond}/s, at most ${spec.waitingRoom.maxActive} active, admitted for ${spec.waitingRoom.admittedForSeconds} s` : 'none'}`,
+    ...(spec.waitingRoom ? [`  room        ${roomLine(spec.waitingRoom)}`] : []),
     `  on sale     from ${when(spec.startsAt, 'now')} until ${when(spec.endsAt, 'sold out')}`,
   ].join('\n');
 }
