@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 /** Integration tests that run on both topologies: one Redis, and a Redis Cluster. */
 const CLUSTER_FILES = [
   'test/sale.test.ts',
+  'test/sale-free-lock.test.ts',
   'test/orders.test.ts',
   'test/lock.test.ts',
   'test/records.test.ts',

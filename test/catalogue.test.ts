@@ -50,7 +50,7 @@ afterAll(async () => {
   await s.close();
 });
 
-const deps = () => ({ redis: s.rt.redis, keys, db: s.rt.db, catalog: s.rt.inventory.catalog });
+const deps = () => ({ redis: s.rt.redis, keys, db: s.rt.db, catalogue: s.rt.inventory.catalogue });
 let n = 0;
 const newProduct = () => `cat${++n}${ns.id}`;
 

@@ -18,7 +18,7 @@ const waitFor = <T>(what: string, probe: () => Promise<T>, timeoutMs = 20_000) =
   waitForMs(what, probe, timeoutMs);
 const WEBHOOK_SECRET = 'a-webhook-secret-long-enough-0123456789';
 let app: RunningApp;
-/** a second API process (its own catalog): restock notices must reach it */
+/** a second API process (its own catalogue): restock notices must reach it */
 let other: RunningApp;
 
 beforeAll(async () => {

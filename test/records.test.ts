@@ -238,7 +238,7 @@ describe('records written by TypeScript', () => {
     expect(decodeEvent('empty x 1')).toBeNull();
   });
 
-  it('the reseed notice on the events channel is what the catalog decodes', async () => {
+  it('the reseed notice on the events channel is what the catalogue decodes', async () => {
     const { productId } = await seeded({ segments: 1, total: 1 });
     const sub = createRedisClient(ns.redisTarget, { name: 'test-sub', role: 'subscriber' });
     const got: string[] = [];

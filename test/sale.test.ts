@@ -27,7 +27,7 @@ afterAll(async () => {
   await db.destroy();
 });
 
-const deps = () => ({ redis: procs[0]!.redis, keys, db, catalog: procs[0]!.inv.catalog });
+const deps = () => ({ redis: procs[0]!.redis, keys, db, catalogue: procs[0]!.inv.catalogue });
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 
 type Outcome = 'accepted' | SaleError['code'];
@@ -287,11 +287,15 @@ describe('sold out', () => {
     const ps = [saleProcess(own), saleProcess(own)];
     try {
       const productId = newProduct();
-      await seedProduct({ redis: ps[0]!.redis, keys, db, catalog: ps[0]!.inv.catalog }, productId, {
-        total: 8,
-        segments: 4,
-        strategy: 'segmented',
-      });
+      await seedProduct(
+        { redis: ps[0]!.redis, keys, db, catalogue: ps[0]!.inv.catalogue },
+        productId,
+        {
+          total: 8,
+          segments: 4,
+          strategy: 'segmented',
+        },
+      );
       const outcomes = await Promise.all(
         Array.from({ length: 40 }, (_, i) => buy(ps[i % 2]!, productId, `s${i}`)),
       );
@@ -318,7 +322,7 @@ describe('sold out', () => {
     await sleep(100);
     const late = saleProcess(config);
     try {
-      const view = await late.inv.catalog.get(productId);
+      const view = await late.inv.catalogue.get(productId);
       expect(view?.soldOut).toBe(true);
     } finally {
       await late.close();
@@ -332,7 +336,7 @@ describe('outside the sale window, from memory', () => {
     const own = ns.config({ REDIS_URL: server.url });
     const ps = [saleProcess(own), saleProcess(own)];
     try {
-      const d = { redis: ps[0]!.redis, keys, db, catalog: ps[0]!.inv.catalog };
+      const d = { redis: ps[0]!.redis, keys, db, catalogue: ps[0]!.inv.catalogue };
       const ended = newProduct();
       const early = newProduct();
       const live = newProduct();

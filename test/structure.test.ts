@@ -1,6 +1,6 @@
 /**
  * The shape of src/, checked: imports only run down the layers (config <- redis/db <- lock <-
- * inventory <- orders <- services <- http <- composition <- cli), no import cycle, no file over
+ * inventory/access <- orders <- services <- http <- composition <- cli), no import cycle, no file over
  * 350 lines. A new module that breaks the shape fails here, with the offending import named.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -25,6 +25,8 @@ const LAYERS: Record<string, number> = {
   launcher: 1,
   lock: 2,
   inventory: 3,
+  // who may come in (rate-limit buckets, admin sessions): Redis stores beside the sale's
+  access: 3,
   orders: 4,
   services: 5,
   http: 6,
@@ -112,7 +114,7 @@ describe('src/ layout', () => {
 
   // Issue 28 §1 (one gateway per storage): `npm run structure` lists these counts. A service takes
   // ports (small interfaces it declares), never a Redis client, keys or a Db; the stores behind
-  // them live in inventory/ (the Redis door) and the repositories (SQL). orders/ reaches storage
+  // them live in inventory/ and access/ (the Redis doors) and the repositories (SQL). orders/ reaches storage
   // only through its repositories and BullMQ's connection.
   it('has no service import Redis or the database', () => {
     expect(structureCounts().servicesToStorage).toEqual([]);

@@ -36,7 +36,7 @@ afterAll(async () => {
 const newProduct = () => `u${randomBytes(4).toString('hex')}`;
 const seed = (productId: string, total: number, payWithinSeconds?: number) =>
   seedProduct(
-    { redis: s.rt.redis, keys: s.rt.keys, db: s.rt.db, catalog: s.rt.inventory.catalog },
+    { redis: s.rt.redis, keys: s.rt.keys, db: s.rt.db, catalogue: s.rt.inventory.catalogue },
     productId,
     {
       total,

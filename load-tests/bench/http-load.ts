@@ -44,6 +44,8 @@ export interface LoadOptions {
   scriptArgs?: string[];
   /** ends the run early (wrk gets SIGINT, stops, and still prints its figures) */
   signal?: AbortSignal;
+  /** an Idempotency-Key per purchase (the shopper's id: one per request) */
+  keyed?: boolean;
 }
 
 export function load(
@@ -88,7 +90,7 @@ async function wrkLoad(
     path,
     productId,
     tag,
-    ...(opts.scriptArgs ?? []),
+    ...(opts.scriptArgs ?? (opts.keyed ? ['keyed'] : [])),
   ];
   const stdout = await new Promise<string>((resolve, reject) => {
     const wrk = execFile('wrk', args, (err, out, errOut) =>
@@ -111,15 +113,17 @@ async function wrkLoad(
   };
 }
 
-/** autocannon against POST `path`, a distinct X-User-Id per request. */
+/** autocannon against POST `path`, a distinct X-User-Id (and Idempotency-Key) per request. */
 async function autocannonLoad(
   base: string,
   path: string,
   productId: string,
   tag: string,
-  opts: { duration: number; connections: number },
+  opts: { duration: number; connections: number; keyed?: boolean },
 ): Promise<Omit<Load, 'redisCommands' | 'cpu'>> {
   let n = 0;
+  const headers = (user: string) =>
+    opts.keyed ? { 'x-user-id': user, 'idempotency-key': user } : { 'x-user-id': user };
   const latencies: number[] = [];
   const r = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
@@ -135,7 +139,7 @@ async function autocannonLoad(
             body: JSON.stringify({ productId }),
             setupRequest: (req) => ({
               ...req,
-              headers: { ...req.headers, 'x-user-id': `${tag}-${n++}` },
+              headers: { ...req.headers, ...headers(`${tag}-${n++}`) },
             }),
           },
         ],

@@ -9,6 +9,10 @@
  *     own product with stock that outlasts the run, so accepted/s is the strategy's throughput;
  *   - lockfree + limits: lockfree N=16 through a second API process with rate limits on (per user
  *     and per client address, set so they never refuse here: the cost of asking them);
+ *   - lockfree N=16 keyed: an Idempotency-Key per purchase (the record's claim and settle);
+ *   - production: the shape a launch runs: segmented N=16 (a lock per segment), limits on (the
+ *     shipped per-user default, 5/s; wrk is one address standing for many clients, so the
+ *     per-address limit is asked but set not to refuse) and an Idempotency-Key per purchase;
  *   - after sold out: a sold-out product, answered from memory.
  * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
  * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
@@ -52,6 +56,8 @@ interface Scenario {
   segments?: number;
   /** served by the API process with admission limits on */
   limited?: true;
+  /** an Idempotency-Key per purchase */
+  keyed?: true;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -69,6 +75,15 @@ const SCENARIOS: Scenario[] = [
     strategy: 'lockfree',
     segments: 16,
     limited: true,
+  },
+  { name: 'lockfree N=16 keyed', kind: 'sale', strategy: 'lockfree', segments: 16, keyed: true },
+  {
+    name: 'production',
+    kind: 'sale',
+    strategy: 'segmented',
+    segments: 16,
+    limited: true,
+    keyed: true,
   },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
   {
@@ -89,6 +104,8 @@ const TARGETS: Record<string, string> = {
   segmented16VsLockfree: '>= 0.75',
   segmented16VsGlobal: '>= 3',
   limitsOnVsOff: '>= 0.85',
+  keyedVsUnkeyed: '>= 0.85',
+  productionVsLockfree: '>= 0.6',
 };
 
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
@@ -255,7 +272,7 @@ async function main() {
         60_000,
       );
     const productOf = (s: Scenario) =>
-      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.express ? '-express' : ''}-${run}`;
+      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.keyed ? '-keyed' : ''}${s.express ? '-express' : ''}-${run}`;
     for (const s of chosen) {
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       const productId = productOf(s);
@@ -303,6 +320,7 @@ async function main() {
         const l = await load(driver, target, path, productId, `${productId}-r${round}`, {
           duration,
           connections,
+          ...(s.keyed && { keyed: true }),
         });
         const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
@@ -366,6 +384,8 @@ async function main() {
         p95ms: l.percentiles?.p95 ?? percentile(l.latencies, 95),
         p99ms: l.percentiles?.p99 ?? percentile(l.latencies, 99),
         'redis cmd/req': Math.round((l.redisCommands / Math.max(1, l.requests)) * 100) / 100,
+        'redis cmd/sale':
+          s.kind === 'sale' ? Math.round((l.redisCommands / Math.max(1, accepted)) * 10) / 10 : '-',
         ...Object.fromEntries(
           ['API', 'worker', 'Redis', 'PG', 'loadgen'].map((t) => [
             `${t} us/req`,
@@ -426,6 +446,8 @@ async function main() {
     segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
     lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
     limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
+    keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
+    productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
   };
   // CPU time of each process over the scenario's windows (/proc), divided by its answers
   const us = (name: string, col: string) => {
@@ -450,24 +472,36 @@ async function main() {
         ? null
         : perSale('lockfree N=16', 'API')! + (perSale('lockfree N=16', 'worker') ?? 0),
     redisUsPerSale: perSale('lockfree N=16', 'Redis'),
+    productionApiUsPerSale:
+      perSale('production', 'API') === null
+        ? null
+        : perSale('production', 'API')! + (perSale('production', 'worker') ?? 0),
+    productionRedisUsPerSale: perSale('production', 'Redis'),
+    productionRedisCommandsPerSale: (() => {
+      const v = by('production')?.['redis cmd/sale'];
+      return typeof v === 'number' ? v : null;
+    })(),
   };
   // 1M requests/s of which 99 % are refusals: each tier's instances from this run's costs
-  const tierCost = (tier: string) => ({
-    usPerSale: perSale('lockfree N=16', tier) ?? 0,
+  const tierCost = (tier: string, shape = 'lockfree N=16') => ({
+    usPerSale: perSale(shape, tier) ?? 0,
     usPerRefusal: Number(us('after sold out', `${tier} us/req`) ?? 0),
   });
+  const tiersOf = (shape: string) =>
+    Object.fromEntries(['API', 'worker', 'Redis', 'PG'].map((t) => [t, tierCost(t, shape)]));
   const crowd = { rate: 1_000_000, refusalShare: 0.99, utilisation: 0.7 };
+  // the production shape (segment locks, limits, Idempotency-Keys): the same crowd, and 100k
+  // accepted sales/s with no refusals (a sale that does not sell out within the window)
+  const sales = { rate: 100_000, refusalShare: 0, utilisation: 0.7 };
   const capacity = {
     ...crowd,
-    ...capacityModel(
-      {
-        API: tierCost('API'),
-        worker: tierCost('worker'),
-        Redis: tierCost('Redis'),
-        PG: tierCost('PG'),
-      },
-      crowd,
-    ),
+    ...capacityModel(tiersOf('lockfree N=16'), crowd),
+    production: by('production')
+      ? {
+          crowd: { ...crowd, ...capacityModel(tiersOf('production'), crowd) },
+          sales: { ...sales, ...capacityModel(tiersOf('production'), sales) },
+        }
+      : null,
   };
   const healthz = {
     p99MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 99) * 10) / 10 : null,
@@ -507,10 +541,22 @@ async function main() {
     '',
     `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
       `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
+    `production shape per accepted sale: API + worker ${cpu.productionApiUsPerSale} us, Redis ${cpu.productionRedisUsPerSale} us, ` +
+      `${cpu.productionRedisCommandsPerSale} Redis commands (target <= 15)`,
     `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`,
     '',
     `capacity for 1 000 000 requests/s, 99 % refusals (one core per instance, 70 % busy): bottleneck ${capacity.bottleneck}`,
     table(capacity.rows.map((r) => ({ ...r }))),
+    ...(capacity.production
+      ? [
+          '',
+          `the production shape, same crowd: bottleneck ${capacity.production.crowd.bottleneck}`,
+          table(capacity.production.crowd.rows.map((r) => ({ ...r }))),
+          '',
+          `the production shape, 100 000 accepted sales/s: bottleneck ${capacity.production.sales.bottleneck}`,
+          table(capacity.production.sales.rows.map((r) => ({ ...r }))),
+        ]
+      : []),
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),

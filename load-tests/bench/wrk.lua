@@ -2,6 +2,8 @@
 -- each (<tag>-<n>), statuses counted; done() prints one JSON line with the figures.
 --   wrk -t1 -c100 -d5s -s wrk.lua http://host:port -- <path> <productId> <tag> [<shape> [<stopAfter>]]
 -- shape: seckill  {"productId":<productId>} with X-User-Id: <tag>-<n> (this service; the default)
+--        keyed    as seckill, and an Idempotency-Key (<tag>-<n>: one per purchase) as a client
+--                 that can retry a lost answer safely sends
 --        peer     {"userId":"<tag>-<n>"} (the bench:peer peer: one sale, the shopper in the body)
 -- stopAfter: stop once this many 2xx answers came back (0, the default: run for the duration)
 local threads = {}
@@ -22,6 +24,10 @@ function request()
   if shape == 'peer' then
     return wrk.format('POST', path, { ['content-type'] = 'application/json' },
       '{"userId":"' .. user .. '"}')
+  end
+  if shape == 'keyed' then
+    return wrk.format('POST', path, { ['content-type'] = 'application/json', ['x-user-id'] = user,
+      ['idempotency-key'] = user }, body)
   end
   return wrk.format('POST', path,
     { ['content-type'] = 'application/json', ['x-user-id'] = user }, body)

@@ -99,7 +99,7 @@ export function createCore(
     waitReplicas: config.redis.waitReplicas,
   });
   lifecycle.add('inventory', () => inventory.close());
-  const productStore = new ProductStore({ redis, keys, db, catalog: inventory.catalog });
+  const productStore = new ProductStore({ redis, keys, db, catalogue: inventory.catalogue });
   const pendingOrders = new PendingOrderStore(redis, keys);
   const orderStore = new OrderStore(redis, keys, inventory.replicaWait);
   const orderRows = new OrdersRepository(db);

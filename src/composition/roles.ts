@@ -31,7 +31,8 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
-import { AdminSessionStore, IdempotencyStore, type RoomAdmitter } from '../inventory/index.js';
+import { AdminSessionStore } from '../access/index.js';
+import { IdempotencyStore } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
@@ -43,7 +44,7 @@ import {
 } from '../services/index.js';
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
-import { admissionAndRooms } from './rooms.js';
+import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -61,7 +62,6 @@ export function startOrderQueue(core: Core): Queue {
 }
 
 /** The API side's services: every sale is submitted for persistence by checkout itself. */
-type ApiServices = Services & { submitter: OrderSubmitter; roomAdmitter: RoomAdmitter };
 export function apiServices(core: Core, queue: Queue): ApiServices {
   const c = core.config;
   const submitter = new OrderSubmitter(queue, {
@@ -74,7 +74,7 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
     submitter,
     checkout: new Checkout({
       sale: core.inventory.sale,
-      catalog: core.inventory.catalog,
+      catalogue: core.inventory.catalogue,
       orders: submitter,
       ordersAtHome: core.pendingOrders,
       orderPersisted: async (id) => (await core.orderRows.findOrder(id)) !== undefined,
@@ -120,7 +120,7 @@ export async function serveApi(
     queue: queues[0],
     // several API processes: every process's counters, merged
     metricsText: extra.metricsText ?? (() => core.registry.metrics()),
-  });
+  }).start();
   new Gauge({
     name: 'seckill_dashboard_viewers',
     help: 'Open /admin/dashboard/stream connections in this process',
@@ -251,7 +251,7 @@ export function paymentWindowDeps(core: Core): PaymentWindowDeps & { rows: Payme
   return {
     rows: new PaymentRepository(core.db),
     units: core.orderStore,
-    catalog: core.inventory.catalog,
+    catalogue: core.inventory.catalogue,
     returnFreesLimit: core.config.payments.returnFreesLimit,
     logger: core.logger,
   };

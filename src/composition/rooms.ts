@@ -3,9 +3,14 @@
  * memory), the admitter loop that competes for each room's lease, and the seat a purchase frees.
  */
 import { LockClient } from '../lock/index.js';
-import { promRoomMetrics, RateLimitStore, RoomAdmitter, RoomStore } from '../inventory/index.js';
-import { Admission, WaitingRoom } from '../services/index.js';
+import { RateLimitStore } from '../access/index.js';
+import { promRoomMetrics, RoomAdmitter, RoomStore } from '../inventory/index.js';
+import type { OrderSubmitter } from '../orders/index.js';
+import { Admission, WaitingRoom, type Services } from '../services/index.js';
 import type { Core } from './core.js';
+
+/** What the API side's services are: the shared ones, the batching submitter, the admitter. */
+export type ApiServices = Services & { submitter: OrderSubmitter; roomAdmitter: RoomAdmitter };
 
 export interface Rooms {
   waitingRoom: WaitingRoom;
@@ -25,7 +30,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     watchdogTimeoutMs: config.room.leaseMs,
   });
   const admitter = new RoomAdmitter({
-    catalog: inventory.catalog,
+    catalogue: inventory.catalogue,
     store,
     locks,
     tickMs: config.room.tickMs,
@@ -36,7 +41,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
   admitter.start();
   core.lifecycle.add('room admitter', () => admitter.stop());
   const waitingRoom = new WaitingRoom({
-    catalog: inventory.catalog,
+    catalogue: inventory.catalogue,
     store,
     admission,
     config: config.admission,
@@ -46,7 +51,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     waitingRoom,
     admitter,
     bought(productId, userId) {
-      const view = inventory.catalog.known(productId);
+      const view = inventory.catalogue.known(productId);
       if (!view?.waitingRoom) return;
       store.done(productId, view.epoch, userId).catch((err: unknown) => {
         // the seat frees itself when the admission runs out
@@ -65,7 +70,7 @@ export function admissionAndRooms(core: Core): {
 } {
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
-    catalog: core.inventory.catalog,
+    catalogue: core.inventory.catalogue,
     config: core.config.admission,
   });
   const rooms = startRooms(core, admission);

@@ -13,7 +13,7 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { QUIET_MS, TOUCH_REFRESH_MS } from './activity-timing.js';
-import { deduct, type DeductArgs, type DeductReply } from './protocol.js';
+import { deduct, deductFree, type DeductArgs, type DeductReply } from './protocol.js';
 
 /** A purchase's deduct arguments: the touch is the leases' to add. */
 export type PurchaseDeductArgs = Omit<DeductArgs, 'touchedAt'>;
@@ -107,14 +107,20 @@ export class ActivityLeases {
    * The deduct, under a fresh touch; a touch the script found too old (a paused process, a clock
    * step) is renewed and the deduct run once more.
    */
-  async deduct(segmentKeys: SegmentKeys, args: PurchaseDeductArgs): Promise<DeductReply> {
+  async deduct(
+    segmentKeys: SegmentKeys,
+    args: PurchaseDeductArgs,
+    /** the segment's lock is free as far as this process knows: take it in the call (deductFree) */
+    lockFree = false,
+  ): Promise<DeductReply> {
+    const run = lockFree ? deductFree : deduct;
     const lease = this.lease(args.productId);
     let touchedAt = typeof lease === 'number' ? lease : await lease;
-    let r = await deduct(this.deps.redis, segmentKeys, { ...args, touchedAt });
+    let r = await run(this.deps.redis, segmentKeys, { ...args, touchedAt });
     if (r.code === 'untouched') {
       this.touched.delete(args.productId);
       touchedAt = await this.refresh(args.productId);
-      r = await deduct(this.deps.redis, segmentKeys, { ...args, touchedAt });
+      r = await run(this.deps.redis, segmentKeys, { ...args, touchedAt });
       if (r.code === 'untouched') throw new Error('deduct refused a touch it was just given');
     }
     return r;

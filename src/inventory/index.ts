@@ -1,8 +1,8 @@
 /**
- * The inventory of one process: the shared subscriber, the segment locks, the product catalog and
+ * The inventory of one process: the shared subscriber, the segment locks, the product catalogue and
  * the sale, over connections the composition root hands in; and the Redis stores behind the
- * services' ports (`*-store.ts`: rate limits, admin sessions, idempotency records, pending
- * orders, products).
+ * services' ports (`*-store.ts`: idempotency records, pending orders, products). The rate-limit
+ * and admin-session stores are in access/.
  */
 import type { Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
@@ -11,7 +11,7 @@ import { batchedCounter, LabelChildren, type Tally } from '../metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
-import { Catalog } from './catalog.js';
+import { Catalogue } from './catalogue.js';
 import { ReplicaWait } from './replica-wait.js';
 import { Sale, type SaleMetrics } from './sale.js';
 
@@ -21,10 +21,9 @@ export {
   touchActive,
   type PurchaseDeductArgs,
 } from './activity.js';
-export { Catalog, type ProductView } from './catalog.js';
+export { Catalogue, type ProductView } from './catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';
-export { AdminSessionStore } from './admin-session-store.js';
 export {
   decodeIdempotencyRecord,
   IdempotencyStore,
@@ -33,7 +32,6 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency-store.js';
-export { RateLimitStore, type RateDecision } from './rate-limit-store.js';
 export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './pending-orders.js';
@@ -67,7 +65,7 @@ export interface Inventory {
   keys: Keys;
   pubsub: PubSub;
   locks: LockClient;
-  catalog: Catalog;
+  catalogue: Catalogue;
   sale: Sale;
   /** durable mode: waits for replicas to hold a segment's writes (undefined when off) */
   replicaWait: ReplicaWait | undefined;
@@ -126,14 +124,19 @@ export function createInventory(opts: InventoryOptions): Inventory {
     ...lockSettings,
     ...(opts.registry && { metrics: promLockMetrics(opts.registry) }),
   });
-  const catalog = new Catalog({ redis: opts.redis, pubsub, keys: opts.keys, logger: opts.logger });
+  const catalogue = new Catalogue({
+    redis: opts.redis,
+    pubsub,
+    keys: opts.keys,
+    logger: opts.logger,
+  });
   const replicaWait = opts.waitReplicas
     ? new ReplicaWait(opts.redis, opts.waitReplicas, REPLICA_WAIT_TIMEOUT_MS)
     : undefined;
   const sale = new Sale({
     redis: opts.redis,
     keys: opts.keys,
-    catalog,
+    catalogue,
     locks,
     lockWaitMs: waitMs,
     lockLeaseMs: leaseMs,
@@ -146,11 +149,11 @@ export function createInventory(opts: InventoryOptions): Inventory {
     keys: opts.keys,
     pubsub,
     locks,
-    catalog,
+    catalogue,
     sale,
     replicaWait,
     async close() {
-      catalog.close();
+      catalogue.close();
       await locks.close();
       pubsub.close();
     },

@@ -5,7 +5,7 @@
  * a crowd's refusals the trip (docs/design/sale.md#sold-out-from-memory).
  */
 import type { ServerClock } from '../redis/time.js';
-import type { Catalog, ProductView } from './catalog.js';
+import type { Catalogue, ProductView } from './catalogue.js';
 import type { SaleError } from './errors.js';
 import { soldOutRefusal, windowRefusal } from './refusals.js';
 
@@ -24,7 +24,7 @@ export class MemoryGuard {
     private readonly opts: {
       /** Redis's clock as seen from here, for the window (margin: WINDOW_MARGIN_MS) */
       clock: ServerClock;
-      catalog: Catalog;
+      catalogue: Catalogue;
       /** counts each refusal as the sale counts its own */
       metrics?: { result(result: string, strategy: string): void } | undefined;
     },
@@ -39,7 +39,7 @@ export class MemoryGuard {
    * Redis command.
    */
   refusal(productId: string): SaleError | undefined {
-    const view = this.opts.catalog.known(productId);
+    const view = this.opts.catalogue.known(productId);
     const code = view && this.decide(view);
     if (!code) return undefined;
     this.opts.metrics?.result(code, view.strategy);
@@ -48,7 +48,7 @@ export class MemoryGuard {
 
   /** Whether {@link refusal} would refuse (nothing counted: nothing is answered from it). */
   knows(productId: string): boolean {
-    const view = this.opts.catalog.known(productId);
+    const view = this.opts.catalogue.known(productId);
     return view !== undefined && this.decide(view) !== undefined;
   }
 
@@ -67,9 +67,9 @@ export class MemoryGuard {
    *   have been answered either, and asking again in the sale would only double the wait
    */
   learn(productId: string): Promise<void> | undefined {
-    const known = this.opts.catalog.known(productId);
+    const known = this.opts.catalogue.known(productId);
     if (known && !(this.clock.unsampled && hasWindow(known))) return undefined;
-    return Promise.resolve(this.opts.catalog.get(productId)).then((view) =>
+    return Promise.resolve(this.opts.catalogue.get(productId)).then((view) =>
       view && hasWindow(view) && this.clock.unsampled ? this.clock.sync() : undefined,
     );
   }

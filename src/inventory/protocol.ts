@@ -1,6 +1,7 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, claimSettle-2,
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, deductFree-9,
+ * claimSettle-2,
  * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
@@ -22,10 +23,12 @@ const DEDUCT_REPLY = {
   unknown: 9,
   voided: 10,
   untouched: 11,
+  contended: 12,
 } as const;
 
 const scripts = {
   deduct: luaScript('deduct', DEDUCT_REPLY),
+  deductFree: luaScript('deductFree', DEDUCT_REPLY),
   claimSettle: luaScript('claimSettle', { settled: 0, noClaim: 1 }),
   seedSegment: luaScript('seedSegment'),
   beginSeed: luaScript('beginSeed', { begun: 0, live: 1 }),
@@ -51,7 +54,9 @@ export type DeductReply =
   | { code: 'claim-busy'; orderId: string }
   | { code: 'unknown' }
   | { code: 'voided' }
-  | { code: 'untouched' };
+  | { code: 'untouched' }
+  /** deductFree only: the segment lock is held, waited for or kept for a woken waiter */
+  | { code: 'contended' };
 
 export interface DeductArgs {
   mode: DeductMode;
@@ -100,6 +105,8 @@ export function decodeDeduct(raw: Raw): DeductReply {
       return { code: 'voided' };
     case 'untouched':
       return { code: 'untouched' };
+    case 'contended':
+      return { code: 'contended' };
   }
 }
 
@@ -137,6 +144,22 @@ export async function deduct(
   return decodeDeduct(
     await scripts.deduct.run<Raw>(redis, deductKeys(segmentKeys, args.orderId), deductArgs(args)),
   );
+}
+
+/**
+ * The deduct of a locked segment when its lock is free (lua/deductFree-9.lua): the lock taken,
+ * fenced and given back in the same call; `contended` (nothing changed) when anyone holds, waits
+ * for or is handed the lock. `args.fence` is ignored: the script bumps the lock's own counter.
+ */
+export async function deductFree(
+  redis: RedisClient,
+  segmentKeys: SegmentKeys,
+  args: DeductArgs,
+): Promise<DeductReply> {
+  const lock = segmentKeys.lock;
+  const keys = deductKeys(segmentKeys, args.orderId);
+  keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);
+  return decodeDeduct(await scripts.deductFree.run<Raw>(redis, keys, deductArgs(args)));
 }
 
 export type OrderResolution = 'sold' | 'pending' | 'voided';

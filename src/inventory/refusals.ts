@@ -2,7 +2,7 @@
  * What a refusing deduct reply means for the purchase: one place that turns each reply into the
  * sale's error, for the home segment and the spill alike.
  */
-import type { ProductView } from './catalog.js';
+import type { ProductView } from './catalogue.js';
 import { SaleError } from './errors.js';
 import type { DeductReply } from './protocol.js';
 

@@ -9,7 +9,7 @@
 import { randomInt } from 'node:crypto';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
-import type { Catalog, ProductView } from './catalog.js';
+import type { Catalogue, ProductView } from './catalogue.js';
 import type { AdmitTick, RoomStore } from './room-store.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
@@ -18,7 +18,7 @@ const ROOMS_REFRESH_MS = 2_000;
 const ANNOUNCE_EVERY_MS = 1_000;
 
 export interface RoomAdmitterOptions {
-  catalog: Catalog;
+  catalogue: Catalogue;
   store: RoomStore;
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
   locks: LockClient;
@@ -69,7 +69,7 @@ export class RoomAdmitter {
   }
 
   private async tickRoom(productId: string): Promise<void> {
-    const view = await this.opts.catalog.get(productId);
+    const view = await this.opts.catalogue.get(productId);
     if (!view?.waitingRoom || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
       await this.drop(productId);
       return;
@@ -122,7 +122,7 @@ export class RoomAdmitter {
     const state = await this.opts.store.stock(view.id);
     if (!state || state.epoch !== view.epoch) return -1;
     for (const s of state.segments) {
-      if (!s.unreachable && s.stock === 0) this.opts.catalog.noteEmpty(view, s.segment);
+      if (!s.unreachable && s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
     }
     return state.segments.some((s) => s.unreachable) ? -1 : state.remaining;
   }

@@ -2,7 +2,7 @@
  * What one process heard of a waiting room's admissions, from the product's admit notices: the
  * served counter (every ticket up to it is admitted) and when each recent batch was admitted, so
  * a poll is answered from memory. A process that joined late, or missed notices (a subscriber
- * reconnect makes the catalog reload the view, and this with it), knows nothing before its first
+ * reconnect makes the catalogue reload the view, and this with it), knows nothing before its first
  * notice: such polls are answered from Redis (`knows` says which).
  */
 

@@ -4,7 +4,7 @@
  * the counters add up over processes.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ProductView } from './catalog.js';
+import type { ProductView } from './catalogue.js';
 import type { AdmitTick } from './room-store.js';
 
 export interface RoomMetrics {

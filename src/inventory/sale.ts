@@ -8,7 +8,7 @@ import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
 import { ServerClock } from '../redis/time.js';
-import type { Catalog, ProductView } from './catalog.js';
+import type { Catalogue, ProductView } from './catalogue.js';
 import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
 import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity.js';
@@ -18,6 +18,7 @@ import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
 import { refusalOf, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
+import { SegmentLocking } from './segment-locking.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
@@ -35,7 +36,7 @@ export interface SaleMetrics {
 export interface SaleOptions {
   redis: RedisClient;
   keys: Keys;
-  catalog: Catalog;
+  catalogue: Catalogue;
   /** The segment locks (their in-process latch queues this process's requests per segment). */
   locks: LockClient;
   /** How long to wait for a segment lock in Redis before trying elsewhere. */
@@ -66,6 +67,8 @@ export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
   /** this process's touches of the active set, which every deduct needs */
   private readonly leases: ActivityLeases;
+  /** a locked segment's deduct: the free path, else the lock taken the full way */
+  private readonly locking: SegmentLocking;
   /** Redis Cluster shards that failed a moment ago (skipped, or their shoppers told 503) */
   readonly shards: ShardHealth;
   /** the refusals known without Redis (sold out, outside the window) */
@@ -74,9 +77,15 @@ export class Sale {
   constructor(private readonly opts: SaleOptions) {
     this.segmentKeys = new SegmentKeyCache(opts.keys);
     this.leases = new ActivityLeases(opts);
+    this.locking = new SegmentLocking({
+      ...opts,
+      leases: this.leases,
+      segment: (productId, seg) => this.segmentKeys.of(productId, seg),
+      lockName: (productId, seg) => opts.keys.segmentLockName(productId, seg),
+    });
     this.shards = new ShardHealth(opts.redis);
     const clock = new ServerClock(opts.redis, WINDOW_MARGIN_MS);
-    this.guard = new MemoryGuard({ clock, catalog: opts.catalog, metrics: opts.metrics });
+    this.guard = new MemoryGuard({ clock, catalogue: opts.catalogue, metrics: opts.metrics });
   }
 
   /**
@@ -85,7 +94,7 @@ export class Sale {
    */
   async purchase(req: PurchaseRequest): Promise<SoldOrder> {
     for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
-      const got = this.opts.catalog.get(req.productId);
+      const got = this.opts.catalogue.get(req.productId);
       const view = got instanceof Promise ? await got : got;
       if (!view) throw this.refuse(null, 'unknown-product', `no product "${req.productId}"`);
       if (view.soldOut) throw this.refuse(view, 'sold-out', `"${view.id}" is sold out`);
@@ -98,7 +107,7 @@ export class Sale {
           if (err instanceof SaleError) this.opts.metrics?.result(err.code, view.strategy);
           throw err;
         }
-        this.opts.catalog.forget(view.id);
+        this.opts.catalogue.forget(view.id);
       }
     }
     throw new SaleError({
@@ -139,8 +148,12 @@ export class Sale {
     let r: DeductReply;
     let homeBusy = false;
     try {
-      if (locked && args.mode === 'home') {
-        const held = await this.lockSegment(
+      let free: DeductReply | undefined;
+      if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
+      if (free && free.code !== 'contended') {
+        r = free;
+      } else if (locked && args.mode === 'home') {
+        const held = await this.locking.lock(
           view,
           home,
           this.opts.lockWaitMs,
@@ -168,12 +181,12 @@ export class Sale {
       throw err;
     }
     if (r.code === 'ok') {
-      if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
+      if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
       await this.opts.replicaWait?.confirm(homeKeys.state);
       return this.purchaseOf(view, args, home, r.outboxId);
     }
     if (r.code !== 'spill') throw refusalOf(view, r, args.quantity);
-    if (r.remaining === 0) this.opts.catalog.noteEmpty(view, home);
+    if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
     return this.spill(view, args, home, locked, homeBusy);
   }
 
@@ -205,8 +218,11 @@ export class Sale {
       const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
       let r: DeductReply;
       try {
-        if (locked) {
-          const held = await this.lockSegment(view, seg, waitMs);
+        const free = locked ? await this.locking.deductIfFree(view, spillArgs) : undefined;
+        if (free && free.code !== 'contended') {
+          r = free;
+        } else if (locked) {
+          const held = await this.locking.lock(view, seg, waitMs);
           // no lock: busy, or given up because the segment ran empty meanwhile
           if (!held) return view.empty.has(seg) ? 'empty' : 'busy';
           r = await this.deductHolding(held, spillArgs);
@@ -218,7 +234,7 @@ export class Sale {
         throw err;
       }
       if (r.code === 'ok') {
-        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, seg);
         await this.opts.replicaWait?.confirm(this.segment(view, seg).state);
         // Sold: whatever happens now, the claim must never be released. If finalising
         // fails, the claim stays and the sweeper finalises it from the outbox.
@@ -229,7 +245,7 @@ export class Sale {
         return this.purchaseOf(view, spillArgs, seg, r.outboxId);
       }
       if (r.code === 'empty') {
-        if (r.remaining === 0) this.opts.catalog.noteEmpty(view, seg);
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, seg);
         return 'empty';
       }
       if (r.code === 'stale-fence') return 'busy';
@@ -285,25 +301,6 @@ export class Sale {
   }
 
   /**
-   * Takes a segment's lock: up to `queueMs` in this process's line for it, then `waitMs` in Redis.
-   * A purchase whose product sold out (or segment emptied) while it queued gives up without a
-   * Redis command.
-   */
-  private lockSegment(
-    view: ProductView,
-    seg: number,
-    waitMs: number,
-    queueMs = waitMs,
-  ): Promise<HeldLock | null> {
-    return this.opts.locks.acquire(this.opts.keys.segmentLockName(view.id, seg), {
-      waitMs,
-      queueMs,
-      leaseMs: this.opts.lockLeaseMs,
-      stillWanted: () => !view.soldOut && !view.empty.has(seg),
-    });
-  }
-
-  /**
    * The deduct under a held segment lock, fenced by its token, and the release, in one round trip
    * (the deduct runs first, while the lock is held).
    */
@@ -319,7 +316,6 @@ export class Sale {
     }
     return result;
   }
-
   private segment(view: { id: string }, seg: number): SegmentKeys {
     return this.segmentKeys.of(view.id, seg);
   }

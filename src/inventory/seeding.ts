@@ -12,7 +12,7 @@ import type { Keys } from '../redis/keys.js';
 import { execByNode } from '../redis/batch.js';
 import { registerScripts } from '../redis/scripts.js';
 import { touchActive } from './activity.js';
-import type { Catalog } from './catalog.js';
+import type { Catalogue } from './catalogue.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { SaleError } from './errors.js';
 import { splitStock } from './layout.js';
@@ -47,7 +47,7 @@ export interface InventoryDeps {
   redis: RedisClient;
   keys: Keys;
   db: Db;
-  catalog?: Catalog | undefined;
+  catalogue?: Catalogue | undefined;
 }
 
 /**
@@ -110,7 +110,7 @@ export async function seedProduct(
   await deps.redis.sadd(deps.keys.products(), productId);
   // active until its sale starts or ends (then quiet a while): the sweeper walks it meanwhile
   await touchActive(deps, productId, Math.max(startsAt, endsAt));
-  if (deps.catalog) await deps.catalog.announceReseed(productId, begun.epoch);
+  if (deps.catalogue) await deps.catalogue.announceReseed(productId, begun.epoch);
   else {
     await deps.redis.spublish(
       deps.keys.product(productId).events,

@@ -191,6 +191,16 @@ export class LockClient {
     return guard && new HeldHandle(lock, guard);
   }
 
+  /**
+   * Whether nobody in this process holds or waits for the lock `name` (without the in-process
+   * latch, always true: this process cannot tell). A caller that finds it idle may take the lock
+   * inside its own write (the sale's lua/deductFree-9.lua, which checks Redis's side of it) rather
+   * than through {@link acquire}; one that finds it busy lines up behind this process's holder.
+   */
+  idle(name: string): boolean {
+    return !this.settings.localQueue || !this.rt.latch.busy(name);
+  }
+
   /** Runs `fn` in a clean lock context (a new owner), so lock()/unlock() inside it work. */
   runInContext<T>(fn: () => T): T {
     return runInNewContext(fn);

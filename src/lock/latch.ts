@@ -66,6 +66,11 @@ export class LocalLatch {
     this.lines.delete(name);
   }
 
+  /** Whether someone of this process holds the latch of `name` (or waits for it). */
+  busy(name: string): boolean {
+    return this.lines.has(name);
+  }
+
   /** Locks with someone inside or waiting (tests, metrics). */
   get size(): number {
     return this.lines.size;

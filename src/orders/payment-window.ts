@@ -6,7 +6,7 @@
  * records the order so a retry (a job run twice, the sweep after a crash) returns them once; the
  * row's restocked_at says the return is done.
  */
-import type { Catalog, ReturnedOrder } from '../inventory/index.js';
+import type { Catalogue, ReturnedOrder } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { OrderRow } from './repository.js';
 
@@ -36,7 +36,7 @@ export interface PaymentWindowDeps {
   rows: PaymentWindowRows;
   units: UnitReturns;
   /** tells every API process the units are back (sold-out views cleared) */
-  catalog: Pick<Catalog, 'announceRestock'>;
+  catalogue: Pick<Catalogue, 'announceRestock'>;
   /** the buyer-limit policy: a returned order no longer counts against its buyer's limit */
   returnFreesLimit: boolean;
   logger?: Logger | undefined;
@@ -130,7 +130,7 @@ export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promi
   const r = await deps.units.restock(order);
   if (deps.returnFreesLimit) await deps.units.releaseMarker(order);
   if (r.code !== 'stale-epoch') {
-    await deps.catalog.announceRestock(row.product_id, row.epoch, row.segment);
+    await deps.catalogue.announceRestock(row.product_id, row.epoch, row.segment);
   }
   await deps.rows.markRestocked(row.id);
   deps.logger?.debug({ orderId: row.id, status: row.status, restock: r.code }, 'units returned');

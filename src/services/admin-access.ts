@@ -14,7 +14,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RateLimit } from '../config/index.js';
 import { ProblemError } from '../errors.js';
-import type { RateDecision } from '../inventory/index.js';
+import type { RateDecision } from '../access/index.js';
 import { sameSignature } from './sale-token.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();

@@ -5,7 +5,8 @@
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
 import type { Config, RateLimit } from '../config/index.js';
-import type { Catalog, ProductView, RateDecision } from '../inventory/index.js';
+import type { RateDecision } from '../access/index.js';
+import type { Catalogue, ProductView } from '../inventory/index.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token' | 'queue';
@@ -85,7 +86,7 @@ export function rateLimitHeaders(state: RateState): Record<string, string> {
   };
 }
 
-/** The shared rate-limit buckets (inventory's RateLimitStore: one Redis script per take). */
+/** The shared rate-limit buckets (access/'s RateLimitStore: one Redis script per take). */
 export interface RateLimiter {
   take(
     route: LimitedRoute,
@@ -101,7 +102,7 @@ export class Admission {
   constructor(
     private readonly deps: {
       rateLimiter: RateLimiter;
-      catalog: Pick<Catalog, 'known' | 'get'>;
+      catalogue: Pick<Catalogue, 'known' | 'get'>;
       config: Config['admission'];
     },
   ) {
@@ -164,9 +165,9 @@ export class Admission {
     token: string | undefined,
   ): Refused | Promise<Refused> {
     // the common case, a loaded product without tokens, costs no await
-    const known = this.deps.catalog.known(productId);
+    const known = this.deps.catalogue.known(productId);
     if (known) return this.checkTokenOf(known, userId, token);
-    const view = this.deps.catalog.get(productId);
+    const view = this.deps.catalogue.get(productId);
     return view instanceof Promise
       ? view.then((v) => (v ? this.checkTokenOf(v, userId, token) : undefined))
       : view
@@ -198,7 +199,7 @@ export class Admission {
    *   'sale-tokens-disabled'
    */
   async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
-    const view = await this.deps.catalog.get(productId);
+    const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
     if (view.waitingRoom) {
       return {

@@ -10,7 +10,7 @@ import {
   SaleError,
   type SoldOrder,
   type PurchaseRequest,
-  type Catalog,
+  type Catalogue,
   type OrderResolution,
   type Sale,
 } from '../inventory/index.js';
@@ -52,7 +52,7 @@ export type Resolution = 'sold' | 'pending' | 'not-sold';
 export interface CheckoutDeps {
   sale: Sale;
   /** the product views: an order id carries its product's catalogue number */
-  catalog: Pick<Catalog, 'get' | 'known'>;
+  catalogue: Pick<Catalogue, 'get' | 'known'>;
   orders: OrderSink;
   ordersAtHome: OrdersAtHome;
   /** whether an order row exists (an order of an earlier epoch, no longer in any marker) */
@@ -93,7 +93,7 @@ export class Checkout {
   newOrderId(productId: string): string | Promise<string> {
     const mint = (view: { number: number } | null) => mintOrderId(view?.number ?? 0);
     try {
-      const got = this.deps.catalog.get(productId);
+      const got = this.deps.catalogue.get(productId);
       return got instanceof Promise ? got.then(mint, () => mint(null)) : mint(got);
     } catch {
       return mint(null);

@@ -5,7 +5,7 @@
 import type { ProductState, SeedResult, SeedSpec } from '../inventory/index.js';
 import type { ReconcileReport } from '../orders/index.js';
 
-/** A product's sale in Redis (inventory's ProductStore, which tells this process's catalog). */
+/** A product's sale in Redis (inventory's ProductStore, which tells this process's catalogue). */
 export interface ProductRecords {
   /** @throws SaleError `sale-live` when the sale runs and `force` is not set. */
   seed(productId: string, spec: SeedSpec, opts?: { force?: boolean }): Promise<SeedResult>;

@@ -1,12 +1,12 @@
 /**
  * The waiting room's shopper side (docs/waiting-room.md): join, and the place's answer. A poll
  * is answered from this process's memory when it can be: the product's view (sold out, ended) and
- * the served counter come from the notices the catalog already hears, the shopper's ticket from a
+ * the served counter come from the notices the catalogue already hears, the shopper's ticket from a
  * small cache filled by their join or first poll here. Only a shopper this process never saw, or
  * one admitted before it heard the batch, costs a Redis read.
  */
 import type { Config } from '../config/index.js';
-import type { Catalog, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
+import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
 import type { Admission, AdmissionRefusal, RateState } from './admission.js';
 import { signSaleToken } from './sale-token.js';
 
@@ -60,7 +60,7 @@ export class WaitingRoom {
 
   constructor(
     private readonly deps: {
-      catalog: Pick<Catalog, 'known' | 'get'>;
+      catalogue: Pick<Catalogue, 'known' | 'get'>;
       store: Pick<RoomStore, 'join' | 'place'>;
       admission: Pick<Admission, 'limit'>;
       config: Config['admission'];
@@ -73,7 +73,7 @@ export class WaitingRoom {
   async join(productId: string, userId: string, ip: string): Promise<QueueAnswer> {
     const limited = await this.deps.admission.limit('queue', userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
-    const view = await this.deps.catalog.get(productId);
+    const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
     if (!view.waitingRoom) return { kind: 'no-room' };
     const now = Date.now();
@@ -94,7 +94,7 @@ export class WaitingRoom {
    * knows enough, else after one Redis read.
    */
   poll(productId: string, userId: string): QueueAnswer | Promise<QueueAnswer> {
-    const view = this.deps.catalog.known(productId);
+    const view = this.deps.catalogue.known(productId);
     if (view?.waitingRoom) {
       const now = Date.now();
       if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
@@ -119,7 +119,7 @@ export class WaitingRoom {
   }
 
   private async pollFromStore(productId: string, userId: string): Promise<QueueAnswer> {
-    const view = await this.deps.catalog.get(productId);
+    const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
     if (!view.waitingRoom) return { kind: 'no-room' };
     const now = Date.now();

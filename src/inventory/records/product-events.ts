@@ -1,6 +1,6 @@
 /**
  * Messages on a product's events channel (sharded pub/sub), how API processes keep each other's
- * catalog in step:
+ * catalogue in step:
  *
  *   empty <epoch> <segment>   a segment ran out: skip it
  *   soldout <epoch>           every segment ran out: answer from memory

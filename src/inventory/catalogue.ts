@@ -76,7 +76,7 @@ const recheckDue = (view: ProductView) =>
 /** Products whose views are kept; past it the oldest are dropped (and reloaded on demand). */
 const MAX_PRODUCTS = 10_000;
 
-export class Catalog {
+export class Catalogue {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<ProductView | null>>();
 

@@ -1,0 +1,55 @@
+/**
+ * A locked segment's deduct (the `global` and `segmented` strategies): the uncontended path, one
+ * call that takes, fences and gives back a free lock (lua/deductFree-9.lua), and the full lock
+ * protocol when the segment is contended (this process's line, then the lock's own line and
+ * hand-off).
+ */
+import type { HeldLock, LockClient } from '../lock/index.js';
+import type { Logger } from '../log.js';
+import type { ActivityLeases, PurchaseDeductArgs as DeductArgs } from './activity.js';
+import type { ProductView } from './catalogue.js';
+import type { DeductReply } from './protocol.js';
+
+export interface SegmentLockingDeps {
+  locks: LockClient;
+  /** the lock name of a product's segment */
+  lockName: (productId: string, seg: number) => string;
+  leases: ActivityLeases;
+  /** the keys of a product's segment (cached by the caller) */
+  segment: (productId: string, seg: number) => Parameters<ActivityLeases['deduct']>[0];
+  /** Lease of a segment lock held around one deduct. */
+  lockLeaseMs: number;
+  logger?: Logger | undefined;
+}
+
+export class SegmentLocking {
+  constructor(private readonly deps: SegmentLockingDeps) {}
+
+  /**
+   * Takes a segment's lock: up to `queueMs` in this process's line for it, then `waitMs` in Redis.
+   * A purchase whose product sold out (or segment emptied) while it queued gives up without a
+   * Redis command.
+   */
+  lock(view: ProductView, seg: number, waitMs: number, queueMs = waitMs): Promise<HeldLock | null> {
+    return this.deps.locks.acquire(this.deps.lockName(view.id, seg), {
+      waitMs,
+      queueMs,
+      leaseMs: this.deps.lockLeaseMs,
+      stillWanted: () => !view.soldOut && !view.empty.has(seg),
+    });
+  }
+
+  /**
+   * The uncontended path of a locked segment: when nobody in this process holds or waits for the
+   * segment's lock, the deduct takes the lock, fences and gives it back in the same call
+   * (lua/deductFree-9.lua): the one round trip of a lock-free deduct and three commands more, where
+   * the full protocol costs two round trips and eleven commands more. Its answer is
+   * `contended` when Redis says someone holds, waits for or is handed the lock: then the full
+   * protocol (this process's line, then the lock's own) takes over, so no waiter is passed.
+   * @returns undefined when this process already has someone on the lock (no Redis command).
+   */
+  deductIfFree(view: ProductView, args: DeductArgs): Promise<DeductReply> | undefined {
+    if (!this.deps.locks.idle(this.deps.lockName(view.id, args.segment))) return;
+    return this.deps.leases.deduct(this.deps.segment(view.id, args.segment), args, true);
+  }
+}

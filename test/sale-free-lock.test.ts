@@ -1,0 +1,148 @@
+/**
+ * The locked segment's uncontended path (lua/deductFree-9.lua): a segment whose lock nobody holds,
+ * waits for or is handed is deducted in one call that takes, fences and gives back the lock; a
+ * holder, a waiter or a reservation sends the purchase the full way, and every count stays exact.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Db } from '../src/db/index.js';
+import { readProductState, seedProduct } from '../src/inventory/index.js';
+import { homeSegment } from '../src/inventory/layout.js';
+import { deduct } from '../src/inventory/protocol.js';
+import { Keys } from '../src/redis/keys.js';
+import { sleep } from './support/locks.js';
+import { useNamespace } from './support/namespace.js';
+import { saleProcess, testDb, totalCalls, type SaleProcess } from './support/sale.js';
+
+const ns = useNamespace();
+const config = ns.config({ LOCK_WAIT_MS: '2000' });
+const keys = new Keys(ns.id);
+let db: Db;
+let procs: SaleProcess[];
+
+beforeAll(() => {
+  db = testDb(config);
+  procs = Array.from({ length: 2 }, () => saleProcess(config));
+});
+afterAll(async () => {
+  await Promise.all(procs.map((p) => p.close()));
+  await db.destroy();
+});
+
+const deps = () => ({ redis: procs[0]!.redis, keys, db, catalogue: procs[0]!.inv.catalogue });
+const newProduct = () => `p${randomBytes(4).toString('hex')}`;
+/** A shopper whose home segment is `seg` of `segments`. */
+function shopperOf(seg: number, segments: number, tag: string): string {
+  for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
+}
+const soldIn = async (productId: string, seg: number) =>
+  (await readProductState({ redis: procs[0]!.redis, keys }, productId))!.segments[seg]!.sold;
+const fenceOf = async (productId: string, seg: number) =>
+  Number((await procs[0]!.redis.get(keys.segment(productId, seg).lock.fence)) ?? 0);
+
+describe('a free segment lock', () => {
+  it('is taken inside the deduct: 3 commands more than a lock-free sale, fenced, nothing left held', async () => {
+    const free = newProduct();
+    const locked = newProduct();
+    await seedProduct(deps(), free, { total: 10, segments: 4, strategy: 'lockfree' });
+    await seedProduct(deps(), locked, { total: 10, segments: 4, strategy: 'segmented' });
+    const sale = procs[0]!.inv.sale;
+    const redis = procs[0]!.redis;
+    // warm: the product views and the activity touches are this process's from now on
+    await sale.purchase({ productId: free, userId: 'warm', quantity: 1 });
+    await sale.purchase({ productId: locked, userId: 'warm', quantity: 1 });
+    const cost = async (productId: string, userId: string) => {
+      const before = await totalCalls(redis);
+      await sale.purchase({ productId, userId, quantity: 1 });
+      return (await totalCalls(redis)) - before;
+    };
+    const user = shopperOf(2, 4, 'a');
+    const fence = await fenceOf(locked, 2);
+    const lockFreeCost = await cost(free, user);
+    // EXISTS (holder, line, reservation), INCR fence, HSET the state's fence; no lock script
+    expect((await cost(locked, user)) - lockFreeCost).toBe(3);
+    expect(await fenceOf(locked, 2)).toBe(fence + 1);
+    const lock = keys.segment(locked, 2).lock;
+    expect(await redis.exists(lock.lock, lock.queue, lock.handoff)).toBe(0);
+    expect(await soldIn(locked, 2)).toBe(homeSegment('warm', 4) === 2 ? 2 : 1);
+  });
+
+  it('a holder in another process sends the purchase the full way: it waits, then sells once', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 8, segments: 4, strategy: 'segmented' });
+    const user = shopperOf(1, 4, 'b');
+    const holder = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 1), {
+      leaseMs: 10_000,
+    }))!;
+    const bought = procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 });
+    await sleep(150);
+    expect(await soldIn(productId, 1)).toBe(0); // not past the holder
+    await holder.release();
+    const order = await bought;
+    expect(order.segment).toBe(1);
+    expect(await soldIn(productId, 1)).toBe(1);
+    expect(await fenceOf(productId, 1)).toBe(holder.fence + 1);
+  });
+
+  it('a hand-off reservation for another waiter is not passed: the purchase waits it out', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 8, segments: 4, strategy: 'segmented' });
+    const user = shopperOf(3, 4, 'c');
+    const lock = keys.segment(productId, 3).lock;
+    await procs[0]!.redis.set(lock.handoff, 'someone:else', 'PX', 400);
+    const bought = procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 });
+    await sleep(150);
+    expect(await soldIn(productId, 3)).toBe(0);
+    const order = await bought;
+    expect(order.segment).toBe(3);
+    expect(await soldIn(productId, 3)).toBe(1);
+    expect(await procs[0]!.redis.exists(lock.lock, lock.handoff)).toBe(0);
+  });
+
+  it('a holder whose lease ran out cannot deduct after an uncontended sale took the segment', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 8, segments: 1, strategy: 'global' });
+    const old = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 0), {
+      leaseMs: 50,
+    }))!;
+    await sleep(80);
+    await procs[0]!.inv.sale.purchase({ productId, userId: 'now', quantity: 1 });
+    expect(await fenceOf(productId, 0)).toBe(old.fence + 1);
+    const late = await deduct(procs[1]!.redis, keys.segment(productId, 0), {
+      mode: 'home',
+      epoch: 1,
+      fence: old.fence,
+      userId: 'late',
+      quantity: 1,
+      orderId: 'late-order',
+      productId,
+      segment: 0,
+      homeSegment: 0,
+      touchedAt: Date.now(),
+    });
+    expect(late).toEqual({ code: 'stale-fence', lastFence: old.fence + 1 });
+    expect(await soldIn(productId, 0)).toBe(1);
+  });
+
+  it('200 buyers over two processes, the free path and the full one mixed, sell exactly the stock', async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, {
+      total: 60,
+      segments: 4,
+      strategy: 'segmented',
+      limitPerUser: 1,
+    });
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        procs[i % 2]!.inv.sale.purchase({ productId, userId: `r${i}`, quantity: 1 }).then(
+          () => 'accepted',
+          (err: { code?: string }) => err.code ?? 'error',
+        ),
+      ),
+    );
+    const state = (await readProductState({ redis: procs[0]!.redis, keys }, productId))!;
+    expect(outcomes.filter((o) => o === 'accepted').length).toBe(60);
+    expect(outcomes.filter((o) => o !== 'accepted' && o !== 'sold-out')).toEqual([]);
+    expect({ sold: state.sold, remaining: state.remaining }).toEqual({ sold: 60, remaining: 0 });
+  });
+});
