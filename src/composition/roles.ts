@@ -15,6 +15,7 @@ import { mountOrders } from '../http/orders.js';
 import { createApiServer } from '../http/server.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { seckill } from '../http/seckill.js';
+import { mountQueue, queuePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
@@ -31,12 +32,11 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
-import { AdminSessionStore, RateLimitStore } from '../access/index.js';
+import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
-  Admission,
   Checkout,
   DashboardFeed,
   Payments,
@@ -45,6 +45,7 @@ import {
 } from '../services/index.js';
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
+import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -62,7 +63,7 @@ export function startOrderQueue(core: Core): Queue {
 }
 
 /** The API side's services: every sale is submitted for persistence by checkout itself. */
-export function apiServices(core: Core, queue: Queue): Services & { submitter: OrderSubmitter } {
+export function apiServices(core: Core, queue: Queue): ApiServices {
   const c = core.config;
   const submitter = new OrderSubmitter(queue, {
     batchSize: c.orders.enqueueBatchSize,
@@ -83,11 +84,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     products: core.products,
     orders: core.orders,
     payments: new Payments(paymentWindowDeps(core), core.orders),
-    admission: new Admission({
-      rateLimiter: new RateLimitStore(core.redis, core.keys),
-      catalogue: core.inventory.catalogue,
-      config: c.admission,
-    }),
+    ...admissionAndRooms(core),
     idempotency: new IdempotencyStore(
       core.redis,
       core.keys,
@@ -140,10 +137,13 @@ export async function serveApi(
       checkout: services.checkout,
       idempotency: services.idempotency,
       admission: services.admission,
+      bought: services.bought,
       logger: core.logger,
     }),
     logger: core.logger,
   });
+  const poll =
+    services.waitingRoom && queuePoll({ auth, room: services.waitingRoom, logger: core.logger });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -167,6 +167,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
+      (app) => mountQueue(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
@@ -178,7 +179,7 @@ export async function serveApi(
         }),
       (app) => mountOpenApi(app),
     ],
-    ...(config.http.fastPath && { fastPath: { seckill: purchase } }),
+    ...(config.http.fastPath && { fastPath: { seckill: purchase, queuePoll: poll } }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.

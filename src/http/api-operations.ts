@@ -11,6 +11,7 @@ import {
   type Media,
   type Operation,
 } from './api-components.js';
+import { QUEUE_OPERATIONS } from './api-queue-operations.js';
 
 // what an admin route answers a caller without the right token (or after too many wrong ones)
 const ADMIN_REFUSALS = {
@@ -86,6 +87,7 @@ export const OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
+      403: 'the product admits through its waiting room',
       404: 'unknown product',
       410: 'ended',
       425: 'before the lead time',
@@ -94,6 +96,7 @@ export const OPERATIONS: Operation[] = [
     store: true,
     limited: true,
   },
+  ...QUEUE_OPERATIONS,
   {
     method: 'get',
     route: '/orders/:id',

@@ -12,7 +12,8 @@ import type { PubSub } from '../redis/pubsub.js';
 import { storeOutage } from '../outages.js';
 import { clearSoldOut, markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from './records/product-events.js';
-import { decodeMeta, isSoldOut } from './records/product-meta.js';
+import { decodeMeta, isSoldOut, type RoomSettings } from './records/product-meta.js';
+import { RoomHeard } from './room-heard.js';
 
 export interface ProductView {
   readonly id: string;
@@ -31,12 +32,21 @@ export interface ProductView {
   readonly requireSaleToken: boolean;
   /** catalogue number, carried by its order ids (0 until given: v4 ids) */
   readonly number: number;
+  /** the waiting room's settings; null: no room */
+  readonly waitingRoom: RoomSettings | null;
+  /** what this process heard of the room's admissions (admit notices): room-view.ts */
+  readonly room: RoomHeard;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
    */
   readonly empty: Set<number>;
   soldOut: boolean;
+  /**
+   * Recorded sold out in this epoch (markSoldOut) and no unit heard back since: what a waiting room
+   * tells its line. Unlike `soldOut`, kept across a reload of a sale with a payment window.
+   */
+  soldOutMarked: boolean;
   /** when this process learnt it is sold out (ms), 0 while it is not */
   soldOutAt: number;
 }
@@ -143,8 +153,11 @@ export class Catalogue {
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
       number: meta.number,
+      waitingRoom: meta.waitingRoom,
+      room: new RoomHeard(),
       empty: new Set(),
       soldOut: isSoldOut(meta),
+      soldOutMarked: meta.soldOutEpoch === meta.epoch,
       soldOutAt: isSoldOut(meta) ? Date.now() : 0,
     };
     entry.view = view;
@@ -167,10 +180,12 @@ export class Catalogue {
       return;
     }
     if (event.epoch < view.epoch) return;
-    if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
+    if (event.kind === 'admit') view.room.heard(event.served, event.at);
+    else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') {
       view.empty.delete(event.segment);
       view.soldOut = false;
+      view.soldOutMarked = false;
       view.soldOutAt = 0;
     } else this.markSoldOutView(view);
   }
@@ -225,6 +240,7 @@ export class Catalogue {
 
   private markSoldOutView(view: ProductView): void {
     view.soldOut = true;
+    view.soldOutMarked = true;
     view.soldOutAt = Date.now();
   }
 

@@ -9,7 +9,7 @@ import type { RateDecision } from '../access/index.js';
 import type { Catalogue, ProductView } from '../inventory/index.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
-export type LimitedRoute = 'seckill' | 'token' | 'orders';
+export type LimitedRoute = 'seckill' | 'token' | 'orders' | 'queue';
 
 /** A check's answer: the refusal, or undefined when the request may go on. */
 type Refused = AdmissionRefusal | undefined;
@@ -46,7 +46,8 @@ export interface AdmissionRefusal {
     | 'sale-tokens-disabled'
     | 'unknown-product'
     | 'too-early'
-    | 'ended';
+    | 'ended'
+    | 'waiting-room';
   detail: string;
   retryAfterSeconds?: number;
   /** the limits' state of a rate-limited request */
@@ -183,7 +184,9 @@ export class Admission {
     if (!secret) return tokensOff();
     if (!token) {
       return forbidden(
-        `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
+        view.waitingRoom
+          ? `this sale admits through its waiting room: POST /products/${productId}/queue, and send the sale token it gives once admitted as Sale-Token`
+          : `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
       );
     }
     const want = { userId, productId, epoch: view.epoch, now: Date.now() };
@@ -200,6 +203,12 @@ export class Admission {
   async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
+    if (view.waitingRoom) {
+      return {
+        code: 'waiting-room',
+        detail: `${productId} admits through its waiting room: POST /products/${productId}/queue`,
+      };
+    }
     const secret = this.deps.config.saleTokenSecret;
     if (!secret && !view.requireSaleToken) {
       return {

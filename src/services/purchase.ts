@@ -68,6 +68,8 @@ export interface PurchaseDeps {
   idempotency: IdempotencyRecords;
   /** rate limits and sale tokens (none: every request goes to the sale) */
   admission?: Admission | undefined;
+  /** a shopper bought (a new sale, not a replay): a waiting room frees their seat */
+  bought?: ((productId: string, userId: string) => void) | undefined;
   logger: Logger;
 }
 
@@ -117,9 +119,15 @@ export class PurchaseService {
       }
     }
     const order = { productId: call.productId, userId, quantity: call.quantity };
-    if (call.idempotencyKey === undefined) return { ...(await this.once(order, answers)), rate };
-    const keyed = refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers));
-    return { ...(keyed || (await this.withKey(order, call.idempotencyKey, answers))), rate };
+    const outcome =
+      call.idempotencyKey === undefined
+        ? await this.once(order, answers)
+        : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
+          (await this.withKey(order, call.idempotencyKey, answers));
+    if (outcome.kind === 'answer' && !outcome.replayed && outcome.response.status < 300) {
+      this.deps.bought?.(call.productId, userId);
+    }
+    return { ...outcome, rate };
   }
 
   /**
