@@ -13,7 +13,7 @@
  *     product is by a shopper who was answered `admitted` with a token before sending it, and a
  *     purchase without a token is never acknowledged.
  */
-import type { HistoryEntry, OrderRow, PurchaseOp } from './checker.js';
+import type { HistoryEntry, InvariantResult, OrderRow, PurchaseOp } from './checker.js';
 
 export type RoomState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
 
@@ -37,15 +37,11 @@ export interface RoomOp {
 /** A purchase of the room product, marked with whether it carried a sale token. */
 export type RoomPurchaseOp = PurchaseOp & { saleToken: boolean };
 
-export type RoomHistoryEntry = HistoryEntry | RoomOp;
+export type RoomHistoryEntry = HistoryEntry;
 
 export type RoomInvariantName = 'room-fifo' | 'room-one-place' | 'room-no-sale-without-admission';
 
-export interface RoomInvariantResult {
-  name: RoomInvariantName;
-  ok: boolean;
-  counterExample?: string;
-}
+export type RoomInvariantResult = InvariantResult & { name: RoomInvariantName };
 
 const roomOps = (history: RoomHistoryEntry[], product: string) =>
   history.filter((h): h is RoomOp => h.type === 'room' && h.product === product);

@@ -26,6 +26,25 @@ export interface RoomShopperOptions {
   now: () => number;
 }
 
+/** The waiting-room product: final sales, so nothing comes back and the line only moves forward. */
+export const roomProduct = { id: 'chaos-room', strategy: 'lockfree', segments: 4, payment: false };
+
+/**
+ * The room product's seed options: it opens `opensAt` (ms since the epoch), so the first
+ * shoppers form the pre-queue; admission sells `stock` in about 60 % of the run. Admissions last
+ * long enough that an unknown purchase can be settled after the sale with the same token.
+ */
+export function roomSeed(opensAt: number, stock: number, durationS: number) {
+  const admitPerSecond = Math.max(1, Math.ceil(stock / (durationS * 0.6)));
+  return {
+    startsAt: new Date(opensAt).toISOString(),
+    waitingRoom: { admitPerSecond, maxActive: 2 * admitPerSecond, admittedForSeconds: 900 },
+  };
+}
+
+/** Each room purchase's sale token by Idempotency-Key: settling an unknown answer resends it. */
+export const roomTokens = new Map<string, string>();
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 interface Answer {
@@ -87,6 +106,7 @@ export function startRoomShoppers(o: RoomShopperOptions): { stop(): Promise<void
   };
   const buy = async (user: string, i: number, saleToken: string | undefined) => {
     const key = `room-s${o.seed}-${user}`;
+    if (saleToken) roomTokens.set(key, saleToken);
     for (let tries = 0; tries < 3 && !stopped; tries++) {
       const p = await attempt(urlOf(i + tries), {
         user,
