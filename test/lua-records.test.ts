@@ -12,7 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeClaim, encodeClaim } from '../src/inventory/records/claim.js';
 import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 import { decodeMarker, encodeMarker, type BuyerMarker } from '../src/inventory/records/marker.js';
-import { decodeMeta, type ProductMeta } from '../src/inventory/records/product-meta.js';
+import {
+  decodeMeta,
+  encodeRoomSettings,
+  type ProductMeta,
+} from '../src/inventory/records/product-meta.js';
 import {
   decodeSegmentState,
   SEGMENT_STATE_FIELDS,
@@ -169,6 +173,7 @@ const metaHash = (m: ProductMeta): Record<string, string> =>
   Object.fromEntries(
     Object.entries(META_FIELD).map(([property, field]) => {
       const v = m[property as keyof ProductMeta];
+      if (property === 'waitingRoom') return [field, encodeRoomSettings(m.waitingRoom!)];
       return [field, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)];
     }),
   );
@@ -187,6 +192,7 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     payWithinSeconds: 900,
     requireSaleToken: true,
     number: 12,
+    waitingRoom: { admitPerSecond: 50, maxActive: 200, admittedForSeconds: 120 },
   };
 
   it('TypeScript reads what Lua writes: a new epoch, its sold-out mark, the next epoch', async () => {
@@ -209,6 +215,8 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     expect(await begin(sample.maxSegments)).toBe(1);
     // the catalogue number is TypeScript's own write (catalogue-numbers.ts)
     await redis.hset(key, META_FIELD.number, sample.number);
+    // so are the waiting room's settings (seeding.ts)
+    await redis.hset(key, META_FIELD.waitingRoom, encodeRoomSettings(sample.waitingRoom!));
     const first = decodeMeta(await redis.hgetall(key));
     expect(first).toEqual({ ...sample, epoch: 1, soldOutEpoch: 0 });
     expect(Object.keys(first!).sort()).toEqual(Object.keys(META_FIELD).sort());

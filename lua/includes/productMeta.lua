@@ -14,6 +14,8 @@ local META_PAY_WITHIN_SECONDS = 'payWithin'
 local META_REQUIRE_SALE_TOKEN = 'token'
 -- the catalogue number: written by TypeScript (catalogue-numbers.ts), never by a script
 local META_NUMBER = 'n'
+-- the waiting room's settings: written by TypeScript (seeding.ts), never by a script
+local META_WAITING_ROOM = 'room'
 
 -- what a new epoch decides on, as stored (false when missing):
 -- epoch, startsAt, endsAt, soldOut, segments, maxSegments

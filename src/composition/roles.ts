@@ -14,6 +14,7 @@ import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { seckill } from '../http/seckill.js';
+import { mountQueue, queuePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
@@ -30,11 +31,10 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
-import { AdminSessionStore, IdempotencyStore, RateLimitStore } from '../inventory/index.js';
+import { AdminSessionStore, IdempotencyStore } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
-  Admission,
   Checkout,
   DashboardFeed,
   Payments,
@@ -43,6 +43,7 @@ import {
 } from '../services/index.js';
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
+import { admissionAndRooms } from './rooms.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -81,11 +82,7 @@ export function apiServices(core: Core, queue: Queue): Services & { submitter: O
     products: core.products,
     orders: core.orders,
     payments: new Payments(paymentWindowDeps(core), core.orders),
-    admission: new Admission({
-      rateLimiter: new RateLimitStore(core.redis, core.keys),
-      catalog: core.inventory.catalog,
-      config: c.admission,
-    }),
+    ...admissionAndRooms(core),
     idempotency: new IdempotencyStore(
       core.redis,
       core.keys,
@@ -138,10 +135,13 @@ export async function serveApi(
       checkout: services.checkout,
       idempotency: services.idempotency,
       admission: services.admission,
+      bought: services.bought,
       logger: core.logger,
     }),
     logger: core.logger,
   });
+  const poll =
+    services.waitingRoom && queuePoll({ auth, room: services.waitingRoom, logger: core.logger });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -165,6 +165,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
+      (app) => mountQueue(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { auth, access, orders: services.orders, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
@@ -176,7 +177,7 @@ export async function serveApi(
         }),
       (app) => mountOpenApi(app),
     ],
-    ...(config.http.fastPath && { fastPath: { seckill: purchase } }),
+    ...(config.http.fastPath && { fastPath: { seckill: purchase, queuePoll: poll } }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.

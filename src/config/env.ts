@@ -265,6 +265,26 @@ export const envSchema = z.object({
     .max(86_400)
     .default(300)
     .describe('sale tokens are issued from this long before the start'),
+  ROOM_LEASE_MS: ms
+    .min(500)
+    .default(3_000)
+    .describe(
+      "a waiting room admitter's lease: another API process takes a killed admitter's rooms over within it",
+    ),
+  ROOM_TICK_MS: ms
+    .min(20)
+    .max(1_000)
+    .default(100)
+    .describe("how often a waiting room admits (the pace itself is the room's admitPerSecond)"),
+  ROOM_SHUFFLE_SEED: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2_147_483_646)
+    .optional()
+    .describe(
+      'seed of the pre-queue shuffle at the opening (tests); unset: a random one each time',
+    ),
 
   BENCH_ROUTES: bool
     .default(false)

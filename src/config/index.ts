@@ -104,6 +104,8 @@ export interface Config {
     saleTokenTtlSeconds: number;
     saleTokenLeadSeconds: number;
   };
+  /** waiting rooms' admitters (docs/waiting-room.md) */
+  readonly room: { leaseMs: number; tickMs: number; shuffleSeed: number | undefined };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -265,6 +267,7 @@ export function loadConfig(
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
     },
+    room: { leaseMs: e.ROOM_LEASE_MS, tickMs: e.ROOM_TICK_MS, shuffleSeed: e.ROOM_SHUFFLE_SEED },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },
   });

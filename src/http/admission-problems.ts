@@ -9,6 +9,7 @@ const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> 
   'unknown-product': { status: 404, title: 'Unknown product' },
   'too-early': { status: 425, title: 'Sale tokens are not issued yet' },
   ended: { status: 410, title: 'Sale ended' },
+  'waiting-room': { status: 403, title: 'Admission is through the waiting room' },
 };
 
 export function admissionProblem(refusal: AdmissionRefusal): ProblemError {

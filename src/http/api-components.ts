@@ -21,6 +21,7 @@ export const SCHEMAS = {
   WebhookAck: answers.webhookAck,
   Product: answers.productPublic,
   SaleToken: answers.saleToken,
+  QueuePlace: answers.queuePlace,
   SeedRequest: seedRequest,
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,

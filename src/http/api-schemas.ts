@@ -62,6 +62,32 @@ export const saleToken = z.strictObject({
   startsAt: iso.nullable(),
 });
 
+const seconds = z.number().int().min(0);
+
+/** A shopper's place in a waiting room (docs/waiting-room.md). */
+export const queuePlace = z.strictObject({
+  state: z.enum(['waiting', 'admitted', 'sold-out', 'ended']),
+  position: z
+    .number()
+    .int()
+    .min(0)
+    .nullable()
+    .describe('1 = next to be admitted, 0 once admitted; null before the opening and when over'),
+  aheadOfYou: z.number().int().min(0).nullable(),
+  estimatedWaitSeconds: z.strictObject({ p50: seconds, p90: seconds }).nullable(),
+  pollAfterSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .nullable()
+    .describe('poll again after this long (jittered; also Retry-After); null: nothing to wait for'),
+  saleToken: z
+    .string()
+    .optional()
+    .describe('once admitted: send it as Sale-Token on POST /seckill'),
+  saleTokenExpiresAt: iso.optional(),
+});
+
 export const seedResult = z.strictObject({
   productId: z.string(),
   epoch: z.number().int().min(1),

@@ -27,11 +27,14 @@ import { readyAnswer, type Readiness } from './health.js';
 import type { Inflight } from './inflight.js';
 import { problemAnswer, type HttpAnswer } from './problem.js';
 import { REQUEST_ID, type AccessLog } from './request-context.js';
+import { QUEUE_PATH, type QueuePoll } from './queue.js';
 import type { Seckill } from './seckill.js';
 
 export interface FastPathDeps {
   /** POST /seckill's answer (seckill.ts, as Express's route) */
   seckill: Seckill;
+  /** GET /products/:id/queue's answer (queue.ts, as Express's route): a poll from memory */
+  queuePoll?: QueuePoll | undefined;
   /** the client's address, as Express's req.ip reads it (TRUST_PROXY) */
   clientIp(req: IncomingMessage): string;
   logger: Logger;
@@ -163,6 +166,21 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     answer.then((a) => send(req, res, started, id, '/seckill', a)).catch(() => res.destroy());
   }
 
+  /** A waiting room poll: answered here, in this turn when the place is known in memory. */
+  function poll(req: IncomingMessage, res: ServerResponse, productId: string) {
+    const started = performance.now();
+    const id = requestIdOf(req);
+    const route = '/products/:id/queue';
+    const answer = deps.queuePoll!({
+      url: req.url!,
+      requestId: id,
+      headers: req.headers,
+      productId,
+    });
+    if (!(answer instanceof Promise)) return send(req, res, started, id, route, answer);
+    answer.then((a) => send(req, res, started, id, route, a)).catch(() => res.destroy());
+  }
+
   /** Reads a small body with listeners, not a promise: most come in one chunk. */
   function readPurchase(req: IncomingMessage, res: ServerResponse) {
     const started = performance.now();
@@ -191,6 +209,8 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     if (req.method === 'POST' && url === '/seckill' && readable(req) > 0) {
       return readPurchase(req, res);
     }
+    const queue = req.method === 'GET' && deps.queuePoll ? QUEUE_PATH.exec(url ?? '') : null;
+    if (queue) return poll(req, res, queue[1]!);
     next(req, res);
   };
 }

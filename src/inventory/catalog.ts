@@ -12,7 +12,8 @@ import type { PubSub } from '../redis/pubsub.js';
 import { storeOutage } from '../outages.js';
 import { clearSoldOut, markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from './records/product-events.js';
-import { decodeMeta, isSoldOut } from './records/product-meta.js';
+import { decodeMeta, isSoldOut, type RoomSettings } from './records/product-meta.js';
+import { RoomHeard } from './room-heard.js';
 
 export interface ProductView {
   readonly id: string;
@@ -31,6 +32,10 @@ export interface ProductView {
   readonly requireSaleToken: boolean;
   /** catalogue number, carried by its order ids (0 until given: v4 ids) */
   readonly number: number;
+  /** the waiting room's settings; null: no room */
+  readonly waitingRoom: RoomSettings | null;
+  /** what this process heard of the room's admissions (admit notices): room-view.ts */
+  readonly room: RoomHeard;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
@@ -143,6 +148,8 @@ export class Catalog {
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
       number: meta.number,
+      waitingRoom: meta.waitingRoom,
+      room: new RoomHeard(),
       empty: new Set(),
       soldOut: isSoldOut(meta),
       soldOutAt: isSoldOut(meta) ? Date.now() : 0,
@@ -167,7 +174,8 @@ export class Catalog {
       return;
     }
     if (event.epoch < view.epoch) return;
-    if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
+    if (event.kind === 'admit') view.room.heard(event.served, event.at);
+    else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') {
       view.empty.delete(event.segment);
       view.soldOut = false;

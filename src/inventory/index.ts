@@ -57,6 +57,10 @@ export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type PurchaseRequest } from './sale.js';
+export { RoomAdmitter, type RoomAdmitterOptions } from './room-admitter.js';
+export { promRoomMetrics, type RoomMetrics } from './room-metrics.js';
+export { RoomStore, type AdmitTick, type RoomPlace } from './room-store.js';
+export { type RoomSettings } from './records/product-meta.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
 
 export interface Inventory {

@@ -18,6 +18,7 @@ import { SaleError } from './errors.js';
 import { splitStock } from './layout.js';
 import { beginSeed, queueSeedSegment } from './protocol.js';
 import { encodeEvent } from './records/product-events.js';
+import { encodeRoomSettings, META_FIELD, type RoomSettings } from './records/product-meta.js';
 
 export interface SeedSpec {
   total: number;
@@ -32,6 +33,8 @@ export interface SeedSpec {
   payWithinSeconds?: number | undefined;
   /** purchases need a sale token (POST /products/:id/sale-token) */
   requireSaleToken?: boolean | undefined;
+  /** purchases need a place in the product's waiting room (docs/waiting-room.md) */
+  waitingRoom?: RoomSettings | undefined;
 }
 
 export interface SeedResult {
@@ -71,7 +74,8 @@ export async function seedProduct(
       endsAt,
       limitPerUser,
       payWithinSeconds,
-      requireSaleToken: spec.requireSaleToken ?? false,
+      // an admission is a sale token: the purchase path checks nothing new
+      requireSaleToken: (spec.requireSaleToken ?? false) || spec.waitingRoom !== undefined,
     },
     opts.force ?? false,
   );
@@ -81,6 +85,7 @@ export async function seedProduct(
       message: `the sale of "${productId}" (epoch ${begun.epoch}) is live; reseeding it needs force`,
     });
   }
+  await writeRoomSettings(deps, productId, spec.waitingRoom);
   const stocks = splitStock(spec.total, spec.segments);
   registerScripts(deps.redis);
   const indexes = Array.from(
@@ -125,4 +130,20 @@ export async function seedProduct(
   };
   await upsertProduct(deps.db, productId, row);
   return { productId, epoch: begun.epoch, segments: stocks };
+}
+
+/** The new epoch's waiting room (or none, a reseed without one), before any process loads it. */
+async function writeRoomSettings(
+  deps: InventoryDeps,
+  productId: string,
+  room: RoomSettings | undefined,
+): Promise<void> {
+  const meta = deps.keys.product(productId).meta;
+  if (!room) {
+    await deps.redis.hdel(meta, META_FIELD.waitingRoom);
+    await deps.redis.srem(deps.keys.rooms(), productId);
+    return;
+  }
+  await deps.redis.hset(meta, META_FIELD.waitingRoom, encodeRoomSettings(room));
+  await deps.redis.sadd(deps.keys.rooms(), productId);
 }

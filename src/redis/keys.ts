@@ -70,6 +70,22 @@ export interface ProductKeys {
   events: string;
 }
 
+/** A product's waiting room in one sale epoch (docs/waiting-room.md): all in the product's slot. */
+export interface RoomKeys {
+  /** hash: next ticket, served counter, opened, pre-queue length, fence, pacing credit */
+  room: string;
+  /** hash userId -> ticket (0 while in the pre-queue) */
+  places: string;
+  /** list of userIds joined before the opening, in arrival order */
+  pre: string;
+  /** hash ticket -> userId */
+  line: string;
+  /** zset userId -> admission expiry (ms): admitted and not yet done */
+  active: string;
+  /** hash userId -> admission time (ms) */
+  admitted: string;
+}
+
 export class Keys {
   constructor(readonly prefix: string) {}
 
@@ -102,6 +118,24 @@ export class Keys {
   product(productId: string): ProductKeys {
     const tag = `${this.prefix}:{${checked('product id', productId)}}`;
     return { meta: `${tag}:meta`, events: `${tag}:events` };
+  }
+
+  /** The waiting room of a product's sale `epoch`: a new sale starts a new line. */
+  room(productId: string, epoch: number): RoomKeys {
+    const base = `${this.prefix}:{${checked('product id', productId)}}:room:${epoch}`;
+    return {
+      room: base,
+      places: `${base}:places`,
+      pre: `${base}:pre`,
+      line: `${base}:line`,
+      active: `${base}:active`,
+      admitted: `${base}:admitted`,
+    };
+  }
+
+  /** Set of product ids seeded with a waiting room (the admitters walk it). */
+  rooms(): string {
+    return `${this.prefix}:rooms`;
   }
 
   /** The lock name of segment `segment` of a product: its spread hash tag (see spread.ts). */

@@ -8,7 +8,7 @@ import type { Config, RateLimit } from '../config/index.js';
 import type { Catalog, ProductView, RateDecision } from '../inventory/index.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
-export type LimitedRoute = 'seckill' | 'token';
+export type LimitedRoute = 'seckill' | 'token' | 'queue';
 
 /** A check's answer: the refusal, or undefined when the request may go on. */
 type Refused = AdmissionRefusal | undefined;
@@ -45,7 +45,8 @@ export interface AdmissionRefusal {
     | 'sale-tokens-disabled'
     | 'unknown-product'
     | 'too-early'
-    | 'ended';
+    | 'ended'
+    | 'waiting-room';
   detail: string;
   retryAfterSeconds?: number;
   /** the limits' state of a rate-limited request */
@@ -180,7 +181,9 @@ export class Admission {
     if (!secret) return tokensOff();
     if (!token) {
       return forbidden(
-        `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
+        view.waitingRoom
+          ? `this sale admits through its waiting room: POST /products/${productId}/queue, and send the sale token it gives once admitted as Sale-Token`
+          : `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
       );
     }
     const want = { userId, productId, epoch: view.epoch, now: Date.now() };
@@ -197,6 +200,12 @@ export class Admission {
   async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalog.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
+    if (view.waitingRoom) {
+      return {
+        code: 'waiting-room',
+        detail: `${productId} admits through its waiting room: POST /products/${productId}/queue`,
+      };
+    }
     const secret = this.deps.config.saleTokenSecret;
     if (!secret) return tokensOff();
     const now = Date.now();

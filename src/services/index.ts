@@ -7,6 +7,7 @@ import type { IdempotencyRecords } from './idempotency.js';
 import type { OrderLookup } from './orders.js';
 import type { Payments } from './payments.js';
 import type { Admission } from './admission.js';
+import type { WaitingRoom } from './waiting-room.js';
 import type { Products } from './products.js';
 
 export {
@@ -71,6 +72,14 @@ export {
   type SeedRequest,
 } from './seed-request.js';
 
+export {
+  WaitingRoom,
+  type QueueAnswer,
+  type QueueState,
+  type QueueView,
+  type RoomMetricsPort,
+} from './waiting-room.js';
+
 export interface Services {
   checkout: Checkout;
   products: Products;
@@ -78,4 +87,8 @@ export interface Services {
   payments: Payments;
   admission: Admission;
   idempotency: IdempotencyRecords;
+  /** waiting rooms (none: the queue routes answer 404) */
+  waitingRoom?: WaitingRoom | undefined;
+  /** a shopper bought: frees their seat in the product's waiting room, if it has one */
+  bought?: ((productId: string, userId: string) => void) | undefined;
 }

@@ -68,6 +68,8 @@ export interface PurchaseDeps {
   idempotency: IdempotencyRecords;
   /** rate limits and sale tokens (none: every request goes to the sale) */
   admission?: Admission | undefined;
+  /** a shopper bought (a new sale, not a replay): a waiting room frees their seat */
+  bought?: ((productId: string, userId: string) => void) | undefined;
   logger: Logger;
 }
 
@@ -121,6 +123,9 @@ export class PurchaseService {
       call.idempotencyKey === undefined
         ? await this.once(order, answers)
         : await this.withKey(order, call.idempotencyKey, answers);
+    if (outcome.kind === 'answer' && !outcome.replayed && outcome.response.status < 300) {
+      this.deps.bought?.(call.productId, userId);
+    }
     return { ...outcome, rate };
   }
 

@@ -23,6 +23,14 @@ export const seedRequest = z
     payWithinSeconds: z.number().int().min(1).max(MAX_PAY_WINDOW_S).optional(),
     /** purchases need a sale token from POST /products/:id/sale-token */
     requireSaleToken: z.boolean().optional(),
+    /** purchases need a place in line: docs/waiting-room.md */
+    waitingRoom: z
+      .strictObject({
+        admitPerSecond: z.number().int().min(1).max(100_000),
+        maxActive: z.number().int().min(1).max(1_000_000),
+        admittedForSeconds: z.number().int().min(5).max(3_600),
+      })
+      .optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -45,6 +53,7 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
     limitPerUser: request.limitPerUser,
     payWithinSeconds: request.payWithinSeconds,
     requireSaleToken: request.requireSaleToken,
+    waitingRoom: request.waitingRoom,
   };
 }
 
@@ -54,7 +63,13 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
  * @param saleTokensOn - SALE_TOKEN_SECRET is set
  */
 export function seedRefusal(request: SeedRequest, saleTokensOn: boolean): string | undefined {
-  if (!request.requireSaleToken || saleTokensOn) return undefined;
+  if ((!request.requireSaleToken && !request.waitingRoom) || saleTokensOn) return undefined;
+  if (request.waitingRoom) {
+    return (
+      'waitingRoom: admission is a sale token and this deployment issues none ' +
+      '(SALE_TOKEN_SECRET is not set): set it on the API processes, or seed without waitingRoom'
+    );
+  }
   return (
     'requireSaleToken: this deployment issues no sale tokens (SALE_TOKEN_SECRET is not set): ' +
     'set it on the API processes, or seed without requireSaleToken'

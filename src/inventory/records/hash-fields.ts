@@ -21,6 +21,8 @@ export const META_FIELD = {
   requireSaleToken: 'token',
   /** written by TypeScript (catalogue-numbers.ts), never by a script */
   number: 'n',
+  /** the waiting room, "<admitPerSecond> <maxActive> <admittedForSeconds>": written by TypeScript (seeding.ts) */
+  waitingRoom: 'room',
 } as const;
 
 /**

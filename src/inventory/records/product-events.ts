@@ -6,14 +6,17 @@
  *   soldout <epoch>           every segment ran out: answer from memory
  *   reseed <epoch>            a new sale: forget what you knew
  *   restock <epoch> <segment> units came back to a segment: it is not empty, nor the sale sold out
+ *   admit <epoch> <served> <at ms>  the waiting room admitted every ticket up to <served> (by <at>)
  */
 export type ProductEvent =
   | { kind: 'empty'; epoch: number; segment: number }
   | { kind: 'restock'; epoch: number; segment: number }
   | { kind: 'soldout'; epoch: number }
-  | { kind: 'reseed'; epoch: number };
+  | { kind: 'reseed'; epoch: number }
+  | { kind: 'admit'; epoch: number; served: number; at: number };
 
 export function encodeEvent(event: ProductEvent): string {
+  if (event.kind === 'admit') return `admit ${event.epoch} ${event.served} ${event.at}`;
   return event.kind === 'empty' || event.kind === 'restock'
     ? `${event.kind} ${event.epoch} ${event.segment}`
     : `${event.kind} ${event.epoch}`;
@@ -21,7 +24,7 @@ export function encodeEvent(event: ProductEvent): string {
 
 /** The event of a message; null for one this version does not know (ignored, not fatal). */
 export function decodeEvent(message: string): ProductEvent | null {
-  const [kind, epochText, segmentText] = message.split(' ');
+  const [kind, epochText, segmentText, atText] = message.split(' ');
   const epoch = Number(epochText);
   if (!Number.isInteger(epoch)) return null;
   if (kind === 'empty' || kind === 'restock') {
@@ -29,5 +32,10 @@ export function decodeEvent(message: string): ProductEvent | null {
     return Number.isInteger(segment) ? { kind, epoch, segment } : null;
   }
   if (kind === 'soldout' || kind === 'reseed') return { kind, epoch };
+  if (kind === 'admit') {
+    const served = Number(segmentText);
+    const at = Number(atText);
+    return Number.isInteger(served) && Number.isInteger(at) ? { kind, epoch, served, at } : null;
+  }
   return null;
 }

@@ -28,6 +28,27 @@ export interface ProductMeta {
   requireSaleToken: boolean;
   /** catalogue number, carried by order ids (order-ids.ts); 0 until given */
   number: number;
+  /** the product's waiting room (docs/waiting-room.md), none when purchases need no place in line */
+  waitingRoom: RoomSettings | null;
+}
+
+/** A waiting room's pace and bounds, as seeded. */
+export interface RoomSettings {
+  admitPerSecond: number;
+  /** most shoppers admitted and not yet done (bought, or their admission expired) */
+  maxActive: number;
+  /** how long an admission (its sale token) lasts */
+  admittedForSeconds: number;
+}
+
+export const encodeRoomSettings = (r: RoomSettings) =>
+  `${r.admitPerSecond} ${r.maxActive} ${r.admittedForSeconds}`;
+
+function decodeRoomSettings(text: string | undefined): RoomSettings | null {
+  if (!text) return null;
+  const [admitPerSecond, maxActive, admittedForSeconds] = text.split(' ').map(Number);
+  if (!admitPerSecond || !maxActive || !admittedForSeconds) return null;
+  return { admitPerSecond, maxActive, admittedForSeconds };
 }
 
 /** The meta of an HGETALL reply; null when the product was never seeded. */
@@ -48,6 +69,7 @@ export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
     payWithinSeconds: Number(hash[f.payWithinSeconds] ?? 0),
     requireSaleToken: hash[f.requireSaleToken] === '1',
     number: Number(hash[f.number] ?? 0),
+    waitingRoom: decodeRoomSettings(hash[f.waitingRoom]),
   };
 }
 

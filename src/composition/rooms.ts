@@ -1,0 +1,78 @@
+/**
+ * The waiting rooms of an API process (docs/waiting-room.md): the shopper side (join, polls from
+ * memory), the admitter loop that competes for each room's lease, and the seat a purchase frees.
+ */
+import { LockClient } from '../lock/index.js';
+import { promRoomMetrics, RateLimitStore, RoomAdmitter, RoomStore } from '../inventory/index.js';
+import { Admission, WaitingRoom } from '../services/index.js';
+import type { Core } from './core.js';
+
+export interface Rooms {
+  waitingRoom: WaitingRoom;
+  admitter: RoomAdmitter;
+  bought(productId: string, userId: string): void;
+}
+
+export function startRooms(core: Core, admission: Admission): Rooms {
+  const { config, inventory } = core;
+  const store = new RoomStore(core.redis, core.keys, inventory.replicaWait);
+  const metrics = promRoomMetrics(core.registry);
+  // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
+  const locks = new LockClient({
+    redis: core.redis,
+    pubsub: inventory.pubsub,
+    keys: core.keys,
+    watchdogTimeoutMs: config.room.leaseMs,
+  });
+  const admitter = new RoomAdmitter({
+    redis: core.redis,
+    keys: core.keys,
+    catalog: inventory.catalog,
+    store,
+    locks,
+    tickMs: config.room.tickMs,
+    shuffleSeed: config.room.shuffleSeed,
+    logger: core.logger,
+    onTick: (view, tick) => metrics.ticked(view, tick),
+  });
+  admitter.start();
+  core.lifecycle.add('room admitter', () => admitter.stop());
+  const waitingRoom = new WaitingRoom({
+    catalog: inventory.catalog,
+    store,
+    admission,
+    config: config.admission,
+    metrics,
+  });
+  return {
+    waitingRoom,
+    admitter,
+    bought(productId, userId) {
+      const view = inventory.catalog.known(productId);
+      if (!view?.waitingRoom) return;
+      store.done(productId, view.epoch, userId).catch((err: unknown) => {
+        // the seat frees itself when the admission runs out
+        core.logger.warn({ err, product: productId }, 'freeing a room seat failed');
+      });
+    },
+  };
+}
+
+/** The admission service (rate limits, sale tokens) and the waiting rooms admitting through it. */
+export function admissionAndRooms(core: Core): {
+  admission: Admission;
+  waitingRoom: WaitingRoom;
+  bought: (productId: string, userId: string) => void;
+} {
+  const admission = new Admission({
+    rateLimiter: new RateLimitStore(core.redis, core.keys),
+    catalog: core.inventory.catalog,
+    config: core.config.admission,
+  });
+  const rooms = startRooms(core, admission);
+  return {
+    admission,
+    waitingRoom: rooms.waitingRoom,
+    bought: (productId, userId) => rooms.bought(productId, userId),
+  };
+}

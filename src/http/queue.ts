@@ -1,0 +1,123 @@
+/**
+ * The waiting room's routes (docs/waiting-room.md): `POST /products/:id/queue` joins,
+ * `GET /products/:id/queue` answers the shopper's place. The poll is framework-free, as
+ * `POST /seckill` is (seckill.ts): Express's route and the fast path ahead of Express call the
+ * same function, and a poll this process can answer from memory comes back without a promise.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { IRouter } from 'express';
+import type { Config } from '../config/index.js';
+import { ProblemError } from '../errors.js';
+import { unknownProduct } from '../inventory/index.js';
+import type { Logger } from '../log.js';
+import { rateLimitHeaders, type QueueAnswer, type WaitingRoom } from '../services/index.js';
+import { admissionProblem } from './admission-problems.js';
+import { shopperId } from './auth.js';
+import { errorAnswer, type HttpAnswer } from './problem.js';
+import { saleProblem } from './sale-problems.js';
+import { productIdParam } from './validation.js';
+
+export interface QueueRequest {
+  url: string;
+  requestId: string;
+  headers: IncomingHttpHeaders;
+  productId: string | undefined;
+}
+
+export type QueuePoll = (r: QueueRequest) => HttpAnswer | Promise<HttpAnswer>;
+
+/** The path of a poll: `/products/<id>/queue`, the id captured (validated by the route). */
+export const QUEUE_PATH = /^\/products\/([^/?]+)\/queue$/;
+
+function problemOf(
+  answer: Exclude<QueueAnswer, { kind: 'view' }>,
+  productId: string,
+): ProblemError {
+  switch (answer.kind) {
+    case 'refused':
+      return admissionProblem(answer.refusal);
+    case 'unknown-product':
+      return saleProblem(unknownProduct(productId));
+    case 'no-room':
+      return new ProblemError({
+        status: 404,
+        code: 'no-waiting-room',
+        title: 'No waiting room',
+        detail: 'this product is sold without a waiting room: POST /seckill',
+      });
+    case 'not-joined':
+      return new ProblemError({
+        status: 404,
+        code: 'not-in-queue',
+        title: 'Not in the queue',
+        detail: 'join first: POST this URL',
+      });
+  }
+}
+
+/** The HTTP answer of a place (or the problem), as a finished JSON string. */
+function answerOf(answer: QueueAnswer, productId: string): HttpAnswer {
+  if (answer.kind !== 'view') throw problemOf(answer, productId);
+  const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
+  if (answer.view.pollAfterSeconds !== null) {
+    headers['Retry-After'] = String(answer.view.pollAfterSeconds);
+  }
+  if (answer.rate) Object.assign(headers, rateLimitHeaders(answer.rate));
+  return {
+    status: 200,
+    contentType: 'application/json',
+    headers,
+    body: JSON.stringify(answer.view),
+  };
+}
+
+export function queuePoll(deps: {
+  auth: Config['auth'];
+  room: WaitingRoom;
+  logger: Logger;
+}): QueuePoll {
+  return (request) => {
+    const fail = (err: unknown) =>
+      errorAnswer(deps.logger, err, {
+        requestId: request.requestId,
+        method: 'GET',
+        url: request.url,
+      });
+    try {
+      const productId = productIdParam(request.productId);
+      const who = shopperId(request, deps.auth);
+      const polled =
+        typeof who === 'string'
+          ? deps.room.poll(productId, who)
+          : who.then((userId) => deps.room.poll(productId, userId));
+      if (!(polled instanceof Promise)) return answerOf(polled, productId);
+      return polled.then((a) => answerOf(a, productId)).catch(fail);
+    } catch (err) {
+      return fail(err);
+    }
+  };
+}
+
+export function mountQueue(
+  router: IRouter,
+  deps: { auth: Config['auth']; room?: WaitingRoom | undefined; poll?: QueuePoll | undefined },
+): void {
+  const { room, poll } = deps;
+  if (!room || !poll) return; // a process without waiting rooms: 404 as any unknown route
+  router.post('/products/:id/queue', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const userId = await shopperId(req, deps.auth);
+    const a = answerOf(await room.join(productId, userId, req.ip ?? ''), productId);
+    res.status(a.status).set(a.headers).type('application/json').send(a.body);
+  });
+  router.get('/products/:id/queue', async (req, res) => {
+    const a = await poll({
+      url: req.originalUrl,
+      requestId: req.id,
+      headers: req.headers,
+      productId: req.params.id,
+    });
+    if (a.problem) res.locals.problem = a.problem;
+    res.status(a.status).set(a.headers).type(a.contentType).send(a.body);
+  });
+}

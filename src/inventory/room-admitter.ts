@@ -1,0 +1,136 @@
+/**
+ * The waiting rooms' admitters. Every API process runs this loop; for each room, exactly one
+ * process admits at a time: the one holding the room's lock (this project's lock, a watchdog
+ * lease of `leaseMs`), whose fencing token the admit script checks, so a holder that paused past
+ * its lease cannot admit after a newer one has. A holder killed: its lease runs out and another
+ * process's next try takes the room over. Nothing of the line lives in the admitter (pace, served
+ * counter and places are in Redis), so nobody's place changes with the holder.
+ */
+import { randomInt } from 'node:crypto';
+import type { RedisClient } from '../redis/connection.js';
+import type { Keys } from '../redis/keys.js';
+import type { HeldLock, LockClient } from '../lock/index.js';
+import type { Logger } from '../log.js';
+import type { Catalog, ProductView } from './catalog.js';
+import type { AdmitTick, RoomStore } from './room-store.js';
+
+/** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
+const ROOMS_REFRESH_MS = 2_000;
+/** A waiting process hears the served counter at least this often, admissions or not. */
+const ANNOUNCE_EVERY_MS = 1_000;
+
+export interface RoomAdmitterOptions {
+  redis: RedisClient;
+  keys: Keys;
+  catalog: Catalog;
+  store: RoomStore;
+  /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
+  locks: LockClient;
+  tickMs: number;
+  /** the pre-queue's shuffle seed (tests); unset: a random one at each opening */
+  shuffleSeed?: number | undefined;
+  logger?: Logger | undefined;
+  /** each tick's outcome, for the metrics */
+  onTick?: (view: ProductView, tick: AdmitTick & { code: 'ticked' }) => void;
+}
+
+export class RoomAdmitter {
+  private readonly held = new Map<string, HeldLock>();
+  private readonly announced = new Map<string, number>();
+  private rooms: string[] = [];
+  private roomsReadAt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(private readonly opts: RoomAdmitterOptions) {}
+
+  start(): void {
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.tick()
+        .catch((err: unknown) => this.opts.logger?.warn({ err }, 'room admitter tick failed'))
+        .finally(() => {
+          if (!this.stopped) this.timer = setTimeout(loop, this.opts.tickMs);
+        });
+    };
+    this.timer = setTimeout(loop, 0);
+  }
+
+  /** Rooms this process admits for now (tests, metrics). */
+  get holding(): string[] {
+    return [...this.held.keys()];
+  }
+
+  /** One pass over every room: take the free ones' leases, admit for the held ones. */
+  async tick(): Promise<void> {
+    const now = Date.now();
+    if (now - this.roomsReadAt >= ROOMS_REFRESH_MS) {
+      this.rooms = await this.opts.redis.smembers(this.opts.keys.rooms());
+      this.roomsReadAt = now;
+    }
+    await Promise.all(this.rooms.map((id) => this.tickRoom(id)));
+  }
+
+  private async tickRoom(productId: string): Promise<void> {
+    const view = await this.opts.catalog.get(productId);
+    if (!view?.waitingRoom || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
+      await this.drop(productId);
+      return;
+    }
+    let held = this.held.get(productId);
+    if (held?.signal.aborted) {
+      this.held.delete(productId);
+      held = undefined;
+    }
+    if (!held) {
+      const got = await this.opts.locks.acquire(`room:${productId}`, { waitMs: 0 });
+      if (!got) return;
+      if (this.stopped) return void (await got.release().catch(() => undefined));
+      held = got;
+      this.held.set(productId, held);
+      this.opts.logger?.info({ product: productId, fence: held.fence }, 'room admitter took over');
+    }
+    const last = this.announced.get(productId) ?? 0;
+    const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
+    const tick = await this.opts.store.admit(
+      productId,
+      {
+        epoch: view.epoch,
+        fence: held.fence,
+        startsAt: view.startsAt,
+        endsAt: view.endsAt,
+        seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
+        settings: view.waitingRoom,
+        soldOut: view.soldOut,
+      },
+      announce,
+    );
+    if (tick.code === 'fenced') {
+      await this.drop(productId);
+      return;
+    }
+    if (announce) this.announced.set(productId, Date.now());
+    this.opts.onTick?.(view, tick);
+  }
+
+  private async drop(productId: string): Promise<void> {
+    const held = this.held.get(productId);
+    if (!held) return;
+    this.held.delete(productId);
+    await held.release().catch(() => undefined);
+  }
+
+  /**
+   * Stops admitting. `release` false leaves the leases to run out, as a killed process would
+   * (tests of the takeover); true hands the rooms over at once (a clean shutdown).
+   */
+  async stop(opts: { release: boolean } = { release: true }): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    if (opts.release) await Promise.all([...this.held.keys()].map((id) => this.drop(id)));
+    else this.held.clear();
+    await this.opts.locks.close();
+  }
+}

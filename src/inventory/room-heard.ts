@@ -1,0 +1,44 @@
+/**
+ * What one process heard of a waiting room's admissions, from the product's admit notices: the
+ * served counter (every ticket up to it is admitted) and when each recent batch was admitted, so
+ * a poll is answered from memory. A process that joined late, or missed notices (a subscriber
+ * reconnect makes the catalog reload the view, and this with it), knows nothing before its first
+ * notice: such polls are answered from Redis (`knows` says which).
+ */
+
+/** Batches remembered: at 10 ticks a second, the last few minutes of admissions. */
+const MAX_BATCHES = 4_096;
+
+export class RoomHeard {
+  /** every ticket up to this one is admitted; -1 until the first notice */
+  served = -1;
+  /** tickets heard of from this one on (earlier ones: ask Redis) */
+  private from = -1;
+  /** [last ticket of the batch, admitted at ms], oldest first */
+  private readonly batches: Array<[number, number]> = [];
+
+  heard(served: number, at: number): void {
+    if (served <= this.served) return;
+    if (this.from < 0) this.from = this.served < 0 ? served + 1 : this.served + 1;
+    this.served = served;
+    this.batches.push([served, at]);
+    if (this.batches.length > MAX_BATCHES) {
+      const [dropped] = this.batches.splice(0, this.batches.length - MAX_BATCHES);
+      this.from = dropped![0] + 1;
+    }
+  }
+
+  /**
+   * Whether `ticket`'s state is known here: waiting (above served) needs only the counter; an
+   * admitted one needs its batch's time.
+   */
+  knows(ticket: number): boolean {
+    return this.served >= 0 && (ticket > this.served || ticket >= this.from);
+  }
+
+  /** When `ticket` (<= served, known) was admitted (ms). */
+  admittedAt(ticket: number): number {
+    for (const [last, at] of this.batches) if (ticket <= last) return at;
+    return 0;
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The waiting rooms' metrics (docs/waiting-room.md#metrics). The line's gauges are the admitting
+ * process's (the others hold no lease and leave theirs at their last value: read them with max);
+ * the counters add up over processes.
+ */
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { ProductView } from './catalog.js';
+import type { AdmitTick } from './room-store.js';
+
+export interface RoomMetrics {
+  ticked(view: ProductView, tick: AdmitTick & { code: 'ticked' }): void;
+  joined(): void;
+  admitted(waitedS: number, predictedS: number): void;
+}
+
+export function promRoomMetrics(registry: Registry): RoomMetrics {
+  const registers = [registry];
+  const labelNames = ['product'] as const;
+  const waiting = new Gauge({
+    name: 'seckill_room_waiting',
+    help: 'Shoppers in line, not yet admitted (the admitting process)',
+    labelNames,
+    registers,
+  });
+  const active = new Gauge({
+    name: 'seckill_room_active',
+    help: 'Shoppers admitted and not yet done: neither bought nor expired (the admitting process)',
+    labelNames,
+    registers,
+  });
+  const soldOutWaiting = new Gauge({
+    name: 'seckill_room_sold_out_waiting',
+    help: 'Shoppers in line while the product is sold out (told sold-out on their next poll)',
+    labelNames,
+    registers,
+  });
+  const admittedTotal = new Counter({
+    name: 'seckill_room_admitted_total',
+    help: 'Shoppers admitted (rate(): admitted per second)',
+    labelNames,
+    registers,
+  });
+  const abandoned = new Counter({
+    name: 'seckill_room_abandoned_total',
+    help: 'Admissions that ran out unused (no-shows): their seats went to the next in line',
+    labelNames,
+    registers,
+  });
+  const joins = new Counter({
+    name: 'seckill_room_joins_total',
+    help: 'Places taken in waiting rooms (a shopper joining again is not counted)',
+    registers,
+  });
+  const waited = new Histogram({
+    name: 'seckill_room_wait_seconds',
+    help: 'Time in queue, join to admission (seen by the process that answered the join)',
+    buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1_200, 1_800, 3_600],
+    registers,
+  });
+  const error = new Histogram({
+    name: 'seckill_room_estimate_error_seconds',
+    help: 'Actual wait minus the p50 estimate given at the join (negative: admitted early)',
+    buckets: [-600, -120, -30, -10, -3, 0, 3, 10, 30, 120, 600],
+    registers,
+  });
+  return {
+    ticked(view, tick) {
+      const product = view.id;
+      const inLine = Math.max(0, tick.next - tick.served);
+      waiting.set({ product }, inLine);
+      active.set({ product }, tick.active);
+      soldOutWaiting.set({ product }, view.soldOut ? inLine : 0);
+      if (tick.admitted > 0) admittedTotal.inc({ product }, tick.admitted);
+      if (tick.expired > 0) abandoned.inc({ product }, tick.expired);
+    },
+    joined: () => joins.inc(),
+    admitted(waitedS, predictedS) {
+      waited.observe(waitedS);
+      error.observe(waitedS - predictedS);
+    },
+  };
+}

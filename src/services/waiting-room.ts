@@ -1,0 +1,215 @@
+/**
+ * The waiting room's shopper side (docs/waiting-room.md): join, and the place's answer. A poll
+ * is answered from this process's memory when it can be: the product's view (sold out, ended) and
+ * the served counter come from the notices the catalog already hears, the shopper's ticket from a
+ * small cache filled by their join or first poll here. Only a shopper this process never saw, or
+ * one admitted before it heard the batch, costs a Redis read.
+ */
+import type { Config } from '../config/index.js';
+import type { Catalog, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
+import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import { signSaleToken } from './sale-token.js';
+
+export type QueueState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
+
+export interface QueueView {
+  state: QueueState;
+  /** 1 = next to be admitted; null before the opening (the pre-queue is not ordered yet) */
+  position: number | null;
+  aheadOfYou: number | null;
+  estimatedWaitSeconds: { p50: number; p90: number } | null;
+  /** when to poll again (jittered); null when there is nothing more to wait for */
+  pollAfterSeconds: number | null;
+  /** once admitted: send it as Sale-Token on POST /seckill */
+  saleToken?: string;
+  saleTokenExpiresAt?: string;
+}
+
+export type QueueAnswer =
+  | { kind: 'view'; view: QueueView; rate?: RateState | undefined }
+  | { kind: 'unknown-product' }
+  | { kind: 'no-room' }
+  | { kind: 'not-joined' }
+  | { kind: 'refused'; refusal: AdmissionRefusal };
+
+/** What a poll learns once and keeps. */
+interface Known {
+  ticket: number;
+  preCount: number;
+  admittedAt: number;
+  /** the served counter when the place was read (the notices may not have reached it yet) */
+  served: number;
+  /** set by the join answered here: time in queue and the estimate's error are measured once */
+  joinedAt?: number;
+  predictedS?: number;
+}
+
+/** Shoppers whose tickets a process keeps (oldest forgotten first: they are read again). */
+const MAX_KNOWN = 200_000;
+/** Polls of a sold-out room: units may come back (a returned order), but not often. */
+const SOLD_OUT_POLL_S = 15;
+
+export interface RoomMetricsPort {
+  joined(): void;
+  /** a shopper's admission seen here: the time they waited and what they were told */
+  admitted(waitedS: number, predictedS: number): void;
+}
+
+export class WaitingRoom {
+  private readonly known = new Map<string, Known>();
+
+  constructor(
+    private readonly deps: {
+      catalog: Pick<Catalog, 'known' | 'get'>;
+      store: Pick<RoomStore, 'join' | 'place'>;
+      admission: Pick<Admission, 'limit'>;
+      config: Config['admission'];
+      metrics?: RoomMetricsPort | undefined;
+      /** [0, 1): the polls' jitter (tests pin it) */
+      random?: () => number;
+    },
+  ) {}
+
+  async join(productId: string, userId: string, ip: string): Promise<QueueAnswer> {
+    const limited = await this.deps.admission.limit('queue', userId, ip);
+    if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
+    const view = await this.deps.catalog.get(productId);
+    if (!view) return { kind: 'unknown-product' };
+    if (!view.waitingRoom) return { kind: 'no-room' };
+    const now = Date.now();
+    if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
+    const place = await this.deps.store.join(productId, view, userId);
+    if (place.joined) this.deps.metrics?.joined();
+    const k = this.remember(view, userId, place);
+    const answer = this.answer(view, userId, k, now);
+    if (place.joined) {
+      k.joinedAt = now;
+      k.predictedS = answer.estimatedWaitSeconds?.p50 ?? 0;
+    }
+    return { kind: 'view', view: answer, rate: limited.state };
+  }
+
+  /**
+   * The place of a shopper who joined: from memory (a plain value, no promise) when this process
+   * knows enough, else after one Redis read.
+   */
+  poll(productId: string, userId: string): QueueAnswer | Promise<QueueAnswer> {
+    const view = this.deps.catalog.known(productId);
+    if (view?.waitingRoom) {
+      const now = Date.now();
+      if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
+      const k = this.known.get(keyOf(view, userId));
+      if (k && this.answersFromMemory(view, k, now)) {
+        return { kind: 'view', view: this.answer(view, userId, k, now) };
+      }
+    }
+    return this.pollFromStore(productId, userId);
+  }
+
+  private answersFromMemory(view: ProductView, k: Known, now: number): boolean {
+    const served = view.room.served;
+    if (k.ticket === 0) return served < 0 && now < view.startsAt; // still before the opening
+    if (k.admittedAt > 0 || view.soldOut) return true;
+    if (served < 0) return false;
+    if (k.ticket > served) return true;
+    if (!view.room.knows(k.ticket)) return false;
+    k.admittedAt = view.room.admittedAt(k.ticket);
+    return k.admittedAt > 0;
+  }
+
+  private async pollFromStore(productId: string, userId: string): Promise<QueueAnswer> {
+    const view = await this.deps.catalog.get(productId);
+    if (!view) return { kind: 'unknown-product' };
+    if (!view.waitingRoom) return { kind: 'no-room' };
+    const now = Date.now();
+    const place = await this.deps.store.place(productId, view.epoch, userId);
+    if (!place)
+      return ended(view, now) ? this.endedView(view, userId, now) : { kind: 'not-joined' };
+    const k = this.remember(view, userId, place);
+    return { kind: 'view', view: this.answer(view, userId, k, now) };
+  }
+
+  private endedView(view: ProductView, userId: string, now: number): QueueAnswer {
+    return { kind: 'view', view: this.answer(view, userId, null, now) };
+  }
+
+  private remember(view: ProductView, userId: string, place: RoomPlace): Known {
+    const key = keyOf(view, userId);
+    const had = this.known.get(key);
+    const k: Known = {
+      ...had,
+      ticket: place.ticket,
+      preCount: place.preCount,
+      admittedAt: place.admittedAt,
+      served: place.served,
+    };
+    this.known.delete(key);
+    if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
+    this.known.set(key, k);
+    return k;
+  }
+
+  private answer(view: ProductView, userId: string, k: Known | null, now: number): QueueView {
+    const room = view.waitingRoom!;
+    const none = { position: null, aheadOfYou: null, estimatedWaitSeconds: null };
+    if (!k || ended(view, now)) return { state: 'ended', ...none, pollAfterSeconds: null };
+    if (k.admittedAt > 0) return this.admitted(view, userId, k);
+    if (view.soldOut) {
+      return { state: 'sold-out', ...none, pollAfterSeconds: this.jitter(SOLD_OUT_POLL_S) };
+    }
+    const rate = room.admitPerSecond;
+    // nobody buying: a seat frees only when an admission runs out
+    const slowest = Math.min(rate, room.maxActive / room.admittedForSeconds);
+    if (k.ticket === 0) {
+      const untilOpen = Math.max(0, (view.startsAt - now) / 1_000);
+      const p50 = Math.ceil(untilOpen + k.preCount / 2 / rate);
+      const p90 = Math.ceil(untilOpen + (0.9 * k.preCount) / slowest);
+      return {
+        state: 'waiting',
+        position: null,
+        aheadOfYou: null,
+        estimatedWaitSeconds: { p50, p90 },
+        pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, untilOpen / 2))),
+      };
+    }
+    const position = k.ticket - Math.max(0, view.room.served, k.served);
+    const p50 = Math.ceil(position / rate);
+    const p90 = Math.ceil(position / slowest);
+    return {
+      state: 'waiting',
+      position,
+      aheadOfYou: position - 1,
+      estimatedWaitSeconds: { p50, p90 },
+      pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, p50 / 4))),
+    };
+  }
+
+  private admitted(view: ProductView, userId: string, k: Known): QueueView {
+    const secret = this.deps.config.saleTokenSecret;
+    const expiresAt = k.admittedAt + view.waitingRoom!.admittedForSeconds * 1_000;
+    if (k.joinedAt !== undefined) {
+      this.deps.metrics?.admitted((k.admittedAt - k.joinedAt) / 1_000, k.predictedS ?? 0);
+      delete k.joinedAt;
+    }
+    const saleToken = secret
+      ? signSaleToken({ userId, productId: view.id, epoch: view.epoch, expiresAt }, secret)
+      : undefined;
+    return {
+      state: 'admitted',
+      position: 0,
+      aheadOfYou: 0,
+      estimatedWaitSeconds: { p50: 0, p90: 0 },
+      pollAfterSeconds: null,
+      ...(saleToken && { saleToken, saleTokenExpiresAt: new Date(expiresAt).toISOString() }),
+    };
+  }
+
+  /** `seconds`, spread over +-20 % so a crowd told the same wait does not poll in step. */
+  private jitter(seconds: number): number {
+    const r = (this.deps.random ?? Math.random)();
+    return Math.max(1, Math.round(seconds * (0.8 + 0.4 * r)));
+  }
+}
+
+const keyOf = (view: ProductView, userId: string) => `${view.id}|${view.epoch}|${userId}`;
+const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
