@@ -220,10 +220,14 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
       expect(run.code, run.output).toBe(0);
       const summary = JSON.parse(readFileSync(join(results.path, 'room.json'), 'utf8'));
       expect(count(summary, 'seckill_room_joins')).toBe(120);
-      // every admitted shopper bought, one unit each, and the stock is all sold
+      // the stock is all sold, one unit per buyer
       expect(count(summary, 'seckill_accepted')).toBe(40);
-      expect(count(summary, 'seckill_room_admitted')).toBe(40);
-      expect(count(summary, 'seckill_room_told_sold_out')).toBe(80);
+      // the admitter may admit a few more than the stock before it hears the sell-out: each of
+      // those was answered sold-out at the purchase; everyone else was told sold-out in line
+      const admitted = count(summary, 'seckill_room_admitted');
+      expect(admitted).toBeGreaterThanOrEqual(40);
+      expect(count(summary, 'seckill_sold_out')).toBe(admitted - 40);
+      expect(count(summary, 'seckill_room_told_sold_out')).toBe(120 - admitted);
       expect(count(summary, 'seckill_room_gave_up')).toBe(0);
       expect(count(summary, 'seckill_room_skip_refused')).toBe(5);
       expect(count(summary, 'seckill_errors')).toBe(0);
