@@ -17,6 +17,7 @@ const CLUSTER_FILES = [
   'test/idempotency-records.test.ts',
   'test/fast-path.test.ts',
   'test/openapi.test.ts',
+  'test/waiting-room.test.ts',
 ];
 
 export default defineConfig({

@@ -31,7 +31,7 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
-import { AdminSessionStore, IdempotencyStore } from '../inventory/index.js';
+import { AdminSessionStore, IdempotencyStore, type RoomAdmitter } from '../inventory/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
@@ -61,7 +61,8 @@ export function startOrderQueue(core: Core): Queue {
 }
 
 /** The API side's services: every sale is submitted for persistence by checkout itself. */
-export function apiServices(core: Core, queue: Queue): Services & { submitter: OrderSubmitter } {
+type ApiServices = Services & { submitter: OrderSubmitter; roomAdmitter: RoomAdmitter };
+export function apiServices(core: Core, queue: Queue): ApiServices {
   const c = core.config;
   const submitter = new OrderSubmitter(queue, {
     batchSize: c.orders.enqueueBatchSize,

@@ -63,6 +63,7 @@ export function admissionAndRooms(core: Core): {
   admission: Admission;
   waitingRoom: WaitingRoom;
   bought: (productId: string, userId: string) => void;
+  roomAdmitter: RoomAdmitter;
 } {
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
@@ -74,5 +75,6 @@ export function admissionAndRooms(core: Core): {
     admission,
     waitingRoom: rooms.waitingRoom,
     bought: (productId, userId) => rooms.bought(productId, userId),
+    roomAdmitter: rooms.admitter,
   };
 }

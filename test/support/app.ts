@@ -18,6 +18,8 @@ export interface RunningApp {
   queue: Queue;
   /** the HTTP server (its 'request' listener is the Express app) */
   server: Server;
+  /** the services it serves (the waiting rooms' admitter among them) */
+  services: ReturnType<typeof apiServices>;
   close(): Promise<void>;
 }
 
@@ -29,7 +31,8 @@ export async function startApp(config: Config, o: { worker?: boolean } = {}): Pr
   const rt = createCore({ ...config, http: { ...config.http, port: 0 } }, createLogger(config));
   const queue = startOrderQueue(rt);
   if (o.worker) await startOrderWorker(rt, queue);
-  const server = await serveApi(rt, apiServices(rt, queue), [queue]);
+  const services = apiServices(rt, queue);
+  const server = await serveApi(rt, services, [queue]);
   recordAnswers(server);
   const { port } = server.address() as AddressInfo;
   return {
@@ -37,6 +40,7 @@ export async function startApp(config: Config, o: { worker?: boolean } = {}): Pr
     rt,
     queue,
     server,
+    services,
     close: () => rt.lifecycle.close(),
   };
 }

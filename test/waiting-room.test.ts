@@ -1,0 +1,385 @@
+/**
+ * The waiting room through the real API, two API processes (each with its admitter and its
+ * catalog), Redis (standalone and Cluster) and PostgreSQL: one place per shopper, the pre-queue
+ * shuffled once at the opening (under ROOM_SHUFFLE_SEED), FIFO after it, no purchase without
+ * admission, sold out reaching every waiting shopper, admission resuming on a return, and the
+ * admitter's process killed mid-sale.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApp, type RunningApp } from './support/app.js';
+import { waitFor } from './support/cli.js';
+import { useNamespace } from './support/namespace.js';
+
+const ns = useNamespace();
+const SEED = 20_260_127;
+let a: RunningApp;
+let b: RunningApp;
+
+beforeAll(async () => {
+  const env = {
+    SALE_TOKEN_SECRET: 'a-sale-token-secret-long-enough-0123456789',
+    ROOM_SHUFFLE_SEED: String(SEED),
+    ROOM_LEASE_MS: '1000',
+    ROOM_TICK_MS: '50',
+    SWEEP_INTERVAL_MS: '300',
+    SWEEP_MIN_AGE_MS: '1000',
+  };
+  a = await startApp(ns.config(env), { worker: true });
+  b = await startApp(ns.config(env));
+});
+afterAll(async () => {
+  await b?.close();
+  await a?.close();
+});
+
+const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
+const newProduct = () => `p${randomBytes(4).toString('hex')}`;
+const users = (n: number) =>
+  Array.from({ length: n }, (_, i) => `u${i}x${randomBytes(3).toString('hex')}`);
+
+interface Place {
+  state: string;
+  position: number | null;
+  aheadOfYou: number | null;
+  estimatedWaitSeconds: { p50: number; p90: number } | null;
+  pollAfterSeconds: number | null;
+  saleToken?: string;
+}
+
+async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
+  const res = await fetch(`${a.url}/admin/products/${productId}`, {
+    method: 'PUT',
+    headers: admin,
+    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
+  });
+  expect(res.status, await res.clone().text()).toBe(201);
+  return ((await res.json()) as { epoch: number }).epoch;
+}
+
+const room = (settings: Partial<Record<string, number>> = {}) => ({
+  admitPerSecond: 20,
+  maxActive: 100,
+  admittedForSeconds: 60,
+  ...settings,
+});
+
+async function join(app: RunningApp, productId: string, user: string) {
+  const res = await fetch(`${app.url}/products/${productId}/queue`, {
+    method: 'POST',
+    headers: { 'x-user-id': user },
+  });
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as Place,
+  };
+}
+
+async function poll(app: RunningApp, productId: string, user: string) {
+  const res = await fetch(`${app.url}/products/${productId}/queue`, {
+    headers: { 'x-user-id': user },
+  });
+  return { status: res.status, body: (await res.json()) as Place & { type?: string } };
+}
+
+async function buy(productId: string, user: string, saleToken?: string) {
+  for (;;) {
+    const res = await fetch(`${b.url}/seckill`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-user-id': user,
+        ...(saleToken && { 'sale-token': saleToken }),
+      },
+      body: JSON.stringify({ productId }),
+    });
+    const body = (await res.json()) as { orderId?: string; type?: string };
+    if (res.status === 503) continue;
+    return {
+      status: res.status,
+      orderId: body.orderId,
+      code: body.type?.replace('urn:seckill:problem:', ''),
+    };
+  }
+}
+
+const keysOf = (productId: string, epoch: number) => a.rt.keys.room(productId, epoch);
+const opened = (productId: string, epoch: number) =>
+  waitFor(
+    'the opening',
+    async () => (await a.rt.redis.hget(keysOf(productId, epoch).room, 'opened')) === '1',
+    10_000,
+    50,
+  );
+async function tickets(productId: string, epoch: number): Promise<Record<string, number>> {
+  const h = await a.rt.redis.hgetall(keysOf(productId, epoch).places);
+  return Object.fromEntries(Object.entries(h).map(([u, t]) => [u, Number(t)]));
+}
+const served = async (productId: string, epoch: number) =>
+  Number((await a.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
+
+/** The admit script's shuffle, written again: Fisher-Yates over Park-Miller from `seed`. */
+function shuffled(arrivals: string[], seed: number): string[] {
+  const out = [...arrivals];
+  let s = seed;
+  for (let i = out.length; i >= 2; i--) {
+    s = (s * 48_271) % 2_147_483_647;
+    const j = (s % i) + 1;
+    [out[i - 1], out[j - 1]] = [out[j - 1]!, out[i - 1]!];
+  }
+  return out;
+}
+
+describe('joining', () => {
+  it('gives one place per shopper, however many connections join at once on both processes', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 5,
+      startsAt: new Date(Date.now() + 60_000).toISOString(),
+      waitingRoom: room(),
+    });
+    const shoppers = users(20);
+    const answers = await Promise.all(
+      shoppers.flatMap((u) =>
+        Array.from({ length: 8 }, (_, i) => join(i % 2 ? a : b, productId, u)),
+      ),
+    );
+    expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+    expect(new Set(answers.map((r) => r.body.state))).toEqual(new Set(['waiting']));
+    // before the opening nobody has a rank yet: the pre-queue is one set
+    expect(answers.every((r) => r.body.position === null && r.body.pollAfterSeconds! >= 1)).toBe(
+      true,
+    );
+    const k = keysOf(productId, epoch);
+    expect(await a.rt.redis.hlen(k.places)).toBe(20);
+    expect(await a.rt.redis.llen(k.pre)).toBe(20);
+    expect(new Set(await a.rt.redis.lrange(k.pre, 0, -1))).toEqual(new Set(shoppers));
+  });
+
+  it('answers 404 to a poll of a shopper who did not join, and for a product without a room', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 5, waitingRoom: room() });
+    const r = await poll(a, productId, 'nobody');
+    expect([r.status, r.body.type]).toEqual([404, 'urn:seckill:problem:not-in-queue']);
+    const plain = newProduct();
+    await seed(plain, { total: 5 });
+    expect((await join(a, plain, 'u1')).status).toBe(404);
+  });
+
+  it('refuses bad room settings with 400, seeding nothing', async () => {
+    const productId = newProduct();
+    const res = await fetch(`${a.url}/admin/products/${productId}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        strategy: 'global',
+        total: 5,
+        waitingRoom: { admitPerSecond: 0, maxActive: 1, admittedForSeconds: 60 },
+      }),
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(await a.rt.redis.exists(a.rt.keys.product(productId).meta)).toBe(0);
+  });
+});
+
+describe('fairness', () => {
+  it('shuffles the pre-queue once at the opening, deterministically under the seed', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 50,
+      startsAt: new Date(Date.now() + 1_500).toISOString(),
+      waitingRoom: room({ admitPerSecond: 1, maxActive: 1 }),
+    });
+    const arrivals = users(12);
+    for (const u of arrivals) expect((await join(a, productId, u)).status).toBe(200);
+    await opened(productId, epoch);
+    const t = await tickets(productId, epoch);
+    const line = shuffled(arrivals, SEED);
+    expect(arrivals.map((u) => t[u])).toEqual(arrivals.map((u) => line.indexOf(u) + 1));
+    expect(line).not.toEqual(arrivals);
+  });
+
+  it('admits in arrival order after the opening (FIFO), paced, and each poll says the place', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, { total: 50, waitingRoom: room({ admitPerSecond: 4 }) });
+    await opened(productId, epoch);
+    const arrivals = users(10);
+    for (const [i, u] of arrivals.entries()) {
+      const r = await join(i % 2 ? a : b, productId, u);
+      expect(r.status).toBe(200);
+    }
+    const t = await tickets(productId, epoch);
+    expect(arrivals.map((u) => t[u])).toEqual(arrivals.map((_, i) => i + 1));
+    const at = await waitFor(
+      'every admission',
+      async () => {
+        const h = await a.rt.redis.hgetall(keysOf(productId, epoch).admitted);
+        return Object.keys(h).length === 10 && h;
+      },
+      10_000,
+      50,
+    );
+    const times = arrivals.map((u) => Number(at[u]));
+    expect(times).toEqual([...times].sort((x, y) => x - y));
+    // 4 a second, with one second's burst: ten admissions need more than one second
+    expect(times[9]! - times[0]!).toBeGreaterThanOrEqual(1_000);
+    const admitted = await poll(b, productId, arrivals[9]!);
+    expect(admitted.body).toMatchObject({ state: 'admitted', position: 0, aheadOfYou: 0 });
+    expect(admitted.body.saleToken).toEqual(expect.any(String));
+  });
+});
+
+describe('admission is a sale token', () => {
+  it('refuses a purchase without admission (403, nothing sold) and sells with it', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, { total: 3, waitingRoom: room() });
+    const skip = await buy(productId, 'skipper');
+    expect([skip.status, skip.code]).toEqual([403, 'invalid-sale-token']);
+    const token = await fetch(`${a.url}/products/${productId}/sale-token`, {
+      method: 'POST',
+      headers: { 'x-user-id': 'skipper' },
+    });
+    expect(token.status).toBe(403);
+    const view = (await (await fetch(`${a.url}/products/${productId}`)).json()) as {
+      remaining: number;
+    };
+    expect(view.remaining).toBe(3);
+
+    await opened(productId, epoch);
+    expect((await join(a, productId, 'shopper1')).status).toBe(200);
+    const place = await waitFor(
+      'admission',
+      async () => {
+        const r = await poll(a, productId, 'shopper1');
+        return r.body.state === 'admitted' && r.body;
+      },
+      10_000,
+      50,
+    );
+    // another shopper's token is not this one's
+    expect((await buy(productId, 'skipper', place.saleToken)).status).toBe(403);
+    expect((await buy(productId, 'shopper1', place.saleToken)).status).toBe(202);
+    // the purchase freed the seat
+    await waitFor(
+      'the seat freed',
+      async () => (await a.rt.redis.zcard(keysOf(productId, epoch).active)) === 0,
+      5_000,
+      50,
+    );
+  });
+});
+
+describe('stock-aware', () => {
+  it('tells every waiting shopper sold-out, stops admitting, and resumes for the next in line on a return', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 2,
+      payWithinSeconds: 600,
+      waitingRoom: room({ admitPerSecond: 20, maxActive: 2 }),
+    });
+    await opened(productId, epoch);
+    const line = users(6);
+    for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
+    const firstTwo = await Promise.all(
+      line.slice(0, 2).map((u) =>
+        waitFor(
+          'admission',
+          async () => {
+            const r = await poll(a, productId, u);
+            return r.body.state === 'admitted' && r.body.saleToken;
+          },
+          10_000,
+          50,
+        ),
+      ),
+    );
+    const orders = await Promise.all(
+      line.slice(0, 2).map((u, i) => buy(productId, u, firstTwo[i])),
+    );
+    expect(orders.map((o) => o.status)).toEqual([202, 202]);
+    // every one still waiting hears sold-out on its next poll, on either process
+    await waitFor(
+      'sold out heard',
+      async () => {
+        const answers = await Promise.all(
+          line.slice(2).flatMap((u) => [poll(a, productId, u), poll(b, productId, u)]),
+        );
+        return answers.every((r) => r.body.state === 'sold-out');
+      },
+      10_000,
+      100,
+    );
+    const servedAtSoldOut = await served(productId, epoch);
+    expect(servedAtSoldOut).toBe(2);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(2);
+
+    // the first buyer cancels: the unit comes back, the next in line (and only they) is admitted
+    for (;;) {
+      const res = await fetch(`${a.url}/orders/${orders[0]!.orderId}/cancel`, {
+        method: 'POST',
+        headers: { 'x-user-id': line[0]! },
+      });
+      if (res.status === 200) break;
+      expect(res.status, await res.text()).toBe(503);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const next = await waitFor(
+      'the next admitted',
+      async () => {
+        const r = await poll(b, productId, line[2]!);
+        return r.body.state === 'admitted' && r.body.saleToken;
+      },
+      15_000,
+      100,
+    );
+    // seats, not units, bound admission: both free seats go to the next two in line, in order
+    expect(await served(productId, epoch)).toBe(4);
+    expect((await buy(productId, line[2]!, next)).status).toBe(202);
+    const late = await poll(a, productId, line[3]!);
+    expect(late.body.state).toBe('admitted');
+    expect((await buy(productId, line[3]!, late.body.saleToken)).code).toBe('sold-out');
+  });
+});
+
+describe('the admitter', () => {
+  it('is taken over by another process when its process dies, and nobody changes place', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, { total: 100, waitingRoom: room({ admitPerSecond: 2 }) });
+    await opened(productId, epoch);
+    const line = users(30);
+    for (const u of line) await join(a, productId, u);
+    const holder = await waitFor(
+      'a holder',
+      async () => [a, b].find((p) => p.services.roomAdmitter.holding.includes(productId)),
+      5_000,
+      50,
+    );
+    const survivor = holder === a ? b : a;
+    const before = await tickets(productId, epoch);
+    // killed: no release; its lease runs out (ROOM_LEASE_MS) and the other process takes over
+    await holder.services.roomAdmitter.stop({ release: false });
+    const servedAtKill = await served(productId, epoch);
+    await waitFor(
+      'the takeover',
+      async () => survivor.services.roomAdmitter.holding.includes(productId),
+      5_000,
+      50,
+    );
+    await waitFor(
+      'admission resumed',
+      async () => (await served(productId, epoch)) > servedAtKill + 1,
+      5_000,
+      50,
+    );
+    expect(await tickets(productId, epoch)).toEqual(before);
+    // the admitted ones are the first tickets, no gap and no skip
+    const admitted = Object.keys(await a.rt.redis.hgetall(keysOf(productId, epoch).admitted));
+    const n = await served(productId, epoch);
+    expect(admitted.map((u) => before[u]).sort((x, y) => x! - y!)).toEqual(
+      Array.from({ length: n }, (_, i) => i + 1),
+    );
+  });
+});
