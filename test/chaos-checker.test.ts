@@ -171,6 +171,29 @@ describe('the chaos checker', () => {
     expect(broken(check(history, final))).toEqual(['restock-once']);
   });
 
+  it('tells a late return (ok, with its delay) from a lost one (broken)', () => {
+    const { history, final } = healthy();
+    final.products[0] = { ...final.products[0]!, remaining: 1, sold: 1, restocked: 1 };
+    final.orders[0] = { ...row('o1', 'k1', 'u1', 'expired', 1), returnDelayMs: 40 };
+    expect(check(history, final).find((r) => r.name === 'restock-once')).toEqual({
+      name: 'restock-once',
+      ok: true,
+    });
+    final.orders[0] = { ...row('o1', 'k1', 'u1', 'expired', 1), returnDelayMs: 7_250 };
+    expect(check(history, final).find((r) => r.name === 'restock-once')).toEqual({
+      name: 'restock-once',
+      ok: true,
+      late: { count: 1, longestMs: 7_250, orderId: 'o1' },
+    });
+    final.orders[0] = row('o1', 'k1', 'u1', 'expired', 0);
+    final.products[0] = { ...final.products[0]!, held: 1, restocked: 0 };
+    const lost = check(history, final).find((r) => r.name === 'restock-once')!;
+    expect(lost.ok).toBe(false);
+    expect(lost.counterExample).toBe(
+      'order o1 user u1 key k1 (op 1): expired, restocked 0 times (a lost return: not back after the settle phase)',
+    );
+  });
+
   it('names a broken conservation and a reconcile that is not ok', () => {
     const { history, final } = healthy();
     expect(

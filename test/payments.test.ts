@@ -2,10 +2,11 @@
  * Payment windows through the real API, worker, Redis and PostgreSQL: pay, cancel, expiry (job
  * and sweep), the webhook's signature, and units that come back exactly once.
  */
+import type { Redis } from 'ioredis';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expiryJobId, returnUnits, sweepPayments } from '../src/orders/index.js';
-import { restock } from '../src/inventory/index.js';
+import { expireOrder, expiryJobId, returnUnits, sweepPayments } from '../src/orders/index.js';
+import { OrderStore, restock } from '../src/inventory/index.js';
 import { paymentWindowDeps } from '../src/composition/roles.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor as waitForMs } from './support/cli.js';
@@ -312,6 +313,36 @@ describe('expiry', () => {
     expect(state.returned).toBe(2);
     expect(state.remaining).toBe(2);
     expect((await rowsOf(p)).every((r) => r.restocked_at !== null)).toBe(true);
+    await reconciled(p);
+  });
+  it('an expiry job cut off from Redis mid-return finishes that return when retried, before any sweep', async () => {
+    const p = newProduct();
+    await seed(p, { total: 1, payWithinSeconds: 600 });
+    const o = await buy(p, newUser());
+    if (!o.ok) throw new Error(o.code);
+    await waitFor('persisted', async () => (await rowsOf(p)).length === 1);
+    await sql`update orders set pay_by = now() where id = ${o.orderId}`.execute(app.rt.db);
+    // the first try: PostgreSQL's transition commits, then its Redis connection is gone
+    // a client of its own (one Redis or a cluster), then quit: its commands answer 'closed'
+    const cut = (app.rt.redis as Redis).duplicate();
+    await cut.ping();
+    await cut.quit();
+    const deps = paymentWindowDeps(app.rt);
+    const cutOff = { ...deps, units: new OrderStore(cut, app.rt.keys) };
+    await expect(expireOrder(cutOff, o.orderId)).rejects.toThrow('Connection is closed.');
+    expect((await rowsOf(p))[0]).toMatchObject({ status: 'expired', restocked_at: null });
+    // keep the sweep (SWEEP_MIN_AGE_MS after closed_at) away: only the retry may finish it
+    await sql`update orders set closed_at = now() + interval '1 hour' where id = ${o.orderId}`.execute(
+      app.rt.db,
+    );
+    expect(await expireOrder(deps, o.orderId)).toBe('returned');
+    expect((await rowsOf(p))[0]!.restocked_at).not.toBeNull();
+    const state = await stateOf(p);
+    expect(state.returned).toBe(1);
+    expect(state.remaining).toBe(1);
+    // a third delivery changes nothing
+    expect(await expireOrder(deps, o.orderId)).toBe('expired');
+    expect((await stateOf(p)).returned).toBe(1);
     await reconciled(p);
   });
 });

@@ -56,6 +56,7 @@ export async function readFinalState(o: {
       'user_id',
       'quantity',
       'status',
+      'closed_at',
       'restocked_at',
     ])
     .where(
@@ -72,6 +73,8 @@ export async function readFinalState(o: {
     quantity: r.quantity,
     status: r.status,
     restocks: r.restocked_at ? 1 : 0,
+    ...(r.restocked_at &&
+      r.closed_at && { returnDelayMs: r.restocked_at.getTime() - r.closed_at.getTime() }),
   }));
   const reconcileLost = Object.values(reports).flatMap((r) => r.lostWrites.map((l) => l.orderId));
   return {

@@ -23,18 +23,32 @@ export const FAULT_KINDS = {
   'kill-worker': 'both',
   /** SIGSTOP PostgreSQL and its backends, then SIGCONT */
   'pause-postgres': 'both',
+  /**
+   * the proxy holds what a master sends its replica (LAG_BEFORE_KILL_MS), then the master is
+   * SIGKILLed: its replica is promoted without the writes of that lag. Opt-in (--faults): in
+   * default mode it loses acknowledged sales on purpose
+   */
+  'lag-kill-master': 'cluster',
 } as const satisfies Record<string, Topology | 'both'>;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
 
-export const kindsFor = (topology: Topology): FaultKind[] =>
+/** kinds drawn only when named in --faults (not in the default schedule, CI's seed 7 included) */
+const OPT_IN: ReadonlySet<FaultKind> = new Set(['lag-kill-master']);
+
+/** The kinds a topology has: those drawn by default, or (`all`) every one --faults may name. */
+export const kindsFor = (topology: Topology, all = false): FaultKind[] =>
   (Object.keys(FAULT_KINDS) as FaultKind[]).filter(
-    (k) => FAULT_KINDS[k] === 'both' || FAULT_KINDS[k] === topology,
+    (k) => (FAULT_KINDS[k] === 'both' || FAULT_KINDS[k] === topology) && (all || !OPT_IN.has(k)),
   );
+
+/** ms the replica link is held before the master is killed: the acknowledged writes to lose */
+export const LAG_BEFORE_KILL_MS = 1_500;
 
 /** faults on a Redis server: one at a time, so a shard never loses its master and its replica */
 const ON_REDIS: ReadonlySet<FaultKind> = new Set([
   'kill-master',
+  'lag-kill-master',
   'pause-master',
   'freeze-redis',
   'cut-redis',
@@ -51,6 +65,15 @@ export interface Fault {
   target: number;
   /** delay-redis: ms each chunk is held */
   delayMs?: number;
+}
+
+/** Every hash slot: the one Redis of the single topology is the sick shard of its faults. */
+export const ALL_SLOTS: Array<[number, number]> = [[0, 16383]];
+
+/** What `inject` found: the slots of the Redis server it struck (none for a process fault). */
+export interface Struck {
+  applied: boolean;
+  sickSlots?: Array<[number, number]>;
 }
 
 /** mulberry32: small, seedable, the same sequence on every machine */
@@ -74,6 +97,7 @@ function lastsFor(kind: FaultKind, next: () => number): number {
     case 'pause-master':
       return between(next, 3 * NODE_TIMEOUT_MS, 4 * NODE_TIMEOUT_MS);
     case 'kill-master':
+    case 'lag-kill-master':
       return between(next, 3 * NODE_TIMEOUT_MS, 5 * NODE_TIMEOUT_MS);
     default:
       return between(next, 2_000, 6_000);
@@ -126,31 +150,38 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const down = new Set<string>();
 const slot = (p: { role: string; n: number }) => `${p.role} ${p.n}`;
 
-/** Injects `f`, waits its length, heals it; false when it had no target (nothing up). */
-export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
+/** Injects `f`, waits its length, heals it; not applied when it had no target (nothing up). */
+export async function inject(stack: ChaosStack, f: Fault): Promise<Struck> {
   switch (f.kind) {
     case 'kill-master':
+    case 'lag-kill-master':
     case 'pause-master': {
       const masters = await stack.masters();
       const node = masters[f.target % masters.length];
-      if (!node) return false;
-      if (f.kind === 'kill-master') {
-        process.kill(node.pid(), 'SIGKILL');
-        await sleep(f.lasts);
-        // the supervisor restarts it (after twice the node timeout); healed once it answers
-        for (let i = 0; i < 100 && !isAlive(node.pid()); i++) await sleep(200);
-      } else {
+      if (!node) return { applied: false };
+      const struck = { applied: true, sickSlots: node.slots ?? [] };
+      if (f.kind === 'pause-master') {
         const resume = pauseTree(node.pid());
         await sleep(f.lasts);
         resume();
+        return struck;
       }
-      return true;
+      if (f.kind === 'lag-kill-master') {
+        node.proxy.lagReplicas();
+        await sleep(LAG_BEFORE_KILL_MS);
+      }
+      process.kill(node.pid(), 'SIGKILL');
+      node.proxy.heal();
+      await sleep(f.lasts);
+      // the supervisor restarts it (after twice the node timeout); healed once it answers
+      for (let i = 0; i < 100 && !isAlive(node.pid()); i++) await sleep(200);
+      return struck;
     }
     case 'freeze-redis': {
       const resume = pauseTree(stack.nodes[0]!.pid());
       await sleep(f.lasts);
       resume();
-      return true;
+      return { applied: true, sickSlots: ALL_SLOTS };
     }
     case 'cut-redis':
     case 'delay-redis': {
@@ -160,13 +191,13 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
       else node.proxy.delay(f.delayMs ?? 500);
       await sleep(f.lasts);
       node.proxy.heal();
-      return true;
+      return { applied: true, sickSlots: node.slots ?? ALL_SLOTS };
     }
     case 'pause-postgres': {
       const resume = pauseTree(stack.postgres.process.pid);
       await sleep(f.lasts);
       resume();
-      return true;
+      return { applied: true };
     }
     case 'kill-api':
     case 'kill-worker': {
@@ -175,7 +206,7 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
         (p) => !down.has(slot(p)),
       );
       const p = list[f.target % list.length];
-      if (!p) return false;
+      if (!p) return { applied: false };
       down.add(slot(p));
       await stack.kill(p);
       await sleep(f.lasts);
@@ -184,7 +215,7 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<boolean> {
       } finally {
         down.delete(slot(p));
       }
-      return true;
+      return { applied: true };
     }
   }
 }

@@ -5,10 +5,13 @@
  */
 import type { HistoryEntry, InvariantResult, PurchaseOp } from './checker.js';
 import type { Fault } from './nemesis.js';
+import { availabilityLines, type FaultLiveness, type KindAvailability } from './windows.js';
 
 export interface AppliedFault extends Fault {
   applied: boolean;
   healedAt?: number;
+  /** the slots of the Redis server it struck (none for a process fault) */
+  sickSlots?: Array<[number, number]>;
   /** ms from heal to the first accepted purchase invoked after it */
   recoveryMs?: number;
 }
@@ -41,7 +44,17 @@ const FAULT_COLORS: Record<string, string> = {
   'kill-api': '#64b5f6',
   'kill-worker': '#4db6ac',
   'pause-postgres': '#a1887f',
+  'lag-kill-master': '#d32f2f',
 };
+
+/** The invariant's note: its counter-example, or what it counted while it held. */
+export function resultNote(r: InvariantResult): string {
+  if (r.counterExample) return r.counterExample;
+  if (r.lost) return `${r.lost} acknowledged sales lost, each listed by reconciliation`;
+  if (r.late)
+    return `${r.late.count} returns late, none lost (longest ${(r.late.longestMs / 1000).toFixed(1)} s: order ${r.late.orderId})`;
+  return '';
+}
 
 /** answers per second by kind, over the sale (purchases by completion time) */
 export function perSecond(history: HistoryEntry[], seconds: number): number[][] {
@@ -128,7 +141,8 @@ export function markdownReport(o: {
   results: InvariantResult[];
   faults: AppliedFault[];
   figures: Record<string, unknown>;
-  liveness: Array<{ fault: string; perSecond: number; kinds: string }>;
+  liveness: FaultLiveness[];
+  availability: Partial<Record<string, KindAvailability>>;
 }): string {
   const lines = [
     `# ${o.title}`,
@@ -143,17 +157,28 @@ export function markdownReport(o: {
     '|---|---|---|',
     ...o.results.map(
       (r) =>
-        `| ${r.name} | ${r.ok ? 'ok' : '**BROKEN**'} | ${(r.counterExample ?? (r.lost ? `${r.lost} lost, all listed by reconciliation` : '')).replace(/\|/g, '\\|')} |`,
+        `| ${r.name} | ${r.ok ? 'ok' : '**BROKEN**'} | ${resultNote(r).replace(/\|/g, '\\|')} |`,
     ),
     '',
     '## Faults',
     '',
-    '| fault | at s | lasts ms | answers/s during | answers during | recovery ms (heal to first 202) |',
-    '|---|---|---|---|---|---|',
+    'Answers of the purchases **started** while the fault was the only one under way; those',
+    'started while it overlapped another are counted apart ("shared"), credited to neither.',
+    '',
+    '| # | fault | at s | lasts ms | overlaps | started alone /s | their answers | shared | recovery ms (heal to first 202) |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...o.faults.map((f, i) => {
       const l = o.liveness[i]!;
-      return `| ${f.kind}${f.applied ? '' : ' (skipped: no target)'} | ${(f.at / 1000).toFixed(1)} | ${f.lasts} | ${l.perSecond.toFixed(0)} | ${l.kinds} | ${f.recoveryMs ?? '-'} |`;
+      return `| ${i + 1} | ${f.kind}${f.applied ? '' : ' (skipped: no target)'} | ${(f.at / 1000).toFixed(1)} | ${f.lasts} | ${l.overlaps.map((n) => `#${n}`).join(' ') || '-'} | ${l.perSecond.toFixed(0)} | ${l.kinds} | ${l.shared} | ${f.recoveryMs ?? '-'} |`;
     }),
+    '',
+    '## Availability while one fault alone lasts',
+    '',
+    'The share of purchases answered definitively (202, 409, 410) among those started while a',
+    "fault of that kind alone was under way, by the shopper's home shard (the shard of their home",
+    'segment: the struck one, or another).',
+    '',
+    ...availabilityLines(o.availability),
     '',
     '## Figures',
     '',

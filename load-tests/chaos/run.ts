@@ -22,9 +22,13 @@ import { createDb } from '../../src/db/index.js';
 import { check, type HistoryEntry, type PurchaseOp } from './checker.js';
 import { readFinalState, type ReconcileAnswer } from './final-state.js';
 import { inject, kindsFor, schedule, FAULT_KINDS, type FaultKind } from './nemesis.js';
-import { markdownReport, timelineSvg, type AppliedFault } from './report.js';
+import calculateSlot from 'cluster-key-slot';
+import { homeSegment } from '../../src/inventory/layout.js';
+import { Keys } from '../../src/redis/keys.js';
+import { markdownReport, resultNote, timelineSvg, type AppliedFault } from './report.js';
 import { checkRoom } from './room-checks.js';
 import { roomProduct, roomSeed, roomTokens, startRoomShoppers } from './room-shoppers.js';
+import { availabilityLines, availabilityOf, livenessOf, pct } from './windows.js';
 import { attempt, startShoppers } from './shoppers.js';
 import {
   ADMIN_TOKEN,
@@ -90,8 +94,10 @@ if (args.mode !== 'durable' && args.mode !== 'default')
   usage(`--mode is durable or default (got "${args.mode}")`);
 const topology = args.topology as Topology;
 const durable = topology === 'single' || args.mode === 'durable';
-const possible = kindsFor(topology);
-const kinds = (args.faults ? args.faults.split(',').filter(Boolean) : possible) as FaultKind[];
+const possible = kindsFor(topology, true);
+const kinds = (
+  args.faults ? args.faults.split(',').filter(Boolean) : kindsFor(topology)
+) as FaultKind[];
 for (const k of kinds)
   if (!possible.includes(k))
     usage(`fault "${k}" is not one of the ${topology} topology's: ${possible.join(', ')}`);
@@ -215,10 +221,12 @@ async function main(stack: ChaosStack): Promise<number> {
     await sleep(f.at - now());
     injected++;
     say('fault', `${f.kind} for ${f.lasts} ms${f.delayMs ? ` (${f.delayMs} ms delay)` : ''}`);
-    f.applied = await inject(stack, f).catch((err: unknown) => {
+    const struck = await inject(stack, f).catch((err: unknown) => {
       say('fault', `${f.kind} could not be applied: ${(err as Error).message}`);
-      return false;
+      return { applied: false };
     });
+    f.applied = struck.applied;
+    if ('sickSlots' in struck) f.sickSlots = struck.sickSlots;
     f.healedAt = now();
     say('heal', `${f.kind} healed`);
   });
@@ -291,7 +299,11 @@ async function main(stack: ChaosStack): Promise<number> {
     `${unknown.length} unknown answers for ${keys.length} keys (${unresolved.length} never answered during the sale), ${unresolvedLeft} keys still unknown`,
   );
 
-  say('settle', 'waiting for the outbox to drain and the payment windows to close');
+  // bounded: what is still in flight after it is the checker's to name (a lost return, ...)
+  say(
+    'settle',
+    'waiting for the outboxes to drain, the payment windows to close and returns to land',
+  );
   for (let i = 0; i < 180; i++) {
     const reports = await Promise.all(
       PRODUCTS.map((p) =>
@@ -309,10 +321,20 @@ async function main(stack: ChaosStack): Promise<number> {
       .select(db.fn.countAll<string>().as('n'))
       .where('status', '=', 'awaiting_payment')
       .executeTakeFirstOrThrow();
+    // closed, units not back yet: a return cut short, finished by its job's retry or the sweep
+    const returning = await db
+      .selectFrom('orders')
+      .select(db.fn.countAll<string>().as('n'))
+      .where('status', 'in', ['cancelled', 'expired'])
+      .where('restocked_at', 'is', null)
+      .executeTakeFirstOrThrow();
     await db.destroy();
-    if (pending === 0 && Number(waiting.n) === 0) break;
+    if (pending === 0 && Number(waiting.n) === 0 && Number(returning.n) === 0) break;
     if (i % 10 === 0)
-      say('settle', `${pending} units pending in outboxes, ${waiting.n} orders awaiting payment`);
+      say(
+        'settle',
+        `${pending} units pending in outboxes, ${waiting.n} orders awaiting payment, ${returning.n} returns in flight`,
+      );
     await sleep(1_000);
   }
 
@@ -338,39 +360,35 @@ async function main(stack: ChaosStack): Promise<number> {
 
   console.log('\ninvariant               | result | first counter-example');
   for (const r of results)
-    console.log(
-      `${r.name.padEnd(23)} | ${r.ok ? 'ok    ' : 'BROKEN'} | ${r.counterExample ?? (r.lost ? `${r.lost} acknowledged sales lost, each listed by reconciliation` : '')}`,
-    );
+    console.log(`${r.name.padEnd(23)} | ${r.ok ? 'ok    ' : 'BROKEN'} | ${resultNote(r)}`);
   const purchases = history.filter(
     (h): h is PurchaseOp => h.type === 'purchase' && h.completeMs <= saleEndMs,
   );
-  const liveness = faults.map((f) => {
-    const from = f.at;
+  const liveness = livenessOf(faults, purchases);
+  faults.forEach((f) => {
     const to = f.healedAt ?? f.at + f.lasts;
-    const during = purchases.filter((p) => p.completeMs >= from && p.completeMs < to);
-    const byKind = new Map<string, number>();
-    for (const p of during) {
-      const k =
-        p.outcome === 'unknown' ? (p.status ? String(p.status) : 'timeout') : String(p.status);
-      byKind.set(k, (byKind.get(k) ?? 0) + 1);
-    }
     const firstOk = purchases.find((p) => p.outcome === 'ok' && p.invokeMs >= to);
     f.recoveryMs = firstOk ? firstOk.completeMs - to : undefined;
-    return {
-      fault: f.kind,
-      perSecond: during.length / Math.max(0.001, (to - from) / 1000),
-      kinds: [...byKind]
-        .sort()
-        .map(([k, v]) => `${k}:${v}`)
-        .join(' '),
-    };
   });
-  console.log('\nfault          |   at s | lasts ms | answers/s | recovery ms | answers during');
-  faults.forEach((f, i) =>
+  console.log(
+    '\n  # | fault           |   at s | lasts ms | overlaps  | alone /s | shared | recovery ms | answers started alone',
+  );
+  faults.forEach((f, i) => {
+    const l = liveness[i]!;
     console.log(
-      `${(f.kind + (f.applied ? '' : '*')).padEnd(14)} | ${(f.at / 1000).toFixed(1).padStart(6)} | ${String(f.lasts).padStart(8)} | ${liveness[i]!.perSecond.toFixed(0).padStart(9)} | ${String(f.recoveryMs ?? '-').padStart(11)} | ${liveness[i]!.kinds}`,
+      `${String(i + 1).padStart(3)} | ${(f.kind + (f.applied ? '' : '*')).padEnd(15)} | ${(f.at / 1000).toFixed(1).padStart(6)} | ${String(f.lasts).padStart(8)} | ${(l.overlaps.map((n) => `#${n}`).join(' ') || '-').padEnd(9)} | ${l.perSecond.toFixed(0).padStart(8)} | ${String(l.shared).padStart(6)} | ${String(f.recoveryMs ?? '-').padStart(11)} | ${l.kinds}`,
+    );
+  });
+  // the shard of a shopper's home segment for that product (the struck one, or another)
+  const segmentsOf = new Map(PRODUCTS.map((p) => [p.id, p.segments]));
+  const chaosKeys = new Keys('chaos');
+  const availability = availabilityOf(faults, purchases, (p) =>
+    calculateSlot(
+      chaosKeys.segment(p.product, homeSegment(p.user, segmentsOf.get(p.product)!)).state,
     ),
   );
+  console.log('\navailability: purchases started while one fault alone was under way');
+  for (const line of availabilityLines(availability)) console.log(line);
   if (faults.some((f) => !f.applied)) console.log('* not applied: no target up at the time');
   const ops = history.filter((h): h is PurchaseOp => h.type === 'purchase');
   const figures = {
@@ -394,6 +412,22 @@ async function main(stack: ChaosStack): Promise<number> {
     unsoldAtSaleEnd: remainingAtEnd.reduce((a, b) => a + b, 0),
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),
+    lateReturns: results.find((r) => r.name === 'restock-once')?.late ?? null,
+    // per fault kind: the share answered 202/409/410 of the purchases started while it alone lasted
+    availability: Object.fromEntries(
+      Object.entries(availability).map(([kind, a]) => [
+        kind,
+        {
+          first3s: {
+            all: pct(a.first3s.all),
+            sickHome: pct(a.first3s.sickHome),
+            otherHome: pct(a.first3s.otherHome),
+            purchases: a.first3s.all.n,
+          },
+          perSecond: a.perSecond.all.map(pct),
+        },
+      ]),
+    ),
   };
   const title = `chaos run: seed ${seed}, ${topology}, ${figures.mode}, ${durationS} s`;
   writeFileSync(
@@ -409,6 +443,7 @@ async function main(stack: ChaosStack): Promise<number> {
       faults,
       figures,
       liveness,
+      availability,
     }),
   );
   console.log(`\nreport: ${join(outDir, 'index.md')} (timeline.svg), history: ${historyFile}`);

@@ -41,6 +41,8 @@ export interface RedisNode {
   port: number;
   proxy: FaultProxy;
   pid(): number;
+  /** a master's hash slot ranges, as masters() read them (undefined on one Redis) */
+  slots?: Array<[number, number]>;
 }
 
 export interface ChaosStack {
@@ -276,8 +278,17 @@ export async function startChaosStack(o: {
                 const failing = flags.includes('fail') || flags.includes('fail?');
                 return flags.includes('master') && !failing && f.length > 8;
               })
-              .map((f) => byPort.get(Number(f[1]!.split('@')[0]!.split(':')[1])))
-              .filter((x): x is RedisNode => !!x);
+              .map((f) => {
+                const node = byPort.get(Number(f[1]!.split('@')[0]!.split(':')[1]));
+                // "0-5460" or "5461"; "[slot->-id]" (migrating) is not owned yet
+                const slots = f
+                  .slice(8)
+                  .filter((r) => !r.startsWith('['))
+                  .map((r) => r.split('-').map(Number))
+                  .map(([lo, hi]) => [lo!, hi ?? lo!] as [number, number]);
+                return node && ({ ...node, slots } satisfies RedisNode);
+              })
+              .filter((x): x is RedisNode & { slots: Array<[number, number]> } => !!x);
             if (masters.length > 0) return masters;
           } catch {
             // down or paused: ask the next

@@ -167,12 +167,18 @@ export async function sweepPayments(
 
 /**
  * An order's expiry job: expires it if it still awaits payment. A job that comes up before the
- * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it.
+ * deadline on PostgreSQL's clock (clocks a little apart) fails, and BullMQ retries it. A retry
+ * of a job whose return was cut short (the transition committed, then Redis failed) finishes
+ * that return itself: the unit is on sale again now, not a sweep (SWEEP_MIN_AGE_MS) later.
  */
 export async function expireOrder(deps: PaymentWindowDeps, orderId: string): Promise<string> {
   const r = await closeOrder(deps, orderId, 'expired');
   if (r.code === 'conflict' && r.order.status === 'awaiting_payment') {
     throw new Error(`order ${orderId} is not due yet (pay by ${r.order.pay_by?.toISOString()})`);
+  }
+  if (r.code === 'conflict' && r.order.status === 'expired' && !r.order.restocked_at) {
+    await returnUnits(deps, r.order);
+    return 'returned';
   }
   return r.code === 'conflict' ? r.order.status : r.code;
 }
