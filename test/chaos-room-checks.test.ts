@@ -116,6 +116,30 @@ describe("the chaos checker's waiting-room checks", () => {
     expect(broken(h)).toEqual([]);
   });
 
+  it('room-fifo: a join that got no answer (timeout, reset) or a 503 is not a place in line', () => {
+    const h = healthy();
+    // b's first try at 1 050 timed out, then c joined; b's answered join (1 250) is after c's
+    h.history = h.history.filter(
+      (e) => !(e.type === 'room' && e.user === 'b' && e.kind === 'join'),
+    );
+    h.history.push(
+      { ...answer('b', 'join', 1_050, undefined), status: 0 },
+      { ...answer('b', 'join', 1_060, undefined), status: 503 },
+      answer('b', 'join', 1_250, 'waiting', 2),
+    );
+    // b is admitted after c and the stock is gone: c is told sold-out, b passed nobody
+    h.history = h.history.filter(
+      (e) => !(e.type !== 'resolve' && e.user === 'b' && e.invokeMs >= 2_300),
+    );
+    h.history.push(answer('c', 'poll', 2_200, 'admitted'), buy('c', 2_210));
+    h.history = h.history.filter(
+      (e) => !(e.type === 'room' && e.user === 'c' && e.state === 'sold-out'),
+    );
+    h.history.push(answer('b', 'poll', 2_400, 'sold-out'));
+    h.orders = [row('a'), row('c')];
+    expect(broken(h)).toEqual([]);
+  });
+
   it('room-one-place: a second join that lands at the back of the line', () => {
     const h = healthy();
     h.history.push(answer('b', 'join', 1_250, 'waiting', 4));
