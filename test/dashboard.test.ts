@@ -15,6 +15,7 @@ import { DashboardRepository } from '../src/db/dashboard-repository.js';
 import { ProductStore } from '../src/inventory/index.js';
 import { DashboardFeed } from '../src/services/index.js';
 import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
+import { HISTORY_MS, type DashboardHistory } from '../src/services/dashboard-feed.js';
 import { startApp, type RunningApp } from './support/app.js';
 import {
   cellTitle,
@@ -81,6 +82,25 @@ async function buy(productId: string, user: string): Promise<{ status: number; c
   return { status: res.status, code: body.type?.replace('urn:seckill:problem:', '') };
 }
 
+/** The stream's first event: the charts' recent past (read as a script would, by bearer). */
+async function streamHistory(): Promise<DashboardHistory> {
+  const controller = new AbortController();
+  const res = await fetch(`${app.url}/admin/dashboard/stream`, {
+    headers: { authorization: `Bearer ${ns.adminToken}` },
+    signal: controller.signal,
+  });
+  const reader = res.body!.getReader();
+  let text = '';
+  while (!/^data: \{"at"/m.test(text)) {
+    text += new TextDecoder().decode((await reader.read()).value);
+  }
+  controller.abort();
+  const [, data] = /^event: history\ndata: (.+)$/m.exec(text) ?? [];
+  // the history comes before the first snapshot
+  expect(text.indexOf('event: history')).toBeLessThan(text.search(/^data: \{"at"/m));
+  return JSON.parse(data!) as DashboardHistory;
+}
+
 async function seedAndBuy(productId: string, buyers: number) {
   const seeded = await fetch(`${app.url}/admin/products/${productId}`, {
     method: 'PUT',
@@ -134,7 +154,7 @@ describe('the stream', () => {
     const reader = res.body!.getReader();
     let text = '';
     const started = Date.now();
-    while ((text.match(/^data: /gm) ?? []).length < 3) {
+    while ((text.match(/^data: \{"at"/gm) ?? []).length < 3) {
       text += new TextDecoder().decode((await reader.read()).value);
     }
     const elapsed = Date.now() - started;
@@ -142,7 +162,7 @@ describe('the stream', () => {
     const snapshot = JSON.parse(
       text
         .split('\n')
-        .find((l) => l.startsWith('data: '))!
+        .find((l) => l.startsWith('data: {"at"'))!
         .slice(6),
     );
     expect(snapshot).toHaveProperty('rates.accepted');
@@ -158,6 +178,34 @@ describe('the stream', () => {
 });
 
 describe('the feed', () => {
+  it('keeps the last 2 minutes of rates while nobody watches, and nothing older', async () => {
+    let now = 1_700_000_000_000;
+    let accepted = 0;
+    const feed = new DashboardFeed({
+      source: {
+        productStates: () => Promise.reject(new Error('a sample reads the counters only')),
+        orderGroups: () => Promise.reject(new Error('a sample reads the counters only')),
+      },
+      metricsText: async () =>
+        `http_requests_total{method="POST",route="/seckill",status="202"} ${accepted}\n`,
+      clock: () => now,
+      windowMs: 10_000,
+    });
+    expect(feed.history()).toEqual({ spanMs: HISTORY_MS, points: [] });
+    // 160 s with nobody watching: a sample every 2 s, 10 purchases between samples (5/s)
+    for (let i = 0; i <= 80; i++) {
+      await feed.sample();
+      accepted += 10;
+      now += 2_000;
+    }
+    const last = now - 2_000;
+    const { points } = feed.history();
+    expect(points.length).toBe(61); // 120 s of 2 s steps, both ends in
+    expect(points[0]!.at).toBe(last - HISTORY_MS);
+    expect(points.at(-1)).toMatchObject({ at: last, accepted: 5, refusals: { soldOut: 0 } });
+    expect(points.every((p) => p.accepted === 5)).toBe(true);
+  });
+
   it('keeps a burst in its rates for the whole window, not only the tick after it', async () => {
     let now = Date.now();
     let accepted = 0;
@@ -237,9 +285,11 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
     }
   });
 
-  it('the same session opens Bull Board; after a logout neither opens', async () => {
+  it('the same session opens Bull Board, asking no other host; after a logout neither opens', async () => {
     const context = await browser!.newContext();
     const page = await context.newPage();
+    const hosts = new Set<string>();
+    page.on('request', (r) => hosts.add(new URL(r.url()).host));
     try {
       await page.goto(`${app.url}/admin/queues`);
       expect(await page.textContent('body')).toContain('Authentication required');
@@ -251,6 +301,10 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       // Bull Board's own page renders the order queue
       await page.getByText('orders', { exact: true }).first().waitFor({ timeout: 15_000 });
       expect(page.url()).toContain('/admin/queues');
+      // no font host (fonts.googleapis.com was asked on every visit): offline and private
+      expect([...hosts]).toEqual([new URL(app.url).host]);
+      const html = await (await page.request.get(`${app.url}/admin/queues`)).text();
+      expect(html).not.toMatch(/https?:\/\/(?!localhost|127\.0\.0\.1)[\w.-]+\.[a-z]{2,}\//);
 
       await page.goto(`${app.url}/admin/dashboard`);
       await page.click('#logout');
@@ -437,4 +491,68 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       }
     },
   );
+
+  it("opens with the charts' recent past; the heat map's legend shows every colour a cell takes", async () => {
+    const productId = `legend${Date.now().toString(36)}`;
+    // 4 units over 6 segments: 2 segments get none (drawn white); 3 units bought leave 3
+    // segments empty (grey) and one full (the darkest blue)
+    await seed(productId, { total: 4, segments: 6, strategy: 'segmented' });
+    for (let i = 0; i < 3; i++) {
+      expect(await buy(productId, `legend-${productId}-${i}`)).toEqual({ status: 202 });
+    }
+    const context = await browser!.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    try {
+      // the feed has sampled since the purchases (every 2 s while nobody watches)
+      await expect
+        .poll(async () => (await streamHistory()).points.some((p) => p.accepted > 0), {
+          timeout: 15_000,
+        })
+        .toBe(true);
+      const opened = Date.now();
+      await logIn(page, app.url, ns.adminToken);
+      await page.waitForSelector(`[data-testid=heat-${productId}] i`, { timeout: 15_000 });
+      // the first point on the charts is older than the page: the server's recent past
+      const from = await page.$eval('#acceptedChart', (c) =>
+        Number((c as unknown as { dataset: Record<string, string> }).dataset.from),
+      );
+      expect(from).toBeLessThan(opened);
+      const colours = async (selector: string) =>
+        new Set(
+          await page.$$eval(selector, (els) =>
+            els.map(
+              (e) =>
+                (
+                  globalThis as unknown as {
+                    getComputedStyle(el: unknown): { backgroundColor: string };
+                  }
+                ).getComputedStyle(e).backgroundColor,
+            ),
+          ),
+        );
+      await expectShows(page, productId, await adminProduct(productId));
+      const cells = await colours(`[data-testid=heat-${productId}] i`);
+      const legend = await colours(`[data-testid=legend-${productId}] i`);
+      // white (none seeded), grey (sold empty) and at least one blue step, each in the legend
+      expect(cells.has('rgb(255, 255, 255)')).toBe(true);
+      expect(cells.size).toBe(3);
+      expect([...cells].filter((c) => !legend.has(c))).toEqual([]);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+describe('the stream opens with the recent past', () => {
+  it('sends the rates of the purchases made before anyone watched, then the snapshots', async () => {
+    const productId = `hist${Date.now().toString(36)}`;
+    expect(await seedAndBuy(productId, 12)).toBe(12);
+    // nobody watches: the feed samples the counters every 2 s (IDLE_SAMPLE_MS)
+    await expect
+      .poll(async () => (await streamHistory()).points.some((p) => p.accepted > 0), {
+        timeout: 15_000,
+      })
+      .toBe(true);
+    expect((await streamHistory()).spanMs).toBe(HISTORY_MS);
+  });
 });

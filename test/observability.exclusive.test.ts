@@ -1,7 +1,9 @@
 /**
  * What the operator sees is true: a real Prometheus (Debian's `prometheus`) scrapes 2 API and 2
- * worker processes every second and evaluates a copy of deploy/prometheus/alerts.yaml (two
- * thresholds lowered, tools/observability/observe.ts); every panel of deploy/grafana/*.json and
+ * worker processes every second, and another service with the same generic metric names
+ * (tools/observability/foreign.ts: a shared Prometheus), and evaluates a copy of
+ * deploy/prometheus/alerts.yaml (two thresholds lowered, tools/observability/observe.ts); every
+ * panel of deploy/grafana/*.json (its variables resolved as Grafana does) and
  * every rule is evaluated through its HTTP API while real conditions are produced
  * (tools/observability/scenarios.ts, also `npm run observability`). Exclusive: the healthy sale
  * must stay under the latency alert's bound, so no other file's load may count against it.

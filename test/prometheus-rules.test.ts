@@ -2,16 +2,21 @@
  * The alert rules as promtool sees them (Debian's `prometheus` package, installed by .ci/run):
  * `promtool check rules`, and `promtool test rules` on deploy/prometheus/alerts.test.yaml (series
  * written to fire each alert and to keep it quiet just below its condition). Plus what promtool
- * does not check: every alert carries a severity, summary, description and a runbook_url whose
- * section exists in docs/operations.md; the PrometheusRule ships the same groups; and the
- * scrape config names the jobs the rules select on.
+ * does not check: every alert carries a severity, summary, description and an absolute
+ * runbook_url (one page, set once in the monitoring kustomization) whose section exists in
+ * docs/operations.md; every selector names this service's jobs (a shared Prometheus holds other
+ * services' http_requests_total, lock_lost_total, ...); the PrometheusRule ships the same groups;
+ * and the scrape config names the jobs the rules select on.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { prometheusBinary } from '../tools/observability/prometheus.js';
+import { vectorSelectors } from '../tools/observability/promql.js';
+import { renderKustomization } from './support/kustomize.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const PROM = join(ROOT, 'deploy', 'prometheus');
@@ -42,7 +47,50 @@ const anchor = (heading: string) =>
     .replace(/[^\w\- ]/g, '')
     .replace(/ /g, '-');
 
+/** Where the shipped rules link (docs/operations.md, published); operators set their own. */
+const RUNBOOK_PAGE = 'https://runbooks.example.com/seckill/operations.md';
+
+/** This service's jobs, as the scrape config and the monitors name them. */
+const JOBS = /\bjob(=~"seckill-api\|seckill-worker"|="seckill-api"|="seckill-worker")/;
+
 describe('deploy/prometheus/alerts.yaml', () => {
+  it("every selector of every rule names this service's jobs (a shared Prometheus holds others)", () => {
+    const unselected = rules.flatMap((r) =>
+      vectorSelectors(r.expr)
+        .filter((s) => !JOBS.test(s.matchers))
+        .map((s) => `${r.alert}: ${s.metric}{${s.matchers}}`),
+    );
+    expect(unselected).toEqual([]);
+    // the finder sees what it must: a bare name and one in a call are both caught
+    expect(vectorSelectors('sum(rate(http_requests_total[1m])) / on (x) lock_lost_total')).toEqual([
+      { metric: 'http_requests_total', matchers: '' },
+      { metric: 'lock_lost_total', matchers: '' },
+    ]);
+  });
+
+  it('the monitoring kustomization sets every runbook link from one annotation', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'runbooks-'));
+    try {
+      cpSync(join(ROOT, 'deploy', 'kubernetes', 'monitoring'), dir, { recursive: true });
+      const file = join(dir, 'prometheus-rule.yaml');
+      const page = 'https://wiki.acme.test/ops/seckill';
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8').replace(
+          `seckill-runbook-page: ${RUNBOOK_PAGE}`,
+          `seckill-runbook-page: ${page}`,
+        ),
+      );
+      const [rule] = renderKustomization(dir).filter((o) => o.kind === 'PrometheusRule');
+      const links = (rule!.spec.groups as Array<{ rules: Rule[] }>)
+        .flatMap((g) => g.rules)
+        .map((r) => r.annotations.runbook_url);
+      expect(links).toEqual(rules.map((r) => `${page}#${r.alert.toLowerCase()}`));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('promtool check rules accepts it', () => {
     const r = promtool('check', 'rules', 'alerts.yaml');
     expect(r.out).toContain(`SUCCESS: ${rules.length} rules found`);
@@ -74,8 +122,11 @@ describe('deploy/prometheus/alerts.yaml', () => {
       expect(r.labels.severity, r.alert).toMatch(/^(critical|warning)$/);
       expect(r.annotations.summary, r.alert).toBeTruthy();
       expect(r.annotations.description, r.alert).toBeTruthy();
-      const [file, section] = r.annotations.runbook_url!.split('#');
-      expect(file, r.alert).toBe('docs/operations.md');
+      // Alertmanager (and a pager) opens it as is: a relative path opens nothing
+      const url = new URL(r.annotations.runbook_url!);
+      expect(url.protocol, r.alert).toBe('https:');
+      const [page, section] = r.annotations.runbook_url!.split('#');
+      expect(page, r.alert).toBe(RUNBOOK_PAGE);
       expect(headings, `${r.alert}: runbook section #${section}`).toContain(section);
       expect(section).toBe(r.alert.toLowerCase());
     }

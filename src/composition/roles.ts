@@ -120,7 +120,7 @@ export async function serveApi(
     queue: queues[0],
     // several API processes: every process's counters, merged
     metricsText: extra.metricsText ?? (() => core.registry.metrics()),
-  });
+  }).start();
   new Gauge({
     name: 'seckill_dashboard_viewers',
     help: 'Open /admin/dashboard/stream connections in this process',

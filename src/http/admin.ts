@@ -19,6 +19,7 @@ import {
   type Products,
 } from '../services/index.js';
 import { adminGuard } from './admin-session.js';
+import { bullBoardPageLocal } from './bull-board-page.js';
 import { saleProblem } from './sale-problems.js';
 import { parseOr400, productIdParam } from './validation.js';
 
@@ -80,6 +81,6 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
     const board = new ExpressAdapter();
     board.setBasePath(BULL_BOARD_PATH);
     createBullBoard({ queues: deps.queues.map((q) => new BullMQAdapter(q)), serverAdapter: board });
-    router.use(BULL_BOARD_PATH, board.getRouter());
+    router.use(BULL_BOARD_PATH, bullBoardPageLocal, board.getRouter());
   }
 }

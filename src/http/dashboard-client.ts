@@ -26,25 +26,34 @@ const took = (ms) => (ms < 10000 ? (ms / 1000).toFixed(1) + ' s' : clock(ms / 10
 const plural = (n, word) => num(n) + ' ' + word + (n === 1 ? '' : 's');
 const setText = (el, text) => { if (el.textContent !== text) el.textContent = text; };
 const KIND_COLOURS = ['#b42318', '#c2410c', '#a16207', '#7c3aed', '#be185d', '#0e7490', '#64748b', '#111827', '#94a3b8'];
-/** remaining of seeded, in five steps (the legend lists them) */
-const HEAT = [['#e5e7eb', 'empty'], ['#bfdbfe', '≤ 25 %'], ['#93c5fd', '≤ 50 %'], ['#3b82f6', '≤ 75 %'], ['#1d4ed8', '≤ 100 %']];
+/** every colour a heat-map cell can take, each in the legend: none seeded, empty, four steps of
+ * remaining of seeded, and a shard that did not answer */
+const HEAT = [['#ffffff', 'none seeded'], ['#e5e7eb', 'empty'], ['#bfdbfe', '≤ 25 %'], ['#93c5fd', '≤ 50 %'], ['#3b82f6', '≤ 75 %'], ['#1d4ed8', '≤ 100 %'], ['#b42318', 'shard down']];
+const DOWN = HEAT[6][0];
 function heat(stock, seeded) {
-  if (seeded <= 0) return '#ffffff';
-  if (stock <= 0) return HEAT[0][0];
-  return HEAT[Math.min(4, Math.ceil((4 * stock) / seeded))][0];
+  if (seeded <= 0) return HEAT[0][0];
+  if (stock <= 0) return HEAT[1][0];
+  return HEAT[1 + Math.min(4, Math.ceil((4 * stock) / seeded))][0];
 }
 let skew = 0; // server clock minus ours
 const serverNow = () => Date.now() + skew;
 
-const history = [];
-function chart(canvas, series, colours) {
+/** the charts' points {at, accepted, refusals}, oldest first: the server's recent past (the
+ * history event, on every (re)connect), then one per snapshot; span: how far back they reach */
+let history = [];
+let span = 120000;
+/** stacked areas over time, the newest point at the right edge */
+function chart(canvas, times, series, colours) {
   const w = (canvas.width = canvas.clientWidth * devicePixelRatio);
   const h = (canvas.height = canvas.clientHeight * devicePixelRatio);
   const g = canvas.getContext('2d');
-  const n = series[0].length;
-  const stacked = series[0].map((_, i) => series.reduce((a, s) => a + s[i], 0));
+  const n = times.length;
+  canvas.dataset.points = String(n);
+  canvas.dataset.from = String(times[0]);
+  const stacked = times.map((_, i) => series.reduce((a, s) => a + s[i], 0));
   const max = Math.max(1, ...stacked);
-  const x = (i) => (i / 239) * w, y = (v) => h - (v / max) * (h - 4) - 1;
+  const end = times[n - 1];
+  const x = (i) => w * (1 - (end - times[i]) / span), y = (v) => h - (v / max) * (h - 4) - 1;
   let below = new Array(n).fill(0);
   series.forEach((s, k) => {
     const top = below.map((b, i) => b + s[i]);
@@ -91,7 +100,7 @@ function makeCard(id, n) {
     '<span class="muted" data-f="epoch"></span> · <b ' + t('remaining') + '></b> of <span data-f="total"></span> left · <b ' +
     t('sold') + '></b> sold<span data-f="returned"></span> · <span class="when" ' + t('when') + '></span></summary>' +
     '<p class="muted" data-f="orders"></p><div class="heat' + (n > 128 ? ' small' : '') + '" ' + t('heat') + '></div>' +
-    '<p class="muted legend">remaining of seeded:' + HEAT.map((c) => '<i style="background:' + c[0] + '"></i>' + c[1]).join('') +
+    '<p class="muted legend" ' + t('legend') + '>remaining of seeded:' + HEAT.map((c) => '<i style="background:' + c[0] + '"></i>' + c[1]).join('') +
     '</p><p class="muted" data-f="shards" ' + t('shards') + '></p>';
   const map = root.querySelector('.heat');
   const cells = [];
@@ -148,7 +157,7 @@ function update(p) {
     const seeded = seg.stock[i] + seg.sold[i] - seg.returned[i];
     const shard = seg.shard.length ? p.shards[seg.shard[i]] : undefined;
     if (shard) { perShard[seg.shard[i]].segments++; perShard[seg.shard[i]].left += seg.stock[i]; }
-    const colour = down.has(i) ? '#b42318' : heat(seg.stock[i], seeded);
+    const colour = down.has(i) ? DOWN : heat(seg.stock[i], seeded);
     const title = 'segment ' + i + ': ' + (down.has(i) ? 'shard not answering' : num(seg.stock[i]) + ' of ' + num(seeded) + ' left, ' +
       num(seg.sold[i]) + ' sold') + (shard ? ' · shard ' + shard : '');
     const cell = card.cells[i];
@@ -180,12 +189,12 @@ events.onmessage = (e) => {
   setText($('outbox'), num(s.outboxBacklog));
   setText($('persisted'), num(s.persistedTotal));
   kindsTable(s);
-  history.push(s);
-  if (history.length > 240) history.shift();
-  const pad = (xs) => new Array(240 - xs.length).fill(0).concat(xs);
-  setText($('acceptedMax'), '(top ' + perSecond(chart($('acceptedChart'), [pad(history.map((h) => h.rates.accepted))], ['#1d4ed8'])) + ')');
-  setText($('refusedMax'), '(top ' + perSecond(chart($('refusedChart'),
-    s.kinds.map((k) => pad(history.map((h) => h.rates.refusals[k.kind] || 0))), KIND_COLOURS)) + ')');
+  history.push({ at: s.at, accepted: r.accepted, refusals: r.refusals });
+  while (history.length > 1 && history[0].at < s.at - span) history.shift();
+  const times = history.map((h) => h.at);
+  setText($('acceptedMax'), '(top ' + perSecond(chart($('acceptedChart'), times, [history.map((h) => h.accepted)], ['#1d4ed8'])) + ')');
+  setText($('refusedMax'), '(top ' + perSecond(chart($('refusedChart'), times,
+    s.kinds.map((k) => history.map((h) => h.refusals[k.kind] || 0)), KIND_COLOURS)) + ')');
   const seen = new Set(s.products.map((p) => p.productId));
   for (const [id, card] of cards) if (!seen.has(id)) { card.root.remove(); cards.delete(id); }
   // in the snapshot's order; a card is moved only when out of place (a move would drop a hover)
@@ -198,6 +207,11 @@ events.onmessage = (e) => {
   $('endedSection').hidden = ended === 0;
   setText($('endedCount'), ended + (ended === 1 ? ' sale' : ' sales') + ', folded: click one to unfold');
 };
+events.addEventListener('history', (e) => {
+  const h = JSON.parse(e.data);
+  span = h.spanMs;
+  history = h.points;
+});
 events.onerror = () => { setText($('clock'), 'reconnecting…'); };
 $('logout').addEventListener('click', async () => {
   events.close(); await fetch('/admin/dashboard/logout', { method: 'POST' }); location.reload();

@@ -30,8 +30,9 @@ const STYLE = `
   .badge.sold-out { background: #b42318; } .badge.ended { background: #667; }
   .heat { display: grid; grid-template-columns: repeat(auto-fill, 16px); grid-auto-rows: 16px; gap: 2px; margin: 6px 0; }
   .heat.small { grid-template-columns: repeat(auto-fill, 10px); grid-auto-rows: 10px; }
-  .heat i { border-radius: 2px; background: #e5e7eb; }
-  .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; vertical-align: -1px; margin: 0 2px 0 8px; }
+  /* an outline, so a white cell (no unit seeded) shows on the white card, as in the legend */
+  .heat i { border-radius: 2px; background: #e5e7eb; box-shadow: inset 0 0 0 1px #0000001f; }
+  .legend i { display: inline-block; width: 10px; height: 10px; border-radius: 2px; vertical-align: -1px; margin: 0 2px 0 8px; box-shadow: inset 0 0 0 1px #0000001f; }
   .muted { color: #667; font-size: 12px; } .when { font-weight: 600; } .soldout { color: #b42318; }
   form { max-width: 360px; } input, button { font: inherit; padding: 4px 10px; } .error { color: #b42318; }
 `;

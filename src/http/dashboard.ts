@@ -80,6 +80,8 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
     });
     res.flushHeaders();
     res.write('retry: 2000\n\n');
+    // the charts' last minutes first: a page opened mid-sale does not start empty
+    res.write(`event: history\ndata: ${JSON.stringify(deps.feed.history())}\n\n`);
     const unsubscribe = deps.feed.subscribe(
       (s) => res.write(`data: ${JSON.stringify(s)}\n\n`),
       () => res.end(),

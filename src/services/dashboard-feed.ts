@@ -1,6 +1,8 @@
 /**
  * What the live dashboard shows, one snapshot per tick (~2 a second) shared by every viewer of
- * this process, and none while nobody watches. Aggregated across API processes: stock and
+ * this process, and none while nobody watches; the charts' recent past (the last 2 minutes of
+ * rates) is kept meanwhile from the counters alone, so a page opened mid-sale starts with it.
+ * Aggregated across API processes: stock and
  * segments come from Redis, order figures from PostgreSQL, and rates from the merged /metrics
  * text (every API process's counters when API_PROCESSES > 1), over a sliding window of ticks.
  * The computing is in dashboard-rates.ts and dashboard-sales.ts; this file reads the stores
@@ -28,6 +30,28 @@ const MAX_PRODUCTS = 20;
 
 /** Rates are over this much of the recent past: a pause between bursts is not a stop. */
 export const RATE_WINDOW_MS = 10_000;
+
+/** How far back the charts reach; a viewer who opens the page gets this much at once. */
+export const HISTORY_MS = 120_000;
+
+/**
+ * While nobody watches, the rates are sampled this often (the merged /metrics text only: no
+ * product, order or queue reads); while someone does, every tick is a point.
+ */
+export const IDLE_SAMPLE_MS = 2_000;
+
+/** One point of the charts: the window's rates at `at`. */
+export interface RatePoint {
+  at: number;
+  accepted: number;
+  refusals: ByKind;
+}
+
+/** What a viewer gets first: the charts' recent past, oldest first. */
+export interface DashboardHistory {
+  spanMs: number;
+  points: RatePoint[];
+}
 
 export interface DashboardSnapshot {
   at: number;
@@ -58,6 +82,8 @@ export interface DashboardFeedDeps {
   metricsText: () => Promise<string>;
   intervalMs?: number;
   windowMs?: number;
+  /** ms between the rate samples taken while nobody watches (after start()); IDLE_SAMPLE_MS */
+  idleSampleMs?: number;
   /** ms; tests step it */
   clock?: () => number;
 }
@@ -69,6 +95,9 @@ export class DashboardFeed {
   private timer: NodeJS.Timeout | undefined;
   private readonly window: SlidingWindow;
   private ticking = false;
+  private points: RatePoint[] = [];
+  private idle: NodeJS.Timeout | undefined;
+  private sampling = false;
 
   constructor(private readonly deps: DashboardFeedDeps) {
     this.window = new SlidingWindow(deps.windowMs ?? RATE_WINDOW_MS);
@@ -91,6 +120,44 @@ export class DashboardFeed {
     };
   }
 
+  /** Keeps the charts' recent past while nobody watches, until close(). */
+  start(): this {
+    this.idle ??= setInterval(() => void this.sample(), this.deps.idleSampleMs ?? IDLE_SAMPLE_MS);
+    this.idle.unref();
+    return this;
+  }
+
+  /** The last HISTORY_MS of rate points, oldest first (what a new viewer's charts start with). */
+  history(): DashboardHistory {
+    return { spanMs: HISTORY_MS, points: [...this.points] };
+  }
+
+  /**
+   * One rate point from the counters alone, unless a viewer's ticks are taking them; a failed
+   * read is skipped (the next one tries again).
+   */
+  async sample(): Promise<void> {
+    if (this.timer || this.sampling) return;
+    this.sampling = true;
+    try {
+      const at = (this.deps.clock ?? Date.now)();
+      const counts = saleCounts(parseMetrics(await this.deps.metricsText()));
+      this.remember(at, this.window.add({ at, counts }));
+    } catch {
+      // the metrics text away for a moment: a gap in the chart
+    } finally {
+      this.sampling = false;
+    }
+  }
+
+  private remember(at: number, rates: WindowRates): void {
+    this.points.push({ at, accepted: rates.accepted, refusals: rates.refusals });
+    const edge = at - HISTORY_MS;
+    let old = 0;
+    while (old < this.points.length && this.points[old]!.at < edge) old++;
+    if (old > 0) this.points = this.points.slice(old);
+  }
+
   /** Open dashboard streams in this process. */
   get viewers(): number {
     return this.listeners.size;
@@ -100,6 +167,8 @@ export class DashboardFeed {
   close(): void {
     const ends = [...this.listeners.values()];
     this.listeners.clear();
+    clearInterval(this.idle);
+    this.idle = undefined;
     this.stop();
     for (const end of ends) end();
   }
@@ -107,7 +176,8 @@ export class DashboardFeed {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.window.clear();
+    // sampled on while nobody watches; otherwise the next viewer's rates start afresh
+    if (!this.idle) this.window.clear();
   }
 
   private async tick(): Promise<void> {
@@ -127,6 +197,7 @@ export class DashboardFeed {
     const at = (this.deps.clock ?? Date.now)();
     const counts = saleCounts(parseMetrics(await this.deps.metricsText()));
     const rates = this.window.add({ at, counts });
+    this.remember(at, rates);
     const products = await this.products();
     return {
       at,

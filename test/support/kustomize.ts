@@ -1,6 +1,7 @@
 /**
  * Renders a kustomization the way `kustomize build` does, for the fields deploy/ uses
- * (resources, images, replacements with delimiter options); any other field is an error, so a
+ * (resources, images, replacements with delimiter options and `*` over a list's items in a target's
+ * field path); any other field is an error, so a
  * kustomization this cannot render fails loudly instead of rendering wrong. When a kustomize v5
  * (`kubectl kustomize`) is at hand, the deploy test compares the two renders.
  */
@@ -58,6 +59,19 @@ function setPath(obj: unknown, path: string, value: unknown): void {
   parent[segs.at(-1)!] = value;
 }
 
+/** A field path with `*` (every item of a list) as the concrete paths it names in `obj`. */
+function expand(obj: unknown, path: string): string[] {
+  const segs = segments(path);
+  const star = segs.indexOf('*');
+  if (star === -1) return [path];
+  const head = segs.slice(0, star);
+  const list = head.reduce<any>((n, s) => step(n, s), obj);
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((_, i) =>
+    expand(obj, [...head, String(i), ...segs.slice(star + 1)].join('.')),
+  );
+}
+
 const selects = (o: K8sObject, s: Select) =>
   (!s.kind || o.kind === s.kind) && (!s.name || o.metadata.name === s.name);
 
@@ -112,7 +126,7 @@ export function renderKustomization(dir: string): K8sObject[] {
     if (so?.delimiter !== undefined) value = value.split(so.delimiter)[so.index ?? 0] ?? '';
     for (const t of r.targets) {
       for (const o of objects.filter((x) => selects(x, t.select))) {
-        for (const fp of t.fieldPaths) {
+        for (const fp of t.fieldPaths.flatMap((p) => expand(o, p))) {
           const to = t.options;
           if (to?.delimiter === undefined) {
             setPath(o, fp, value);

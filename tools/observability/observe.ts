@@ -1,14 +1,18 @@
 /**
  * The observed setup: the stack (2 API, 2 worker processes), a real Prometheus scraping them
- * every second with a test copy of deploy/prometheus/alerts.yaml, a BullMQ handle on the order
- * queue (the truth the queue panel is compared with), and the dashboard's panel expressions.
+ * every second with a test copy of deploy/prometheus/alerts.yaml, another service in the same
+ * Prometheus with the same generic metric names (foreign.ts), a BullMQ handle on the order queue
+ * (the truth the queue panel is compared with), and the dashboard's panel expressions as Grafana
+ * sends them (dashboard.ts).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Queue } from 'bullmq';
 import { parse, stringify } from 'yaml';
 import { ORDER_QUEUE } from '../../src/orders/jobs.js';
 import { createRedisClient } from '../../src/redis/connection.js';
+import { loadPanels, loadVariables, resolveVariables, type Panel } from './dashboard.js';
+import { FOREIGN_JOB, startForeignService, type ForeignService } from './foreign.js';
 import { startPrometheus, type RunningPrometheus } from './prometheus.js';
 import { startObservedStack, type ObservedStack } from './stack.js';
 import { waitFor } from './wait.js';
@@ -23,10 +27,7 @@ export interface AlertRule {
   annotations: Record<string, string>;
 }
 
-export interface Panel {
-  title: string;
-  expr: string;
-}
+export type { Panel };
 
 /**
  * Thresholds the test lowers to reach by construction (a few jobs, not 500): only the number at
@@ -71,17 +72,6 @@ export function testCopyOfRules(file?: string): ReturnType<typeof loadRules> {
   return doc;
 }
 
-export function loadPanels(dir = join(DEPLOY, 'grafana')): Panel[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .flatMap((f) => {
-      const d = JSON.parse(readFileSync(join(dir, f), 'utf8')) as {
-        panels: Array<{ title: string; targets: Array<{ expr: string }> }>;
-      };
-      return d.panels.flatMap((p) => p.targets.map((t) => ({ title: p.title, expr: t.expr })));
-    });
-}
-
 export interface Observed {
   dir: string;
   stack: ObservedStack;
@@ -89,6 +79,9 @@ export interface Observed {
   queue: Queue;
   rules: AlertRule[];
   panels: Panel[];
+  /** what Grafana sends for each dashboard variable's "All" (`<name>:found`: its values) */
+  variables: Record<string, string>;
+  foreign: ForeignService;
   stop(): Promise<void>;
 }
 
@@ -102,28 +95,38 @@ export async function observe(
   const stack = await startObservedStack(dir);
   let prom: RunningPrometheus | undefined;
   let queue: Queue | undefined;
+  let foreign: ForeignService | undefined;
   const connection = createRedisClient({ url: stack.redis.url }, { name: 'obs', role: 'bullmq' });
   connection.on('error', () => undefined); // a frozen Redis is part of the show
   const stop = async () => {
     await queue?.close().catch(() => undefined);
     connection.disconnect();
     await prom?.stop();
+    await foreign?.stop();
     await stack.stop();
   };
   try {
+    foreign = await startForeignService();
     prom = await startPrometheus({
       dir,
       ruleFiles: [rulesFile],
       targets: {
         'seckill-api': stack.apis.map((p) => p.target),
         'seckill-worker': stack.workers.map((p) => p.target),
+        [FOREIGN_JOB]: [foreign.target],
       },
     });
     const p = prom;
     await waitFor(
-      'all 4 targets up in Prometheus',
-      async () => (await p.query('up == 1')).length === 4,
+      `all 4 seckill targets and the ${FOREIGN_JOB} target up in Prometheus`,
+      async () => (await p.query('up == 1')).length === 5,
       60_000,
+    );
+    const dashboards = o.dashboardDir ?? join(DEPLOY, 'grafana');
+    const variables = await waitFor(
+      'the dashboard variables to resolve',
+      () => resolveVariables(p, loadVariables(dashboards)),
+      30_000,
     );
     queue = new Queue(ORDER_QUEUE, {
       connection,
@@ -136,7 +139,9 @@ export async function observe(
       prom,
       queue,
       rules: rulesDoc.groups.flatMap((g) => g.rules),
-      panels: loadPanels(o.dashboardDir),
+      panels: loadPanels(dashboards, variables),
+      variables,
+      foreign,
       stop,
     };
   } catch (err) {

@@ -1,6 +1,7 @@
 /**
  * A real Prometheus (Debian's `prometheus` package) for the observability checks: scrapes the
- * jobs `seckill-api` and `seckill-worker` from file_sd target lists (rewritten to add or remove
+ * jobs `seckill-api` and `seckill-worker` (and `storefront`, another service with the same generic
+ * metric names, as a shared Prometheus has) from file_sd target lists (rewritten to add or remove
  * targets), every second, and evaluates the given rule files every second. Queries and alerts go
  * through its HTTP API.
  */
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { freePort } from '../../src/launcher/process.js';
 import { waitFor } from './wait.js';
 
-export type Job = 'seckill-api' | 'seckill-worker';
+export type Job = 'seckill-api' | 'seckill-worker' | 'storefront';
 
 export interface Sample {
   labels: Record<string, string>;
@@ -28,6 +29,8 @@ export interface RunningPrometheus {
   setTargets(job: Job, targets: string[]): void;
   /** An instant query: the vector's samples (a scalar answer is one sample without labels). */
   query(expr: string): Promise<Sample[]>;
+  /** The values of `label` over the series `selector` selects (Grafana's label_values). */
+  labelValues(selector: string, label: string): Promise<string[]>;
   alerts(): Promise<ActiveAlert[]>;
   stop(): Promise<void>;
 }
@@ -48,7 +51,7 @@ export function prometheusBinary(name: 'prometheus' | 'promtool' = 'prometheus')
 export async function startPrometheus(o: {
   dir: string;
   ruleFiles: string[];
-  targets: Record<Job, string[]>;
+  targets: Partial<Record<Job, string[]>>;
 }): Promise<RunningPrometheus> {
   const targetsFile = (job: Job) => join(o.dir, `${job}.json`);
   const setTargets = (job: Job, targets: string[]) => {
@@ -57,7 +60,8 @@ export async function startPrometheus(o: {
     writeFileSync(tmp, JSON.stringify([{ targets }]));
     renameSync(tmp, targetsFile(job));
   };
-  for (const job of Object.keys(o.targets) as Job[]) setTargets(job, o.targets[job]);
+  const jobs = Object.keys(o.targets) as Job[];
+  for (const job of jobs) setTargets(job, o.targets[job]!);
   const scrape = (job: Job) =>
     `  - job_name: ${job}\n    file_sd_configs: [{ files: ['${targetsFile(job)}'], refresh_interval: 1s }]\n`;
   const config = join(o.dir, 'prometheus.yml');
@@ -66,8 +70,7 @@ export async function startPrometheus(o: {
     'global: { scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s }\n' +
       `rule_files: [${o.ruleFiles.map((f) => `'${f}'`).join(', ')}]\n` +
       'scrape_configs:\n' +
-      scrape('seckill-api') +
-      scrape('seckill-worker'),
+      jobs.map(scrape).join(''),
   );
   const port = await freePort();
   const log = openSync(join(o.dir, 'prometheus.log'), 'a');
@@ -112,6 +115,10 @@ export async function startPrometheus(o: {
       return (
         data.result as Array<{ metric: Record<string, string>; value: [number, string] }>
       ).map((r) => ({ labels: r.metric, value: Number(r.value[1]) }));
+    },
+    async labelValues(selector, label) {
+      const q = `match[]=${encodeURIComponent(selector)}`;
+      return (await api(`/api/v1/label/${encodeURIComponent(label)}/values?${q}`)) as string[];
     },
     async alerts() {
       return ((await api('/api/v1/alerts')) as { alerts: ActiveAlert[] }).alerts;

@@ -10,6 +10,7 @@ import { createRedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { PubSub } from '../../src/redis/pubsub.js';
 import type { Observed, Panel } from './observe.js';
+import { FOREIGN_JOB, FOREIGN_STATUS, FOREIGN_WOULD_FIRE, unselected } from './foreign.js';
 import type { ActiveAlert } from './prometheus.js';
 import { backlog, buy, product, sale, seed, shoppers } from './sale.js';
 import { ADMIN_TOKEN } from './stack.js';
@@ -159,6 +160,47 @@ const healthy: Scenario = {
     }
     await waitFor('no alert pending', async () => (await o.prom.alerts()).length === 0, 30_000);
     return `60 sold, panel stock ${remaining} (sum over workers 80), queue ${JSON.stringify(queue)}, ${o.panels.length} panels with data, ${o.rules.length} rules silent`;
+  },
+};
+
+const foreign: Scenario = {
+  name: `another service (${FOREIGN_JOB}) with the same metric names: no rule or panel takes it in`,
+  fires: [],
+  async run(o) {
+    // the job variable lists seckill's jobs only, so Grafana's "All" is those two
+    if (o.variables['job:found'] !== 'seckill-api,seckill-worker') {
+      throw new Error(`the job variable found ${o.variables['job:found']}`);
+    }
+    // what a rule without the job matcher would do with the foreign series: fire
+    let holding: string[] = [];
+    await waitFor(
+      `the rules without their job matchers to hold on ${FOREIGN_JOB}'s series`,
+      async () => {
+        holding = [];
+        for (const r of o.rules) {
+          if ((await o.prom.query(unselected(r.expr))).length > 0) holding.push(r.alert);
+        }
+        return FOREIGN_WOULD_FIRE.every((a) => holding.includes(a));
+      },
+      30_000,
+      500,
+      () => holding.join(', '),
+    );
+    // as shipped: none holds (the healthy sale before this left nothing that should)
+    for (const r of o.rules) {
+      const hits = await o.prom.query(r.expr);
+      if (hits.length > 0) throw new Error(`${r.alert} holds: ${JSON.stringify(hits)}`);
+    }
+    // the status panel: the foreign 500s show only without the selectors
+    const status = panel(o, 'Answers by status');
+    const statuses = async (expr: string) =>
+      (await o.prom.query(expr)).map((x) => x.labels.status).sort();
+    const mixed = await statuses(unselected(status.expr));
+    const shown = await statuses(status.expr);
+    if (!mixed.includes(FOREIGN_STATUS) || shown.includes(FOREIGN_STATUS)) {
+      throw new Error(`status panel: ${shown} (unselected: ${mixed})`);
+    }
+    return `unselected, ${holding.join(', ')} would hold and the status panel would show ${FOREIGN_STATUS}; as shipped, no rule holds and the panel shows ${shown.join(', ')}`;
   },
 };
 
@@ -350,8 +392,8 @@ const redisFrozen: Scenario = {
         'Prometheus to see a lock lost',
         async () => {
           const [series, inc] = await Promise.all([
-            o.prom.query('lock_lost_total'),
-            o.prom.query('sum(increase(lock_lost_total[1m]))'),
+            o.prom.query('lock_lost_total{job="seckill-api"}'),
+            o.prom.query('sum(increase(lock_lost_total{job="seckill-api"}[1m]))'),
           ]);
           promView =
             `lock_lost_total ${JSON.stringify(series.map((x) => [x.labels.instance, x.value]))}, ` +
@@ -366,7 +408,7 @@ const redisFrozen: Scenario = {
       // increase) resolve while the store-outage alerts were still pending
       await Promise.all(redisFrozen.fires.map((a) => waitFiring(o, a)));
       // the workers' /metrics still answer (their Redis-backed series left out)
-      const targets = await o.prom.query('up');
+      const targets = await o.prom.query('up{job=~"seckill-api|seckill-worker"}');
       up = JSON.stringify(targets.map((t) => [t.labels.instance, t.value]));
       if (targets.length !== 4 || targets.some((t) => t.value !== 1)) {
         throw new Error(`a target went down while Redis was frozen: ${up}`);
@@ -450,6 +492,7 @@ const redisMemory: Scenario = {
 
 export const SCENARIOS: Scenario[] = [
   healthy,
+  foreign,
   queueDepth,
   lockHeld,
   ordersRefused,
