@@ -4,9 +4,10 @@
   (the pre-queue shuffled once, Fisher-Yates over a Park-Miller generator seeded by ARGV[3], into
   tickets 1..k), frees the seats of admissions that expired unused, then admits the next tickets
   in order: paced by a token bucket of ARGV[4] per second (capacity one second), never past
-  ARGV[5] admitted and not yet done, and none while the product is sold out.
+  ARGV[5] admitted and not yet done, nor past the units left (ARGV[9]) less those seats, and none
+  while the product is sold out.
 
-  KEYS[1] room hash (next, served, opened, pre, fence, credit, lastAt, openedAt)
+  KEYS[1] room hash (next, served, opened, pre, admitterFence, credit, lastAt, openedAt)
   KEYS[2] places hash: userId -> ticket
   KEYS[3] pre-queue list
   KEYS[4] line hash: ticket -> userId
@@ -20,6 +21,7 @@
   ARGV[6] ms an admission lasts
   ARGV[7] 1 when the product is sold out (admit nobody)
   ARGV[8] seconds the room's keys live
+  ARGV[9] units left on sale (-1: unknown, a shard did not answer: seats alone bound admission)
 
   Returns {1, served, next, admitted now, expired now, active, now ms, opened}
   or {0, newer fence} when a newer admitter has written.
@@ -27,12 +29,12 @@
 local room, places, pre, line, active, admitted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local fence, startsAt, seed = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
-local soldOut, ttl = ARGV[7] == '1', tonumber(ARGV[8])
+local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 --- @include "serverTimeMs"
 
-local seen = tonumber(redis.call('HGET', room, 'fence') or '0')
+local seen = tonumber(redis.call('HGET', room, 'admitterFence') or '0')
 if fence < seen then return {0, seen} end
-redis.call('HSET', room, 'fence', fence)
+redis.call('HSET', room, 'admitterFence', fence)
 local now = serverTimeMs()
 
 local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt')
@@ -66,6 +68,7 @@ local lastAt = tonumber(s[5] or tostring(now))
 credit = math.min(math.max(rate, 1), credit + (now - lastAt) * rate / 1000)
 local busy = redis.call('ZCARD', active)
 local n = math.min(math.floor(credit), maxActive - busy, nextTicket - served)
+if unitsLeft >= 0 then n = math.min(n, unitsLeft - busy) end
 if soldOut or n < 0 then n = 0 end
 for _ = 1, n do
   served = served + 1

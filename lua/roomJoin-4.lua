@@ -3,7 +3,7 @@
   pre-queue (ticket 0: shuffled into a ticket by roomAdmit at the opening); after it, the next
   ticket in arrival order. Joining again answers the same place: one place per shopper.
 
-  KEYS[1] room hash (next, served, opened, pre, fence, credit, lastAt)
+  KEYS[1] room hash (next, served, opened, pre, admitterFence, credit, lastAt)
   KEYS[2] places hash: userId -> ticket (0 while in the pre-queue)
   KEYS[3] pre-queue list of userIds, in arrival order (until the opening)
   KEYS[4] line hash: ticket -> userId

@@ -224,6 +224,33 @@ describe('seed', () => {
     expect(withSecret.out).toMatch(/sale token {2}required/);
   });
 
+  it('seeds a waiting room with its three flags, and refuses a bad one naming the flag', async () => {
+    const env = {
+      REDIS_URL: ns.redisUrl,
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
+      SALE_TOKEN_SECRET: 's'.repeat(40),
+    };
+    const product = `${ns.id}-room`;
+    const flags = ['--admit-per-second', '50', '--max-active', '200', '--admitted-for', '120'];
+    const bad = await cli(
+      ['seed', product, '--total', '5', ...flags.slice(0, 4), '--admitted-for', '1'],
+      env,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(
+      'seckill: invalid seed:\n  --admitted-for: Too small: expected number to be >=5\n',
+    );
+    const redis = new Redis(ns.redisUrl);
+    expect(await redis.exists(new Keys(ns.id).product(product).meta)).toBe(0);
+    const r = await cli(['seed', product, '--total', '5', ...flags], env);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/room {8}50\/s, at most 200 active, admitted for 120 s/);
+    expect(r.out).toMatch(/sale token {2}required/);
+    expect(await redis.hget(new Keys(ns.id).product(product).meta, 'room')).toBe('50 200 120');
+    redis.disconnect();
+  });
+
   it('prints a summary for a person, and the JSON line with --json', async () => {
     const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
     const human = await cli(

@@ -144,6 +144,29 @@ describe('/openapi.json', () => {
     await call('GET', '/products/{id}', '/products/nope-no-such');
     await call('POST', '/products/{id}/sale-token', `/products/${p}/sale-token`, { headers: user });
 
+    // a waiting room: join, poll (admitted or not), the refusals
+    const r = `room${randomBytes(4).toString('hex')}`;
+    const roomSeed = {
+      strategy: 'global',
+      total: 5,
+      waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
+    };
+    await call('PUT', '/admin/products/{id}', `/admin/products/${r}`, {
+      body: roomSeed,
+      headers: admin,
+    });
+    await call('POST', '/products/{id}/queue', `/products/${r}/queue`, { headers: user });
+    await call('GET', '/products/{id}/queue', `/products/${r}/queue`, { headers: user });
+    await call('GET', '/products/{id}/queue', `/products/${r}/queue`, {
+      headers: { 'x-user-id': 'never-joined' },
+    });
+    await call('GET', '/products/{id}/queue', '/products/bad%20id!/queue', { headers: user });
+    await call('GET', '/products/{id}/queue', `/products/${r}/queue`);
+    await call('POST', '/products/{id}/queue', '/products/bad%20id!/queue', { headers: user });
+    await call('POST', '/products/{id}/queue', `/products/${r}/queue`);
+    await call('POST', '/products/{id}/queue', '/products/nope-no-such/queue', { headers: user });
+    await call('POST', '/products/{id}/sale-token', `/products/${r}/sale-token`, { headers: user });
+
     const bought = await call('POST', '/seckill', '/seckill', {
       body: { productId: p },
       headers: user,
@@ -451,6 +474,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/store-faults.test.ts, test/shop-faults.test.ts: Redis / PostgreSQL away (store-unavailable); test/overload.exclusive.test.ts: overloaded';
   if (status === '429' && path === '/orders/{id}')
     return "test/admin-auth.test.ts: an admin's order read counts a wrong bearer as a guess";
+  if (status === '429' && path === '/products/{id}/queue')
+    return 'test/waiting-room.test.ts: joins over RATE_LIMIT_USER';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))
     return 'test/admission.test.ts: RATE_LIMIT_USER / RATE_LIMIT_IP (off in this app)';
   return undefined;

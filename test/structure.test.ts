@@ -139,10 +139,11 @@ describe('src/ layout', () => {
   });
 
   // The Redis client and the key builder are for the storage floors (inventory/, lock/, the
-  // composition root); held as ceilings so they can only leave the rest.
+  // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
+  // room's store, inventory/room-store.ts: a store of the inventory floor, the Redis door.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(30);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(24);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(31);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(25);
   });
 });

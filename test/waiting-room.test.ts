@@ -6,7 +6,9 @@
  * admitter's process killed mid-sale.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import type { Config } from '../src/config/index.js';
+import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
@@ -15,18 +17,23 @@ const ns = useNamespace();
 const SEED = 20_260_127;
 let a: RunningApp;
 let b: RunningApp;
+let config: Config;
 
 beforeAll(async () => {
   const env = {
     SALE_TOKEN_SECRET: 'a-sale-token-secret-long-enough-0123456789',
+    // joins are limited per shopper: 10 at once, then one a minute
+    RATE_LIMIT_USER: '1/m',
+    RATE_LIMIT_USER_BURST: '10',
     ROOM_SHUFFLE_SEED: String(SEED),
     ROOM_LEASE_MS: '1000',
     ROOM_TICK_MS: '50',
     SWEEP_INTERVAL_MS: '300',
     SWEEP_MIN_AGE_MS: '1000',
   };
-  a = await startApp(ns.config(env), { worker: true });
-  b = await startApp(ns.config(env));
+  config = ns.config(env);
+  a = await startApp(config, { worker: true });
+  b = await startApp(config);
 });
 afterAll(async () => {
   await b?.close();
@@ -80,7 +87,11 @@ async function poll(app: RunningApp, productId: string, user: string) {
   const res = await fetch(`${app.url}/products/${productId}/queue`, {
     headers: { 'x-user-id': user },
   });
-  return { status: res.status, body: (await res.json()) as Place & { type?: string } };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as Place & { type?: string },
+  };
 }
 
 async function buy(productId: string, user: string, saleToken?: string) {
@@ -155,6 +166,23 @@ describe('joining', () => {
     expect(await a.rt.redis.hlen(k.places)).toBe(20);
     expect(await a.rt.redis.llen(k.pre)).toBe(20);
     expect(new Set(await a.rt.redis.lrange(k.pre, 0, -1))).toEqual(new Set(shoppers));
+  });
+
+  it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
+    const productId = newProduct();
+    await seed(productId, {
+      total: 5,
+      startsAt: new Date(Date.now() + 60_000).toISOString(),
+      waitingRoom: room(),
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => join(i % 2 ? a : b, productId, 'eager')),
+    );
+    expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
+    expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
+    const places = new Set(answers.filter((r) => r.status === 200).map((r) => r.body.position));
+    expect(places.size).toBe(1);
   });
 
   it('answers 404 to a poll of a shopper who did not join, and for a product without a room', async () => {
@@ -335,12 +363,56 @@ describe('stock-aware', () => {
       15_000,
       100,
     );
-    // seats, not units, bound admission: both free seats go to the next two in line, in order
-    expect(await served(productId, epoch)).toBe(4);
+    // one unit back, two free seats: one admission, the next in line, and no more
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(3);
     expect((await buy(productId, line[2]!, next)).status).toBe(202);
-    const late = await poll(a, productId, line[3]!);
-    expect(late.body.state).toBe('admitted');
-    expect((await buy(productId, line[3]!, late.body.saleToken)).code).toBe('sold-out');
+    // sold out again: the rest hear it
+    await waitFor(
+      'sold out again',
+      async () => (await poll(b, productId, line[3]!)).body.state === 'sold-out',
+      10_000,
+      100,
+    );
+    expect(await served(productId, epoch)).toBe(3);
+  });
+});
+
+describe('polls', () => {
+  it('are answered from memory, ahead of Express: no Redis command, admitted ones included', async () => {
+    // b admits no more (a does): its connection carries only what the polls would send
+    await b.services.roomAdmitter.stop();
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 100,
+      waitingRoom: room({ admitPerSecond: 1, maxActive: 2 }),
+    });
+    await opened(productId, epoch);
+    const line = users(5);
+    for (const u of line) expect((await join(b, productId, u)).status).toBe(200);
+    // b hears the first admissions
+    await waitFor(
+      'b heard an admission',
+      async () => (await poll(b, productId, line[0]!)).body.state === 'admitted',
+      10_000,
+      50,
+    );
+    const heard = await served(productId, epoch);
+    const count = countCommands(b.rt.redis);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => line.map((u) => poll(b, productId, u))).flat(),
+      );
+      expect(count.total()).toBe(0);
+      expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
+      const first = answers.filter((r) => r.body.state === 'admitted');
+      expect(first.length).toBeGreaterThanOrEqual(20 * heard);
+      expect(first.every((r) => typeof r.body.saleToken === 'string')).toBe(true);
+      const waiting = answers.find((r) => r.body.state === 'waiting')!;
+      expect(waiting.retryAfter).toBe(String(waiting.body.pollAfterSeconds));
+    } finally {
+      count.stop();
+    }
   });
 });
 
@@ -351,13 +423,16 @@ describe('the admitter', () => {
     await opened(productId, epoch);
     const line = users(30);
     for (const u of line) await join(a, productId, u);
+    // b's admitter was stopped above: a third process contends with a
+    const c = await startApp(config);
+    onTestFinished(() => c.close());
     const holder = await waitFor(
       'a holder',
-      async () => [a, b].find((p) => p.services.roomAdmitter.holding.includes(productId)),
+      async () => [a, c].find((p) => p.services.roomAdmitter.holding.includes(productId)),
       5_000,
       50,
     );
-    const survivor = holder === a ? b : a;
+    const survivor = holder === a ? c : a;
     const before = await tickets(productId, epoch);
     // killed: no release; its lease runs out (ROOM_LEASE_MS) and the other process takes over
     await holder.services.roomAdmitter.stop({ release: false });

@@ -124,6 +124,15 @@ export const COMMANDS: Command[] = [
         what: 'purchases need a sale token (default: off; needs SALE_TOKEN_SECRET)',
       },
       {
+        flag: '--admit-per-second N',
+        what: 'a waiting room admits N shoppers a second (with --max-active and --admitted-for; needs SALE_TOKEN_SECRET, kept by `up`)',
+      },
+      { flag: '--max-active N', what: 'waiting room: most shoppers admitted and not yet done' },
+      {
+        flag: '--admitted-for SECONDS',
+        what: 'waiting room: how long an admission (its sale token) lasts',
+      },
+      {
         flag: '--starts-at ISO',
         what: 'when the sale opens, e.g. 2030-01-01T10:00:00Z (default: now)',
       },

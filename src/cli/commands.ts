@@ -107,6 +107,9 @@ export const SEED_OPTIONS = {
   'limit-per-user': { type: 'string' },
   'pay-within': { type: 'string' },
   'require-sale-token': { type: 'boolean', default: false },
+  'admit-per-second': { type: 'string' },
+  'max-active': { type: 'string' },
+  'admitted-for': { type: 'string' },
   'starts-at': { type: 'string' },
   'ends-at': { type: 'string' },
   force: { type: 'boolean', default: false },
@@ -121,7 +124,13 @@ const NUMBER_FLAGS = {
   segments: 'segments',
   'limit-per-user': 'limitPerUser',
   'pay-within': 'payWithinSeconds',
+  'admit-per-second': 'admitPerSecond',
+  'max-active': 'maxActive',
+  'admitted-for': 'admittedForSeconds',
 } as const;
+
+/** The waiting room's fields among the number flags: any of them given seeds a room. */
+const ROOM_FIELDS = ['admitPerSecond', 'maxActive', 'admittedForSeconds'] as const;
 
 const FLAG_OF: Record<string, string> = Object.fromEntries(
   Object.entries(NUMBER_FLAGS).map(([flag, field]) => [field, flag]),
@@ -141,8 +150,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
         `  --${flag}: expected a whole number, e.g. --${flag} 100 (got ${JSON.stringify(text)})`,
       );
   }
+  const room = Object.fromEntries(ROOM_FIELDS.map((f) => [f, numbers[f]]));
+  for (const f of ROOM_FIELDS) delete numbers[f];
   const parsed = seedRequest.safeParse({
     ...numbers,
+    waitingRoom: ROOM_FIELDS.some((f) => room[f] !== undefined) ? room : undefined,
     strategy: values.strategy,
     requireSaleToken: values['require-sale-token'] || undefined,
     startsAt: values['starts-at'],
@@ -150,7 +162,8 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   });
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
-      const flag = flagOf(String(i.path[0] ?? ''));
+      const field = i.path[0] === 'waitingRoom' ? i.path[1] : i.path[0];
+      const flag = flagOf(String(field ?? ''));
       // a number flag that was not a number is said once, above
       if (!problems.some((p) => p.startsWith(`  --${flag}:`)))
         problems.push(`  --${flag}: ${i.message}`);
@@ -162,7 +175,10 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   const spec = seedSpecOf(parsed.data);
   await withCore(['redis', 'postgres'], async (core) => {
     const refused = seedRefusal(parsed.data, core.config.admission.saleTokenSecret !== undefined);
-    if (refused) throw new ExitError(`invalid seed:\n  --require-sale-token: ${refused}`, 2);
+    if (refused) {
+      const flag = spec.waitingRoom ? '--admit-per-second' : '--require-sale-token';
+      throw new ExitError(`invalid seed:\n  ${flag}: ${refused}`, 2);
+    }
     try {
       const r = await core.products.seed(productId, spec, { force: values.force ?? false });
       process.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `${seedSummary(r, spec)}\n`);
@@ -176,6 +192,9 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   });
 }
 
+const roomLine = (room: NonNullable<SeedSpec['waitingRoom']>) =>
+  `${room.admitPerSecond}/s, at most ${room.maxActive} active, admitted for ${room.admittedForSeconds} s`;
+
 /** What a seed did, for a person. */
 function seedSummary(result: SeedResult, spec: SeedSpec): string {
   const when = (date: Date | undefined, none: string) => (date ? date.toISOString() : none);
@@ -184,7 +203,8 @@ function seedSummary(result: SeedResult, spec: SeedSpec): string {
       `segment${result.segments.length === 1 ? '' : 's'}, ${spec.strategy} strategy`,
     `  per buyer   ${spec.limitPerUser ?? 1}`,
     `  payment     ${spec.payWithinSeconds ? `within ${spec.payWithinSeconds} s, or the units go back on sale` : 'none (sales are final)'}`,
-    `  sale token  ${spec.requireSaleToken ? 'required' : 'not required'}`,
+    `  sale token  ${spec.requireSaleToken || spec.waitingRoom ? 'required' : 'not required'}`,
+    ...(spec.waitingRoom ? [`  room        ${roomLine(spec.waitingRoom)}`] : []),
     `  on sale     from ${when(spec.startsAt, 'now')} until ${when(spec.endsAt, 'sold out')}`,
   ].join('\n');
 }

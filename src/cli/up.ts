@@ -16,6 +16,7 @@ import { messageOf } from '../errors.js';
 import { lockDataDir } from '../launcher/data-dir-lock.js';
 import {
   localAdminToken,
+  localSaleTokenSecret,
   localWebhookSecret,
   startLocalServices,
 } from '../launcher/local-stack.js';
@@ -32,6 +33,7 @@ export async function up(): Promise<void> {
     AUTH_MODE: 'dev',
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
     PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
+    SALE_TOKEN_SECRET: localSaleTokenSecret(first.launcher.dataDir),
   });
   // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
   if (isApiProcess()) return serveApiProcess(config);

@@ -25,8 +25,6 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     watchdogTimeoutMs: config.room.leaseMs,
   });
   const admitter = new RoomAdmitter({
-    redis: core.redis,
-    keys: core.keys,
     catalog: inventory.catalog,
     store,
     locks,

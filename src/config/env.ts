@@ -11,6 +11,7 @@ const bool = z
 const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
+const shuffleSeed = z.coerce.number().int().min(1).max(2_147_483_646);
 const rate = z.string().regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
 
 /** The port of a URL that did not parse, when that is what is wrong with it. */
@@ -265,26 +266,9 @@ export const envSchema = z.object({
     .max(86_400)
     .default(300)
     .describe('sale tokens are issued from this long before the start'),
-  ROOM_LEASE_MS: ms
-    .min(500)
-    .default(3_000)
-    .describe(
-      "a waiting room admitter's lease: another API process takes a killed admitter's rooms over within it",
-    ),
-  ROOM_TICK_MS: ms
-    .min(20)
-    .max(1_000)
-    .default(100)
-    .describe("how often a waiting room admits (the pace itself is the room's admitPerSecond)"),
-  ROOM_SHUFFLE_SEED: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(2_147_483_646)
-    .optional()
-    .describe(
-      'seed of the pre-queue shuffle at the opening (tests); unset: a random one each time',
-    ),
+  ROOM_LEASE_MS: ms.min(500).default(3_000).describe('takeover time of a killed room admitter'),
+  ROOM_TICK_MS: ms.min(20).max(1_000).default(100).describe('how often a waiting room admits'),
+  ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the pre-queue shuffle (tests)'),
 
   BENCH_ROUTES: bool
     .default(false)

@@ -11,6 +11,7 @@ import {
   type Media,
   type Operation,
 } from './api-components.js';
+import { QUEUE_OPERATIONS } from './api-queue-operations.js';
 
 // what an admin route answers a caller without the right token (or after too many wrong ones)
 const ADMIN_REFUSALS = {
@@ -95,39 +96,7 @@ export const OPERATIONS: Operation[] = [
     store: true,
     limited: true,
   },
-  {
-    method: 'post',
-    route: '/products/:id/queue',
-    operationId: 'joinQueue',
-    tag: 'shop',
-    summary: "Join a product's waiting room (again: the same place)",
-    security: SHOPPER,
-    parameters: [product],
-    ok: { 200: ['QueuePlace', 'the place', ['Retry-After', 'RateLimit', 'RateLimit-Policy']] },
-    problems: {
-      400: 'bad id',
-      401: 'no identity',
-      404: 'unknown product, or one without a waiting room',
-    },
-    store: true,
-    limited: true,
-  },
-  {
-    method: 'get',
-    route: '/products/:id/queue',
-    operationId: 'pollQueue',
-    tag: 'shop',
-    summary: 'The place of a shopper who joined: from memory, ahead of the framework',
-    security: SHOPPER,
-    parameters: [product],
-    ok: { 200: ['QueuePlace', 'the place; once admitted, its sale token', ['Retry-After']] },
-    problems: {
-      400: 'bad id',
-      401: 'no identity',
-      404: 'unknown product, no waiting room, or a shopper who did not join',
-    },
-    store: true,
-  },
+  ...QUEUE_OPERATIONS,
   {
     method: 'get',
     route: '/orders/:id',

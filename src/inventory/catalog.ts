@@ -42,6 +42,11 @@ export interface ProductView {
    */
   readonly empty: Set<number>;
   soldOut: boolean;
+  /**
+   * Recorded sold out in this epoch (markSoldOut) and no unit heard back since: what a waiting room
+   * tells its line. Unlike `soldOut`, kept across a reload of a sale with a payment window.
+   */
+  soldOutMarked: boolean;
   /** when this process learnt it is sold out (ms), 0 while it is not */
   soldOutAt: number;
 }
@@ -152,6 +157,7 @@ export class Catalog {
       room: new RoomHeard(),
       empty: new Set(),
       soldOut: isSoldOut(meta),
+      soldOutMarked: meta.soldOutEpoch === meta.epoch,
       soldOutAt: isSoldOut(meta) ? Date.now() : 0,
     };
     entry.view = view;
@@ -179,6 +185,7 @@ export class Catalog {
     else if (event.kind === 'restock') {
       view.empty.delete(event.segment);
       view.soldOut = false;
+      view.soldOutMarked = false;
       view.soldOutAt = 0;
     } else this.markSoldOutView(view);
   }
@@ -233,6 +240,7 @@ export class Catalog {
 
   private markSoldOutView(view: ProductView): void {
     view.soldOut = true;
+    view.soldOutMarked = true;
     view.soldOutAt = Date.now();
   }
 

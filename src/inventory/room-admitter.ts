@@ -7,8 +7,6 @@
  * counter and places are in Redis), so nobody's place changes with the holder.
  */
 import { randomInt } from 'node:crypto';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Catalog, ProductView } from './catalog.js';
@@ -20,8 +18,6 @@ const ROOMS_REFRESH_MS = 2_000;
 const ANNOUNCE_EVERY_MS = 1_000;
 
 export interface RoomAdmitterOptions {
-  redis: RedisClient;
-  keys: Keys;
   catalog: Catalog;
   store: RoomStore;
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
@@ -66,7 +62,7 @@ export class RoomAdmitter {
   async tick(): Promise<void> {
     const now = Date.now();
     if (now - this.roomsReadAt >= ROOMS_REFRESH_MS) {
-      this.rooms = await this.opts.redis.smembers(this.opts.keys.rooms());
+      this.rooms = await this.opts.store.rooms();
       this.roomsReadAt = now;
     }
     await Promise.all(this.rooms.map((id) => this.tickRoom(id)));
@@ -91,6 +87,7 @@ export class RoomAdmitter {
       this.held.set(productId, held);
       this.opts.logger?.info({ product: productId, fence: held.fence }, 'room admitter took over');
     }
+    const units = await this.unitsLeft(view);
     const last = this.announced.get(productId) ?? 0;
     const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
     const tick = await this.opts.store.admit(
@@ -102,7 +99,8 @@ export class RoomAdmitter {
         endsAt: view.endsAt,
         seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
         settings: view.waitingRoom,
-        soldOut: view.soldOut,
+        soldOut: view.soldOut || view.soldOutMarked || units === 0,
+        unitsLeft: units,
       },
       announce,
     );
@@ -112,6 +110,21 @@ export class RoomAdmitter {
     }
     if (announce) this.announced.set(productId, Date.now());
     this.opts.onTick?.(view, tick);
+  }
+
+  /**
+   * The units left, read from the segments (the holder's one pipeline per tick): admission is
+   * bounded by them, and the segments found empty are announced as a purchase would, so a room
+   * nobody buys from any more still learns, and tells every process, that it is sold out.
+   * @returns -1 when a shard did not answer
+   */
+  private async unitsLeft(view: ProductView): Promise<number> {
+    const state = await this.opts.store.stock(view.id);
+    if (!state || state.epoch !== view.epoch) return -1;
+    for (const s of state.segments) {
+      if (!s.unreachable && s.stock === 0) this.opts.catalog.noteEmpty(view, s.segment);
+    }
+    return state.segments.some((s) => s.unreachable) ? -1 : state.remaining;
   }
 
   private async drop(productId: string): Promise<void> {

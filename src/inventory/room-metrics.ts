@@ -69,7 +69,7 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
       const inLine = Math.max(0, tick.next - tick.served);
       waiting.set({ product }, inLine);
       active.set({ product }, tick.active);
-      soldOutWaiting.set({ product }, view.soldOut ? inLine : 0);
+      soldOutWaiting.set({ product }, view.soldOut || view.soldOutMarked ? inLine : 0);
       if (tick.admitted > 0) admittedTotal.inc({ product }, tick.admitted);
       if (tick.expired > 0) abandoned.inc({ product }, tick.expired);
     },

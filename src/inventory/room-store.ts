@@ -6,6 +6,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys, RoomKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
+import { readProductState, type ProductState } from './product-state.js';
 import { encodeEvent } from './records/product-events.js';
 import type { RoomSettings } from './records/product-meta.js';
 import type { ReplicaWait } from './replica-wait.js';
@@ -52,12 +53,14 @@ export interface AdmitArgs {
   seed: number;
   settings: RoomSettings;
   soldOut: boolean;
+  /** units left on sale; -1 when unknown */
+  unitsLeft: number;
 }
 
 const keepSeconds = (endsAt: number) =>
   Math.max(ROOM_KEEP_S, Math.ceil((endsAt - Date.now()) / 1_000) + ROOM_KEEP_S);
 
-const roomKeyList = (k: RoomKeys) => [k.room, k.places, k.pre, k.line];
+const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.pre, room.line];
 
 export class RoomStore {
   constructor(
@@ -110,12 +113,13 @@ export class RoomStore {
     };
   }
 
-  private async admittedAt(k: RoomKeys, userId: string): Promise<number> {
-    return Number((await this.redis.hget(k.admitted, userId)) ?? 0);
+  private async admittedAt(room: RoomKeys, userId: string): Promise<number> {
+    return Number((await this.redis.hget(room.admitted, userId)) ?? 0);
   }
 
   /** One admitter tick (lua/roomAdmit-6.lua); tells every process the served counter. */
-  async admit(productId: string, a: AdmitArgs, announce: boolean): Promise<AdmitTick> {
+  async admit(productId: string, tick: AdmitArgs, announce: boolean): Promise<AdmitTick> {
+    const a = tick;
     const k = this.keys.room(productId, a.epoch);
     const s = a.settings;
     const r = await scripts.roomAdmit.run<number[]>(
@@ -130,6 +134,7 @@ export class RoomStore {
         s.admittedForSeconds * 1_000,
         a.soldOut ? 1 : 0,
         keepSeconds(a.endsAt),
+        a.unitsLeft,
       ],
     );
     if (r[0] === 0) return { code: 'fenced', newer: r[1]! };
@@ -151,6 +156,16 @@ export class RoomStore {
       );
     }
     return { code: 'ticked', served, next, admitted, expired, active, now, opened: opened === 1 };
+  }
+
+  /** Products seeded with a waiting room. */
+  rooms(): Promise<string[]> {
+    return this.redis.smembers(this.keys.rooms());
+  }
+
+  /** The product's segments as they stand (the admitter bounds admission by the units left). */
+  stock(productId: string): Promise<ProductState | null> {
+    return readProductState({ redis: this.redis, keys: this.keys }, productId);
   }
 
   /** The shopper bought: their seat is free for the next in line. */

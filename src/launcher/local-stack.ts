@@ -141,6 +141,11 @@ export function localWebhookSecret(dataDir: string): string {
   return localSecret(dataDir, 'payment-webhook-secret', 32);
 }
 
+/** `up`'s sale-token secret: a waiting room's admissions (and requireSaleToken sales) work as is. */
+export function localSaleTokenSecret(dataDir: string): string {
+  return localSecret(dataDir, 'sale-token-secret', 32);
+}
+
 /** A secret kept in DATA_DIR/<name> (0600), made once: restarts and other shells read the same one. */
 function localSecret(dataDir: string, name: string, bytes: number): string {
   const file = join(resolve(dataDir), name);

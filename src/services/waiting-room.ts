@@ -106,12 +106,13 @@ export class WaitingRoom {
     return this.pollFromStore(productId, userId);
   }
 
-  private answersFromMemory(view: ProductView, k: Known, now: number): boolean {
+  private answersFromMemory(view: ProductView, place: Known, now: number): boolean {
+    const k = place;
+    // an admitted shopper keeps their token (units may come back); the rest hear sold-out
+    if (k.admittedAt > 0) return true;
     const served = view.room.served;
-    if (k.ticket === 0) return served < 0 && now < view.startsAt; // still before the opening
-    if (k.admittedAt > 0 || view.soldOut) return true;
-    if (served < 0) return false;
-    if (k.ticket > served) return true;
+    if (k.ticket === 0) return soldOut(view) || (served < 0 && now < view.startsAt);
+    if (k.ticket > served) return served >= 0 || soldOut(view);
     if (!view.room.knows(k.ticket)) return false;
     k.admittedAt = view.room.admittedAt(k.ticket);
     return k.admittedAt > 0;
@@ -149,12 +150,13 @@ export class WaitingRoom {
     return k;
   }
 
-  private answer(view: ProductView, userId: string, k: Known | null, now: number): QueueView {
+  private answer(view: ProductView, userId: string, place: Known | null, now: number): QueueView {
+    const k = place;
     const room = view.waitingRoom!;
     const none = { position: null, aheadOfYou: null, estimatedWaitSeconds: null };
     if (!k || ended(view, now)) return { state: 'ended', ...none, pollAfterSeconds: null };
     if (k.admittedAt > 0) return this.admitted(view, userId, k);
-    if (view.soldOut) {
+    if (soldOut(view)) {
       return { state: 'sold-out', ...none, pollAfterSeconds: this.jitter(SOLD_OUT_POLL_S) };
     }
     const rate = room.admitPerSecond;
@@ -184,7 +186,8 @@ export class WaitingRoom {
     };
   }
 
-  private admitted(view: ProductView, userId: string, k: Known): QueueView {
+  private admitted(view: ProductView, userId: string, place: Known): QueueView {
+    const k = place;
     const secret = this.deps.config.saleTokenSecret;
     const expiresAt = k.admittedAt + view.waitingRoom!.admittedForSeconds * 1_000;
     if (k.joinedAt !== undefined) {
@@ -211,5 +214,6 @@ export class WaitingRoom {
   }
 }
 
+const soldOut = (view: ProductView) => view.soldOut || view.soldOutMarked;
 const keyOf = (view: ProductView, userId: string) => `${view.id}|${view.epoch}|${userId}`;
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;

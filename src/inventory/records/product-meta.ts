@@ -41,8 +41,8 @@ export interface RoomSettings {
   admittedForSeconds: number;
 }
 
-export const encodeRoomSettings = (r: RoomSettings) =>
-  `${r.admitPerSecond} ${r.maxActive} ${r.admittedForSeconds}`;
+export const encodeRoomSettings = (room: RoomSettings) =>
+  `${room.admitPerSecond} ${room.maxActive} ${room.admittedForSeconds}`;
 
 function decodeRoomSettings(text: string | undefined): RoomSettings | null {
   if (!text) return null;

@@ -1,0 +1,40 @@
+/** The waiting room's operations (docs/waiting-room.md), part of api-operations.ts's table. */
+import { idParam, SHOPPER, type Operation } from './api-components.js';
+
+const product = idParam('id', 'product id');
+
+export const QUEUE_OPERATIONS: Operation[] = [
+  {
+    method: 'post',
+    route: '/products/:id/queue',
+    operationId: 'joinQueue',
+    tag: 'shop',
+    summary: "Join a product's waiting room (again: the same place)",
+    security: SHOPPER,
+    parameters: [product],
+    ok: { 200: ['QueuePlace', 'the place', ['Retry-After', 'RateLimit', 'RateLimit-Policy']] },
+    problems: {
+      400: 'bad id',
+      401: 'no identity',
+      404: 'unknown product, or one without a waiting room',
+    },
+    store: true,
+    limited: true,
+  },
+  {
+    method: 'get',
+    route: '/products/:id/queue',
+    operationId: 'pollQueue',
+    tag: 'shop',
+    summary: 'The place of a shopper who joined: from memory, ahead of the framework',
+    security: SHOPPER,
+    parameters: [product],
+    ok: { 200: ['QueuePlace', 'the place; once admitted, its sale token', ['Retry-After']] },
+    problems: {
+      400: 'bad id',
+      401: 'no identity',
+      404: 'unknown product, no waiting room, or a shopper who did not join',
+    },
+    store: true,
+  },
+];

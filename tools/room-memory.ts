@@ -1,0 +1,64 @@
+/**
+ * Redis memory per waiting shopper (docs/waiting-room.md#memory): N joins through the real join
+ * script on a scratch redis-server, before and after the opening (the shuffle moves the pre-queue
+ * into tickets), and after every one was admitted. Prints bytes per place for each.
+ *
+ *   npx tsx tools/room-memory.ts [N=100000] [port=6399]
+ */
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+import { Keys } from '../src/redis/keys.js';
+import { registerScripts } from '../src/redis/scripts.js';
+import { RoomStore } from '../src/inventory/room-store.js';
+import type { RedisClient } from '../src/redis/connection.js';
+
+const n = Number(process.argv[2] ?? 100_000);
+const port = Number(process.argv[3] ?? 6399);
+const server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
+  stdio: 'ignore',
+});
+try {
+  await sleep(300);
+  const redis = new Redis({ port }) as unknown as RedisClient;
+  registerScripts(redis);
+  const keys = new Keys('mem');
+  const store = new RoomStore(redis, keys);
+  const used = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
+  const sale = { epoch: 1, endsAt: 0 };
+  const id = (i: number) => `user-${String(i).padStart(8, '0')}`; // a 13-character shopper id
+  const base = await used();
+  for (let i = 0; i < n; i += 1_000) {
+    await Promise.all(
+      Array.from({ length: Math.min(1_000, n - i) }, (_, j) => store.join('p', sale, id(i + j))),
+    );
+  }
+  const pre = await used();
+  const settings = { admitPerSecond: 100_000, maxActive: 10_000_000, admittedForSeconds: 600 };
+  const args = {
+    epoch: 1,
+    fence: 1,
+    startsAt: 0,
+    endsAt: 0,
+    seed: 7,
+    soldOut: false,
+    unitsLeft: -1,
+    settings,
+  };
+  await store.admit('p', { ...args, soldOut: true }, false); // the opening, nobody admitted
+  const opened = await used();
+  for (let served = 0; served < n;) {
+    const t = await store.admit('p', args, false);
+    if (t.code !== 'ticked') throw new Error('fenced');
+    served = t.served;
+  }
+  const admitted = await used();
+  const per = (bytes: number) => (bytes / n).toFixed(1);
+  console.log(`${n} places, shopper ids of 13 characters`);
+  console.log(`before the opening (pre-queue): ${per(pre - base)} bytes per place`);
+  console.log(`after the opening (tickets):    ${per(opened - base)} bytes per place`);
+  console.log(`all admitted (active, times):   ${per(admitted - base)} bytes per place`);
+  await redis.quit();
+} finally {
+  server.kill();
+}
