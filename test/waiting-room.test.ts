@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Config } from '../src/config/index.js';
+import { RoomStore } from '../src/inventory/index.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -417,6 +418,29 @@ describe('polls', () => {
 });
 
 describe('the admitter', () => {
+  it('refuses a tick under an older fencing token than the newest it saw (a paused holder)', async () => {
+    const productId = newProduct();
+    const store = new RoomStore(a.rt.redis, a.rt.keys);
+    const tick = (fence: number) =>
+      store.admit(
+        productId,
+        {
+          epoch: 1,
+          fence,
+          startsAt: 0,
+          endsAt: 0,
+          seed: 7,
+          settings: room(),
+          soldOut: false,
+          unitsLeft: -1,
+        },
+        false,
+      );
+    expect((await tick(5)).code).toBe('ticked');
+    expect(await tick(4)).toEqual({ code: 'fenced', newer: 5 });
+    expect((await tick(6)).code).toBe('ticked');
+  });
+
   it('is taken over by another process when its process dies, and nobody changes place', async () => {
     const productId = newProduct();
     const epoch = await seed(productId, { total: 100, waitingRoom: room({ admitPerSecond: 2 }) });
