@@ -31,15 +31,16 @@ export const roomProduct = { id: 'chaos-room', strategy: 'lockfree', segments: 4
 
 /**
  * The room product's seed options: it opens `opensAt` (ms since the epoch), so the first
- * shoppers form the pre-queue; admission could sell `stock` in 40 % of the run, so it sells out within the run
+ * shoppers form the pre-queue; admission could sell `stock` in 30 % of the run, so it sells out within the run
  * even through faults (room-fifo judges those told sold-out). Admissions last
  * long enough that an unknown purchase can be settled after the sale with the same token.
  */
 export function roomSeed(opensAt: number, stock: number, durationS: number) {
-  const admitPerSecond = Math.max(1, Math.ceil(stock / (durationS * 0.4)));
+  const admitPerSecond = Math.max(1, Math.ceil(stock / (durationS * 0.3)));
   return {
     startsAt: new Date(opensAt).toISOString(),
-    waitingRoom: { admitPerSecond, maxActive: 2 * admitPerSecond, admittedForSeconds: 900 },
+    // seats for the shoppers admitted but not yet back from their next poll (up to 5 s away)
+    waitingRoom: { admitPerSecond, maxActive: 10 * admitPerSecond, admittedForSeconds: 900 },
   };
 }
 

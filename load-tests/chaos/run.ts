@@ -209,7 +209,7 @@ async function main(stack: ChaosStack): Promise<number> {
     product: roomProduct.id,
     shoppers: Math.ceil(stock * 1.5),
     skippers: 20,
-    arriveOverMs: durationMs / 2,
+    arriveOverMs: durationMs / 3,
     maxPollMs: 5_000,
     seed,
     timeoutMs: 5_000,
