@@ -247,6 +247,29 @@ describe('seckill up (the README first command)', () => {
         body: JSON.stringify({ paymentIntentId: 'pi-x', status: 'succeeded' }),
       });
       expect(unsigned.status).toBe(401);
+      // a waiting room needs nothing set either: up keeps a sale-token secret the same way
+      const saleSecret = readFileSync(join(dir.path, 'sale-token-secret'), 'utf8').trim();
+      expect(saleSecret.length).toBeGreaterThanOrEqual(32);
+      if (round === 1) secrets.push(saleSecret);
+      else expect(saleSecret).toBe(secrets[1]);
+      const room = await fetch(`${run.base}/admin/products/room-${round}`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          strategy: 'global',
+          total: 1,
+          waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
+        }),
+      });
+      expect(room.status, await room.clone().text()).toBe(201);
+      const joined = await fetch(`${run.base}/products/room-${round}/queue`, {
+        method: 'POST',
+        headers: { 'x-user-id': 'alice' },
+      });
+      expect(joined.status).toBe(200);
 
       run.child.kill('SIGINT');
       expect(await run.exited).toBe(0);

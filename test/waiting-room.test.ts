@@ -218,11 +218,16 @@ describe('fairness', () => {
     const productId = newProduct();
     const epoch = await seed(productId, {
       total: 50,
-      startsAt: new Date(Date.now() + 1_500).toISOString(),
+      startsAt: new Date(Date.now() + 3_000).toISOString(),
       waitingRoom: room({ admitPerSecond: 1, maxActive: 1 }),
     });
-    const arrivals = users(12);
-    for (const u of arrivals) expect((await join(a, productId, u)).status).toBe(200);
+    const joined = await Promise.all(users(12).map((u, i) => join(i % 2 ? a : b, productId, u)));
+    expect(joined.map((r) => r.status)).toEqual(joined.map(() => 200));
+    // the arrival order, as the pre-queue holds it, read before the opening
+    const k = keysOf(productId, epoch);
+    const arrivals = await a.rt.redis.lrange(k.pre, 0, -1);
+    expect(await a.rt.redis.hget(k.room, 'opened')).toBeNull();
+    expect(arrivals).toHaveLength(12);
     await opened(productId, epoch);
     const t = await tickets(productId, epoch);
     const line = shuffled(arrivals, SEED);
