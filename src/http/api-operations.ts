@@ -264,7 +264,12 @@ export const OPERATIONS: Operation[] = [
     tag: 'dashboard',
     summary: "The dashboard's live snapshots (server-sent events)",
     security: ADMIN_OR_SESSION,
-    ok: { 200: ['event-stream', 'a snapshot every 500 ms'] },
+    ok: {
+      200: [
+        'event-stream',
+        'first `event: history` (the last 2 minutes of rates), then a snapshot every 500 ms',
+      ],
+    },
     problems: SESSION_REFUSALS,
   },
   {
