@@ -1,7 +1,9 @@
 /**
  * The chaos run's fault proxy in front of a real Redis: bytes pass unchanged; a cut resets the
- * connections and refuses new ones until healed; a delay holds replies that long, in order.
+ * connections and refuses new ones until healed; a delay holds replies that long, in order; a
+ * replica lag starves only the links that asked for PSYNC.
  */
+import { connect } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { faultProxy, type FaultProxy } from '../load-tests/chaos/fault-proxy.js';
@@ -53,5 +55,30 @@ describe('fault proxy', () => {
     expect(a).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
     expect(b).toEqual(Array.from({ length: 50 }, (_, i) => 51 + i));
     expect(await c.lrange(key, 0, -1)).toEqual(Array.from({ length: 100 }, (_, i) => String(i)));
+  });
+
+  it('a replica lag starves only a link that asked for PSYNC, and the heal resets that link', async () => {
+    // an inline PSYNC without arguments: Redis answers an error, and no replica is made of the
+    // suite's shared server; the proxy knows the link by its handshake all the same
+    const link = connect(proxy.port, '127.0.0.1');
+    await new Promise((r) => link.once('connect', r));
+    const got: string[] = [];
+    link.on('data', (c: Buffer) => got.push(c.toString()));
+    const closed = new Promise((r) => link.once('close', r));
+    link.on('error', () => undefined);
+    link.write('PSYNC\r\n');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got.join('')).toMatch(/^-ERR/); // before the lag: answered
+    got.length = 0;
+    proxy.lagReplicas();
+    link.write('PSYNC\r\n');
+    const c = client();
+    expect(await c.ping()).toBe('PONG'); // clients are served at once
+    await new Promise((r) => setTimeout(r, 200));
+    expect(got).toEqual([]);
+    proxy.heal();
+    await closed;
+    expect(got).toEqual([]);
+    expect(await c.ping()).toBe('PONG');
   });
 });

@@ -199,7 +199,7 @@ function noLostAck(history: HistoryEntry[], final: FinalState): InvariantResult 
     return {
       name: 'no-lost-ack',
       ok: false,
-      counterExample: `${describe(unlisted)}: lost, not listed by reconciliation`,
+      counterExample: `${describe(unlisted)}: lost, not listed by reconciliation (no order row: the sale and its queued job were both lost)`,
       lost,
     };
   return { name: 'no-lost-ack', ok: true, lost };

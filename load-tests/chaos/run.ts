@@ -46,7 +46,8 @@ const USAGE = `usage: npm run chaos -- [--seed N] [--duration S] [--topology clu
   --mode          durable: REDIS_WAIT_REPLICAS=1 (no acknowledged sale may be lost);
                   default: no WAIT (a failover may lose acknowledged sales: counted, and
                   reconciliation must list exactly those)                    default durable
-  --faults        kinds to draw from (default: every kind of the topology):
+  --faults        kinds to draw from (default: every kind of the topology but
+                  lag-kill-master, which loses acknowledged sales in default mode):
                   ${Object.keys(FAULT_KINDS).join(', ')}
   --rate N        purchases started per second                              default 40
   --out DIR       history, final state and report                           default chaos-report`;

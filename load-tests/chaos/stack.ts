@@ -267,6 +267,7 @@ export async function startChaosStack(o: {
             commandTimeout: 500,
             maxRetriesPerRequest: 0,
           });
+          r.on('error', () => undefined); // a node down or paused: the next is asked
           try {
             await r.connect();
             const text = (await r.call('CLUSTER', 'NODES')) as string;
