@@ -200,6 +200,44 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     }
   });
 
+  it('room.js: a crowd through the waiting room buys exactly the stock, skippers get 403', async () => {
+    const withTokens = await startApp(
+      ns.config({ SALE_TOKEN_SECRET: 'k6-test-sale-token-secret-0123456789abcdef' }),
+    );
+    try {
+      const run = await runK6('room.js', {
+        BASE_URL: withTokens.url,
+        STOCK: '40',
+        SHOPPERS: '120',
+        SKIPPERS: '5',
+        LEAD_S: '1',
+        SPREAD_S: '2',
+        ADMIT_PER_SECOND: '50',
+        MAX_ACTIVE: '40',
+        PATIENCE_S: '30',
+        PRODUCT_ID: `${ns.id}-room`,
+      });
+      expect(run.code, run.output).toBe(0);
+      const summary = JSON.parse(readFileSync(join(results.path, 'room.json'), 'utf8'));
+      expect(count(summary, 'seckill_room_joins')).toBe(120);
+      // the stock is all sold, one unit per buyer
+      expect(count(summary, 'seckill_accepted')).toBe(40);
+      // the admitter may admit a few more than the stock before it hears the sell-out: each of
+      // those was answered sold-out at the purchase; everyone else was told sold-out in line
+      const admitted = count(summary, 'seckill_room_admitted');
+      expect(admitted).toBeGreaterThanOrEqual(40);
+      expect(count(summary, 'seckill_sold_out')).toBe(admitted - 40);
+      expect(count(summary, 'seckill_room_told_sold_out')).toBe(120 - admitted);
+      expect(count(summary, 'seckill_room_gave_up')).toBe(0);
+      expect(count(summary, 'seckill_room_skip_refused')).toBe(5);
+      expect(count(summary, 'seckill_errors')).toBe(0);
+      expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+      expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+    } finally {
+      await withTokens.close();
+    }
+  });
+
   it('the latency thresholds can fail: an impossible P99_MS exits 99', async () => {
     const run = await runK6('flash-sale.js', {
       STRATEGY: 'lockfree',

@@ -13,7 +13,9 @@
  *   - production: the shape a launch runs: segmented N=16 (a lock per segment), limits on (the
  *     shipped per-user default, 5/s; wrk is one address standing for many clients, so the
  *     per-address limit is asked but set not to refuse) and an Idempotency-Key per purchase;
- *   - after sold out: a sold-out product, answered from memory.
+ *   - after sold out: a sold-out product, answered from memory;
+ *   - room poll: GET /products/:id/queue of one shopper in a waiting room's pre-queue, answered
+ *     from memory ahead of Express (pollVsRawHttp: against raw node:http).
  * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
  * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
  * Scenarios run in interleaved rounds (every scenario once per round), so a slow spell of the
@@ -49,7 +51,7 @@ const SOLD_OUT_STOCK = 1_000;
 
 interface Scenario {
   name: string;
-  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out';
+  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out' | 'poll';
   /** served by an API process with FAST_PATH=false (Express answers everything) */
   express?: true;
   strategy?: 'global' | 'segmented' | 'lockfree';
@@ -86,6 +88,8 @@ const SCENARIOS: Scenario[] = [
     keyed: true,
   },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
+  // one shopper in a waiting room's pre-queue asks its place: answered from memory, ahead of Express
+  { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
   {
     name: 'after sold out (no fast path)',
     kind: 'sold-out',
@@ -106,6 +110,7 @@ const TARGETS: Record<string, string> = {
   limitsOnVsOff: '>= 0.85',
   keyedVsUnkeyed: '>= 0.85',
   productionVsLockfree: '>= 0.6',
+  pollVsRawHttp: '>= 0.8',
 };
 
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
@@ -199,6 +204,7 @@ async function main() {
     AUTH_MODE: 'dev',
     ADMIN_TOKEN,
     BENCH_ROUTES: 'true',
+    SALE_TOKEN_SECRET: 'bench-sale-token-secret-0123456789abcdef',
     LOG_LEVEL: 'warn',
     PORT: String(port),
     NODE_ENV: 'development',
@@ -280,8 +286,19 @@ async function main() {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
         strategy: s.strategy,
         ...(s.strategy !== 'global' && { segments: s.segments }),
+        ...(s.kind === 'poll' && {
+          startsAt: new Date(Date.now() + 3_600_000).toISOString(),
+          waitingRoom: { admitPerSecond: 100, maxActive: 100, admittedForSeconds: 60 },
+        }),
       });
       if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
+      if (s.kind === 'poll') {
+        const joined = await fetch(`${base}/products/${productId}/queue`, {
+          method: 'POST',
+          headers: { 'x-user-id': `${productId}-shopper` },
+        });
+        if (!joined.ok) throw new Error(`joining ${productId}: ${joined.status}`);
+      }
       if (s.kind === 'sold-out') {
         progress(`${s.name}: selling out ${SOLD_OUT_STOCK} units first`);
         await load(driver, base, '/seckill', productId, `${productId}-warm`, {
@@ -313,14 +330,22 @@ async function main() {
           : s.express
             ? { ...tiers, API: expressOnly!.pid }
             : tiers;
-        const path = s.kind === 'ceiling' ? '/bench/noop' : '/seckill';
         const productId = productOf(s);
+        const path =
+          s.kind === 'ceiling'
+            ? '/bench/noop'
+            : s.kind === 'poll'
+              ? `/products/${productId}/queue`
+              : '/seckill';
         const before = await redisCommands(probe);
         const cpuBefore = cpuSeconds(scenarioTiers);
-        const l = await load(driver, target, path, productId, `${productId}-r${round}`, {
+        const poll = s.kind === 'poll';
+        const tag = poll ? `${productId}-shopper` : `${productId}-r${round}`;
+        const l = await load(driver, target, path, productId, tag, {
           duration,
           connections,
           ...(s.keyed && { keyed: true }),
+          ...(poll && { scriptArgs: ['poll'] }),
         });
         const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
@@ -402,6 +427,15 @@ async function main() {
         violations++;
         checks.push(`${s.name}: ${fiveXX} 5xx, ${l.errors} errors`);
       }
+      if (s.kind === 'poll') {
+        // a poll is an answer of the shopper's place: anything else (404, 429) is not one
+        const places = l.status['200'] ?? 0;
+        const others = Object.values(l.status).reduce((a, n) => a + n, 0) - places;
+        checks.push(
+          `${s.name}: ${others ? 'VIOLATED' : 'OK'}: ${places} places, ${others} other answers`,
+        );
+        if (others) violations++;
+      }
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       const r = await persistedAndReconciled(base, productOf(s));
       const sold = r.total - r.remaining;
@@ -448,6 +482,7 @@ async function main() {
     limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
     keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
     productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
+    pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
   };
   // CPU time of each process over the scenario's windows (/proc), divided by its answers
   const us = (name: string, col: string) => {

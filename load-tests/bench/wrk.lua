@@ -5,6 +5,7 @@
 --        keyed    as seckill, and an Idempotency-Key (<tag>-<n>: one per purchase) as a client
 --                 that can retry a lost answer safely sends
 --        peer     {"userId":"<tag>-<n>"} (the bench:peer peer: one sale, the shopper in the body)
+--        poll     GET <path> with X-User-Id: <tag> (one shopper who joined a waiting room)
 -- stopAfter: stop once this many 2xx answers came back (0, the default: run for the duration)
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
@@ -21,6 +22,7 @@ end
 function request()
   counter = counter + 1
   local user = tag .. '-' .. counter
+  if shape == 'poll' then return wrk.format('GET', path, { ['x-user-id'] = tag }) end
   if shape == 'peer' then
     return wrk.format('POST', path, { ['content-type'] = 'application/json' },
       '{"userId":"' .. user .. '"}')

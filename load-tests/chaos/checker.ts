@@ -4,6 +4,8 @@
  * as JSON lines can be re-checked, and tests can feed it broken histories.
  */
 
+import type { RoomInvariantName, RoomOp } from './room-checks.js';
+
 /** ok: 202 with an order id; fail: a definite refusal (4xx); unknown: timeout, reset, 5xx. */
 export type Outcome = 'ok' | 'fail' | 'unknown';
 
@@ -48,7 +50,8 @@ export interface SettleOp {
   status: number;
 }
 
-export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp;
+/** the waiting-room product's answers (room-checks.ts) ride in the same history */
+export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp;
 
 export interface OrderRow {
   id: string;
@@ -93,7 +96,8 @@ export type InvariantName =
   | 'no-duplicate'
   | 'conservation'
   | 'restock-once'
-  | 'payment-window';
+  | 'payment-window'
+  | RoomInvariantName;
 
 export interface InvariantResult {
   name: InvariantName;

@@ -26,6 +26,8 @@ import calculateSlot from 'cluster-key-slot';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
 import { markdownReport, resultNote, timelineSvg, type AppliedFault } from './report.js';
+import { checkRoom } from './room-checks.js';
+import { roomProduct, roomSeed, roomTokens, startRoomShoppers } from './room-shoppers.js';
 import { availabilityLines, availabilityOf, livenessOf, pct } from './windows.js';
 import { attempt, startShoppers } from './shoppers.js';
 import {
@@ -110,6 +112,7 @@ const PRODUCTS = [
   { id: 'chaos-segmented', strategy: 'segmented', segments: 4, payment: false },
   { id: 'chaos-lockfree', strategy: 'lockfree', segments: 4, payment: false },
   { id: 'chaos-pay', strategy: 'segmented', segments: 4, payment: true },
+  roomProduct,
 ].map((p) => ({ ...p, total: stock, limitPerUser: 2 }));
 const PAY_WITHIN_S = 6;
 
@@ -154,6 +157,8 @@ async function adminSettled<T>(stack: ChaosStack, method: string, path: string):
 }
 
 async function main(stack: ChaosStack): Promise<number> {
+  // the waiting-room product opens 5 s into the sale: its first shoppers form the pre-queue
+  const roomOpensAt = Date.now() + 5_000;
   for (const { id, payment, ...spec } of PRODUCTS) {
     const r = await admin(stack, 'PUT', `/admin/products/${id}`, {
       total: spec.total,
@@ -161,6 +166,7 @@ async function main(stack: ChaosStack): Promise<number> {
       strategy: spec.strategy,
       limitPerUser: spec.limitPerUser,
       ...(payment && { payWithinSeconds: PAY_WITHIN_S }),
+      ...(id === roomProduct.id && roomSeed(roomOpensAt, stock, durationS)),
     });
     if (r.status !== 201 && r.status !== 200)
       throw new Error(`seeding ${id}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -177,7 +183,7 @@ async function main(stack: ChaosStack): Promise<number> {
   t0 = Date.now();
   const shoppers = startShoppers({
     urls: () => stack.apis.map((a) => a.url),
-    products: PRODUCTS.map((p) => ({ id: p.id, payment: p.payment })),
+    products: PRODUCTS.filter((p) => p.id !== roomProduct.id),
     users: stock * 2,
     concurrency: 24,
     rate,
@@ -198,6 +204,18 @@ async function main(stack: ChaosStack): Promise<number> {
               : 'timeout';
       answers.set(k, (answers.get(k) ?? 0) + 1);
     },
+  });
+  const room = startRoomShoppers({
+    urls: () => stack.apis.map((a) => a.url),
+    product: roomProduct.id,
+    shoppers: Math.ceil(stock * 1.5),
+    skippers: 20,
+    arriveOverMs: durationMs / 3,
+    maxPollMs: 5_000,
+    seed,
+    timeoutMs: 5_000,
+    now,
+    record,
   });
   let injected = 0;
   const running = faults.map(async (f) => {
@@ -222,7 +240,7 @@ async function main(stack: ChaosStack): Promise<number> {
   }, 5_000);
   await sleep(durationMs - now());
   await Promise.all(running);
-  await shoppers.stop();
+  await Promise.all([shoppers.stop(), room.stop()]);
   clearInterval(progress);
   const saleEndMs = now();
   const remainingAtEnd = await Promise.all(
@@ -259,6 +277,7 @@ async function main(stack: ChaosStack): Promise<number> {
         product: first.product,
         timeoutMs: 5_000,
         now,
+        ...(roomTokens.has(key) && { saleToken: roomTokens.get(key)! }),
       });
       record(a);
       if (a.outcome !== 'unknown') answer = a;
@@ -331,7 +350,14 @@ async function main(stack: ChaosStack): Promise<number> {
   });
   await db.destroy();
   writeFileSync(join(outDir, 'final.json'), JSON.stringify({ final, reports }, null, 2));
-  const results = check(history, final);
+  const results = [
+    ...check(history, final),
+    ...checkRoom(history, {
+      product: roomProduct.id,
+      opensAtMs: roomOpensAt - t0,
+      orders: final.orders,
+    }),
+  ];
 
   console.log('\ninvariant               | result | first counter-example');
   for (const r of results)

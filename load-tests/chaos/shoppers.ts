@@ -26,6 +26,8 @@ export interface ShopperOptions {
 }
 
 let nextOp = 0;
+/** A history operation number no other entry of this run has. */
+export const newOp = () => nextOp++;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function outcomeOf(status: number): Outcome {
@@ -60,7 +62,15 @@ async function call(
 
 export async function attempt(
   url: string,
-  o: { user: string; key: string; product: string; timeoutMs: number; now: () => number },
+  o: {
+    user: string;
+    key: string;
+    product: string;
+    timeoutMs: number;
+    now: () => number;
+    /** sent as Sale-Token (a waiting room's admission) */
+    saleToken?: string;
+  },
 ): Promise<PurchaseOp> {
   const op = nextOp++;
   const invokeMs = o.now();
@@ -72,6 +82,7 @@ export async function attempt(
         'content-type': 'application/json',
         'x-user-id': o.user,
         'idempotency-key': o.key,
+        ...(o.saleToken && { 'sale-token': o.saleToken }),
       },
       body: JSON.stringify({ productId: o.product }),
     },

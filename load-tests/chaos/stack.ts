@@ -225,6 +225,8 @@ export async function startChaosStack(o: {
       AUTH_MODE: 'dev',
       ADMIN_TOKEN,
       PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      // the waiting-room product's admissions are sale tokens
+      SALE_TOKEN_SECRET: 'chaos-sale-token-secret-0123456789abcdef',
       LOG_LEVEL: 'info',
       KEY_PREFIX: 'chaos',
       API_PROCESSES: '1',

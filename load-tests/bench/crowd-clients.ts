@@ -1,0 +1,205 @@
+/**
+ * The people of `npm run bench:crowd`: shoppers who arrive once and keep trying until they buy or
+ * learn the item sold out, and bots that open many connections each and never wait. Both sides
+ * of the run use them, with or without the waiting room. Every request and every purchase is
+ * recorded so the figures come from the clients' own history.
+ */
+import { percentile } from './report.js';
+
+export interface CrowdPlan {
+  base: string;
+  productId: string;
+  /** the sale's opening (ms since the epoch) */
+  opensAt: number;
+  shoppers: number;
+  bots: number;
+  connectionsPerBot: number;
+  /** shoppers arrive at random over [opensAt - before, opensAt + after] */
+  arriveBeforeMs: number;
+  arriveAfterMs: number;
+  /** nobody tries past this moment */
+  stopAt: number;
+  /** through the waiting room (join, poll, buy with the sale token) or straight at POST /seckill */
+  room: boolean;
+}
+
+export interface CrowdHistory {
+  requests: number;
+  purchaseRequests: number;
+  purchaseMs: number[];
+  botUnits: number;
+  shopperUnits: number;
+  /** shoppers who arrived after the opening and bought: arrival and purchase moments */
+  lateBuyers: Array<{ arrivedAt: number; boughtAt: number }>;
+  /** the sum over shoppers of the time from arrival to their last answer */
+  waitingShopperMs: number;
+  statuses: Record<string, number>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+interface QueueView {
+  state?: string;
+  pollAfterSeconds?: number;
+  saleToken?: string | { token?: string };
+}
+
+/** The sale token of an admitted view, whichever shape the room gives it. */
+export function tokenOf(view: QueueView): string | undefined {
+  const t = view.saleToken;
+  return typeof t === 'string' ? t : t?.token;
+}
+
+export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
+  const h: CrowdHistory = {
+    requests: 0,
+    purchaseRequests: 0,
+    purchaseMs: [],
+    botUnits: 0,
+    shopperUnits: 0,
+    lateBuyers: [],
+    waitingShopperMs: 0,
+    statuses: {},
+  };
+  let soldOut = false;
+  const call = async (
+    method: string,
+    path: string,
+    who: { user: string; ip: string },
+    extra: Record<string, string> = {},
+    body?: unknown,
+  ) => {
+    h.requests++;
+    const res = await fetch(`${plan.base}${path}`, {
+      method,
+      headers: {
+        'x-user-id': who.user,
+        'x-forwarded-for': who.ip,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+        ...extra,
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    const key = `${method} ${path.split('/')[1]} ${res.status}`;
+    h.statuses[key] = (h.statuses[key] ?? 0) + 1;
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // an empty or non-JSON answer: status and headers say enough
+    }
+    return { status: res.status, json, retryAfter: Number(res.headers.get('retry-after') ?? 1) };
+  };
+  const buy = async (who: { user: string; ip: string }, token?: string) => {
+    h.purchaseRequests++;
+    const started = performance.now();
+    const r = await call('POST', '/seckill', who, token ? { 'sale-token': token } : {}, {
+      productId: plan.productId,
+    });
+    h.purchaseMs.push(performance.now() - started);
+    if (String(r.json.type ?? '').endsWith(':sold-out')) soldOut = true;
+    return r;
+  };
+  const queuePath = `/products/${encodeURIComponent(plan.productId)}/queue`;
+  /** The room's view for this shopper, joining first; undefined once there is nothing to wait for. */
+  const throughRoom = async (
+    who: { user: string; ip: string },
+    honest: boolean,
+  ): Promise<string | undefined> => {
+    let view = (await call('POST', queuePath, who)).json as QueueView;
+    while (Date.now() < plan.stopAt) {
+      if (view.state === 'admitted' && tokenOf(view)) return tokenOf(view);
+      if (view.state === 'sold-out' || view.state === 'ended') return undefined;
+      // an honest shopper waits as told; a bot asks again at once
+      await sleep(honest ? (view.pollAfterSeconds ?? 1) * 1_000 : 20);
+      const polled = await call('GET', queuePath, who);
+      if (polled.status === 404) view = (await call('POST', queuePath, who)).json as QueueView;
+      else view = polled.json as QueueView;
+    }
+    return undefined;
+  };
+
+  const shopper = async (i: number) => {
+    const arrivedAt =
+      plan.opensAt -
+      plan.arriveBeforeMs +
+      Math.random() * (plan.arriveBeforeMs + plan.arriveAfterMs);
+    await sleep(arrivedAt - Date.now());
+    const who = { user: `shopper${i}`, ip: `10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}` };
+    try {
+      let token: string | undefined;
+      while (Date.now() < plan.stopAt) {
+        if (plan.room && !token) {
+          token = await throughRoom(who, true);
+          if (!token) return;
+        }
+        const r = await buy(who, token);
+        if (r.status === 202) {
+          h.shopperUnits++;
+          if (arrivedAt >= plan.opensAt) h.lateBuyers.push({ arrivedAt, boughtAt: Date.now() });
+          return;
+        }
+        // too early, too busy, or limited: try again when told; anything else is final
+        if (![425, 429, 503].includes(r.status)) return;
+        await sleep(r.retryAfter * 1_000);
+      }
+    } finally {
+      h.waitingShopperMs += Date.now() - arrivedAt;
+    }
+  };
+
+  /** One of a bot's connections: buys back to back, skipping the line where it can. */
+  const botConnection = async (bot: number) => {
+    const who = { user: `bot${bot}`, ip: `10.200.0.${bot & 255}` };
+    await sleep(plan.opensAt - plan.arriveBeforeMs - Date.now());
+    let token: string | undefined;
+    let joining: Promise<string | undefined> | undefined;
+    while (!soldOut && Date.now() < plan.stopAt) {
+      if (plan.room && !token) {
+        // a purchase without a token, in case the room lets it through, while holding a place
+        joining ??= throughRoom(who, false);
+        const r = await buy(who);
+        if (r.status === 202) h.botUnits++;
+        const settled = await Promise.race([joining, sleep(20).then(() => 'pending' as const)]);
+        if (settled !== 'pending') {
+          if (!settled) return;
+          token = settled;
+        }
+        continue;
+      }
+      const r = await buy(who, token);
+      if (r.status === 202) h.botUnits++;
+      else if (r.status === 409 && !soldOut) return; // its limit per shopper reached
+    }
+  };
+
+  await Promise.all([
+    ...Array.from({ length: plan.shoppers }, (_, i) => shopper(i)),
+    ...Array.from({ length: plan.bots * plan.connectionsPerBot }, (_, c) =>
+      botConnection(c % plan.bots),
+    ),
+  ]);
+  return h;
+}
+
+/** Spearman's rank correlation of two orderings of the same items (no ties expected). */
+export function spearman(pairs: Array<{ a: number; b: number }>): number {
+  const n = pairs.length;
+  if (n < 2) return 0;
+  const rank = (key: 'a' | 'b') => {
+    const r = new Map<(typeof pairs)[number], number>();
+    [...pairs].sort((x, y) => x[key] - y[key]).forEach((p, i) => r.set(p, i));
+    return r;
+  };
+  const ra = rank('a');
+  const rb = rank('b');
+  const d2 = pairs.reduce((s, p) => s + (ra.get(p)! - rb.get(p)!) ** 2, 0);
+  return 1 - (6 * d2) / (n * (n * n - 1));
+}
+
+export const p99 = (ms: number[]) =>
+  percentile(
+    [...ms].sort((x, y) => x - y),
+    99,
+  );
