@@ -7,6 +7,7 @@
 import type { Config, RateLimit } from '../config/index.js';
 import type { RateDecision } from '../access/index.js';
 import type { Catalogue, ProductView } from '../inventory/index.js';
+import { shardDown } from '../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token';
@@ -125,7 +126,9 @@ export class Admission {
     const buckets = this.deps.rateLimiter;
     const checks = await Promise.all([
       userLimit && buckets.take(route, 'user', userId, userLimit),
-      ipLimit && buckets.take(route, 'ip', ip, ipLimit),
+      // Fails open while its shard is known sick (docs/decisions.md): an address's bucket is on
+      // one shard for all its shoppers, and a purchase must not depend on more than its own.
+      ipLimit && buckets.take(route, 'ip', ip, ipLimit).catch(failOpenOnSickShard),
     ]);
     let tightest: RateState['tightest'] | undefined;
     [userLimit, ipLimit].forEach((limit, i) => {
@@ -140,7 +143,8 @@ export class Admission {
             : decision.retryMs > tightest.decision.retryMs));
       if (worse) tightest = { limit, decision };
     });
-    const state = { limits: this.limits, tightest: tightest! };
+    if (!tightest) return { state: undefined }; // the only limit failed open
+    const state = { limits: this.limits, tightest };
     if (!state.tightest.decision.allowed) {
       const refusal: AdmissionRefusal = {
         code: 'rate-limited',
@@ -230,3 +234,9 @@ const tokensOff = (): AdmissionRefusal => ({
   code: 'sale-tokens-disabled',
   detail: 'this sale needs sale tokens: set SALE_TOKEN_SECRET',
 });
+
+/** A bucket refused unsent (its shard failed a moment ago) counts as no decision; else rethrown. */
+function failOpenOnSickShard(err: unknown): undefined {
+  if (shardDown(err)) return undefined;
+  throw err;
+}
