@@ -1,9 +1,10 @@
 /**
  * Blast radius of a paused master (3 masters, no replica, so it stays the owner of its slots):
  * once a command on it has timed out, a command for its slots is refused unsent, so a purchase
- * with a key there (its shopper's rate-limit bucket) is answered 503 shard-unavailable at once, and
- * the client address's bucket there fails open, so purchases whose own keys are on the live masters
- * go on selling while it is paused. It serves again once a probe finds it answering.
+ * with a key there (its Idempotency-Key record) is answered 503 shard-unavailable at once, and the
+ * client address's bucket there fails open, so purchases whose own keys (home segment, and the
+ * shopper's bucket beside it) are on the live masters go on selling while it is paused. It serves
+ * again once a probe finds it answering.
  */
 import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
@@ -49,10 +50,15 @@ async function layoutOffVictim() {
   }
 }
 
-async function buy(app: RunningApp, productId: string, user: string, ip: string) {
+async function buy(app: RunningApp, productId: string, user: string, ip: string, key?: string) {
   const res = await fetch(`${app.url}/seckill`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-user-id': user, 'x-forwarded-for': ip },
+    headers: {
+      'content-type': 'application/json',
+      'x-user-id': user,
+      'x-forwarded-for': ip,
+      ...(key && { 'idempotency-key': key }),
+    },
     body: JSON.stringify({ productId }),
     signal: AbortSignal.timeout(20_000),
   });
@@ -86,16 +92,17 @@ describe('one master paused', () => {
       for (let i = 1; !ip; i++) {
         if (await onVictim(keys.rateLimit('seckill', 'ip', `10.0.0.${i}`))) ip = `10.0.0.${i}`;
       }
-      /** shoppers whose home segment is on a live master, split by where their own bucket is */
+      /** shoppers whose home segment is on a live master, split by where their key's record is */
       const live: string[] = [];
       const touching: string[] = [];
       for (let i = 0; live.length < 8 || touching.length < 9; i++) {
         const user = `u${i}`;
         if (await onVictim(keys.segment(productId, homeSegment(user, SEGMENTS)).state)) continue;
-        const mine = await onVictim(keys.rateLimit('seckill', 'user', user));
+        const mine = await onVictim(keys.idempotency(user, 'k1'));
         if (mine && touching.length < 9) touching.push(user);
         if (!mine && live.length < 8) live.push(user);
       }
+      const keyed = (user: string) => buy(app, productId, user, ip, 'k1');
       const warm = await buy(app, productId, live[0]!, '127.0.0.9');
       expect(warm).toEqual({ status: 202, code: 'sold' });
 
@@ -103,11 +110,11 @@ describe('one master paused', () => {
       process.kill(node.process.pid, 'SIGSTOP');
       try {
         // the first command on it waits its whole timeout: the shard is then known to be sick
-        const first = await buy(app, productId, touching[0]!, ip);
+        const first = await keyed(touching[0]!);
         expect(first).toEqual({ status: 503, code: 'store-unavailable' });
         const [sold, refused] = await Promise.all([
           Promise.all(live.slice(1).map((u) => buy(app, productId, u, ip))),
-          Promise.all(touching.slice(1).map((u) => buy(app, productId, u, ip))),
+          Promise.all(touching.slice(1).map(keyed)),
         ]);
         expect(sold).toEqual(live.slice(1).map(() => ({ status: 202, code: 'sold' })));
         expect(refused).toEqual(
@@ -119,7 +126,7 @@ describe('one master paused', () => {
       // a probe finds it answering again: its shoppers buy
       await waitFor(
         'the paused master to be served again',
-        async () => (await buy(app, productId, touching[1]!, ip)).status === 202,
+        async () => (await keyed(touching[1]!)).status === 202,
         20_000,
       );
       const view = (await (

@@ -6,7 +6,7 @@
  */
 import type { Config, RateLimit } from '../config/index.js';
 import type { RateDecision } from '../access/index.js';
-import type { Catalogue, ProductView } from '../inventory/index.js';
+import { homeSegment, type Catalogue, type ProductView } from '../inventory/index.js';
 import { shardDown } from '../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
@@ -93,6 +93,8 @@ export interface RateLimiter {
     scope: 'user' | 'ip',
     id: string,
     limit: RateLimit,
+    /** a shopper's home segment of the product bought: their bucket lives beside it */
+    home?: { productId: string; segment: number },
   ): Promise<RateDecision>;
 }
 
@@ -120,12 +122,20 @@ export class Admission {
    * @returns the headers' state (undefined when no limit is configured), or a 'rate-limited'
    *   refusal with its Retry-After
    */
-  async limit(route: LimitedRoute, userId: string, ip: string): Promise<LimitCheck> {
+  async limit(
+    route: LimitedRoute,
+    userId: string,
+    ip: string,
+    productId?: string,
+  ): Promise<LimitCheck> {
     if (this.limits.length === 0) return { state: undefined };
     const { userLimit, ipLimit } = this.deps.config;
     const buckets = this.deps.rateLimiter;
+    // a purchase's shopper bucket lives beside their home segment (one shard for their own keys)
+    const view = productId === undefined ? undefined : this.deps.catalogue.known(productId);
+    const home = view && { productId: view.id, segment: homeSegment(userId, view.segments) };
     const checks = await Promise.all([
-      userLimit && buckets.take(route, 'user', userId, userLimit),
+      userLimit && buckets.take(route, 'user', userId, userLimit, home),
       // Fails open while its shard is known sick (docs/decisions.md): an address's bucket is on
       // one shard for all its shoppers, and a purchase must not depend on more than its own.
       ipLimit && buckets.take(route, 'ip', ip, ipLimit).catch(failOpenOnSickShard),
