@@ -46,7 +46,8 @@ export function storeOutage(err: unknown, depth = 0): string | undefined {
   if (
     err.name === 'MaxRetriesPerRequestError' ||
     err.name === 'ReplicaLagError' ||
-    err.name === 'DeadlineError'
+    err.name === 'DeadlineError' ||
+    err.name === 'ShardDownError'
   )
     return err.message;
   if (OUTAGE_MESSAGES.some((m) => m.test(err.message))) return err.message;
@@ -71,4 +72,23 @@ export function withinDeadline<T>(work: Promise<T>, ms: number, what: string): P
     timer = setTimeout(() => reject(new DeadlineError(`${what}: no answer within ${ms} ms`)), ms);
   });
   return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A command refused before it was sent: its Redis shard ("host:port") failed a moment ago and has
+ * not answered a probe since (src/redis/shard-breaker.ts). Nothing ran, so the caller knows the
+ * outcome (unlike a timeout): a sale sold nothing, a write wrote nothing.
+ */
+export class ShardDownError extends Error {
+  override name = 'ShardDownError';
+  constructor(readonly shard: string) {
+    super(`Redis shard ${shard} is not answering: the command was not sent`);
+  }
+}
+
+/** The shard named by `err` (or its cause) when it is a command refused unsent; else undefined. */
+export function shardDown(err: unknown, depth = 0): string | undefined {
+  if (err instanceof ShardDownError) return err.shard;
+  if (!(err instanceof Error) || depth > 3) return undefined;
+  return shardDown(err.cause, depth + 1);
 }

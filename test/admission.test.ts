@@ -3,9 +3,12 @@
  * RateLimit headers, sale tokens, load shedding, and sold out answered before any limiter.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { connect } from 'node:net';
+import calculateSlot from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
+import { homeSegment } from '../src/inventory/index.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { signSaleToken } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
@@ -162,6 +165,20 @@ describe('rate limits', () => {
     const answers = await Promise.all(Array.from({ length: 12 }, () => buy(a.url, p, user)));
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 409));
     expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
+    const beside = a.rt.keys.shopperRateLimit('seckill', p, 0, user);
+    expect(await a.rt.redis.exists(beside)).toBe(0);
+  });
+
+  it("a shopper's purchase bucket lives beside their home segment: one slot for their own keys", async () => {
+    const p = newProduct();
+    await seed(p, { total: 10, segments: 4 });
+    const user = newUser();
+    expect((await buy(a.url, p, user, { ip: newIp() })).status).toBe(202);
+    const home = homeSegment(user, 4);
+    const bucket = a.rt.keys.shopperRateLimit('seckill', p, home, user);
+    expect(await a.rt.redis.exists(bucket)).toBe(1);
+    expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', user))).toBe(0);
+    expect(calculateSlot(bucket)).toBe(calculateSlot(a.rt.keys.segment(p, home).state));
   });
 
   it('keyed requests for a sold-out product: the guard answers, one read each, no record stored; a key that sold replays (issue 37, item 3)', async () => {

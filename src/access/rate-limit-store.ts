@@ -15,8 +15,21 @@ export class RateLimitStore {
     private readonly keys: Keys,
   ) {}
 
-  /** Takes one request from the bucket of `id` (a shopper or a client address) on `route`. */
-  take(route: string, scope: 'user' | 'ip', id: string, limit: RateLimit): Promise<RateDecision> {
-    return takeRate(this.redis, this.keys.rateLimit(route, scope, id), limit);
+  /**
+   * Takes one request from the bucket of `id` (a shopper or a client address) on `route`.
+   * @param home - a shopper's home segment of the product bought: their bucket lives beside it
+   */
+  take(
+    route: string,
+    scope: 'user' | 'ip',
+    id: string,
+    limit: RateLimit,
+    home?: { productId: string; segment: number },
+  ): Promise<RateDecision> {
+    const key =
+      home && scope === 'user'
+        ? this.keys.shopperRateLimit(route, home.productId, home.segment, id)
+        : this.keys.rateLimit(route, scope, id);
+    return takeRate(this.redis, key, limit);
   }
 }

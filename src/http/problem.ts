@@ -4,7 +4,7 @@
  */
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { messageOf, ProblemError, problemType } from '../errors.js';
-import { storeOutage } from '../outages.js';
+import { shardDown, storeOutage } from '../outages.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
@@ -76,11 +76,28 @@ export function storeUnavailable(cause: unknown): ProblemError {
 }
 
 /**
+ * A command refused unsent because its Redis shard failed a moment ago: nothing ran, the rest of
+ * the store is serving, the client may retry (as the sale's own shard-unavailable refusal).
+ */
+function shardUnavailable(cause: unknown): ProblemError {
+  return new ProblemError({
+    status: 503,
+    code: 'shard-unavailable',
+    title: 'Part of the inventory store is unavailable, try again',
+    detail:
+      'a Redis shard this request needs is not answering; nothing was done: retry in a moment',
+    headers: { 'Retry-After': '1' },
+    cause,
+  });
+}
+
+/**
  * Turns anything thrown into a ProblemError: a store outage becomes a 503, other unknown errors
  * an opaque 500.
  */
 export function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
+  if (shardDown(err)) return shardUnavailable(err);
   if (storeOutage(err)) return storeUnavailable(err);
   const e = (err ?? {}) as HttpLikeError;
   const known = e.type ? BODY_ERRORS[e.type] : undefined;

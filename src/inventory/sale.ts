@@ -3,6 +3,7 @@
  * deduct (lua/deduct-5.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
+import { shardDown } from '../outages.js';
 import { sendNow, type RedisClient } from '../redis/connection.js';
 import type { HeldLock, LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
@@ -177,8 +178,7 @@ export class Sale {
         r = await this.leases.deduct(this.segment(view, home), args);
       }
     } catch (err) {
-      this.shards.failed(homeKeys.state, err);
-      throw err;
+      throw this.failed(view, home, err);
     }
     if (r.code === 'ok') {
       if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
@@ -230,8 +230,7 @@ export class Sale {
           r = await this.leases.deduct(this.segment(view, seg), spillArgs);
         }
       } catch (err) {
-        this.shards.failed(this.segment(view, seg).state, err);
-        throw err;
+        throw this.failed(view, seg, err); // a refusal unsent releases the claim (below)
       }
       if (r.code === 'ok') {
         if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, seg);
@@ -315,6 +314,12 @@ export class Sale {
       this.opts.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
     }
     return result;
+  }
+  /** What a failed command on segment `seg` becomes: one refused unsent sold nothing. */
+  private failed(view: ProductView, seg: number, err: unknown): unknown {
+    this.shards.failed(this.segment(view, seg).state, err);
+    const down = shardDown(err);
+    return down ? shardUnavailable(view.id, seg, down) : err;
   }
   private segment(view: { id: string }, seg: number): SegmentKeys {
     return this.segmentKeys.of(view.id, seg);

@@ -1,12 +1,15 @@
 /**
- * Which Redis Cluster shards this process saw fail a moment ago. A purchase whose home segment
- * lives on one is refused at once (503): the shopper's purchase record is there, and selling
- * without it could pass the per-user limit. A spill skips segments there, so a dead shard does
- * not stop the live ones from selling. On one Redis there are no shards: nothing is ever marked.
+ * Which Redis Cluster shards this process saw fail a moment ago: the connection's breaker
+ * (src/redis/shard-breaker.ts, marked on the first timeout or connection error, cleared by a probe)
+ * or a sale's own store outage there (held a moment). A purchase whose home segment lives on one
+ * is refused at once (503): the shopper's purchase record is there, and selling without it could
+ * pass the per-user limit. A spill skips segments there, so a dead shard does not stop the live
+ * ones from selling. On one Redis there are no shards: nothing is ever marked.
  */
 import { nodeOfKey } from '../redis/batch.js';
 import type { RedisClient } from '../redis/connection.js';
-import { storeOutage } from '../outages.js';
+import { shardDown, storeOutage } from '../outages.js';
+import { sickShard } from '../redis/shard-breaker.js';
 import { SaleError } from './errors.js';
 
 /** How long a failed shard is skipped before a purchase tries it again. */
@@ -22,9 +25,10 @@ export class ShardHealth {
 
   /** The shard ("host:port") holding `key` when it failed within the hold time; else undefined. */
   down(key: string): string | undefined {
-    if (this.downUntil.size === 0) return undefined;
     const shard = nodeOfKey(this.redis, key);
     if (!shard) return undefined;
+    if (sickShard(this.redis, shard)) return shard;
+    if (this.downUntil.size === 0) return undefined;
     const until = this.downUntil.get(shard);
     if (until === undefined) return undefined;
     if (Date.now() < until) return shard;
@@ -34,7 +38,7 @@ export class ShardHealth {
 
   /** Records that a command on `key` failed; only store outages mark its shard. */
   failed(key: string, err: unknown): void {
-    if (!storeOutage(err)) return;
+    if (!storeOutage(err) || shardDown(err)) return; // refused unsent: the breaker holds it
     const shard = nodeOfKey(this.redis, key);
     if (shard) this.downUntil.set(shard, Date.now() + this.holdMs);
   }

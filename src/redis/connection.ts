@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import { Cluster, Redis, type NatMap, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
+import { guardShards } from './shard-breaker.js';
 
 export { Cluster, Redis };
 
@@ -110,6 +111,8 @@ export function createCluster(
     lastRefresh = Date.now();
     cluster.refreshSlotsCache();
   };
+  // a shard that stops answering is refused at once, not waited on by every command for it
+  if (role === 'command') guardShards(cluster, { logger: opts.logger });
   cluster.on('-node', refresh);
   cluster.on('node error', refresh);
   watchErrors(cluster, opts);

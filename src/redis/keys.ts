@@ -105,6 +105,16 @@ export class Keys {
     return `${this.prefix}:rl:${route}:${kind}:${id}`;
   }
 
+  /**
+   * A shopper's rate-limit bucket on a product's purchase route, beside their home segment of that
+   * product (the segment's hash tag): the keys a purchase needs of its own share one slot, so it
+   * depends on one shard (docs/scale-out.md, blast radius).
+   */
+  shopperRateLimit(route: string, productId: string, segment: number, userId: string): string {
+    const tag = `${this.prefix}:{${this.segmentLockName(productId, segment)}}`;
+    return `${tag}:rl:${route}:user:${userId}`;
+  }
+
   /** Wrong admin tokens sent from a client address (a rate limit's bucket). */
   adminGuesses(address: string): string {
     return `${this.prefix}:admin:guesses:${address}`;

@@ -6,7 +6,8 @@
  */
 import type { Config, RateLimit } from '../config/index.js';
 import type { RateDecision } from '../access/index.js';
-import type { Catalogue, ProductView } from '../inventory/index.js';
+import { homeSegment, type Catalogue, type ProductView } from '../inventory/index.js';
+import { shardDown } from '../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token' | 'orders' | 'queue';
@@ -93,6 +94,8 @@ export interface RateLimiter {
     scope: 'user' | 'ip',
     id: string,
     limit: RateLimit,
+    /** a shopper's home segment of the product bought: their bucket lives beside it */
+    home?: { productId: string; segment: number },
   ): Promise<RateDecision>;
 }
 
@@ -122,13 +125,23 @@ export class Admission {
    * @returns the headers' state (undefined when no limit is configured), or a 'rate-limited'
    *   refusal with its Retry-After
    */
-  async limit(route: LimitedRoute, userId: string, ip: string): Promise<LimitCheck> {
+  async limit(
+    route: LimitedRoute,
+    userId: string,
+    ip: string,
+    productId?: string,
+  ): Promise<LimitCheck> {
     if (this.limits.length === 0) return { state: undefined };
     const { userLimit, ipLimit } = this.deps.config;
     const buckets = this.deps.rateLimiter;
+    // a purchase's shopper bucket lives beside their home segment (one shard for their own keys)
+    const view = productId === undefined ? undefined : this.deps.catalogue.known(productId);
+    const home = view && { productId: view.id, segment: homeSegment(userId, view.segments) };
     const checks = await Promise.all([
-      userLimit && buckets.take(route, 'user', userId, userLimit),
-      ipLimit && buckets.take(route, 'ip', ip, ipLimit),
+      userLimit && buckets.take(route, 'user', userId, userLimit, home),
+      // Fails open while its shard is known sick (docs/decisions.md): an address's bucket is on
+      // one shard for all its shoppers, and a purchase must not depend on more than its own.
+      ipLimit && buckets.take(route, 'ip', ip, ipLimit).catch(failOpenOnSickShard),
     ]);
     let tightest: RateState['tightest'] | undefined;
     [userLimit, ipLimit].forEach((limit, i) => {
@@ -143,7 +156,8 @@ export class Admission {
             : decision.retryMs > tightest.decision.retryMs));
       if (worse) tightest = { limit, decision };
     });
-    return checked({ limits: this.limits, tightest: tightest! });
+    if (!tightest) return { state: undefined }; // the only limit failed open
+    return checked({ limits: this.limits, tightest });
   }
 
   /**
@@ -259,3 +273,9 @@ const tokensOff = (): AdmissionRefusal => ({
   code: 'sale-tokens-disabled',
   detail: 'this sale needs sale tokens: set SALE_TOKEN_SECRET',
 });
+
+/** A bucket refused unsent (its shard failed a moment ago) counts as no decision; else rethrown. */
+function failOpenOnSickShard(err: unknown): undefined {
+  if (shardDown(err)) return undefined;
+  throw err;
+}

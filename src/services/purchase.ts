@@ -113,7 +113,7 @@ export class PurchaseService {
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limit('seckill', userId, call.ip());
+        const limited = await admission.limit('seckill', userId, call.ip(), call.productId);
         if (limited.refusal) return { kind: 'admission-refused', refusal: limited.refusal };
         rate = limited.state;
       }

@@ -1,0 +1,138 @@
+/**
+ * Fail fast on a Redis Cluster shard known to be sick. A master that stops answering (paused,
+ * killed, cut off) would otherwise take every command for its slots until each one times out:
+ * each purchase with one key there waits the whole command timeout, and its in-flight slot with it.
+ * The first command on a shard that fails for want of the shard (a timeout, a closed or refused
+ * connection) marks it; from then on a command for its slots is refused before it is sent
+ * (ShardDownError, which says nothing ran) until a PING on the shard's own connection answers, or
+ * a command already on its way there succeeds. Commands for the other shards never wait on it.
+ * A failover moves the slots to another node, which is not marked: they are served again as soon
+ * as the client's slot map has the new master. On one Redis there are no shards: nothing is marked.
+ */
+import type { Logger } from '../log.js';
+import { ShardDownError, storeOutage } from '../outages.js';
+import { Cluster, type Redis } from 'ioredis';
+
+type RedisClient = Redis | Cluster;
+
+/** How long after a failure (or a failed probe) the shard is probed again. */
+export const SHARD_PROBE_MS = 250;
+
+/** Answers from a live node that only say "not now" (the client retries them itself). */
+const LIVE_NODE_REFUSAL = /CLUSTERDOWN|TRYAGAIN|LOADING|MOVED|ASK|redirections/;
+
+type Send = Cluster['sendCommand'];
+type CommandOf = Parameters<Send>[0];
+type NodeArg = { slot?: number | null; redis?: Redis } | undefined;
+
+const breakers = new WeakMap<Cluster, ShardBreaker>();
+
+class ShardBreaker {
+  /** shards ("host:port") refused at present */
+  private readonly sick = new Set<string>();
+  private readonly probing = new Set<string>();
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly opts: { logger?: Logger | undefined; probeMs: number },
+  ) {}
+
+  isSick(shard: string): boolean {
+    return this.sick.size > 0 && this.sick.has(shard);
+  }
+
+  marked(): string[] {
+    return [...this.sick];
+  }
+
+  /** The shard a command goes to, as the client routes it (undefined: no key, no map yet). */
+  shardOf(command: CommandOf, node: NodeArg): string | undefined {
+    if (node?.redis) return `${node.redis.options.host}:${node.redis.options.port}`;
+    const slot = node?.slot ?? command.getSlot();
+    return typeof slot === 'number' ? this.cluster.slots[slot]?.[0] : undefined;
+  }
+
+  failed(shard: string, err: unknown): void {
+    if (!(err instanceof Error) || err instanceof ShardDownError) return;
+    if (!storeOutage(err) || LIVE_NODE_REFUSAL.test(err.message)) return;
+    if (!this.sick.has(shard)) {
+      this.sick.add(shard);
+      this.opts.logger?.warn({ shard, err: err.message }, 'redis shard failed: refusing its slots');
+    }
+    this.probeLater(shard);
+  }
+
+  answered(shard: string): void {
+    if (this.sick.size > 0 && this.sick.delete(shard)) {
+      this.opts.logger?.info({ shard }, 'redis shard answers again');
+    }
+  }
+
+  private probeLater(shard: string): void {
+    if (this.probing.has(shard)) return;
+    this.probing.add(shard);
+    setTimeout(() => void this.probe(shard), this.opts.probeMs).unref();
+  }
+
+  /** One PING on the shard's own connection (bounded by the command timeout). */
+  private async probe(shard: string): Promise<void> {
+    const node = this.cluster
+      .nodes('all')
+      .find((n) => `${n.options.host}:${n.options.port}` === shard);
+    try {
+      // No connection to it any more (dropped after a failover or a timeout): let the next command
+      // try it, and mark it again if it fails.
+      if (node) await node.ping();
+      this.probing.delete(shard);
+      this.answered(shard);
+    } catch {
+      this.probing.delete(shard);
+      if (this.sick.has(shard)) this.probeLater(shard);
+    }
+  }
+}
+
+/**
+ * Installs the breaker on a cluster client of the command role: commands for a sick shard's slots
+ * are refused unsent (ShardDownError). Idempotent per client.
+ */
+export function guardShards(
+  cluster: Cluster,
+  opts: { logger?: Logger | undefined; probeMs?: number } = {},
+): void {
+  if (breakers.has(cluster)) return;
+  const breaker = new ShardBreaker(cluster, { ...opts, probeMs: opts.probeMs ?? SHARD_PROBE_MS });
+  breakers.set(cluster, breaker);
+  const send = cluster.sendCommand.bind(cluster) as (...args: unknown[]) => unknown;
+  cluster.sendCommand = function (command: CommandOf, stream?: unknown, node?: NodeArg) {
+    const shard = breaker.shardOf(command, node);
+    if (shard !== undefined && breaker.isSick(shard)) {
+      command.reject(new ShardDownError(shard));
+      return command.promise;
+    }
+    if (shard !== undefined) {
+      // the command's final outcome (the client wraps these for its redirections and retries)
+      const { resolve, reject } = command;
+      command.resolve = (value) => {
+        breaker.answered(shard);
+        resolve.call(command, value);
+      };
+      command.reject = (err) => {
+        breaker.failed(shard, err);
+        reject.call(command, err);
+      };
+    }
+    return send(command, stream, node);
+  } as Send;
+}
+
+/** `shard` when commands for its slots are refused at present; else undefined. */
+export function sickShard(redis: RedisClient, shard: string | undefined): string | undefined {
+  if (shard === undefined || !(redis instanceof Cluster)) return undefined;
+  return breakers.get(redis)?.isSick(shard) ? shard : undefined;
+}
+
+/** Shards refused at present (for logs and the admin view). */
+export function sickShards(redis: RedisClient): string[] {
+  return redis instanceof Cluster ? (breakers.get(redis)?.marked() ?? []) : [];
+}
