@@ -238,13 +238,17 @@ describe('what an Idempotency-Key keeps', () => {
     expect((await buy('soon', { productId }, 'k-soon')).status).toBe(202);
   });
 
-  it('keeps a final refusal: sold out is replayed', async () => {
+  // A final refusal the deduct gives is stored and replayed. (A sold-out one the memory guard
+  // already knows is answered from memory and stored nowhere: test/admission.test.ts.)
+  it('keeps a final refusal: limit-reached is replayed', async () => {
     const productId = newProduct();
-    await seed(productId, { total: 1, strategy: 'lockfree', segments: 1 });
-    expect((await buy('first', { productId })).status).toBe(202);
-    expect((await buy('late', { productId }, 'k-late')).status).toBe(409);
+    await seed(productId, { total: 5, strategy: 'lockfree', segments: 1, limitPerUser: 1 });
+    expect((await buy('late', { productId })).status).toBe(202);
+    const first = await buy('late', { productId }, 'k-late');
+    expect([first.status, first.body.type]).toEqual([409, 'urn:seckill:problem:limit-reached']);
+    expect(first.replayed).toBe(false);
     const again = await buy('late', { productId }, 'k-late');
-    expect(again.status).toBe(409);
+    expect([again.status, again.body.type]).toEqual([409, 'urn:seckill:problem:limit-reached']);
     expect(again.replayed).toBe(true);
   });
 
