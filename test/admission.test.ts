@@ -391,6 +391,38 @@ describe('load shedding', () => {
     return { socket, closed };
   }
 
+  it('an open dashboard stream holds no in-flight slot (MAX_INFLIGHT=2, three streams open: a purchase still sells)', async () => {
+    const capped = await startApp(ns.config({ MAX_INFLIGHT: '2' }));
+    const streams = [0, 1, 2].map(() => new AbortController());
+    try {
+      const p = newProduct();
+      const seeded = await fetch(`${capped.url}/admin/products/${p}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ strategy: 'lockfree', segments: 1, total: 5 }),
+      });
+      expect(seeded.status).toBe(201);
+      for (const c of streams) {
+        const res = await fetch(`${capped.url}/admin/dashboard/stream`, {
+          headers: { authorization: admin.authorization },
+          signal: c.signal,
+        });
+        expect(res.status).toBe(200);
+        await res.body!.getReader().read(); // the stream is open and has started
+      }
+      const bought = await fetch(`${capped.url}/seckill`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
+        body: JSON.stringify({ productId: p }),
+      });
+      expect(bought.status).toBe(202);
+      expect((await fetch(`${capped.url}/products/${p}`)).status).toBe(200);
+    } finally {
+      for (const c of streams) c.abort();
+      await capped.close();
+    }
+  });
+
   /** What a raw socket gets back for `bytes` before the server closes it. */
   function rawAnswer(port: number, bytes: string): Promise<string> {
     const socket = connect({ port, host: '127.0.0.1' });
@@ -455,11 +487,21 @@ describe('load shedding', () => {
         });
         expect(bought.status).toBe(202);
         expect((await fetch(`${capped.url}/healthz`)).status).toBe(200);
-        // the address's bound (10): two more are held, the third is closed unanswered
+        // the address's bound (10): two more are held; the third ends the address's oldest slow
+        // body at once (408), not itself
         const more = [0, 1, 2].map(() => slowBody(port, 'chunked', '/nowhere'));
-        expect(await more[2]!.closed).toBe('');
+        const evicted = await slow[0]!.closed;
+        expect(evicted.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+        expect(evicted).toContain('MAX_UNREAD_BODIES_PER_ADDRESS');
+        // at the bound, a purchase whose body comes with its headers is still served
+        const atBound = await fetch(`${capped.url}/seckill`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user-id': newUser() },
+          body: JSON.stringify({ productId: p }),
+        });
+        expect(atBound.status).toBe(202);
         // HTTP_REQUEST_TIMEOUT_MS (2 s, checked every second) ends every slow body with a 408
-        const ends = await Promise.all([...slow, ...more.slice(0, 2)].map((s) => s.closed));
+        const ends = await Promise.all([...slow.slice(2), ...more].map((s) => s.closed));
         expect(ends.map((e) => e.split('\r\n')[0])).toEqual(
           ends.map(() => 'HTTP/1.1 408 Request Timeout'),
         );
@@ -469,8 +511,8 @@ describe('load shedding', () => {
           type: 'urn:seckill:problem:request-timeout',
           status: 408,
         });
-        // nothing was sold for them: one unit sold of five
-        expect((await capped.rt.products.state(p))!.remaining).toBe(4);
+        // nothing was sold for them: two units sold of five
+        expect((await capped.rt.products.state(p))!.remaining).toBe(3);
       } finally {
         await capped.close();
       }

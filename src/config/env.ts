@@ -181,7 +181,7 @@ export const envSchema = z.object({
     .max(100_000)
     .default(64)
     .describe(
-      'request bodies one client address (the peer) may have half-sent at once; past it the new connection is closed; 0: no bound',
+      'request bodies one client address (the peer) may have half-sent at once; past it the oldest of them is ended with 408; 0: no bound',
     ),
   FAST_PATH: bool
     .default(true)

@@ -19,6 +19,7 @@ import {
 } from './admin-session.js';
 import { bearer } from './auth.js';
 import { dashboardPage, loginPage, type DashboardLinks } from './dashboard-page.js';
+import { releaseInflight } from './inflight.js';
 import { parseOr400 } from './validation.js';
 
 export const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
@@ -81,6 +82,7 @@ export function mountDashboard(router: IRouter, deps: DashboardRoutes): void {
       'X-Accel-Buffering': 'no',
     });
     res.flushHeaders();
+    releaseInflight(res);
     res.write('retry: 2000\n\n');
     // the charts' last minutes first: a page opened mid-sale does not start empty
     res.write(`event: history\ndata: ${JSON.stringify(deps.feed.history())}\n\n`);

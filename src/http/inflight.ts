@@ -5,7 +5,7 @@
  * overloaded process sheds the excess instead of slowing every request down until clients time
  * out. The probes and /metrics are mounted before it and never shed.
  */
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import { ProblemError } from '../errors.js';
 
 /** The requests in flight in this process, shared by the cap and the fast path (fast-path.ts). */
@@ -30,8 +30,26 @@ export function inflightCap(inflight: Inflight): RequestHandler {
   return (_req, res, next) => {
     if (inflight.full) return next(overloaded);
     inflight.count++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      inflight.count--;
+    };
+    res.locals[RELEASE] = release;
     // 'close' comes once per response, finished or aborted
-    res.once('close', () => inflight.count--);
+    res.once('close', release);
     next();
   };
+}
+
+const RELEASE = 'releaseInflight';
+
+/**
+ * Gives back the slot of a response that stays open for good once it started (a server-sent
+ * event stream): the cap bounds work in progress, and an open stream between snapshots is none
+ * (a black-box trial found three dashboard streams shedding every purchase at MAX_INFLIGHT=3).
+ */
+export function releaseInflight(res: Response): void {
+  (res.locals[RELEASE] as (() => void) | undefined)?.();
 }

@@ -4,13 +4,19 @@
  * every second at most: no timer per request), else 408 and the connection is closed. And a
  * bound on the request bodies one client address may hold half-sent (MAX_UNREAD_BODIES_PER_ADDRESS):
  * a slow body costs a socket and a parser until HTTP_REQUEST_TIMEOUT_MS ends it, so one address
- * may not open thousands of them. Past the bound the new request's connection is closed before
- * anything reads it. Counted from the request's headers to the end of its body (or its close, for
- * a body nobody reads): a purchase's body arrives with its headers, so a client's count stays
- * near zero however many requests it sends. The address is the socket's peer, not
+ * may not open thousands of them. Past the bound the address's oldest half-sent body is ended
+ * (408), and the new request served. Counted from the request's headers to the end of its body (or
+ * its close, for a body nobody reads): a purchase's body arrives with its headers, so a client's
+ * count stays near zero however many requests it sends. The address is the socket's peer, not
  * X-Forwarded-For (a proxy that streams slow bodies through is one address: raise the bound).
  */
-import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { problemType } from '../errors.js';
 import { PROBLEM_JSON } from './problem.js';
@@ -22,27 +28,53 @@ const hasBody = (req: IncomingMessage) =>
 /** `next`, behind the bound of `limit` unread bodies per address (0: no bound). */
 export function unreadBodiesPerAddress(limit: number, next: RequestListener): RequestListener {
   if (limit <= 0) return next;
-  const open = new Map<string, number>();
+  // per address, its requests whose body is still arriving, oldest first (a Map keeps that order)
+  const open = new Map<string, Map<IncomingMessage, ServerResponse>>();
   const bounded: RequestListener = (req, res) => {
     if (req.complete || !hasBody(req)) return next(req, res);
     const address = req.socket.remoteAddress ?? '';
-    const held = (open.get(address) ?? 0) + 1;
-    if (held > limit) return void req.socket.destroy();
-    open.set(address, held);
-    let counted = true;
-    const release = () => {
-      if (!counted) return;
-      counted = false;
-      const left = open.get(address)! - 1;
-      if (left === 0) open.delete(address);
-      else open.set(address, left);
+    let held = open.get(address);
+    if (!held) open.set(address, (held = new Map()));
+    const mine = held;
+    const release = (which: IncomingMessage) => {
+      if (mine.delete(which) && mine.size === 0 && open.get(address) === mine) {
+        open.delete(address);
+      }
     };
-    req.once('end', release);
-    req.once('close', release);
+    mine.set(req, res);
+    req.once('end', () => release(req));
+    req.once('close', () => release(req));
+    // Past the bound the address's OLDEST half-sent body goes, not the new request: a request
+    // whose body comes with its headers is counted for a moment (node dispatches it before its
+    // body is parsed), and must still be served (a black-box trial found every purchase of an
+    // address closed unanswered while it held the bound's worth of slow bodies).
+    if (mine.size > limit) {
+      const [oldest, itsAnswer] = mine.entries().next().value!;
+      release(oldest);
+      evict(oldest, itsAnswer, limit);
+    }
     next(req, res);
   };
   // the listener it guards stays reachable (the OpenAPI test walks Express's router)
   return Object.assign(bounded, { inner: next });
+}
+
+/** Ends a half-sent request with a 408 problem+json (when its answer has not begun), and its connection. */
+function evict(req: IncomingMessage, res: ServerResponse, limit: number): void {
+  const body = JSON.stringify({
+    type: problemType('request-timeout'),
+    title: 'The request body did not arrive in time',
+    status: 408,
+    detail: `this address has more than ${limit} request bodies half-sent (MAX_UNREAD_BODIES_PER_ADDRESS): the oldest is ended`,
+  });
+  if (res.headersSent) return void req.socket.destroy();
+  res.shouldKeepAlive = false;
+  res.writeHead(408, {
+    'Content-Type': PROBLEM_JSON,
+    'Content-Length': Buffer.byteLength(body),
+    Connection: 'close',
+  });
+  res.end(body, () => req.socket.destroy());
 }
 
 /**
