@@ -32,6 +32,7 @@ for (const f of ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'l
   file(join(work, f), `${f}\n`);
 }
 file(join(work, 'src/a.ts'), 'export const a = 1;\n');
+file(join(work, 'migrations/a.ts'), 'export const up = 1;\n');
 // `npm run build` stand-in: counts builds and writes a CLI that says which node runs it
 file(
   join(shims, 'npm'),
@@ -84,5 +85,19 @@ describe('npm start', () => {
     expect(buildCount()).toBe(before + 2);
     start([dirname(process.execPath)]);
     expect(buildCount()).toBe(before + 2);
+    // a new migration is built too, or `up` would migrate with the old ones (a black-box trial)
+    file(join(work, 'migrations/b.ts'), 'export const up = 2;\n');
+    start([dirname(process.execPath)]);
+    expect(buildCount()).toBe(before + 3);
+  });
+
+  it('hashes every folder the build compiles', () => {
+    const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as {
+      include: string[];
+    };
+    const hashed = /inputs=\$\(find ([^\n]*?) -type f/
+      .exec(readFileSync(join(ROOT, 'tools/start.sh'), 'utf8'))![1]!
+      .split(' ');
+    for (const folder of [...build.include, 'lua']) expect(hashed).toContain(folder);
   });
 });
