@@ -2,7 +2,8 @@
  * `npm start` (tools/start.sh) before `seckill up` (issue 37 §8, §9): on an older Node.js it says
  * so in one line and runs on a private Node.js 24 (.ci/node.sh), and it builds only when a build
  * input changed. Run in a copy of the script beside stand-ins for `npm run build` and the built
- * CLI, so the checkout's dist/ is left alone.
+ * CLI, so the checkout's dist/ is left alone. And `npm test` on an older Node.js: the same private
+ * Node.js 24 runs the type check and the suite.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -99,5 +100,38 @@ describe('npm start', () => {
       .exec(readFileSync(join(ROOT, 'tools/start.sh'), 'utf8'))![1]!
       .split(' ');
     for (const folder of [...build.include, 'lua']) expect(hashed).toContain(folder);
+  });
+});
+
+describe('npm test', () => {
+  it('on Node.js 20 runs the type check and the suite on the private Node.js 24', () => {
+    // package.json's own test script, with stand-ins for npm and vitest that say which node runs
+    const script = (
+      JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+        scripts: Record<string, string>;
+      }
+    ).scripts.test!;
+    const said = join(dir.path, 'test-script.log');
+    const standIns = join(dir.path, 'test-shims');
+    for (const tool of ['npm', 'vitest']) {
+      file(
+        join(standIns, tool),
+        `#!/bin/sh\necho "${tool} $* on $(node --version)" >> ${said}\n`,
+        0o755,
+      );
+    }
+    const r = spawnSync('sh', ['-c', `${script} "$@"`, 'npm-test', 'test/x.test.ts'], {
+      cwd: work,
+      encoding: 'utf8',
+      env: {
+        HOME: process.env.HOME ?? '/root',
+        PATH: [oldNode, standIns, '/usr/bin', '/bin'].join(':'),
+        SECKILL_NODE_DIR: dirname(dirname(process.execPath)),
+      },
+    });
+    expect(r.status).toBe(0);
+    expect(readFileSync(said, 'utf8')).toBe(
+      `npm run typecheck on ${process.version}\nvitest run test/x.test.ts on ${process.version}\n`,
+    );
   });
 });
