@@ -117,22 +117,25 @@ function verifySeckillSignature(header: string | undefined, body: Buffer, opts: 
   if (!header) {
     throw invalid(`send the ${SIGNATURE_HEADER} header, or the Standard Webhooks headers`);
   }
+  // Strict: every part is `<key>=<value>`, the value everything after the one '=' (no empty
+  // part, no second '=', one `t`); unknown keys (a future scheme) are allowed, as Stripe's are.
   let t: string | undefined;
+  let times = 0;
   const signatures: string[] = [];
-  for (const part of header.split(',')) {
-    // the value is everything after the first '=' (split's limit would drop `=junk` unseen)
-    const at = part.indexOf('=');
-    const [k, v] = at < 0 ? [part.trim(), ''] : [part.slice(0, at).trim(), part.slice(at + 1)];
-    if (k === 't') t = v;
-    else if (k === 'v1' && v) signatures.push(v);
+  const malformed = () =>
+    invalid(`${SIGNATURE_HEADER} must be t=<unix seconds>,v1=<hex HMAC-SHA256>`);
+  for (const raw of header.split(',')) {
+    const part = /^\s*([a-z][a-z0-9]*)=([^=\s]+)\s*$/.exec(raw);
+    if (!part) throw malformed();
+    const [, k, v] = part;
+    if (k === 't') [t, times] = [v, times + 1];
+    else if (k === 'v1') signatures.push(v!);
   }
-  if (!t || !/^\d{1,12}$/.test(t) || signatures.length === 0) {
-    throw invalid(`${SIGNATURE_HEADER} must be t=<unix seconds>,v1=<hex HMAC-SHA256>`);
-  }
-  checkAge(t, opts);
+  if (times !== 1 || !/^\d{1,12}$/.test(t!) || signatures.length === 0) throw malformed();
+  checkAge(t!, opts);
   // compared as text: lowercase hex exactly as the HMAC encodes it (no padding, case or trailing
   // junk that would decode to the same bytes)
-  const expected = Buffer.from(hmacHex(opts.secret, t, body));
+  const expected = Buffer.from(hmacHex(opts.secret, t!, body));
   const match = signatures.some((s) => {
     const given = Buffer.from(s);
     return given.length === expected.length && timingSafeEqual(given, expected);
