@@ -485,6 +485,8 @@ function producedElsewhere(answer: string): string | undefined {
     return "test/admin-auth.test.ts: an admin's order read counts a wrong bearer as a guess; test/admission.test.ts: RATE_LIMIT_ORDERS";
   if (status === '429' && ['/orders/{id}/pay', '/orders/{id}/cancel'].includes(path))
     return 'test/admission.test.ts: RATE_LIMIT_ORDERS';
+  if (status === '409' && path === '/products/{id}/sale-token')
+    return 'test/shop-http.test.ts: a sale that needs no token, where SALE_TOKEN_SECRET is not set';
   if (status === '429' && path === '/products/{id}/queue')
     return 'test/waiting-room.test.ts: joins over RATE_LIMIT_USER';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))

@@ -105,9 +105,10 @@ describe('admin seeding', () => {
       method: 'POST',
       headers: { 'x-user-id': 'tok-user' },
     });
-    expect(res.status).toBe(503);
+    // a 4xx: the client asked for what the sale does not use (a 503 says "retry")
+    expect(res.status).toBe(409);
     const body = await problem(res);
-    expect(body.type).toBe('urn:seckill:problem:sale-tokens-disabled');
+    expect(body.type).toBe('urn:seckill:problem:no-sale-token-needed');
     expect(body.detail).toBe(
       `the sale of ${productId} needs no sale token: POST /seckill without one ` +
         '(this deployment issues none: SALE_TOKEN_SECRET is not set)',

@@ -89,6 +89,7 @@ export const OPERATIONS: Operation[] = [
       401: 'no identity',
       403: 'the product admits through its waiting room',
       404: 'unknown product',
+      409: 'the sale needs no sale token (and this deployment issues none)',
       410: 'ended',
       425: 'before the lead time',
       503: 'tokens not configured',

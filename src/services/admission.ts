@@ -45,6 +45,7 @@ export interface AdmissionRefusal {
     | 'rate-limited'
     | 'invalid-sale-token'
     | 'sale-tokens-disabled'
+    | 'no-sale-token-needed'
     | 'unknown-product'
     | 'too-early'
     | 'ended'
@@ -212,7 +213,7 @@ export class Admission {
    * A sale token for the shopper: from SALE_TOKEN_LEAD_S before the start until the end, valid
    * SALE_TOKEN_TTL_S from the start (or from now, once started).
    * @returns the token, or the refusal: 'unknown-product', 'too-early', 'ended',
-   *   'sale-tokens-disabled'
+   *   'sale-tokens-disabled', 'no-sale-token-needed'
    */
   async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalogue.get(productId);
@@ -226,7 +227,7 @@ export class Admission {
     const secret = this.deps.config.saleTokenSecret;
     if (!secret && !view.requireSaleToken) {
       return {
-        code: 'sale-tokens-disabled',
+        code: 'no-sale-token-needed',
         detail: `the sale of ${productId} needs no sale token: POST /seckill without one (this deployment issues none: SALE_TOKEN_SECRET is not set)`,
       };
     }
