@@ -147,7 +147,10 @@ export class IdempotencyStore {
     private readonly ttlSeconds: number,
     private readonly leaseMs: number,
     private readonly maxPerUser = 100,
-  ) {}
+  ) {
+    // known before the first keyed purchase (a failure here: the first one asks)
+    void (this.legacyUntil() as Promise<number>).catch(() => undefined);
+  }
 
   /** The key's record and index names in `place`. */
   private at(place: Place, key: string) {
@@ -170,16 +173,30 @@ export class IdempotencyStore {
   }
 
   /**
+   * Until when (ms) old-place records may live: read at construction and again in the background
+   * once a minute, so a purchase never waits on the shard that holds the window's key (it would
+   * then depend on two); only a process that could not read it yet waits for it.
+   */
+  private legacyUntil(): number | Promise<number> {
+    const now = Date.now();
+    if (this.legacy && now - this.legacy.checkedAt <= LEGACY_RECHECK_MS) return this.legacy.until;
+    const load = this.redis.get(this.keys.idempotencyLegacyUntil()).then((until) => {
+      this.legacy = { until: Number(until ?? 0), checkedAt: Date.now() };
+      return this.legacy.until;
+    });
+    if (!this.legacy) return load;
+    this.legacy.checkedAt = now; // one refresh at a time; a failed one keeps what was known
+    load.catch(() => undefined);
+    return this.legacy.until;
+  }
+
+  /**
    * The key's record in the legacy place (per shopper, before records moved beside the home
    * segment), while records written there may live; else undefined, without a command.
    */
   private async legacyRecord(userId: string, key: string) {
-    const now = Date.now();
-    if (!this.legacy || now - this.legacy.checkedAt > LEGACY_RECHECK_MS) {
-      const until = await this.redis.get(this.keys.idempotencyLegacyUntil());
-      this.legacy = { until: Number(until ?? 0), checkedAt: now };
-    }
-    if (this.legacy.until <= now) return undefined;
+    const got = this.legacyUntil();
+    if ((got instanceof Promise ? await got : got) <= Date.now()) return undefined;
     const where = this.at(this.keys.legacyIdempotency(userId), key);
     const raw = await this.redis.get(where.rk);
     return raw === null ? undefined : { where, raw, record: decodeIdempotencyRecord(raw) };
