@@ -7,11 +7,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeIdempotencyRecord, homeSegment, migrateRedisData } from '../src/inventory/index.js';
+import { Redis } from 'ioredis';
+import {
+  encodeIdempotencyRecord,
+  homeSegment,
+  IdempotencyStore,
+  migrateRedisData,
+  type IdempotencyHandle,
+} from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { requestFingerprint } from '../src/services/idempotency.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
+import { startTestRedis } from './support/servers.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -157,3 +165,52 @@ describe('Idempotency-Key scope: a shopper and a product', () => {
     expect(await app.rt.redis.exists(bare.idempotencyLegacyUntil())).toBe(0);
   });
 });
+
+describe('what a keyed purchase costs its record', () => {
+  it('a claim below the cap and its settle run exactly these commands; the index is pruned only at the cap', async () => {
+    const server = await startTestRedis();
+    const redis = new Redis(server.url);
+    try {
+      const own = new Keys(`${ns.id}cost`);
+      const store = new IdempotencyStore(redis, own, { get: () => null }, 600, 5_000, 3);
+      const fresh = (i: number) => ({ fp: 'f', orderId: `o${i}`, productId: 'p', quantity: 1 });
+      await store.finish((await store.begin('u', 'warm', fresh(0))) as IdempotencyHandle, {
+        status: 202,
+        contentType: 'application/json',
+        body: '{}',
+      });
+      await redis.config('RESETSTAT');
+      const begun = (await store.begin('u', 'k1', fresh(1))) as IdempotencyHandle;
+      await store.finish(begun, { status: 202, contentType: 'application/json', body: '{}' });
+      expect(await commandStats(redis)).toEqual(
+        new Map([
+          ['evalsha', 2],
+          ['get', 1],
+          ['time', 1],
+          ['zcard', 1],
+          ['set', 2],
+          ['zadd', 1],
+          ['pexpire', 1],
+        ]),
+      );
+      // at the cap (3), the claim prunes what expired before it counts
+      await store.begin('u', 'k2', fresh(2));
+      await redis.config('RESETSTAT');
+      expect((await store.begin('u', 'k3', fresh(3))).kind).toBe('full');
+      expect((await commandStats(redis)).get('zremrangebyscore')).toBe(2);
+    } finally {
+      redis.disconnect();
+      await server.stop();
+    }
+  });
+});
+
+/** Calls per command since the last CONFIG RESETSTAT (this file's own Redis only). */
+async function commandStats(redis: Redis): Promise<Map<string, number>> {
+  const info = await redis.info('commandstats');
+  const stats = new Map<string, number>();
+  for (const m of info.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (!/^(config|info)/.test(m[1]!)) stats.set(m[1]!, Number(m[2]));
+  }
+  return stats;
+}
