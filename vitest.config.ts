@@ -16,6 +16,7 @@ const CLUSTER_FILES = [
   'test/dashboard.test.ts',
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',
+  'test/idempotency-scope.test.ts',
   'test/fast-path.test.ts',
   'test/openapi.test.ts',
   'test/waiting-room.test.ts',

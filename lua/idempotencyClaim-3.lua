@@ -29,18 +29,22 @@ local member, recordPrefix = ARGV[4], ARGV[5]
 local existing = redis.call('GET', recordKey)
 if existing then return {REPLY.exists, existing} end
 local now = serverTimeMs()
-redis.call('ZREMRANGEBYSCORE', allKey, '-inf', now)
-redis.call('ZREMRANGEBYSCORE', refusedKey, '-inf', now)
 local evicted = 0
-while redis.call('ZCARD', allKey) >= cap do
-  local oldest = redis.call('ZPOPMIN', refusedKey)
-  if #oldest == 0 then
-    local first = redis.call('ZRANGE', allKey, 0, 0, 'WITHSCORES')
-    return {REPLY.full, tonumber(first[2]) - now}
+-- Expired members count until pruned, so the index never holds more than the cap; pruning only
+-- once it is reached keeps a claim below the cap at one ZCARD.
+if redis.call('ZCARD', allKey) >= cap then
+  redis.call('ZREMRANGEBYSCORE', allKey, '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', refusedKey, '-inf', now)
+  while redis.call('ZCARD', allKey) >= cap do
+    local oldest = redis.call('ZPOPMIN', refusedKey)
+    if #oldest == 0 then
+      local first = redis.call('ZRANGE', allKey, 0, 0, 'WITHSCORES')
+      return {REPLY.full, tonumber(first[2]) - now}
+    end
+    redis.call('DEL', recordPrefix .. oldest[1])
+    redis.call('ZREM', allKey, oldest[1])
+    evicted = evicted + 1
   end
-  redis.call('DEL', recordPrefix .. oldest[1])
-  redis.call('ZREM', allKey, oldest[1])
-  evicted = evicted + 1
 end
 local expiresAt = now + ttl * 1000
 redis.call('SET', recordKey, value, 'PX', ttl * 1000)

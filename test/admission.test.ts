@@ -215,7 +215,7 @@ describe('rate limits', () => {
     } finally {
       count.stop();
     }
-    const { all, refusals } = a.rt.keys.idempotencyIndex(bot);
+    const { all, refusals } = a.rt.keys.idempotency(p, 0, bot);
     expect(await a.rt.redis.exists(all, refusals)).toBe(0);
     expect(await a.rt.redis.exists(a.rt.keys.rateLimit('seckill', 'user', bot))).toBe(0);
 

@@ -42,10 +42,10 @@ async function buy(productId: string, user: string, key: string) {
   return { status: res.status, type: res.headers.get('content-type'), res };
 }
 
-/** The shopper's records in Redis (every key under their hash tag but the two indexes). */
-async function records(user: string): Promise<string[]> {
-  const { all, refusals } = keys.idempotencyIndex(user);
-  const tag = keys.idempotency(user, 'x').slice(0, -1);
+/** The shopper's records of a product (one segment) in Redis: every record key but the indexes. */
+async function records(user: string, productId: string): Promise<string[]> {
+  const { all, refusals, record } = keys.idempotency(productId, 0, user);
+  const tag = record('');
   const found: string[] = [];
   // the shopper's keys share one slot: ask the node that holds it
   const redis = app.rt.redis;
@@ -72,14 +72,14 @@ describe('Idempotency-Key records per shopper', () => {
       const r = await buy(productId, 'flooder', `f-${i}`);
       expect(r.status).toBe(409);
     }
-    expect(await records('flooder')).toHaveLength(CAP);
+    expect(await records('flooder', productId)).toHaveLength(CAP);
     // the newest are kept: a retry of the last key is a replay, of the first a fresh run
     const last = await buy(productId, 'flooder', `f-${CAP * 4 - 1}`);
     expect(last.res.headers.get('idempotent-replayed')).toBe('true');
     const first = await buy(productId, 'flooder', 'f-0');
     expect(first.status).toBe(409);
     expect(first.res.headers.get('idempotent-replayed')).toBeNull();
-    expect(await records('flooder')).toHaveLength(CAP);
+    expect(await records('flooder', productId)).toHaveLength(CAP);
   });
 
   it('never drops a record of a purchase that sold: past the cap, 429 problem+json', async () => {
@@ -113,7 +113,7 @@ describe('Idempotency-Key records per shopper', () => {
     await seed(productId, { total: 1 });
     expect((await buy(productId, 'w', 'k')).status).toBe(202);
     expect((await buy(productId, 'small', 'k-small')).status).toBe(409);
-    const [key] = await records('small');
+    const [key] = await records('small', productId);
     const size = await app.rt.redis.strlen(key!);
     // the fingerprint and the answer as sent (the problem body is ~200 bytes); was ~470
     expect(size).toBeLessThanOrEqual(320);

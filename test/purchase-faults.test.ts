@@ -156,7 +156,8 @@ describe('a lost Redis reply', () => {
 });
 
 describe('a request whose process died (its record left running)', () => {
-  const store = () => new IdempotencyStore(app.rt.redis, keys, 600, 1_000);
+  const store = () =>
+    new IdempotencyStore(app.rt.redis, keys, app.rt.inventory.catalogue, 600, 1_000);
   const fp = (productId: string) => requestFingerprint({ productId, quantity: 1 });
 
   it('a retry after the lease answers the sale the dead request made, under its order id', async () => {

@@ -256,7 +256,7 @@ describe('records written by TypeScript', () => {
   });
 
   it('idempotency record: what the store writes, read back', async () => {
-    const store = new IdempotencyStore(redis, keys, 60, 5_000);
+    const store = new IdempotencyStore(redis, keys, { get: () => null }, 60, 5_000);
     const fresh = { fp: 'fp-1', orderId: 'o-1', productId: 'p', quantity: 2 };
     const before = Date.now();
     const begun = await store.begin('u1', 'key-1', fresh);

@@ -1,9 +1,10 @@
 /**
  * Blast radius of a paused master (3 masters, no replica, so it stays the owner of its slots):
  * once a command on it has timed out, a command for its slots is refused unsent, so a purchase
- * with a key there (its Idempotency-Key record) is answered 503 shard-unavailable at once, and the
- * client address's bucket there fails open, so purchases whose own keys (home segment, and the
- * shopper's bucket beside it) are on the live masters go on selling while it is paused. It serves
+ * whose home segment is there is answered 503 shard-unavailable at once, and the client address's
+ * bucket there fails open, so purchases whose own keys (home segment, the shopper's bucket and
+ * Idempotency-Key record beside it) are on the live masters go on selling while it is paused,
+ * keyed ones too. It serves
  * again once a probe finds it answering.
  */
 import { randomBytes } from 'node:crypto';
@@ -92,13 +93,16 @@ describe('one master paused', () => {
       for (let i = 1; !ip; i++) {
         if (await onVictim(keys.rateLimit('seckill', 'ip', `10.0.0.${i}`))) ip = `10.0.0.${i}`;
       }
-      /** shoppers whose home segment is on a live master, split by where their key's record is */
+      /** shoppers whose home segment is on a live master, and on the paused one */
       const live: string[] = [];
       const touching: string[] = [];
       for (let i = 0; live.length < 8 || touching.length < 9; i++) {
         const user = `u${i}`;
-        if (await onVictim(keys.segment(productId, homeSegment(user, SEGMENTS)).state)) continue;
-        const mine = await onVictim(keys.idempotency(user, 'k1'));
+        const home = homeSegment(user, SEGMENTS);
+        // a keyed purchase's record lives beside the home segment: one shard per purchase
+        const record = keys.idempotency(productId, home, user).record('x');
+        expect(calculateSlot(record)).toBe(calculateSlot(keys.segment(productId, home).state));
+        const mine = await onVictim(record);
         if (mine && touching.length < 9) touching.push(user);
         if (!mine && live.length < 8) live.push(user);
       }
@@ -113,7 +117,7 @@ describe('one master paused', () => {
         const first = await keyed(touching[0]!);
         expect(first).toEqual({ status: 503, code: 'store-unavailable' });
         const [sold, refused] = await Promise.all([
-          Promise.all(live.slice(1).map((u) => buy(app, productId, u, ip))),
+          Promise.all(live.slice(1).map(keyed)),
           Promise.all(touching.slice(1).map(keyed)),
         ]);
         expect(sold).toEqual(live.slice(1).map(() => ({ status: 202, code: 'sold' })));

@@ -88,6 +88,7 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
     idempotency: new IdempotencyStore(
       core.redis,
       core.keys,
+      core.inventory.catalogue,
       c.sale.idempotencyTtlSeconds,
       c.sale.idempotencyLeaseMs,
       c.sale.idempotencyMaxPerUser,

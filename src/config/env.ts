@@ -214,7 +214,7 @@ export const envSchema = z.object({
   IDEMPOTENCY_MAX_PER_USER: positiveInt
     .max(100_000)
     .default(100)
-    .describe('records a shopper may hold; past it their oldest final refusals go, else 429'),
+    .describe('records a shopper may hold per product; past it their oldest refusals go, else 429'),
 
   ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
   ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),

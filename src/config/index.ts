@@ -78,7 +78,7 @@ export interface Config {
     claimTtlMs: number;
     idempotencyTtlSeconds: number;
     idempotencyLeaseMs: number;
-    /** Idempotency-Key records one shopper may hold at once */
+    /** Idempotency-Key records one shopper may hold at once, per product */
     idempotencyMaxPerUser: number;
   };
   readonly orders: {

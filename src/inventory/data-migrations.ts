@@ -13,7 +13,7 @@ import { serverNowMs } from '../redis/time.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { migrateSegmentKeys } from './key-migration.js';
 
-interface Deps {
+export interface DataMigrationDeps {
   redis: RedisClient;
   keys: Keys;
   logger?: Logger | undefined;
@@ -21,7 +21,7 @@ interface Deps {
 
 interface DataMigration {
   name: string;
-  run(deps: Deps): Promise<string | undefined>;
+  run(deps: DataMigrationDeps): Promise<string | undefined>;
 }
 
 /** Products handed to one ZADD. */
@@ -59,6 +59,15 @@ export const DATA_MIGRATIONS: readonly DataMigration[] = [
       return ids.length ? `put ${ids.length} products in the active set` : undefined;
     },
   },
+  {
+    // Idempotency-Key records moved beside the home segment: the old place is read on a miss
+    // while its records may live (a previous version's processes may still write it)
+    name: '0004-idempotency-beside-home-segment',
+    async run(deps) {
+      const found = await noteLegacyIdempotencyRecords(deps);
+      return found ? `${found} keys of records in the old place stay readable` : undefined;
+    },
+  },
 ];
 
 /**
@@ -66,7 +75,7 @@ export const DATA_MIGRATIONS: readonly DataMigration[] = [
  * @returns what each one that ran did (its name, and a note when it changed something)
  */
 export async function migrateRedisData(
-  deps: Deps,
+  deps: DataMigrationDeps,
   migrations: readonly DataMigration[] = DATA_MIGRATIONS,
 ): Promise<string[]> {
   const applied = await deps.redis.hgetall(deps.keys.dataMigrations());
@@ -79,4 +88,43 @@ export async function migrateRedisData(
     deps.logger?.info({ migration: m.name, note }, 'Redis data migration applied');
   }
   return ran;
+}
+
+// Idempotency-Key records moved from one place per shopper (`{idem:<user>}`, every product) to
+// beside the shopper's home segment of the product bought; records in the old place stay readable
+// for their lifetime: IdempotencyStore reads the old place on a miss until the time noted here.
+
+/**
+ * A previous version's processes may still write the old place while a rolling deploy replaces
+ * them: the window covers a record claimed that long after the migration ran.
+ */
+const ROLLOUT_MS = 60 * 60_000;
+
+/**
+ * Records until when records in the old place may live (the longest such record's expiry, or a
+ * rollout's length when a previous version may still be selling), or nothing on a fresh install.
+ * @returns the number of old-place keys found
+ */
+async function noteLegacyIdempotencyRecords(deps: DataMigrationDeps): Promise<number> {
+  const { redis, keys } = deps;
+  const pattern = `${keys.legacyIdempotency('x').all.slice(0, -'x}#all'.length)}*`;
+  let found = 0;
+  let longestMs = 0;
+  const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+  for (const node of nodes) {
+    let cursor = '0';
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      for (const key of batch) {
+        found++;
+        longestMs = Math.max(longestMs, await node.pttl(key));
+      }
+    } while (cursor !== '0');
+  }
+  const sold = (await redis.scard(keys.products())) > 0;
+  if (found === 0 && !sold) return 0;
+  const now = await serverNowMs(redis);
+  await redis.set(keys.idempotencyLegacyUntil(), String(now + Math.max(longestMs, 0) + ROLLOUT_MS));
+  return found;
 }

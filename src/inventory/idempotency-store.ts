@@ -1,5 +1,8 @@
 /**
- * `Idempotency-Key` records (IETF httpapi draft), per shopper. The first request with a key
+ * `Idempotency-Key` records (IETF httpapi draft), per shopper and product: a key means "this
+ * purchase of this product", so its record lives beside the shopper's home segment of the product
+ * (the segment's hash tag), and the same key sent for another product is another request. The
+ * first request with a key
  * claims it with a short lease and the order id it will sell under; its final answer is stored
  * (IDEMPOTENCY_TTL_SECONDS) and replayed to a retry with the same request. A transient answer
  * (not started yet, unknown product, busy) is not stored: the retry runs again. A request that
@@ -7,7 +10,10 @@
  * out), leaves a stale record: the next retry resolves it from the sale's own state (the order id
  * in the buyer's marker, or given up for good) before anything runs again.
  *
- * Bounded per shopper: at most `maxPerUser` records (lua/idempotencyClaim-3.lua); at the cap the
+ * Records written before they moved there (one place per shopper, every product) are still read
+ * on a miss while they may live (Keys.idempotencyLegacyUntil, set by a data migration).
+ *
+ * Bounded per shopper and product: at most `maxPerUser` records (lua/idempotencyClaim-3.lua); at the cap the
  * shopper's oldest final refusals are deleted first, and a shopper whose records all sold or are
  * running gets 429 until the oldest expires. Records are stored compactly (what a replay needs).
  *
@@ -18,6 +24,8 @@ import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
+import type { Catalogue } from './catalogue.js';
+import { homeSegment } from './layout.js';
 
 const swap = luaScript('idempotencySwap');
 const claim = luaScript('idempotencyClaim', { claimed: 0, exists: 1, full: 2 });
@@ -123,24 +131,75 @@ export type Begin =
   /** its request ended without an answer or died: resolve `record.orderId`, then take over */
   | ({ kind: 'stale'; raw: string } & IdempotencyHandle);
 
+/** How often a process asks again whether legacy records may still live. */
+const LEGACY_RECHECK_MS = 60_000;
+
+type Place = { all: string; refusals: string; record(name: string): string };
+
 export class IdempotencyStore {
+  private legacy: { until: number; checkedAt: number } | undefined;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    /** the products' segment counts: a shopper's records live beside their home segment */
+    private readonly catalogue: Pick<Catalogue, 'get'>,
     private readonly ttlSeconds: number,
     private readonly leaseMs: number,
     private readonly maxPerUser = 100,
-  ) {}
+  ) {
+    // known before the first keyed purchase (a failure here: the first one asks)
+    void (this.legacyUntil() as Promise<number>).catch(() => undefined);
+  }
 
-  private where(userId: string, key: string) {
+  /** The key's record and index names in `place`. */
+  private at(place: Place, key: string) {
     const member = createHash('sha256').update(key).digest('base64url');
-    const rk = this.keys.idempotency(userId, member);
-    const { all, refusals } = this.keys.idempotencyIndex(userId);
+    const rk = place.record(member);
     return {
       rk,
       prefix: rk.slice(0, rk.length - member.length),
-      index: { keys: [all, refusals] as [string, string], member },
+      index: { keys: [place.all, place.refusals] as [string, string], member },
     };
+  }
+
+  /** Where the shopper's key for `productId` lives: beside their home segment of it. */
+  private async where(userId: string, productId: string, key: string) {
+    const got = this.catalogue.get(productId);
+    const view = got instanceof Promise ? await got : got;
+    // an unknown product answers 404, which is never stored: any segment will do
+    const segment = view ? homeSegment(userId, view.segments) : 0;
+    return this.at(this.keys.idempotency(productId, segment, userId), key);
+  }
+
+  /**
+   * Until when (ms) old-place records may live: read at construction and again in the background
+   * once a minute, so a purchase never waits on the shard that holds the window's key (it would
+   * then depend on two); only a process that could not read it yet waits for it.
+   */
+  private legacyUntil(): number | Promise<number> {
+    const now = Date.now();
+    if (this.legacy && now - this.legacy.checkedAt <= LEGACY_RECHECK_MS) return this.legacy.until;
+    const load = this.redis.get(this.keys.idempotencyLegacyUntil()).then((until) => {
+      this.legacy = { until: Number(until ?? 0), checkedAt: Date.now() };
+      return this.legacy.until;
+    });
+    if (!this.legacy) return load;
+    this.legacy.checkedAt = now; // one refresh at a time; a failed one keeps what was known
+    load.catch(() => undefined);
+    return this.legacy.until;
+  }
+
+  /**
+   * The key's record in the legacy place (per shopper, before records moved beside the home
+   * segment), while records written there may live; else undefined, without a command.
+   */
+  private async legacyRecord(userId: string, key: string) {
+    const got = this.legacyUntil();
+    if ((got instanceof Promise ? await got : got) <= Date.now()) return undefined;
+    const where = this.at(this.keys.legacyIdempotency(userId), key);
+    const raw = await this.redis.get(where.rk);
+    return raw === null ? undefined : { where, raw, record: decodeIdempotencyRecord(raw) };
   }
 
   /** A running record for `fresh`'s request, leased from now. */
@@ -152,18 +211,28 @@ export class IdempotencyStore {
    * The key's record, read only (one GET): how a refusal the guard already knows answers a keyed
    * request without storing anything. Undefined: the key holds nothing.
    */
-  async peek(userId: string, key: string): Promise<IdempotencyRecord | undefined> {
-    const raw = await this.redis.get(this.where(userId, key).rk);
-    return raw === null ? undefined : decodeIdempotencyRecord(raw);
+  async peek(
+    userId: string,
+    productId: string,
+    key: string,
+  ): Promise<IdempotencyRecord | undefined> {
+    const raw = await this.redis.get((await this.where(userId, productId, key)).rk);
+    if (raw !== null) return decodeIdempotencyRecord(raw);
+    const legacy = await this.legacyRecord(userId, key);
+    return legacy && ofProduct(legacy.record, productId) ? legacy.record : undefined;
   }
 
   /** Claims the key for this request (with the order id it will sell under), or says what else. */
   async begin(
     userId: string,
     key: string,
-    fresh: Omit<IdempotencyRecord, 'leaseUntil'>,
+    fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
   ): Promise<Begin> {
-    const { rk, prefix, index } = this.where(userId, key);
+    const legacy = await this.legacyRecord(userId, key);
+    if (legacy && ofProduct(legacy.record, fresh.productId)) {
+      return this.found(legacy.where, legacy.raw, fresh);
+    }
+    const { rk, prefix, index } = await this.where(userId, fresh.productId, key);
     const record = this.running(fresh);
     const [code, value] = await claim.run<[number, string | number]>(
       this.redis,
@@ -178,12 +247,20 @@ export class IdempotencyStore {
       case 'exists':
         break;
     }
-    const raw = String(value);
+    return this.found({ rk, index }, String(value), fresh);
+  }
+
+  /** What a request finds when its key holds a record already. */
+  private found(
+    where: { rk: string; index: IdempotencyHandle['index'] },
+    raw: string,
+    fresh: Pick<IdempotencyRecord, 'fp'>,
+  ): Begin {
     const found = decodeIdempotencyRecord(raw);
     if (found.fp !== fresh.fp) return { kind: 'mismatch' };
     if (found.done) return { kind: 'replay', response: found.done };
     if (found.unknown || (found.leaseUntil ?? 0) <= Date.now()) {
-      return { kind: 'stale', key: rk, record: found, raw, index };
+      return { kind: 'stale', key: where.rk, record: found, raw, index: where.index };
     }
     return { kind: 'in-progress', orderId: found.orderId };
   }
@@ -241,3 +318,11 @@ export class IdempotencyStore {
     );
   }
 }
+
+/**
+ * Whether a legacy record (one place per shopper, every product) is this product's: a running
+ * one names its product; an answered one kept only its fingerprint, so it keeps its old scope
+ * (the same key for another product is a 422, as when it was written).
+ */
+const ofProduct = (record: IdempotencyRecord, productId: string) =>
+  record.productId === undefined || record.productId === productId;

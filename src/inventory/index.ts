@@ -26,6 +26,7 @@ export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';
 export {
   decodeIdempotencyRecord,
+  encodeIdempotencyRecord,
   IdempotencyStore,
   type Begin,
   type IdempotencyHandle,

@@ -196,16 +196,37 @@ export class Keys {
   }
 
   /**
-   * A shopper's Idempotency-Key index: zsets of their records (hash -> expiry ms), all of them
-   * and the final refusals among them, in the slot of the records (same hash tag).
+   * A shopper's Idempotency-Key records for one product, beside their home segment of it (the
+   * segment's hash tag, like their rate-limit bucket): a keyed purchase's record, claim and
+   * deduct share one slot, so it depends on one shard. `all` and `refusals` index them (record
+   * name -> expiry ms): all of them and the final refusals among them; `record(name)` is one.
    */
-  idempotencyIndex(userId: string): { all: string; refusals: string } {
-    const tag = `${this.prefix}:{idem:${checked('user id', userId)}}`;
-    return { all: `${tag}#all`, refusals: `${tag}#refused` };
+  idempotency(
+    productId: string,
+    segment: number,
+    userId: string,
+  ): { all: string; refusals: string; record(name: string): string } {
+    const tag = `${this.prefix}:{${this.segmentLockName(productId, segment)}}`;
+    const base = `${tag}:idem:${checked('user id', userId)}`;
+    return { all: `${base}#all`, refusals: `${base}#refused`, record: (name) => `${base}:${name}` };
   }
 
-  /** An Idempotency-Key record, scoped to the shopper who sent it. */
-  idempotency(userId: string, key: string): string {
-    return `${this.prefix}:{idem:${checked('user id', userId)}}:${key}`;
+  /**
+   * Where a shopper's records lived before they moved beside the home segment (one hash tag per
+   * shopper, every product): still read while records written there may live
+   * (idempotencyLegacyUntil).
+   */
+  legacyIdempotency(userId: string): {
+    all: string;
+    refusals: string;
+    record(name: string): string;
+  } {
+    const tag = `${this.prefix}:{idem:${checked('user id', userId)}}`;
+    return { all: `${tag}#all`, refusals: `${tag}#refused`, record: (name) => `${tag}:${name}` };
+  }
+
+  /** Ms (server time) until which records in the legacy place may live; absent: none can. */
+  idempotencyLegacyUntil(): string {
+    return `${this.prefix}:idem-legacy-until`;
   }
 }

@@ -14,10 +14,17 @@ import type {
 export type { Begin, IdempotencyHandle, IdempotencyRecord, StoredResponse };
 
 export interface IdempotencyRecords {
-  /** The key's record, read only; undefined when it holds none. */
-  peek(userId: string, key: string): Promise<IdempotencyRecord | undefined>;
-  /** Claims the key for this request (with the order id it will sell under), or says what else. */
-  begin(userId: string, key: string, fresh: Omit<IdempotencyRecord, 'leaseUntil'>): Promise<Begin>;
+  /** The shopper's key for this product, read only; undefined when it holds none. */
+  peek(userId: string, productId: string, key: string): Promise<IdempotencyRecord | undefined>;
+  /**
+   * Claims the shopper's key for this request's product (a key is scoped to a shopper and a
+   * product), with the order id it will sell under, or says what else.
+   */
+  begin(
+    userId: string,
+    key: string,
+    fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
+  ): Promise<Begin>;
   /**
    * Takes a stale key over for a new run, or stores the answer its old run turned out to have.
    * @returns the new handle, or null when another retry got there first.

@@ -143,7 +143,7 @@ export class PurchaseService {
   ): Promise<PurchaseOutcome | undefined> {
     const refusal = this.deps.checkout.refusalFromMemory(order.productId);
     if (!refusal) return undefined;
-    const record = await this.deps.idempotency.peek(order.userId, key);
+    const record = await this.deps.idempotency.peek(order.userId, order.productId, key);
     if (!record) return { kind: 'answer', response: answers.refused(refusal), replayed: false };
     const fp = requestFingerprint({ productId: order.productId, quantity: order.quantity });
     if (record.fp !== fp) return { kind: 'key-reused' };
