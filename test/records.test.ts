@@ -170,6 +170,7 @@ describe('records written by the Lua scripts', () => {
       maxSegments: 3,
       payWithinSeconds: 0,
       requireSaleToken: false,
+      waitingRoom: null,
       number: expect.any(Number),
     });
     expect(meta!.number).toBeGreaterThan(0);
