@@ -171,7 +171,7 @@ describe('joining', () => {
 
   it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
     const productId = newProduct();
-    await seed(productId, {
+    const epoch = await seed(productId, {
       total: 5,
       startsAt: new Date(Date.now() + 60_000).toISOString(),
       waitingRoom: room(),
@@ -179,6 +179,10 @@ describe('joining', () => {
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => join(i % 2 ? a : b, productId, 'eager')),
     );
+    // one place in Redis, not one per answered join (before the opening every position is null)
+    const k = keysOf(productId, epoch);
+    expect(await a.rt.redis.hgetall(k.places)).toEqual({ eager: '0' });
+    expect(await a.rt.redis.lrange(k.pre, 0, -1)).toEqual(['eager']);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
     expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
@@ -196,20 +200,46 @@ describe('joining', () => {
     expect((await join(a, plain, 'u1')).status).toBe(404);
   });
 
-  it('refuses bad room settings with 400, seeding nothing', async () => {
+  // every bound of the three settings, each alone: a relaxed bound seeds a room it should refuse
+  const good = { admitPerSecond: 5, maxActive: 10, admittedForSeconds: 60 };
+  const bad: Array<[string, unknown]> = [
+    ['admitPerSecond 0', { ...good, admitPerSecond: 0 }],
+    ['admitPerSecond 1.5', { ...good, admitPerSecond: 1.5 }],
+    ['admitPerSecond 100001', { ...good, admitPerSecond: 100_001 }],
+    ['maxActive 0', { ...good, maxActive: 0 }],
+    ['maxActive 1000001', { ...good, maxActive: 1_000_001 }],
+    ['admittedForSeconds 4', { ...good, admittedForSeconds: 4 }],
+    ['admittedForSeconds 3601', { ...good, admittedForSeconds: 3_601 }],
+    ['admitPerSecond as a string', { ...good, admitPerSecond: '5' }],
+    ['maxActive missing', { admitPerSecond: 5, admittedForSeconds: 60 }],
+    ['an unknown field', { ...good, shuffle: false }],
+    ['not an object', 5],
+  ];
+  it.each(bad)(
+    'refuses bad room settings with 400, seeding nothing: %s',
+    async (_, waitingRoom) => {
+      const productId = newProduct();
+      const res = await fetch(`${a.url}/admin/products/${productId}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ strategy: 'global', total: 5, waitingRoom }),
+      });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const problem = (await res.json()) as { type: string };
+      expect(problem.type).toBe('urn:seckill:problem:invalid-request');
+      expect(await a.rt.redis.exists(a.rt.keys.product(productId).meta)).toBe(0);
+      expect(await a.rt.redis.sismember(a.rt.keys.rooms(), productId)).toBe(0);
+    },
+  );
+
+  it('seeds the same settings within bounds (the 400s above are the bounds, not the shape)', async () => {
     const productId = newProduct();
-    const res = await fetch(`${a.url}/admin/products/${productId}`, {
-      method: 'PUT',
-      headers: admin,
-      body: JSON.stringify({
-        strategy: 'global',
-        total: 5,
-        waitingRoom: { admitPerSecond: 0, maxActive: 1, admittedForSeconds: 60 },
-      }),
+    await seed(productId, {
+      total: 5,
+      waitingRoom: { admitPerSecond: 100_000, maxActive: 1_000_000, admittedForSeconds: 5 },
     });
-    expect(res.status).toBe(400);
-    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await a.rt.redis.exists(a.rt.keys.product(productId).meta)).toBe(0);
+    expect(await a.rt.redis.sismember(a.rt.keys.rooms(), productId)).toBe(1);
   });
 });
 
@@ -233,6 +263,27 @@ describe('fairness', () => {
     const line = shuffled(arrivals, SEED);
     expect(arrivals.map((u) => t[u])).toEqual(arrivals.map((u) => line.indexOf(u) + 1));
     expect(line).not.toEqual(arrivals);
+    // those who join after the opening line up behind the shuffled pre-queue, in arrival order
+    const late = users(3);
+    for (const [i, u] of late.entries()) {
+      const r = await join(i % 2 ? a : b, productId, u);
+      expect([r.status, r.body.state]).toEqual([200, 'waiting']);
+    }
+    const after = await tickets(productId, epoch);
+    expect(late.map((u) => after[u])).toEqual([13, 14, 15]);
+    // and the pre-queue's tickets did not move
+    expect(arrivals.map((u) => after[u])).toEqual(arrivals.map((u) => t[u]));
+    // admitted in ticket order: the first admitted is the shuffle's first
+    const first = await waitFor(
+      'the first admission',
+      async () => {
+        const ids = Object.keys(await a.rt.redis.hgetall(k.admitted));
+        return ids.length > 0 && ids;
+      },
+      5_000,
+      50,
+    );
+    expect(first[0]).toBe(line[0]);
   });
 
   it('admits in arrival order after the opening (FIFO), paced, and each poll says the place', async () => {
