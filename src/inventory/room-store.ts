@@ -88,7 +88,9 @@ export class RoomStore {
       number,
       number,
     ];
-    if (joined === 1) await this.replicaWait?.confirm(k.room);
+    // a second join answers the place too: confirmed as well, since the first one's WAIT may
+    // have failed (503) and left the place on the master alone
+    await this.replicaWait?.confirm(k.room);
     let admittedAt = 0;
     if (ticket > 0 && ticket <= served) admittedAt = await this.admittedAt(k, userId);
     return { joined: joined === 1, ticket, served, opened: opened === 1, preCount, admittedAt };
@@ -104,6 +106,8 @@ export class RoomStore {
       .hget(k.admitted, userId)
       .exec()) as [[null, string | null], [null, Array<string | null>], [null, string | null]];
     if (ticket === null) return null;
+    // read from the master: answered once a replica holds it (a join refused 503 may not be)
+    await this.replicaWait?.confirm(k.room);
     return {
       ticket: Number(ticket),
       served: Number(state[0] ?? 0),
