@@ -131,16 +131,28 @@ async function tickets(productId: string, epoch: number): Promise<Record<string,
 const served = async (productId: string, epoch: number) =>
   Number((await a.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
 
-/** The admit script's shuffle, written again: Fisher-Yates over Park-Miller from `seed`. */
+/**
+ * The admit script's shuffle, written again: Fisher-Yates from the front over Park-Miller from
+ * `seed` (step i draws j in i..k and fixes ticket i).
+ */
 function shuffled(arrivals: string[], seed: number): string[] {
   const out = [...arrivals];
+  const k = out.length;
   let s = seed;
-  for (let i = out.length; i >= 2; i--) {
+  for (let i = 1; i < k; i++) {
     s = (s * 48_271) % 2_147_483_647;
-    const j = (s % i) + 1;
+    const j = i + (s % (k - i + 1));
     [out[i - 1], out[j - 1]] = [out[j - 1]!, out[i - 1]!];
   }
   return out;
+}
+
+/** The pre-queue in arrival order (a hash: arrival index -> shopper). */
+async function preQueue(productId: string, epoch: number): Promise<string[]> {
+  const h = await a.rt.redis.hgetall(keysOf(productId, epoch).pre);
+  return Object.entries(h)
+    .sort(([x], [y]) => Number(x) - Number(y))
+    .map(([, u]) => u);
 }
 
 describe('joining', () => {
@@ -165,8 +177,8 @@ describe('joining', () => {
     );
     const k = keysOf(productId, epoch);
     expect(await a.rt.redis.hlen(k.places)).toBe(20);
-    expect(await a.rt.redis.llen(k.pre)).toBe(20);
-    expect(new Set(await a.rt.redis.lrange(k.pre, 0, -1))).toEqual(new Set(shoppers));
+    expect(await a.rt.redis.hlen(k.pre)).toBe(20);
+    expect(new Set(await preQueue(productId, epoch))).toEqual(new Set(shoppers));
   });
 
   it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
@@ -182,7 +194,7 @@ describe('joining', () => {
     // one place in Redis, not one per answered join (before the opening every position is null)
     const k = keysOf(productId, epoch);
     expect(await a.rt.redis.hgetall(k.places)).toEqual({ eager: '0' });
-    expect(await a.rt.redis.lrange(k.pre, 0, -1)).toEqual(['eager']);
+    expect(await preQueue(productId, epoch)).toEqual(['eager']);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
     expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
@@ -255,7 +267,7 @@ describe('fairness', () => {
     expect(joined.map((r) => r.status)).toEqual(joined.map(() => 200));
     // the arrival order, as the pre-queue holds it, read before the opening
     const k = keysOf(productId, epoch);
-    const arrivals = await a.rt.redis.lrange(k.pre, 0, -1);
+    const arrivals = await preQueue(productId, epoch);
     expect(await a.rt.redis.hget(k.room, 'opened')).toBeNull();
     expect(arrivals).toHaveLength(12);
     await opened(productId, epoch);
@@ -284,6 +296,50 @@ describe('fairness', () => {
       50,
     );
     expect(first[0]).toBe(line[0]);
+  });
+
+  it('shuffles a long pre-queue in bounded steps, admitting only from the shuffled prefix', async () => {
+    const productId = newProduct();
+    const store = new RoomStore(a.rt.redis, a.rt.keys);
+    const sale = { epoch: 1, endsAt: 0 };
+    const arrivals = users(12);
+    for (const u of arrivals) expect((await store.join(productId, sale, u)).ticket).toBe(0);
+    const tick = () =>
+      store.admit(
+        productId,
+        {
+          epoch: 1,
+          fence: 1,
+          startsAt: 0,
+          endsAt: 0,
+          seed: SEED,
+          settings: room({ admitPerSecond: 100 }),
+          soldOut: false,
+          unitsLeft: -1,
+          limitPerUser: 1,
+          shuffleSteps: 5,
+        },
+        false,
+      );
+    const line = shuffled(arrivals, SEED);
+    const k = keysOf(productId, 1);
+    const first = await tick();
+    expect(first).toMatchObject({ opened: true, next: 12, shuffleLeft: 7, admitted: 5, served: 5 });
+    let t = await tickets(productId, 1);
+    // tickets 1..5 are final, the rest still unplaced; only those five are admitted
+    expect(line.map((u) => t[u])).toEqual([1, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.keys(await a.rt.redis.hgetall(k.admitted)).sort()).toEqual(
+      line.slice(0, 5).sort(),
+    );
+    // a join after the opening lines up behind the whole pre-queue, mid-shuffle too
+    expect((await store.join(productId, sale, 'late')).ticket).toBe(13);
+    expect(await tick()).toMatchObject({ shuffleLeft: 2, admitted: 5, served: 10 });
+    expect(await tick()).toMatchObject({ shuffleLeft: 0, admitted: 3, served: 13 });
+    t = await tickets(productId, 1);
+    // the same line as one pass would give: the steps carry the generator's state
+    expect(line.map((u) => t[u])).toEqual(line.map((_, i) => i + 1));
+    expect(t.late).toBe(13);
+    expect(await a.rt.redis.exists(k.pre)).toBe(0);
   });
 
   it('admits in arrival order after the opening (FIFO), paced, and each poll says the place', async () => {
@@ -489,6 +545,7 @@ describe('the admitter', () => {
           settings: room(),
           soldOut: false,
           unitsLeft: -1,
+          limitPerUser: 1,
         },
         false,
       );

@@ -16,6 +16,12 @@ const scripts = {
   roomAdmit: luaScript('roomAdmit'),
 };
 
+/**
+ * Pre-queue places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
+ * milliseconds of the shard's time however long the pre-queue (measured: docs/waiting-room.md).
+ */
+export const SHUFFLE_STEPS = 1_000;
+
 /** The room keys outlive the sale's end by this long (then the line is gone). */
 const ROOM_KEEP_S = 86_400;
 
@@ -42,6 +48,8 @@ export type AdmitTick =
       active: number;
       now: number;
       opened: boolean;
+      /** pre-queue places not yet shuffled into tickets (admission waits for them) */
+      shuffleLeft: number;
     }
   | { code: 'fenced'; newer: number };
 
@@ -55,6 +63,10 @@ export interface AdmitArgs {
   soldOut: boolean;
   /** units left on sale; -1 when unknown */
   unitsLeft: number;
+  /** units one admitted shopper may buy */
+  limitPerUser: number;
+  /** pre-queue places this call shuffles at most (default SHUFFLE_STEPS) */
+  shuffleSteps?: number | undefined;
 }
 
 const keepSeconds = (endsAt: number) =>
@@ -139,10 +151,13 @@ export class RoomStore {
         a.soldOut ? 1 : 0,
         keepSeconds(a.endsAt),
         a.unitsLeft,
+        a.shuffleSteps ?? SHUFFLE_STEPS,
+        a.limitPerUser,
       ],
     );
     if (r[0] === 0) return { code: 'fenced', newer: r[1]! };
-    const [, served, next, admitted, expired, active, now, opened] = r as number[] as [
+    const [, served, next, admitted, expired, active, now, opened, shuffleLeft] = r as number[] as [
+      number,
       number,
       number,
       number,
@@ -159,7 +174,17 @@ export class RoomStore {
         encodeEvent({ kind: 'admit', epoch: a.epoch, served, at: now }),
       );
     }
-    return { code: 'ticked', served, next, admitted, expired, active, now, opened: opened === 1 };
+    return {
+      code: 'ticked',
+      served,
+      next,
+      admitted,
+      expired,
+      active,
+      now,
+      opened: opened === 1,
+      shuffleLeft,
+    };
   }
 
   /** Products seeded with a waiting room. */
