@@ -95,7 +95,7 @@ async function poll(app: RunningApp, productId: string, user: string) {
   };
 }
 
-async function buy(productId: string, user: string, saleToken?: string) {
+async function buy(productId: string, user: string, saleToken?: string, quantity = 1) {
   for (;;) {
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
@@ -104,7 +104,7 @@ async function buy(productId: string, user: string, saleToken?: string) {
         'x-user-id': user,
         ...(saleToken && { 'sale-token': saleToken }),
       },
-      body: JSON.stringify({ productId }),
+      body: JSON.stringify({ productId, quantity }),
     });
     const body = (await res.json()) as { orderId?: string; type?: string };
     if (res.status === 503) continue;
@@ -488,6 +488,57 @@ describe('stock-aware', () => {
       100,
     );
     expect(await served(productId, epoch)).toBe(3);
+  });
+});
+
+describe('stock bound with limitPerUser above 1', () => {
+  it('admits ceil(units left / limitPerUser) shoppers: each can buy their limit, the last maybe short', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 5,
+      limitPerUser: 2,
+      waitingRoom: room({ admitPerSecond: 20, maxActive: 10 }),
+    });
+    await opened(productId, epoch);
+    const line = users(6);
+    for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
+    await waitFor('admissions', async () => (await served(productId, epoch)) >= 3, 10_000, 50);
+    // 5 units at 2 a shopper: 3 seats (2 + 2 + 1), not 5
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(3);
+    const tokens = await Promise.all(
+      line.slice(0, 3).map((u) =>
+        waitFor(
+          'admission',
+          async () => {
+            const r = await poll(a, productId, u);
+            return r.body.state === 'admitted' && r.body.saleToken;
+          },
+          10_000,
+          50,
+        ),
+      ),
+    );
+    expect((await buy(productId, line[0]!, tokens[0], 2)).status).toBe(202);
+    expect((await buy(productId, line[1]!, tokens[1], 2)).status).toBe(202);
+    // 1 unit left, 1 seat still unused: nobody more is admitted
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(3);
+    // the third gets the last unit (2 would be more than there is)
+    const short = await buy(productId, line[2]!, tokens[2], 2);
+    expect(short.status).toBe(409);
+    expect((await buy(productId, line[2]!, tokens[2], 1)).status).toBe(202);
+    await waitFor(
+      'sold out heard',
+      async () => (await poll(b, productId, line[3]!)).body.state === 'sold-out',
+      10_000,
+      100,
+    );
+    expect(await served(productId, epoch)).toBe(3);
+    const view = (await (await fetch(`${a.url}/products/${productId}`)).json()) as {
+      remaining: number;
+    };
+    expect(view.remaining).toBe(0);
   });
 });
 
