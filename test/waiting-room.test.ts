@@ -95,6 +95,18 @@ async function poll(app: RunningApp, productId: string, user: string) {
   };
 }
 
+/** The shopper's sale token, once a poll answers them admitted. */
+const tokenOf = (app: RunningApp, productId: string, user: string) =>
+  waitFor(
+    'admission',
+    async () => {
+      const r = await poll(app, productId, user);
+      return r.body.state === 'admitted' && r.body.saleToken;
+    },
+    10_000,
+    50,
+  );
+
 async function buy(productId: string, user: string, saleToken?: string, quantity = 1) {
   for (;;) {
     const res = await fetch(`${b.url}/seckill`, {
@@ -423,19 +435,7 @@ describe('stock-aware', () => {
     await opened(productId, epoch);
     const line = users(6);
     for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
-    const firstTwo = await Promise.all(
-      line.slice(0, 2).map((u) =>
-        waitFor(
-          'admission',
-          async () => {
-            const r = await poll(a, productId, u);
-            return r.body.state === 'admitted' && r.body.saleToken;
-          },
-          10_000,
-          50,
-        ),
-      ),
-    );
+    const firstTwo = await Promise.all(line.slice(0, 2).map((u) => tokenOf(a, productId, u)));
     const orders = await Promise.all(
       line.slice(0, 2).map((u, i) => buy(productId, u, firstTwo[i])),
     );
@@ -506,19 +506,7 @@ describe('stock bound with limitPerUser above 1', () => {
     // 5 units at 2 a shopper: 3 seats (2 + 2 + 1), not 5
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
-    const tokens = await Promise.all(
-      line.slice(0, 3).map((u) =>
-        waitFor(
-          'admission',
-          async () => {
-            const r = await poll(a, productId, u);
-            return r.body.state === 'admitted' && r.body.saleToken;
-          },
-          10_000,
-          50,
-        ),
-      ),
-    );
+    const tokens = await Promise.all(line.slice(0, 3).map((u) => tokenOf(a, productId, u)));
     expect((await buy(productId, line[0]!, tokens[0], 2)).status).toBe(202);
     expect((await buy(productId, line[1]!, tokens[1], 2)).status).toBe(202);
     // 1 unit left, 1 seat still unused: nobody more is admitted
