@@ -1,35 +1,43 @@
 --[[
   roomAdmit: one tick of a waiting room's admitter. Checks the admitter's fencing token (a holder
-  whose lease ran out is refused once a newer one has written), opens the room at its start
-  (the pre-queue shuffled once, Fisher-Yates over a Park-Miller generator seeded by ARGV[3], into
-  tickets 1..k), frees the seats of admissions that expired unused, then admits the next tickets
-  in order: paced by a token bucket of ARGV[4] per second (capacity one second), never past
-  ARGV[5] admitted and not yet done, nor past the units left (ARGV[9]) less those seats, and none
-  while the product is sold out.
+  whose lease ran out is refused once a newer one has written), opens the room at its start,
+  shuffles the pre-queue in bounded steps (at most ARGV[10] places per call, so a long pre-queue
+  never blocks the shard for long: Fisher-Yates from the front over a Park-Miller generator seeded
+  by ARGV[3] at the opening and kept in the room hash, each step fixing ticket i for good), frees
+  the seats of admissions that expired unused, then admits the next tickets in order, only from
+  the shuffled prefix: paced by a token bucket of ARGV[4] per second (capacity one second), never
+  past ARGV[5] admitted and not yet done, nor past the units left (ARGV[9]) at ARGV[11] units a
+  seat, and none while the product is sold out.
 
-  KEYS[1] room hash (next, served, opened, pre, admitterFence, credit, lastAt, openedAt)
-  KEYS[2] places hash: userId -> ticket
-  KEYS[3] pre-queue list
+  KEYS[1] room hash (next, served, opened, pre, shuffled, rng, admitterFence, credit, lastAt,
+          openedAt)
+  KEYS[2] places hash: userId -> ticket (0 until the shuffle reaches it)
+  KEYS[3] pre-queue hash: arrival index 1..pre -> userId (emptied by the shuffle)
   KEYS[4] line hash: ticket -> userId
   KEYS[5] active zset: userId -> admission expiry (ms)
   KEYS[6] admitted hash: userId -> admission time (ms)
   ARGV[1] fencing token of the admitter's lease
   ARGV[2] opening (ms since the epoch; 0: at once)
-  ARGV[3] shuffle seed, 1..2147483646
+  ARGV[3] shuffle seed, 1..2147483646 (read at the opening only)
   ARGV[4] admissions per second
   ARGV[5] most shoppers admitted and not yet done
   ARGV[6] ms an admission lasts
   ARGV[7] 1 when the product is sold out (admit nobody)
   ARGV[8] seconds the room's keys live
   ARGV[9] units left on sale (-1: unknown, a shard did not answer: seats alone bound admission)
+  ARGV[10] most pre-queue places this call shuffles
+  ARGV[11] units an admitted shopper may buy (limitPerUser): admitted and not yet done are at
+           most ceil(units left / ARGV[11])
 
-  Returns {1, served, next, admitted now, expired now, active, now ms, opened}
+  Returns {1, served, next, admitted now, expired now, active, now ms, opened, places left to
+  shuffle (0 before the opening)}
   or {0, newer fence} when a newer admitter has written.
 ]]
 local room, places, pre, line, active, admitted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local fence, startsAt, seed = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
+local steps, perShopper = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @include "serverTimeMs"
 
 local seen = tonumber(redis.call('HGET', room, 'admitterFence') or '0')
@@ -37,38 +45,52 @@ if fence < seen then return {0, seen} end
 redis.call('HSET', room, 'admitterFence', fence)
 local now = serverTimeMs()
 
-local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt')
+local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt', 'pre', 'shuffled',
+  'rng')
 local opened = s[1] == '1'
 local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
+local preCount, shuffled, rng = tonumber(s[6] or '0'), tonumber(s[7] or '0'), tonumber(s[8] or seed)
 if not opened and now >= startsAt then
-  local users = redis.call('LRANGE', pre, 0, -1)
-  local k = #users
-  for i = k, 2, -1 do
-    seed = (seed * 48271) % 2147483647
-    local j = (seed % i) + 1
-    users[i], users[j] = users[j], users[i]
-  end
-  for i = 1, k do
-    redis.call('HSET', places, users[i], i)
-    redis.call('HSET', line, i, users[i])
-  end
-  redis.call('DEL', pre)
-  nextTicket = k
-  opened = true
-  redis.call('HSET', room, 'opened', 1, 'next', k, 'served', 0, 'openedAt', now)
+  -- the line's head is the pre-queue, tickets 1..preCount; joins from now on take the next ones
+  opened, nextTicket, shuffled, rng = true, preCount, 0, seed
+  redis.call('HSET', room, 'opened', 1, 'next', preCount, 'served', 0, 'openedAt', now)
   for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
 end
 if not opened then
-  return {1, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0}
+  return {1, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0}
 end
+if shuffled < preCount then
+  -- step i draws j in i..preCount, puts the shopper at j in ticket i for good, and the one at i
+  -- in the place j left: a uniform permutation, one prefix at a time
+  local last = math.min(preCount, shuffled + steps)
+  for i = shuffled + 1, last do
+    local j = i
+    if i < preCount then
+      rng = (rng * 48271) % 2147483647
+      j = i + (rng % (preCount - i + 1))
+    end
+    local user = redis.call('HGET', pre, j)
+    if j ~= i then redis.call('HSET', pre, j, redis.call('HGET', pre, i)) end
+    redis.call('HDEL', pre, i)
+    redis.call('HSET', places, user, i)
+    redis.call('HSET', line, i, user)
+  end
+  shuffled = last
+  redis.call('HSET', room, 'shuffled', shuffled, 'rng', rng)
+end
+-- admission only from the shuffled prefix (the whole line once the shuffle is done)
+local ready = nextTicket
+if shuffled < preCount then ready = shuffled end
 
 local expired = redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 local credit = tonumber(s[4] or tostring(rate))
 local lastAt = tonumber(s[5] or tostring(now))
 credit = math.min(math.max(rate, 1), credit + (now - lastAt) * rate / 1000)
 local busy = redis.call('ZCARD', active)
-local n = math.min(math.floor(credit), maxActive - busy, nextTicket - served)
-if unitsLeft >= 0 then n = math.min(n, unitsLeft - busy) end
+local n = math.min(math.floor(credit), maxActive - busy, ready - served)
+-- each seat not yet used may buy perShopper units: admit while the units left cover them, the
+-- last one maybe short (rounded up, so a last odd unit still finds a buyer)
+if unitsLeft >= 0 then n = math.min(n, math.ceil(unitsLeft / perShopper) - busy) end
 if soldOut or n < 0 then n = 0 end
 for _ = 1, n do
   served = served + 1
@@ -83,4 +105,4 @@ if n > 0 then
   redis.call('EXPIRE', active, ttl)
   redis.call('EXPIRE', admitted, ttl)
 end
-return {1, served, nextTicket, n, expired, busy + n, now, 1}
+return {1, served, nextTicket, n, expired, busy + n, now, 1, preCount - shuffled}

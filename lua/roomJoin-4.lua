@@ -5,7 +5,7 @@
 
   KEYS[1] room hash (next, served, opened, pre, admitterFence, credit, lastAt)
   KEYS[2] places hash: userId -> ticket (0 while in the pre-queue)
-  KEYS[3] pre-queue list of userIds, in arrival order (until the opening)
+  KEYS[3] pre-queue hash: arrival index 1..pre -> userId (until the opening's shuffle)
   KEYS[4] line hash: ticket -> userId
   ARGV[1] userId
   ARGV[2] seconds the room's keys live (the sale's end plus a margin)
@@ -31,8 +31,8 @@ if opened == 1 then
   ticket = redis.call('HINCRBY', room, 'next', 1)
   redis.call('HSET', line, ticket, user)
 else
-  redis.call('RPUSH', pre, user)
   preCount = redis.call('HINCRBY', room, 'pre', 1)
+  redis.call('HSET', pre, preCount, user)
 end
 redis.call('HSET', places, user, ticket)
 for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end

@@ -95,7 +95,19 @@ async function poll(app: RunningApp, productId: string, user: string) {
   };
 }
 
-async function buy(productId: string, user: string, saleToken?: string) {
+/** The shopper's sale token, once a poll answers them admitted. */
+const tokenOf = (app: RunningApp, productId: string, user: string) =>
+  waitFor(
+    'admission',
+    async () => {
+      const r = await poll(app, productId, user);
+      return r.body.state === 'admitted' && r.body.saleToken;
+    },
+    10_000,
+    50,
+  );
+
+async function buy(productId: string, user: string, saleToken?: string, quantity = 1) {
   for (;;) {
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
@@ -104,7 +116,7 @@ async function buy(productId: string, user: string, saleToken?: string) {
         'x-user-id': user,
         ...(saleToken && { 'sale-token': saleToken }),
       },
-      body: JSON.stringify({ productId }),
+      body: JSON.stringify({ productId, quantity }),
     });
     const body = (await res.json()) as { orderId?: string; type?: string };
     if (res.status === 503) continue;
@@ -131,16 +143,28 @@ async function tickets(productId: string, epoch: number): Promise<Record<string,
 const served = async (productId: string, epoch: number) =>
   Number((await a.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
 
-/** The admit script's shuffle, written again: Fisher-Yates over Park-Miller from `seed`. */
+/**
+ * The admit script's shuffle, written again: Fisher-Yates from the front over Park-Miller from
+ * `seed` (step i draws j in i..k and fixes ticket i).
+ */
 function shuffled(arrivals: string[], seed: number): string[] {
   const out = [...arrivals];
+  const k = out.length;
   let s = seed;
-  for (let i = out.length; i >= 2; i--) {
+  for (let i = 1; i < k; i++) {
     s = (s * 48_271) % 2_147_483_647;
-    const j = (s % i) + 1;
+    const j = i + (s % (k - i + 1));
     [out[i - 1], out[j - 1]] = [out[j - 1]!, out[i - 1]!];
   }
   return out;
+}
+
+/** The pre-queue in arrival order (a hash: arrival index -> shopper). */
+async function preQueue(productId: string, epoch: number): Promise<string[]> {
+  const h = await a.rt.redis.hgetall(keysOf(productId, epoch).pre);
+  return Object.entries(h)
+    .sort(([x], [y]) => Number(x) - Number(y))
+    .map(([, u]) => u);
 }
 
 describe('joining', () => {
@@ -165,13 +189,13 @@ describe('joining', () => {
     );
     const k = keysOf(productId, epoch);
     expect(await a.rt.redis.hlen(k.places)).toBe(20);
-    expect(await a.rt.redis.llen(k.pre)).toBe(20);
-    expect(new Set(await a.rt.redis.lrange(k.pre, 0, -1))).toEqual(new Set(shoppers));
+    expect(await a.rt.redis.hlen(k.pre)).toBe(20);
+    expect(new Set(await preQueue(productId, epoch))).toEqual(new Set(shoppers));
   });
 
   it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
     const productId = newProduct();
-    await seed(productId, {
+    const epoch = await seed(productId, {
       total: 5,
       startsAt: new Date(Date.now() + 60_000).toISOString(),
       waitingRoom: room(),
@@ -179,6 +203,10 @@ describe('joining', () => {
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, i) => join(i % 2 ? a : b, productId, 'eager')),
     );
+    // one place in Redis, not one per answered join (before the opening every position is null)
+    const k = keysOf(productId, epoch);
+    expect(await a.rt.redis.hgetall(k.places)).toEqual({ eager: '0' });
+    expect(await preQueue(productId, epoch)).toEqual(['eager']);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
     expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
@@ -196,20 +224,46 @@ describe('joining', () => {
     expect((await join(a, plain, 'u1')).status).toBe(404);
   });
 
-  it('refuses bad room settings with 400, seeding nothing', async () => {
+  // every bound of the three settings, each alone: a relaxed bound seeds a room it should refuse
+  const good = { admitPerSecond: 5, maxActive: 10, admittedForSeconds: 60 };
+  const bad: Array<[string, unknown]> = [
+    ['admitPerSecond 0', { ...good, admitPerSecond: 0 }],
+    ['admitPerSecond 1.5', { ...good, admitPerSecond: 1.5 }],
+    ['admitPerSecond 100001', { ...good, admitPerSecond: 100_001 }],
+    ['maxActive 0', { ...good, maxActive: 0 }],
+    ['maxActive 1000001', { ...good, maxActive: 1_000_001 }],
+    ['admittedForSeconds 4', { ...good, admittedForSeconds: 4 }],
+    ['admittedForSeconds 3601', { ...good, admittedForSeconds: 3_601 }],
+    ['admitPerSecond as a string', { ...good, admitPerSecond: '5' }],
+    ['maxActive missing', { admitPerSecond: 5, admittedForSeconds: 60 }],
+    ['an unknown field', { ...good, shuffle: false }],
+    ['not an object', 5],
+  ];
+  it.each(bad)(
+    'refuses bad room settings with 400, seeding nothing: %s',
+    async (_, waitingRoom) => {
+      const productId = newProduct();
+      const res = await fetch(`${a.url}/admin/products/${productId}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ strategy: 'global', total: 5, waitingRoom }),
+      });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      const problem = (await res.json()) as { type: string };
+      expect(problem.type).toBe('urn:seckill:problem:invalid-request');
+      expect(await a.rt.redis.exists(a.rt.keys.product(productId).meta)).toBe(0);
+      expect(await a.rt.redis.sismember(a.rt.keys.rooms(), productId)).toBe(0);
+    },
+  );
+
+  it('seeds the same settings within bounds (the 400s above are the bounds, not the shape)', async () => {
     const productId = newProduct();
-    const res = await fetch(`${a.url}/admin/products/${productId}`, {
-      method: 'PUT',
-      headers: admin,
-      body: JSON.stringify({
-        strategy: 'global',
-        total: 5,
-        waitingRoom: { admitPerSecond: 0, maxActive: 1, admittedForSeconds: 60 },
-      }),
+    await seed(productId, {
+      total: 5,
+      waitingRoom: { admitPerSecond: 100_000, maxActive: 1_000_000, admittedForSeconds: 5 },
     });
-    expect(res.status).toBe(400);
-    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(await a.rt.redis.exists(a.rt.keys.product(productId).meta)).toBe(0);
+    expect(await a.rt.redis.sismember(a.rt.keys.rooms(), productId)).toBe(1);
   });
 });
 
@@ -225,7 +279,7 @@ describe('fairness', () => {
     expect(joined.map((r) => r.status)).toEqual(joined.map(() => 200));
     // the arrival order, as the pre-queue holds it, read before the opening
     const k = keysOf(productId, epoch);
-    const arrivals = await a.rt.redis.lrange(k.pre, 0, -1);
+    const arrivals = await preQueue(productId, epoch);
     expect(await a.rt.redis.hget(k.room, 'opened')).toBeNull();
     expect(arrivals).toHaveLength(12);
     await opened(productId, epoch);
@@ -233,6 +287,71 @@ describe('fairness', () => {
     const line = shuffled(arrivals, SEED);
     expect(arrivals.map((u) => t[u])).toEqual(arrivals.map((u) => line.indexOf(u) + 1));
     expect(line).not.toEqual(arrivals);
+    // those who join after the opening line up behind the shuffled pre-queue, in arrival order
+    const late = users(3);
+    for (const [i, u] of late.entries()) {
+      const r = await join(i % 2 ? a : b, productId, u);
+      expect([r.status, r.body.state]).toEqual([200, 'waiting']);
+    }
+    const after = await tickets(productId, epoch);
+    expect(late.map((u) => after[u])).toEqual([13, 14, 15]);
+    // and the pre-queue's tickets did not move
+    expect(arrivals.map((u) => after[u])).toEqual(arrivals.map((u) => t[u]));
+    // admitted in ticket order: the first admitted is the shuffle's first
+    const first = await waitFor(
+      'the first admission',
+      async () => {
+        const ids = Object.keys(await a.rt.redis.hgetall(k.admitted));
+        return ids.length > 0 && ids;
+      },
+      5_000,
+      50,
+    );
+    expect(first[0]).toBe(line[0]);
+  });
+
+  it('shuffles a long pre-queue in bounded steps, admitting only from the shuffled prefix', async () => {
+    const productId = newProduct();
+    const store = new RoomStore(a.rt.redis, a.rt.keys);
+    const sale = { epoch: 1, endsAt: 0 };
+    const arrivals = users(12);
+    for (const u of arrivals) expect((await store.join(productId, sale, u)).ticket).toBe(0);
+    const tick = () =>
+      store.admit(
+        productId,
+        {
+          epoch: 1,
+          fence: 1,
+          startsAt: 0,
+          endsAt: 0,
+          seed: SEED,
+          settings: room({ admitPerSecond: 100 }),
+          soldOut: false,
+          unitsLeft: -1,
+          limitPerUser: 1,
+          shuffleSteps: 5,
+        },
+        false,
+      );
+    const line = shuffled(arrivals, SEED);
+    const k = keysOf(productId, 1);
+    const first = await tick();
+    expect(first).toMatchObject({ opened: true, next: 12, shuffleLeft: 7, admitted: 5, served: 5 });
+    let t = await tickets(productId, 1);
+    // tickets 1..5 are final, the rest still unplaced; only those five are admitted
+    expect(line.map((u) => t[u])).toEqual([1, 2, 3, 4, 5, 0, 0, 0, 0, 0, 0, 0]);
+    expect(Object.keys(await a.rt.redis.hgetall(k.admitted)).sort()).toEqual(
+      line.slice(0, 5).sort(),
+    );
+    // a join after the opening lines up behind the whole pre-queue, mid-shuffle too
+    expect((await store.join(productId, sale, 'late')).ticket).toBe(13);
+    expect(await tick()).toMatchObject({ shuffleLeft: 2, admitted: 5, served: 10 });
+    expect(await tick()).toMatchObject({ shuffleLeft: 0, admitted: 3, served: 13 });
+    t = await tickets(productId, 1);
+    // the same line as one pass would give: the steps carry the generator's state
+    expect(line.map((u) => t[u])).toEqual(line.map((_, i) => i + 1));
+    expect(t.late).toBe(13);
+    expect(await a.rt.redis.exists(k.pre)).toBe(0);
   });
 
   it('admits in arrival order after the opening (FIFO), paced, and each poll says the place', async () => {
@@ -316,19 +435,7 @@ describe('stock-aware', () => {
     await opened(productId, epoch);
     const line = users(6);
     for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
-    const firstTwo = await Promise.all(
-      line.slice(0, 2).map((u) =>
-        waitFor(
-          'admission',
-          async () => {
-            const r = await poll(a, productId, u);
-            return r.body.state === 'admitted' && r.body.saleToken;
-          },
-          10_000,
-          50,
-        ),
-      ),
-    );
+    const firstTwo = await Promise.all(line.slice(0, 2).map((u) => tokenOf(a, productId, u)));
     const orders = await Promise.all(
       line.slice(0, 2).map((u, i) => buy(productId, u, firstTwo[i])),
     );
@@ -381,6 +488,45 @@ describe('stock-aware', () => {
       100,
     );
     expect(await served(productId, epoch)).toBe(3);
+  });
+});
+
+describe('stock bound with limitPerUser above 1', () => {
+  it('admits ceil(units left / limitPerUser) shoppers: each can buy their limit, the last maybe short', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 5,
+      limitPerUser: 2,
+      waitingRoom: room({ admitPerSecond: 20, maxActive: 10 }),
+    });
+    await opened(productId, epoch);
+    const line = users(6);
+    for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
+    await waitFor('admissions', async () => (await served(productId, epoch)) >= 3, 10_000, 50);
+    // 5 units at 2 a shopper: 3 seats (2 + 2 + 1), not 5
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(3);
+    const tokens = await Promise.all(line.slice(0, 3).map((u) => tokenOf(a, productId, u)));
+    expect((await buy(productId, line[0]!, tokens[0], 2)).status).toBe(202);
+    expect((await buy(productId, line[1]!, tokens[1], 2)).status).toBe(202);
+    // 1 unit left, 1 seat still unused: nobody more is admitted
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await served(productId, epoch)).toBe(3);
+    // the third gets the last unit (2 would be more than there is)
+    const short = await buy(productId, line[2]!, tokens[2], 2);
+    expect(short.status).toBe(409);
+    expect((await buy(productId, line[2]!, tokens[2], 1)).status).toBe(202);
+    await waitFor(
+      'sold out heard',
+      async () => (await poll(b, productId, line[3]!)).body.state === 'sold-out',
+      10_000,
+      100,
+    );
+    expect(await served(productId, epoch)).toBe(3);
+    const view = (await (await fetch(`${a.url}/products/${productId}`)).json()) as {
+      remaining: number;
+    };
+    expect(view.remaining).toBe(0);
   });
 });
 
@@ -438,6 +584,7 @@ describe('the admitter', () => {
           settings: room(),
           soldOut: false,
           unitsLeft: -1,
+          limitPerUser: 1,
         },
         false,
       );

@@ -1,7 +1,9 @@
 /**
  * Redis memory per waiting shopper (docs/waiting-room.md#memory): N joins through the real join
  * script on a scratch redis-server, before and after the opening (the shuffle moves the pre-queue
- * into tickets), and after every one was admitted. Prints bytes per place for each.
+ * into tickets), and after every one was admitted. Prints bytes per place for each, and the
+ * longest single admit call of the opening's shuffle (timed at the client on localhost: the time
+ * the shard is blocked, give or take a round trip).
  *
  *   npx tsx tools/room-memory.ts [N=100000] [port=6399]
  */
@@ -43,9 +45,18 @@ try {
     seed: 7,
     soldOut: false,
     unitsLeft: -1,
+    limitPerUser: 1,
     settings,
   };
-  await store.admit('p', { ...args, soldOut: true }, false); // the opening, nobody admitted
+  // the opening and its shuffle, call after call as the admitter makes them, nobody admitted
+  const times: number[] = [];
+  for (let left = 1; left > 0;) {
+    const at = performance.now();
+    const t = await store.admit('p', { ...args, soldOut: true }, false);
+    times.push(performance.now() - at);
+    if (t.code !== 'ticked') throw new Error('fenced');
+    left = t.shuffleLeft;
+  }
   const opened = await used();
   for (let served = 0; served < n;) {
     const t = await store.admit('p', args, false);
@@ -53,11 +64,16 @@ try {
     served = t.served;
   }
   const admitted = await used();
+  const median = [...times].sort((x, y) => x - y)[Math.floor(times.length / 2)]!;
   const per = (bytes: number) => (bytes / n).toFixed(1);
   console.log(`${n} places, shopper ids of 13 characters`);
   console.log(`before the opening (pre-queue): ${per(pre - base)} bytes per place`);
   console.log(`after the opening (tickets):    ${per(opened - base)} bytes per place`);
   console.log(`all admitted (active, times):   ${per(admitted - base)} bytes per place`);
+  const longest = Math.max(...times).toFixed(1);
+  console.log(
+    `the opening's shuffle: ${times.length} admit calls, median ${median.toFixed(1)} ms, longest ${longest} ms`,
+  );
   await redis.quit();
 } finally {
   server.kill();

@@ -25,6 +25,8 @@ export interface RoomAdmitterOptions {
   tickMs: number;
   /** the pre-queue's shuffle seed (tests); unset: a random one at each opening */
   shuffleSeed?: number | undefined;
+  /** pre-queue places one admit call shuffles (tests: small, to cross call boundaries) */
+  shuffleSteps?: number | undefined;
   logger?: Logger | undefined;
   /** each tick's outcome, for the metrics */
   onTick?: (view: ProductView, tick: AdmitTick & { code: 'ticked' }) => void;
@@ -90,20 +92,35 @@ export class RoomAdmitter {
     const units = await this.unitsLeft(view);
     const last = this.announced.get(productId) ?? 0;
     const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
-    const tick = await this.opts.store.admit(
-      productId,
-      {
-        epoch: view.epoch,
-        fence: held.fence,
-        startsAt: view.startsAt,
-        endsAt: view.endsAt,
-        seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
-        settings: view.waitingRoom,
-        soldOut: view.soldOut || view.soldOutMarked || units === 0,
-        unitsLeft: units,
-      },
-      announce,
-    );
+    const lease = held;
+    const admit = () =>
+      this.opts.store.admit(
+        productId,
+        {
+          epoch: view.epoch,
+          fence: lease.fence,
+          startsAt: view.startsAt,
+          endsAt: view.endsAt,
+          seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
+          settings: view.waitingRoom!,
+          soldOut: view.soldOut || view.soldOutMarked || units === 0,
+          unitsLeft: units,
+          limitPerUser: view.limitPerUser,
+          shuffleSteps: this.opts.shuffleSteps,
+        },
+        announce,
+      );
+    let tick = await admit();
+    // the opening's shuffle goes on call after call (each one bounded, the shard serving others
+    // in between) while this process holds the lease; the next tick resumes it if the lease went
+    while (
+      tick.code === 'ticked' &&
+      tick.shuffleLeft > 0 &&
+      !lease.signal.aborted &&
+      !this.stopped
+    ) {
+      tick = await admit();
+    }
     if (tick.code === 'fenced') {
       await this.drop(productId);
       return;

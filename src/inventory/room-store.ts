@@ -16,6 +16,12 @@ const scripts = {
   roomAdmit: luaScript('roomAdmit'),
 };
 
+/**
+ * Pre-queue places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
+ * milliseconds of the shard's time however long the pre-queue (measured: docs/waiting-room.md).
+ */
+export const SHUFFLE_STEPS = 1_000;
+
 /** The room keys outlive the sale's end by this long (then the line is gone). */
 const ROOM_KEEP_S = 86_400;
 
@@ -42,6 +48,8 @@ export type AdmitTick =
       active: number;
       now: number;
       opened: boolean;
+      /** pre-queue places not yet shuffled into tickets (admission waits for them) */
+      shuffleLeft: number;
     }
   | { code: 'fenced'; newer: number };
 
@@ -55,6 +63,10 @@ export interface AdmitArgs {
   soldOut: boolean;
   /** units left on sale; -1 when unknown */
   unitsLeft: number;
+  /** units one admitted shopper may buy */
+  limitPerUser: number;
+  /** pre-queue places this call shuffles at most (default SHUFFLE_STEPS) */
+  shuffleSteps?: number | undefined;
 }
 
 const keepSeconds = (endsAt: number) =>
@@ -88,7 +100,9 @@ export class RoomStore {
       number,
       number,
     ];
-    if (joined === 1) await this.replicaWait?.confirm(k.room);
+    // a second join answers the place too: confirmed as well, since the first one's WAIT may
+    // have failed (503) and left the place on the master alone
+    await this.replicaWait?.confirm(k.room);
     let admittedAt = 0;
     if (ticket > 0 && ticket <= served) admittedAt = await this.admittedAt(k, userId);
     return { joined: joined === 1, ticket, served, opened: opened === 1, preCount, admittedAt };
@@ -104,6 +118,8 @@ export class RoomStore {
       .hget(k.admitted, userId)
       .exec()) as [[null, string | null], [null, Array<string | null>], [null, string | null]];
     if (ticket === null) return null;
+    // read from the master: answered once a replica holds it (a join refused 503 may not be)
+    await this.replicaWait?.confirm(k.room);
     return {
       ticket: Number(ticket),
       served: Number(state[0] ?? 0),
@@ -135,10 +151,13 @@ export class RoomStore {
         a.soldOut ? 1 : 0,
         keepSeconds(a.endsAt),
         a.unitsLeft,
+        a.shuffleSteps ?? SHUFFLE_STEPS,
+        a.limitPerUser,
       ],
     );
     if (r[0] === 0) return { code: 'fenced', newer: r[1]! };
-    const [, served, next, admitted, expired, active, now, opened] = r as number[] as [
+    const [, served, next, admitted, expired, active, now, opened, shuffleLeft] = r as number[] as [
+      number,
       number,
       number,
       number,
@@ -155,7 +174,17 @@ export class RoomStore {
         encodeEvent({ kind: 'admit', epoch: a.epoch, served, at: now }),
       );
     }
-    return { code: 'ticked', served, next, admitted, expired, active, now, opened: opened === 1 };
+    return {
+      code: 'ticked',
+      served,
+      next,
+      admitted,
+      expired,
+      active,
+      now,
+      opened: opened === 1,
+      shuffleLeft,
+    };
   }
 
   /** Products seeded with a waiting room. */
