@@ -10,7 +10,8 @@ export interface ReconcileAnswer {
   pending: number;
   returned: number;
   held: { final: number; awaitingPayment: number; paid: number; returning: number };
-  lostWrites: Array<{ orderId: string; quantity: number }>;
+  /** closed: cancelled or expired since, its return added nothing (lua/restock-2.lua) */
+  lostWrites: Array<{ orderId: string; quantity: number; closed?: boolean }>;
   problems: string[];
 }
 
@@ -35,7 +36,8 @@ export async function readFinalState(o: {
       sold: r.held.final + r.held.paid,
       held: r.pending + r.held.awaitingPayment + r.held.returning,
       restocked: r.returned,
-      lostUnits: r.lostWrites.reduce((n, l) => n + l.quantity, 0),
+      // a lost sale still open counts twice (sold, and back in stock); a closed one once
+      lostUnits: r.lostWrites.reduce((n, l) => n + (l.closed ? 0 : l.quantity), 0),
     });
   }
   // the row's own key is derived from the order id; the client's Idempotency-Key comes from the history

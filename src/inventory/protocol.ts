@@ -2,7 +2,7 @@
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
  * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, deductFree-9,
  * claimSettle-2,
- * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1) holds the protocol; callers never see a KEYS array.
+ * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1, saleHeld-2, restock-2) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
@@ -35,7 +35,8 @@ const scripts = {
   markSoldOut: luaScript('markSoldOut'),
   resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
   outboxCut: luaScript('outboxCut'),
-  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2 }),
+  saleHeld: luaScript('saleHeld'),
+  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2, lost: 3 }),
   releaseMarker: luaScript('releaseMarker'),
   clearSoldOut: luaScript('clearSoldOut'),
 };
@@ -280,22 +281,35 @@ export async function markSoldOut(
 export type RestockReply =
   | { code: 'restocked'; stock: number }
   | { code: 'already' }
-  | { code: 'stale-epoch'; epoch: number };
+  | { code: 'stale-epoch'; epoch: number }
+  /** a failover lost the sale before its return: recorded, nothing added */
+  | { code: 'lost' };
 
-/** Returns a closed order's units to the segment they came from, once (lua/restock-2.lua). */
+/**
+ * Returns a closed order's units to the segment they came from, once, and only if its home
+ * segment still holds the sale (lua/saleHeld-2.lua, then lua/restock-2.lua: two slots when the
+ * order spilled). The check may not share the restock's slot; it needs not: see saleHeld-2.lua.
+ */
 export async function restock(
   redis: RedisClient,
   segmentKeys: SegmentKeys,
-  order: { epoch: number; orderId: string; quantity: number },
+  home: SegmentKeys,
+  order: { epoch: number; orderId: string; quantity: number; userId: string },
 ): Promise<RestockReply> {
+  const held = await scripts.saleHeld.run<number>(
+    redis,
+    [home.buyers, home.claims],
+    [order.userId, order.orderId],
+  );
   const r = await scripts.restock.run<number[]>(
     redis,
     [segmentKeys.state, segmentKeys.returned],
-    [order.epoch, order.orderId, order.quantity],
+    [order.epoch, order.orderId, order.quantity, held],
   );
   const code = scripts.restock.replyName(r[0]);
   if (code === 'restocked') return { code, stock: r[1]! };
   if (code === 'staleEpoch') return { code: 'stale-epoch', epoch: r[1]! };
+  if (code === 'lost') return { code };
   return { code: 'already' };
 }
 

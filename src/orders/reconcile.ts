@@ -73,7 +73,13 @@ export interface ReconcileReport {
    * ever had. Only lost writes do that (a failover to a replica that had not received them, an
    * AOF cut short): their units count as stock again, so the sale could sell them twice.
    */
-  lostWrites: Array<{ orderId: string; segment: number; quantity: number }>;
+  lostWrites: Array<{
+    orderId: string;
+    segment: number;
+    quantity: number;
+    /** cancelled or expired since: its return found the sale gone and added nothing */
+    closed?: true;
+  }>;
   /** empty when everything adds up */
   problems: string[];
   ok: boolean;
@@ -177,46 +183,6 @@ export async function reconcile(
     pending += o.quantity;
     orders.set(o.orderId, { ...o, outboxId: o.outboxId });
   }
-  const persisted = rows.reduce((a, r) => a + r.quantity, 0);
-  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
-  let returned = 0;
-  const returnedBySegment = new Array<number>(segments).fill(0);
-  for (const r of rows) {
-    const back = returnedOrders.get(r.id);
-    if (back !== undefined) {
-      // the restock ran before this cut; only a cancel or an expiry may have asked for it
-      if (r.status !== 'cancelled' && r.status !== 'expired') {
-        problem(`order ${r.id} is ${r.status}, yet its units were returned`);
-      }
-      if (back !== r.quantity) problem(`order ${r.id} holds ${r.quantity}, ${back} returned`);
-      returned += back;
-      returnedBySegment[r.segment] = (returnedBySegment[r.segment] ?? 0) + back;
-    } else if (r.status === 'final') held.final += r.quantity;
-    else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
-    else if (r.status === 'paid') held.paid += r.quantity;
-    else held.returning += r.quantity;
-  }
-  const total = meta.total;
-  if (remaining + pending + persisted - returned !== total) {
-    problem(
-      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
-        `${persisted} - returned ${returned}`,
-    );
-  }
-  const soldBySegment = new Array<number>(segments).fill(0);
-  for (const o of orders.values())
-    soldBySegment[o.segment] = (soldBySegment[o.segment] ?? 0) + o.quantity;
-  for (let seg = 0; seg < segments; seg++) {
-    if (soldBySegment[seg] !== soldAt[seg]) {
-      problem(`segment ${seg}: sold ${soldAt[seg]}, its orders hold ${soldBySegment[seg]}`);
-    }
-    if (returnedBySegment[seg] !== returnedAt[seg]) {
-      problem(
-        `segment ${seg}: returned ${returnedAt[seg]}, its returned orders hold ${returnedBySegment[seg]}`,
-      );
-    }
-  }
-
   const markedUnits = new Map<string, number>();
   const buyers = new Set<string>();
   for (const [id, o] of orders) {
@@ -236,6 +202,54 @@ export async function reconcile(
       problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
   }
+  const persisted = rows.reduce((a, r) => a + r.quantity, 0);
+  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
+  let returned = 0;
+  const returnedBySegment = new Array<number>(segments).fill(0);
+  for (const r of rows) {
+    const back = returnedOrders.get(r.id);
+    if (back === 0 && r.quantity > 0 && (r.status === 'cancelled' || r.status === 'expired')) {
+      // its restock found the sale gone from its home segment (lua/restock-2.lua): lost, closed
+      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity, closed: true });
+    } else if (back !== undefined) {
+      // the restock ran before this cut; only a cancel or an expiry may have asked for it
+      if (r.status !== 'cancelled' && r.status !== 'expired') {
+        problem(`order ${r.id} is ${r.status}, yet its units were returned`);
+      }
+      if (back !== r.quantity) problem(`order ${r.id} holds ${r.quantity}, ${back} returned`);
+      returned += back;
+      returnedBySegment[r.segment] = (returnedBySegment[r.segment] ?? 0) + back;
+    } else if (r.status === 'final') held.final += r.quantity;
+    else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
+    else if (r.status === 'paid') held.paid += r.quantity;
+    else held.returning += r.quantity;
+  }
+  // a lost sale counts twice: persisted, and back in stock (the failover); named below, once
+  const lostAt = new Array<number>(segments).fill(0);
+  for (const l of lost.values())
+    if (!afterCut.has(l.orderId)) lostAt[l.segment] = (lostAt[l.segment] ?? 0) + l.quantity;
+  const lostUnits = lostAt.reduce((a, n) => a + n, 0);
+  const total = meta.total;
+  if (remaining + pending + persisted - returned !== total + lostUnits) {
+    problem(
+      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
+        `${persisted} - returned ${returned}`,
+    );
+  }
+  const soldBySegment = new Array<number>(segments).fill(0);
+  for (const o of orders.values())
+    soldBySegment[o.segment] = (soldBySegment[o.segment] ?? 0) + o.quantity;
+  for (let seg = 0; seg < segments; seg++) {
+    if (soldBySegment[seg] !== soldAt[seg]! + lostAt[seg]!) {
+      problem(`segment ${seg}: sold ${soldAt[seg]}, its orders hold ${soldBySegment[seg]}`);
+    }
+    if (returnedBySegment[seg] !== returnedAt[seg]) {
+      problem(
+        `segment ${seg}: returned ${returnedAt[seg]}, its returned orders hold ${returnedBySegment[seg]}`,
+      );
+    }
+  }
+
   if (!live) {
     for (const [id, user] of marked) {
       if (!orders.has(id)) problem(`marker of ${user} lists order ${id}, which does not exist`);
@@ -251,7 +265,8 @@ export async function reconcile(
   for (const l of lostWrites) {
     problem(
       `order ${l.orderId} (${l.quantity} unit(s), segment ${l.segment}) is persisted but its ` +
-        'segment lost the sale (a failover, or an AOF cut short): its units count as stock again',
+        'segment lost the sale (a failover, or an AOF cut short): its units count as stock again' +
+        (l.closed ? '; closed since, its return added nothing' : ''),
     );
   }
   return {
