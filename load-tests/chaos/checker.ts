@@ -87,6 +87,19 @@ export interface FinalState {
   reconcileOk: boolean;
   /** order ids reconciliation names as acknowledged but lost (default mode) */
   reconcileLost: string[];
+  /**
+   * Where a lost sale may have left no trace (default mode): the Redis Cluster slots of the
+   * masters killed after their replication was lagged, the slot of the order queue's jobs, and
+   * the slot of each acknowledged order's home segment (its marker or claim, its keyed record).
+   */
+  killed?: TracelessScope;
+}
+
+export interface TracelessScope {
+  slots: Array<[number, number]>;
+  queueSlot: number;
+  /** orderId -> its shopper's home segment's slot */
+  homeSlotOf: Record<string, number>;
 }
 
 export type InvariantName =
@@ -104,8 +117,12 @@ export interface InvariantResult {
   ok: boolean;
   /** the first counter-example, naming the operation, user and key where there is one */
   counterExample?: string;
-  /** default mode: acknowledged sales lost in a failover */
+  /** default mode: acknowledged sales lost in a failover (named + without a trace) */
   lost?: number;
+  /** of them, those reconciliation names (their rows survived) */
+  named?: number;
+  /** of them, those whose sale and queued job were both on a killed master: nothing names them */
+  traceless?: number;
   /** restock-once: returns that came, but later than LATE_RETURN_MS after their close */
   late?: { count: number; longestMs: number; orderId: string };
 }
@@ -193,16 +210,29 @@ function noLostAck(history: HistoryEntry[], final: FinalState): InvariantResult 
       lost,
     };
   }
-  // default mode: a failover may lose acknowledged sales; each must be one reconciliation names
-  const unlisted = missing.find((m) => !listed.has(m.orderId ?? ''));
-  if (unlisted)
+  // default mode: a failover may lose acknowledged sales; each is one reconciliation names, or
+  // one whose sale and queued job were both written to a master killed before replicating them
+  const unlisted = missing.filter((m) => !listed.has(m.orderId ?? ''));
+  const inKilled = (slot: number | undefined) =>
+    slot !== undefined && (final.killed?.slots ?? []).some(([lo, hi]) => slot >= lo && slot <= hi);
+  const untraceable = (m: PurchaseOp) =>
+    inKilled(final.killed?.homeSlotOf[m.orderId ?? '']) && inKilled(final.killed?.queueSlot);
+  const traceless = unlisted.filter(untraceable).length;
+  const traced = unlisted.find((m) => !untraceable(m));
+  if (traced) {
+    const where = final.killed
+      ? ` (home segment's slot ${final.killed.homeSlotOf[traced.orderId ?? ''] ?? '?'}, queue's slot ${final.killed.queueSlot}: not both on a killed master)`
+      : ' (no master was killed after a replication lag)';
     return {
       name: 'no-lost-ack',
       ok: false,
-      counterExample: `${describe(unlisted)}: lost, not listed by reconciliation (no order row: the sale and its queued job were both lost)`,
+      counterExample: `${describe(traced)}: lost, not named by reconciliation${where}`,
       lost,
+      named: listed.size,
+      traceless,
     };
-  return { name: 'no-lost-ack', ok: true, lost };
+  }
+  return { name: 'no-lost-ack', ok: true, lost, named: listed.size, traceless };
 }
 
 function unknownResolvedOnce(history: HistoryEntry[], final: FinalState): InvariantResult {
