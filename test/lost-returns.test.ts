@@ -51,16 +51,22 @@ function userAt(segment: number): string {
  * Sells one unit to `user`, then puts its home segment back as a replica that never received the
  * deduct would hold it. Returns the order id (its row persisted).
  */
-async function sellThenLose(productId: string, user: string): Promise<string> {
+async function sellThenLose(
+  productId: string,
+  user: string,
+  /** runs before the failover: a return that reached the master, lost with the sale */
+  beforeLoss?: (orderId: string) => Promise<unknown>,
+): Promise<string> {
   const k = app.rt.keys.segment(productId, homeSegment(user, SEGMENTS));
   const redis = app.rt.redis;
-  const names = [k.state, k.buyers, k.claims, k.outbox];
+  const names = [k.state, k.buyers, k.claims, k.outbox, k.returned];
   const before = await Promise.all(names.map((n) => redis.dumpBuffer(n)));
   const sold = await buy(productId, user);
   if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
   await waitFor('persisted, outbox entry gone', async () => {
     return (await rowOf(sold.orderId)) !== undefined && (await redis.xlen(k.outbox)) === 0;
   });
+  await beforeLoss?.(sold.orderId);
   for (const [i, name] of names.entries()) {
     const dump = before[i];
     if (dump) await redis.restore(name, 0, dump, 'REPLACE');
@@ -113,6 +119,24 @@ describe('a sale a failover lost, then closed', () => {
       true,
     );
     expect(r).toMatchObject({ returned: 0, remaining: 7, persisted: 3 });
+  });
+
+  it('a sale whose whole return ran before the failover lost both: named a lost sale closed', async () => {
+    const p = newProduct();
+    await seed(p, { total: 8, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    const a = userAt(3);
+    const lost = await sellThenLose(p, a, async (orderId) => {
+      expect((await cancel(orderId, a)).status).toBe(200);
+      await waitFor('returned', async () => (await rowOf(orderId))!.restocked_at !== null);
+    });
+    // the new master: no sale, no return, no marker; PostgreSQL: cancelled, returned. A sale
+    // after the failover: only the missing marker and return can name it
+    expect((await buy(p, userAt(3))).ok).toBe(true);
+    expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
+    const r = (await reconcileOver(app.rt, p))!;
+    expect(r.lostWrites).toEqual([{ orderId: lost, segment: 3, quantity: 1, closed: true }]);
+    expect(r.problems).toHaveLength(1);
+    expect(r.held.returning).toBe(0);
   });
 
   it('a sale its segment still holds comes back as before, also from a spill and when retried', async () => {

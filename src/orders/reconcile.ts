@@ -42,7 +42,14 @@ export interface ReconcileSources {
       Array<
         Pick<
           OrderRow,
-          'id' | 'user_id' | 'quantity' | 'segment' | 'outbox_id' | 'status' | 'restocked_at'
+          | 'id'
+          | 'user_id'
+          | 'quantity'
+          | 'segment'
+          | 'home_segment'
+          | 'outbox_id'
+          | 'status'
+          | 'restocked_at'
         >
       >
     >;
@@ -164,7 +171,13 @@ export async function reconcile(
   // newer than its outbox's newest id is a sale the segment has lost.
   for (const r of all) {
     if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
-      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
+      const closed = r.status === 'cancelled' || r.status === 'expired';
+      lost.set(r.id, {
+        orderId: r.id,
+        segment: r.segment,
+        quantity: r.quantity,
+        ...(closed && { closed }),
+      });
     }
   }
   type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
@@ -208,8 +221,19 @@ export async function reconcile(
   const returnedBySegment = new Array<number>(segments).fill(0);
   for (const r of rows) {
     const back = returnedOrders.get(r.id);
-    if (back === 0 && r.quantity > 0 && (r.status === 'cancelled' || r.status === 'expired')) {
-      // its restock found the sale gone from its home segment (lua/restock-2.lua): lost, closed
+    const closed = r.status === 'cancelled' || r.status === 'expired';
+    if (
+      closed &&
+      (back === 0 ||
+        (back === undefined &&
+          r.segment === r.home_segment &&
+          !marked.has(r.id) &&
+          !claimed.has(r.id) &&
+          !(live && streamIdMs(r.outbox_id) >= startedMs)))
+    ) {
+      // lost, closed: its restock found the sale gone from its home segment (lua/restock-2.lua),
+      // or its segment holds neither its marker nor its return (a return frees the marker only
+      // after recording itself): the failover took the sale, and any return that ran, with it
       lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity, closed: true });
     } else if (back !== undefined) {
       // the restock ran before this cut; only a cancel or an expiry may have asked for it
