@@ -1,8 +1,7 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, deductFree-9,
- * claimSettle-2,
- * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1, saleHeld-2, restock-2) holds the protocol; callers never see a KEYS array.
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua and the rest of
+ * `scripts` below) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
@@ -282,14 +281,9 @@ export type RestockReply =
   | { code: 'restocked'; stock: number }
   | { code: 'already' }
   | { code: 'stale-epoch'; epoch: number }
-  /** a failover lost the sale before its return: recorded, nothing added */
-  | { code: 'lost' };
+  | { code: 'lost' }; // a failover lost the sale before its return: recorded, nothing added
 
-/**
- * Returns a closed order's units to the segment they came from, once, and only if its home
- * segment still holds the sale (lua/saleHeld-2.lua, then lua/restock-2.lua: two slots when the
- * order spilled). The check may not share the restock's slot; it needs not: see saleHeld-2.lua.
- */
+/** A closed order's units back, once, if its home still holds the sale (lua/saleHeld-2.lua). */
 export async function restock(
   redis: RedisClient,
   segmentKeys: SegmentKeys,
@@ -309,8 +303,7 @@ export async function restock(
   const code = scripts.restock.replyName(r[0]);
   if (code === 'restocked') return { code, stock: r[1]! };
   if (code === 'staleEpoch') return { code: 'stale-epoch', epoch: r[1]! };
-  if (code === 'lost') return { code };
-  return { code: 'already' };
+  return { code: code === 'lost' ? code : 'already' };
 }
 
 /** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */
