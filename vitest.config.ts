@@ -10,6 +10,7 @@ const CLUSTER_FILES = [
   'test/http.test.ts',
   'test/shop-http.test.ts',
   'test/payments.test.ts',
+  'test/lost-returns.test.ts',
   'test/payment-webhooks.test.ts',
   'test/admin-auth.test.ts',
   'test/admission.test.ts',

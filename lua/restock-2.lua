@@ -9,20 +9,31 @@
   ARGV[1] the order's sale epoch
   ARGV[2] order id
   ARGV[3] units
+  ARGV[4] 1 when the order's home segment still holds the sale (lua/saleHeld-2.lua), else 0: a
+          failover lost the deduct, and the unit is already back in stock here
 
   Returns
     {restocked, stock}    back on sale; stock = this segment's stock now
     {already}             returned before: nothing changes
     {staleEpoch, epoch}   the product was reseeded since: the new sale has its own stock, so the
                           units are recorded as returned and not added
+    {lost}                the sale was lost before its return: recorded as returned with 0 units
+                          (reconciliation names it a lost sale closed), nothing added
 ]]
 local stateKey, returnedKey = KEYS[1], KEYS[2]
-local epoch, orderId, qty = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local epoch, orderId, qty, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 --- @replies
 --- @include "segmentState"
 
 if redis.call('HEXISTS', returnedKey, orderId) == 1 then return {REPLY.already} end
-redis.call('HSET', returnedKey, orderId, qty)
 local current = stateEpoch(stateKey)
-if current ~= epoch then return {REPLY.staleEpoch, tonumber(current or 0)} end
+if current ~= epoch then
+  redis.call('HSET', returnedKey, orderId, qty)
+  return {REPLY.staleEpoch, tonumber(current or 0)}
+end
+if held ~= '1' then
+  redis.call('HSET', returnedKey, orderId, 0)
+  return {REPLY.lost}
+end
+redis.call('HSET', returnedKey, orderId, qty)
 return {REPLY.restocked, stateReturn(stateKey, qty)}

@@ -8,6 +8,7 @@ import {
   type PurchaseOp,
 } from '../load-tests/chaos/checker.js';
 import { kindsFor, schedule } from '../load-tests/chaos/nemesis.js';
+import { resultNote } from '../load-tests/chaos/report.js';
 import { purchaseOutcome } from '../load-tests/chaos/shoppers.js';
 
 // A small correct run: 3 units of p1, u1 bought 1 (ok), u2 bought 1 (unknown -> order), u3 refused.
@@ -118,6 +119,73 @@ describe('the chaos checker', () => {
     ).toEqual(['conservation']);
     // in durable mode nothing may be lost at all
     expect(broken(check(h2, { ...listed, durable: true }))).toEqual(['no-lost-ack']);
+  });
+
+  it('in default mode tells a loss reconciliation names from one lost without a trace; each can fail', () => {
+    const { history, final } = healthy();
+    // o1: its sale and its job both on the killed master, no row; o2: its row survived, named
+    const lost: FinalState = {
+      ...final,
+      durable: false,
+      orders: final.orders.filter((o) => o.id !== 'o1'),
+      reconcileLost: ['o2'],
+      killed: { slots: [[0, 5460]], queueSlot: 100, homeSlotOf: { o1: 200, o2: 9000 } },
+    };
+    const ok = check(history, lost).find((r) => r.name === 'no-lost-ack')!;
+    expect(ok).toMatchObject({ ok: true, lost: 2, named: 1, traceless: 1 });
+    expect(resultNote(ok)).toBe(
+      "2 acknowledged sales lost: 1 named by reconciliation, 1 lost without a trace (default mode's window, only durable mode closes it: sale and job both on the killed master)",
+    );
+    const noLostAck = (f: FinalState) => check(history, f).find((r) => r.name === 'no-lost-ack')!;
+    // its home segment on a master that lived: its marker should have named it
+    const homeAlive = noLostAck({ ...lost, killed: { ...lost.killed!, homeSlotOf: { o1: 6000 } } });
+    expect(homeAlive.ok).toBe(false);
+    expect(homeAlive.counterExample).toBe(
+      "op 1 user u1 key k1 product p1 x1 (202): lost, not named by reconciliation (home segment's slot 6000, queue's slot 100: not both on a killed master)",
+    );
+    // its job on a master that lived: its row should exist
+    expect(noLostAck({ ...lost, killed: { ...lost.killed!, queueSlot: 9000 } }).ok).toBe(false);
+    // no master killed after a lag: nothing may vanish
+    const { killed: _, ...noKill } = lost;
+    expect(noLostAck(noKill).counterExample).toContain(
+      '(no master was killed after a replication lag)',
+    );
+    // the named one: reconciliation must name it, and name only acknowledged sales
+    const restored = { ...lost, orders: final.orders };
+    expect(noLostAck({ ...restored, reconcileLost: ['o2', 'o9'] }).ok).toBe(false);
+    expect(noLostAck(restored)).toMatchObject({ ok: true, lost: 1, named: 1, traceless: 0 });
+    // durable mode loses nothing, even on a killed master
+    expect(noLostAck({ ...lost, durable: true }).ok).toBe(false);
+  });
+
+  it('in default mode a lost sale whose unit was sold again is no oversell, nor its buyer buying again', () => {
+    const { history, final } = healthy();
+    // o1 was lost in a failover (named): its unit went back to stock and u4 bought it; u1 again
+    history.push(buy(4, 'u4', 'ok', 'o4'), buy(5, 'u1', 'ok', 'o5'));
+    final.orders.push(row('o4', 'k4', 'u4'), row('o5', 'k5', 'u1'));
+    const lost: FinalState = {
+      ...final,
+      durable: false,
+      reconcileLost: ['o1'],
+      products: [{ ...final.products[0]!, remaining: 0, sold: 4, lostUnits: 1 }],
+    };
+    const limitOne = {
+      ...lost,
+      products: [{ ...lost.products[0]!, seeded: 3, limitPerUser: 1 }],
+    };
+    expect(broken(check(history, limitOne))).toEqual([]);
+    // the same sales with nothing lost: one unit more than seeded, and u1 past its limit
+    const none = { ...limitOne, reconcileLost: [] };
+    expect(broken(check(history, none))).toEqual(
+      expect.arrayContaining(['no-oversell', 'no-duplicate']),
+    );
+    // one more sale than the lost one explains is still an oversell
+    history.push(buy(6, 'u6', 'ok', 'o6'));
+    final.orders.push(row('o6', 'k6', 'u6'));
+    const more = { ...limitOne, orders: final.orders };
+    expect(check(history, more).find((r) => r.name === 'no-oversell')!.counterExample).toBe(
+      'product p1: 5 units in live order rows (1 lost in a failover) > 3 seeded',
+    );
   });
 
   it('names a duplicate: two orders for one Idempotency-Key', () => {

@@ -295,7 +295,9 @@ describe('expiry', () => {
       .where('id', '=', ob.orderId)
       .executeTakeFirstOrThrow())!;
     const k = app.rt.keys.segment(p, rowB.segment);
-    expect((await restock(app.rt.redis, k, { ...rowB, orderId: rowB.id })).code).toBe('restocked');
+    const home = app.rt.keys.segment(p, rowB.home_segment);
+    const returnedB = { ...rowB, orderId: rowB.id, userId: rowB.user_id };
+    expect((await restock(app.rt.redis, k, home, returnedB)).code).toBe('restocked');
     // retried: by the sweep, by a redelivered job, twice at once
     const rowA = (await app.rt.db
       .selectFrom('orders')

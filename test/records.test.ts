@@ -116,8 +116,8 @@ describe('records written by the Lua scripts', () => {
       );
     }
     const order = { epoch, orderId: 'r1', quantity: 2, userId: 'u' };
-    expect(await restock(redis, seg, order)).toEqual({ code: 'restocked', stock: 2 });
-    expect(await restock(redis, seg, order)).toEqual({ code: 'already' });
+    expect(await restock(redis, seg, seg, order)).toEqual({ code: 'restocked', stock: 2 });
+    expect(await restock(redis, seg, seg, order)).toEqual({ code: 'already' });
     expect(await releaseMarker(redis, seg, order)).toBe(true);
     expect(await releaseMarker(redis, seg, order)).toBe(false);
     expect(decodeMarker(await redis.hget(seg.buyers, 'u'))).toEqual({ units: 1, orderIds: ['r2'] });
@@ -135,9 +135,12 @@ describe('records written by the Lua scripts', () => {
       },
       { force: true },
     );
-    const old = { epoch, orderId: 'r2', quantity: 1 };
-    expect(await restock(redis, seg, old)).toEqual({ code: 'stale-epoch', epoch: again.epoch });
-    expect(await restock(redis, seg, old)).toEqual({ code: 'already' });
+    const old = { epoch, orderId: 'r2', quantity: 1, userId: 'u' };
+    expect(await restock(redis, seg, seg, old)).toEqual({
+      code: 'stale-epoch',
+      epoch: again.epoch,
+    });
+    expect(await restock(redis, seg, seg, old)).toEqual({ code: 'already' });
     expect(await redis.hget(seg.state, 'stock')).toBe('3');
     // the sold-out mark of an epoch is cleared by units coming back to it, not another's
     const meta = keys.product(productId);

@@ -87,6 +87,19 @@ export interface FinalState {
   reconcileOk: boolean;
   /** order ids reconciliation names as acknowledged but lost (default mode) */
   reconcileLost: string[];
+  /**
+   * Where a lost sale may have left no trace (default mode): the Redis Cluster slots of the
+   * masters killed after their replication was lagged, the slot of the order queue's jobs, and
+   * the slot of each acknowledged order's home segment (its marker or claim, its keyed record).
+   */
+  killed?: TracelessScope;
+}
+
+export interface TracelessScope {
+  slots: Array<[number, number]>;
+  queueSlot: number;
+  /** orderId -> its shopper's home segment's slot */
+  homeSlotOf: Record<string, number>;
 }
 
 export type InvariantName =
@@ -104,8 +117,12 @@ export interface InvariantResult {
   ok: boolean;
   /** the first counter-example, naming the operation, user and key where there is one */
   counterExample?: string;
-  /** default mode: acknowledged sales lost in a failover */
+  /** default mode: acknowledged sales lost in a failover (named + without a trace) */
   lost?: number;
+  /** of them, those reconciliation names (their rows survived) */
+  named?: number;
+  /** of them, those whose sale and queued job were both on a killed master: nothing names them */
+  traceless?: number;
   /** restock-once: returns that came, but later than LATE_RETURN_MS after their close */
   late?: { count: number; longestMs: number; orderId: string };
 }
@@ -123,29 +140,50 @@ function purchases(history: HistoryEntry[]): PurchaseOp[] {
   return history.filter((h): h is PurchaseOp => h.type === 'purchase');
 }
 
+/**
+ * Default mode: the acknowledged orders a failover lost (reconciliation names them, or they have
+ * no row at all). Their units went back to stock with the failover and may be sold again, and
+ * their buyers' markers with them: they are no-lost-ack's to judge, not an oversell or a second
+ * purchase. Durable mode loses nothing: none.
+ */
+function lostOrders(history: HistoryEntry[], final: FinalState): Set<string> {
+  if (final.durable) return new Set();
+  const rows = new Set(final.orders.map((o) => o.id));
+  const lost = new Set(final.reconcileLost);
+  for (const h of purchases(history))
+    if (h.outcome === 'ok' && h.orderId && !rows.has(h.orderId)) lost.add(h.orderId);
+  return lost;
+}
+
 function noOversell(history: HistoryEntry[], final: FinalState): InvariantResult {
+  const lost = lostOrders(history, final);
   for (const p of final.products) {
-    const acked = purchases(history)
-      .filter((h) => h.product === p.id && h.outcome === 'ok')
+    const ok = purchases(history).filter((h) => h.product === p.id && h.outcome === 'ok');
+    const acked = ok.reduce((n, h) => n + h.quantity, 0);
+    const lostUnits = ok
+      .filter((h) => lost.has(h.orderId ?? ''))
       .reduce((n, h) => n + h.quantity, 0);
     // held units already count in the acknowledged ones once paid or pending; the bound is seeded
-    const rows = final.orders
-      .filter((o) => o.product === p.id && o.status !== 'cancelled' && o.status !== 'expired')
-      .reduce((n, o) => n + o.quantity, 0);
+    const live = final.orders.filter(
+      (o) => o.product === p.id && o.status !== 'cancelled' && o.status !== 'expired',
+    );
+    const rows = live.reduce((n, o) => n + o.quantity, 0);
+    const lostRows = live.filter((o) => lost.has(o.id)).reduce((n, o) => n + o.quantity, 0);
     const restocked = final.orders
       .filter((o) => o.product === p.id && o.restocks > 0)
       .reduce((n, o) => n + o.quantity, 0);
-    if (acked - restocked > p.seeded)
+    const beyond = lostUnits ? ` (${lostUnits} of them lost in a failover)` : '';
+    if (acked - restocked - lostUnits > p.seeded)
       return {
         name: 'no-oversell',
         ok: false,
-        counterExample: `product ${p.id}: ${acked} units acknowledged (${restocked} restocked) > ${p.seeded} seeded`,
+        counterExample: `product ${p.id}: ${acked} units acknowledged${beyond} (${restocked} restocked) > ${p.seeded} seeded`,
       };
-    if (rows > p.seeded)
+    if (rows - lostRows > p.seeded)
       return {
         name: 'no-oversell',
         ok: false,
-        counterExample: `product ${p.id}: ${rows} units in live order rows > ${p.seeded} seeded`,
+        counterExample: `product ${p.id}: ${rows} units in live order rows${lostRows ? ` (${lostRows} lost in a failover)` : ''} > ${p.seeded} seeded`,
       };
   }
   return { name: 'no-oversell', ok: true };
@@ -193,16 +231,29 @@ function noLostAck(history: HistoryEntry[], final: FinalState): InvariantResult 
       lost,
     };
   }
-  // default mode: a failover may lose acknowledged sales; each must be one reconciliation names
-  const unlisted = missing.find((m) => !listed.has(m.orderId ?? ''));
-  if (unlisted)
+  // default mode: a failover may lose acknowledged sales; each is one reconciliation names, or
+  // one whose sale and queued job were both written to a master killed before replicating them
+  const unlisted = missing.filter((m) => !listed.has(m.orderId ?? ''));
+  const inKilled = (slot: number | undefined) =>
+    slot !== undefined && (final.killed?.slots ?? []).some(([lo, hi]) => slot >= lo && slot <= hi);
+  const untraceable = (m: PurchaseOp) =>
+    inKilled(final.killed?.homeSlotOf[m.orderId ?? '']) && inKilled(final.killed?.queueSlot);
+  const traceless = unlisted.filter(untraceable).length;
+  const traced = unlisted.find((m) => !untraceable(m));
+  if (traced) {
+    const where = final.killed
+      ? ` (home segment's slot ${final.killed.homeSlotOf[traced.orderId ?? ''] ?? '?'}, queue's slot ${final.killed.queueSlot}: not both on a killed master)`
+      : ' (no master was killed after a replication lag)';
     return {
       name: 'no-lost-ack',
       ok: false,
-      counterExample: `${describe(unlisted)}: lost, not listed by reconciliation (no order row: the sale and its queued job were both lost)`,
+      counterExample: `${describe(traced)}: lost, not named by reconciliation${where}`,
       lost,
+      named: listed.size,
+      traceless,
     };
-  return { name: 'no-lost-ack', ok: true, lost };
+  }
+  return { name: 'no-lost-ack', ok: true, lost, named: listed.size, traceless };
 }
 
 function unknownResolvedOnce(history: HistoryEntry[], final: FinalState): InvariantResult {
@@ -261,8 +312,10 @@ function noDuplicate(history: HistoryEntry[], final: FinalState): InvariantResul
   }
   const limits = new Map(final.products.map((p) => [p.id, p.limitPerUser]));
   const units = new Map<string, number>();
+  // a lost order's marker went with it: its buyer could buy again (default mode's loss)
+  const lost = lostOrders(history, final);
   for (const o of final.orders) {
-    if (o.status === 'cancelled' || o.status === 'expired') continue;
+    if (o.status === 'cancelled' || o.status === 'expired' || lost.has(o.id)) continue;
     const k = `${o.product}\u0000${o.user}`;
     units.set(k, (units.get(k) ?? 0) + o.quantity);
     if ((units.get(k) ?? 0) > (limits.get(o.product) ?? Infinity))

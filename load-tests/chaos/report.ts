@@ -50,7 +50,11 @@ const FAULT_COLORS: Record<string, string> = {
 /** The invariant's note: its counter-example, or what it counted while it held. */
 export function resultNote(r: InvariantResult): string {
   if (r.counterExample) return r.counterExample;
-  if (r.lost) return `${r.lost} acknowledged sales lost, each listed by reconciliation`;
+  if (r.lost) {
+    const named = `${r.lost} acknowledged sales lost: ${r.named ?? r.lost} named by reconciliation`;
+    if (!r.traceless) return named;
+    return `${named}, ${r.traceless} lost without a trace (default mode's window, only durable mode closes it: sale and job both on the killed master)`;
+  }
   if (r.late)
     return `${r.late.count} returns late, none lost (longest ${(r.late.longestMs / 1000).toFixed(1)} s: order ${r.late.orderId})`;
   return '';

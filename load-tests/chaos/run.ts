@@ -349,6 +349,26 @@ async function main(stack: ChaosStack): Promise<number> {
     history,
   });
   await db.destroy();
+  // the shard of a shopper's home segment for that product (the struck one, or another)
+  const segmentsOf = new Map(PRODUCTS.map((p) => [p.id, p.segments]));
+  const chaosKeys = new Keys('chaos');
+  const homeSlot = (p: PurchaseOp) =>
+    calculateSlot(
+      chaosKeys.segment(p.product, homeSegment(p.user, segmentsOf.get(p.product)!)).state,
+    );
+  // default mode's window: a lagged master killed took its unreplicated sales and jobs with it
+  const killedSlots = faults.flatMap((f) =>
+    f.applied && f.kind === 'lag-kill-master' ? (f.sickSlots ?? []) : [],
+  );
+  if (killedSlots.length > 0) {
+    const acked = history.filter((h): h is PurchaseOp => h.type === 'purchase' && !!h.orderId);
+    final.killed = {
+      slots: killedSlots,
+      // the stack runs with the default QUEUE_PREFIX, {skq}: every job of the queue in its slot
+      queueSlot: calculateSlot('{skq}:orders'),
+      homeSlotOf: Object.fromEntries(acked.map((h) => [h.orderId!, homeSlot(h)])),
+    };
+  }
   writeFileSync(join(outDir, 'final.json'), JSON.stringify({ final, reports }, null, 2));
   const results = [
     ...check(history, final),
@@ -380,14 +400,7 @@ async function main(stack: ChaosStack): Promise<number> {
       `${String(i + 1).padStart(3)} | ${(f.kind + (f.applied ? '' : '*')).padEnd(15)} | ${(f.at / 1000).toFixed(1).padStart(6)} | ${String(f.lasts).padStart(8)} | ${(l.overlaps.map((n) => `#${n}`).join(' ') || '-').padEnd(9)} | ${l.perSecond.toFixed(0).padStart(8)} | ${String(l.shared).padStart(6)} | ${String(f.recoveryMs ?? '-').padStart(11)} | ${l.kinds}`,
     );
   });
-  // the shard of a shopper's home segment for that product (the struck one, or another)
-  const segmentsOf = new Map(PRODUCTS.map((p) => [p.id, p.segments]));
-  const chaosKeys = new Keys('chaos');
-  const availability = availabilityOf(faults, purchases, (p) =>
-    calculateSlot(
-      chaosKeys.segment(p.product, homeSegment(p.user, segmentsOf.get(p.product)!)).state,
-    ),
-  );
+  const availability = availabilityOf(faults, purchases, homeSlot);
   console.log('\navailability: purchases started while one fault alone was under way');
   for (const line of availabilityLines(availability)) console.log(line);
   if (faults.some((f) => !f.applied)) console.log('* not applied: no target up at the time');
@@ -410,6 +423,8 @@ async function main(stack: ChaosStack): Promise<number> {
     expired: final.orders.filter((o) => o.status === 'expired').length,
     orders: final.orders.length,
     lostAcknowledged: results.find((r) => r.name === 'no-lost-ack')?.lost ?? 0,
+    lostNamed: results.find((r) => r.name === 'no-lost-ack')?.named ?? 0,
+    lostWithoutTrace: results.find((r) => r.name === 'no-lost-ack')?.traceless ?? 0,
     unsoldAtSaleEnd: remainingAtEnd.reduce((a, b) => a + b, 0),
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),

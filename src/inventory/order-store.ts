@@ -180,9 +180,13 @@ export class OrderStore {
 
   // -- returns (payment window)
 
-  /** Puts a closed order's units back in the segment they came from (lua/restock-2.lua). */
+  /**
+   * Puts a closed order's units back in the segment they came from, if its home segment still
+   * holds the sale (lua/saleHeld-2.lua, lua/restock-2.lua).
+   */
   restock(order: ReturnedOrder): Promise<RestockReply> {
-    return restock(this.redis, this.keys.segment(order.productId, order.segment), order);
+    const k = (segment: number) => this.keys.segment(order.productId, segment);
+    return restock(this.redis, k(order.segment), k(order.homeSegment), order);
   }
 
   /** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */

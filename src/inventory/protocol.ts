@@ -1,8 +1,7 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua, deductFree-9,
- * claimSettle-2,
- * seedSegment-3, beginSeed-1, markSoldOut-1, resolveOrder-3, outboxCut-1) holds the protocol; callers never see a KEYS array.
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua and the rest of
+ * `scripts` below) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
@@ -35,7 +34,8 @@ const scripts = {
   markSoldOut: luaScript('markSoldOut'),
   resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
   outboxCut: luaScript('outboxCut'),
-  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2 }),
+  saleHeld: luaScript('saleHeld'),
+  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2, lost: 3 }),
   releaseMarker: luaScript('releaseMarker'),
   clearSoldOut: luaScript('clearSoldOut'),
 };
@@ -280,23 +280,30 @@ export async function markSoldOut(
 export type RestockReply =
   | { code: 'restocked'; stock: number }
   | { code: 'already' }
-  | { code: 'stale-epoch'; epoch: number };
+  | { code: 'stale-epoch'; epoch: number }
+  | { code: 'lost' }; // a failover lost the sale before its return: recorded, nothing added
 
-/** Returns a closed order's units to the segment they came from, once (lua/restock-2.lua). */
+/** A closed order's units back, once, if its home still holds the sale (lua/saleHeld-2.lua). */
 export async function restock(
   redis: RedisClient,
   segmentKeys: SegmentKeys,
-  order: { epoch: number; orderId: string; quantity: number },
+  home: SegmentKeys,
+  order: { epoch: number; orderId: string; quantity: number; userId: string },
 ): Promise<RestockReply> {
+  const held = await scripts.saleHeld.run<number>(
+    redis,
+    [home.buyers, home.claims],
+    [order.userId, order.orderId],
+  );
   const r = await scripts.restock.run<number[]>(
     redis,
     [segmentKeys.state, segmentKeys.returned],
-    [order.epoch, order.orderId, order.quantity],
+    [order.epoch, order.orderId, order.quantity, held],
   );
   const code = scripts.restock.replyName(r[0]);
   if (code === 'restocked') return { code, stock: r[1]! };
   if (code === 'staleEpoch') return { code: 'stale-epoch', epoch: r[1]! };
-  return { code: 'already' };
+  return { code: code === 'lost' ? code : 'already' };
 }
 
 /** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */

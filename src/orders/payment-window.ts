@@ -129,11 +129,18 @@ export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promi
   };
   const r = await deps.units.restock(order);
   if (deps.returnFreesLimit) await deps.units.releaseMarker(order);
-  if (r.code !== 'stale-epoch') {
+  // a lost sale's unit is already on sale again (the failover): nothing came back to announce
+  if (r.code !== 'stale-epoch' && r.code !== 'lost') {
     await deps.catalogue.announceRestock(row.product_id, row.epoch, row.segment);
   }
   await deps.rows.markRestocked(row.id);
-  deps.logger?.debug({ orderId: row.id, status: row.status, restock: r.code }, 'units returned');
+  if (r.code === 'lost') {
+    deps.logger?.warn(
+      { orderId: row.id, status: row.status, segment: row.segment },
+      'closed order whose sale its segment lost (a failover): nothing returned',
+    );
+  } else
+    deps.logger?.debug({ orderId: row.id, status: row.status, restock: r.code }, 'units returned');
 }
 
 /** How many overdue orders one sweep expires, and closed ones it finishes returning. */

@@ -42,7 +42,14 @@ export interface ReconcileSources {
       Array<
         Pick<
           OrderRow,
-          'id' | 'user_id' | 'quantity' | 'segment' | 'outbox_id' | 'status' | 'restocked_at'
+          | 'id'
+          | 'user_id'
+          | 'quantity'
+          | 'segment'
+          | 'home_segment'
+          | 'outbox_id'
+          | 'status'
+          | 'restocked_at'
         >
       >
     >;
@@ -73,7 +80,13 @@ export interface ReconcileReport {
    * ever had. Only lost writes do that (a failover to a replica that had not received them, an
    * AOF cut short): their units count as stock again, so the sale could sell them twice.
    */
-  lostWrites: Array<{ orderId: string; segment: number; quantity: number }>;
+  lostWrites: Array<{
+    orderId: string;
+    segment: number;
+    quantity: number;
+    /** cancelled or expired since: its return found the sale gone and added nothing */
+    closed?: true;
+  }>;
   /** empty when everything adds up */
   problems: string[];
   ok: boolean;
@@ -158,7 +171,13 @@ export async function reconcile(
   // newer than its outbox's newest id is a sale the segment has lost.
   for (const r of all) {
     if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
-      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
+      const closed = r.status === 'cancelled' || r.status === 'expired';
+      lost.set(r.id, {
+        orderId: r.id,
+        segment: r.segment,
+        quantity: r.quantity,
+        ...(closed && { closed }),
+      });
     }
   }
   type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
@@ -177,46 +196,6 @@ export async function reconcile(
     pending += o.quantity;
     orders.set(o.orderId, { ...o, outboxId: o.outboxId });
   }
-  const persisted = rows.reduce((a, r) => a + r.quantity, 0);
-  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
-  let returned = 0;
-  const returnedBySegment = new Array<number>(segments).fill(0);
-  for (const r of rows) {
-    const back = returnedOrders.get(r.id);
-    if (back !== undefined) {
-      // the restock ran before this cut; only a cancel or an expiry may have asked for it
-      if (r.status !== 'cancelled' && r.status !== 'expired') {
-        problem(`order ${r.id} is ${r.status}, yet its units were returned`);
-      }
-      if (back !== r.quantity) problem(`order ${r.id} holds ${r.quantity}, ${back} returned`);
-      returned += back;
-      returnedBySegment[r.segment] = (returnedBySegment[r.segment] ?? 0) + back;
-    } else if (r.status === 'final') held.final += r.quantity;
-    else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
-    else if (r.status === 'paid') held.paid += r.quantity;
-    else held.returning += r.quantity;
-  }
-  const total = meta.total;
-  if (remaining + pending + persisted - returned !== total) {
-    problem(
-      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
-        `${persisted} - returned ${returned}`,
-    );
-  }
-  const soldBySegment = new Array<number>(segments).fill(0);
-  for (const o of orders.values())
-    soldBySegment[o.segment] = (soldBySegment[o.segment] ?? 0) + o.quantity;
-  for (let seg = 0; seg < segments; seg++) {
-    if (soldBySegment[seg] !== soldAt[seg]) {
-      problem(`segment ${seg}: sold ${soldAt[seg]}, its orders hold ${soldBySegment[seg]}`);
-    }
-    if (returnedBySegment[seg] !== returnedAt[seg]) {
-      problem(
-        `segment ${seg}: returned ${returnedAt[seg]}, its returned orders hold ${returnedBySegment[seg]}`,
-      );
-    }
-  }
-
   const markedUnits = new Map<string, number>();
   const buyers = new Set<string>();
   for (const [id, o] of orders) {
@@ -236,6 +215,65 @@ export async function reconcile(
       problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
   }
+  const persisted = rows.reduce((a, r) => a + r.quantity, 0);
+  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
+  let returned = 0;
+  const returnedBySegment = new Array<number>(segments).fill(0);
+  for (const r of rows) {
+    const back = returnedOrders.get(r.id);
+    const closed = r.status === 'cancelled' || r.status === 'expired';
+    if (
+      closed &&
+      (back === 0 ||
+        (back === undefined &&
+          r.segment === r.home_segment &&
+          !marked.has(r.id) &&
+          !claimed.has(r.id) &&
+          !(live && streamIdMs(r.outbox_id) >= startedMs)))
+    ) {
+      // lost, closed: its restock found the sale gone from its home segment (lua/restock-2.lua),
+      // or its segment holds neither its marker nor its return (a return frees the marker only
+      // after recording itself): the failover took the sale, and any return that ran, with it
+      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity, closed: true });
+    } else if (back !== undefined) {
+      // the restock ran before this cut; only a cancel or an expiry may have asked for it
+      if (r.status !== 'cancelled' && r.status !== 'expired') {
+        problem(`order ${r.id} is ${r.status}, yet its units were returned`);
+      }
+      if (back !== r.quantity) problem(`order ${r.id} holds ${r.quantity}, ${back} returned`);
+      returned += back;
+      returnedBySegment[r.segment] = (returnedBySegment[r.segment] ?? 0) + back;
+    } else if (r.status === 'final') held.final += r.quantity;
+    else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
+    else if (r.status === 'paid') held.paid += r.quantity;
+    else held.returning += r.quantity;
+  }
+  // a lost sale counts twice: persisted, and back in stock (the failover); named below, once
+  const lostAt = new Array<number>(segments).fill(0);
+  for (const l of lost.values())
+    if (!afterCut.has(l.orderId)) lostAt[l.segment] = (lostAt[l.segment] ?? 0) + l.quantity;
+  const lostUnits = lostAt.reduce((a, n) => a + n, 0);
+  const total = meta.total;
+  if (remaining + pending + persisted - returned !== total + lostUnits) {
+    problem(
+      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
+        `${persisted} - returned ${returned}`,
+    );
+  }
+  const soldBySegment = new Array<number>(segments).fill(0);
+  for (const o of orders.values())
+    soldBySegment[o.segment] = (soldBySegment[o.segment] ?? 0) + o.quantity;
+  for (let seg = 0; seg < segments; seg++) {
+    if (soldBySegment[seg] !== soldAt[seg]! + lostAt[seg]!) {
+      problem(`segment ${seg}: sold ${soldAt[seg]}, its orders hold ${soldBySegment[seg]}`);
+    }
+    if (returnedBySegment[seg] !== returnedAt[seg]) {
+      problem(
+        `segment ${seg}: returned ${returnedAt[seg]}, its returned orders hold ${returnedBySegment[seg]}`,
+      );
+    }
+  }
+
   if (!live) {
     for (const [id, user] of marked) {
       if (!orders.has(id)) problem(`marker of ${user} lists order ${id}, which does not exist`);
@@ -251,7 +289,8 @@ export async function reconcile(
   for (const l of lostWrites) {
     problem(
       `order ${l.orderId} (${l.quantity} unit(s), segment ${l.segment}) is persisted but its ` +
-        'segment lost the sale (a failover, or an AOF cut short): its units count as stock again',
+        'segment lost the sale (a failover, or an AOF cut short): its units count as stock again' +
+        (l.closed ? '; closed since, its return added nothing' : ''),
     );
   }
   return {

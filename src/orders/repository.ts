@@ -52,7 +52,16 @@ export async function findOrder(db: Db, id: string): Promise<OrderRow | undefine
 export async function ordersOf(db: Db, productId: string, epoch: number) {
   return db
     .selectFrom('orders')
-    .select(['id', 'user_id', 'quantity', 'segment', 'outbox_id', 'status', 'restocked_at'])
+    .select([
+      'id',
+      'user_id',
+      'quantity',
+      'segment',
+      'home_segment',
+      'outbox_id',
+      'status',
+      'restocked_at',
+    ])
     .where('product_id', '=', productId)
     .where('epoch', '=', epoch)
     .execute();

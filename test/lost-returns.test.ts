@@ -1,0 +1,161 @@
+/**
+ * A sale a failover lost, then cancelled or expired: its return must add nothing (the unit is
+ * already back in stock on the new master), be recorded once, and be named by reconciliation.
+ * The lost write is made exactly as a failover leaves it: the home segment's state, markers,
+ * claims and outbox put back as they were before the deduct, while the order row (its job was on
+ * another shard) exists in PostgreSQL.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { homeSegment } from '../src/inventory/index.js';
+import { expireOrder, returnUnits, sweepPayments } from '../src/orders/index.js';
+import { paymentWindowDeps } from '../src/composition/roles.js';
+import { startApp, type RunningApp } from './support/app.js';
+import { waitFor as waitForMs } from './support/cli.js';
+import { useNamespace } from './support/namespace.js';
+import { newProduct, newUser, paymentClient } from './support/payments.js';
+import { reconcileOver } from './support/orders.js';
+
+const ns = useNamespace();
+const waitFor = <T>(what: string, probe: () => Promise<T>) => waitForMs(what, probe, 20_000);
+const SEGMENTS = 4;
+let app: RunningApp;
+
+beforeAll(async () => {
+  // the sweep is slow here: the test drives returns itself
+  app = await startApp(ns.config({ SWEEP_INTERVAL_MS: '60000' }), { worker: true });
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+const client = paymentClient(
+  () => app.url,
+  'a-webhook-secret-long-enough-0123456789',
+  ns.adminToken,
+);
+const { seed, buy, cancel, stateOf } = client;
+
+const rowOf = (orderId: string) =>
+  app.rt.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
+
+/** A user whose home segment is `segment`. */
+function userAt(segment: number): string {
+  for (;;) {
+    const u = newUser();
+    if (homeSegment(u, SEGMENTS) === segment) return u;
+  }
+}
+
+/**
+ * Sells one unit to `user`, then puts its home segment back as a replica that never received the
+ * deduct would hold it. Returns the order id (its row persisted).
+ */
+async function sellThenLose(
+  productId: string,
+  user: string,
+  /** runs before the failover: a return that reached the master, lost with the sale */
+  beforeLoss?: (orderId: string) => Promise<unknown>,
+): Promise<string> {
+  const k = app.rt.keys.segment(productId, homeSegment(user, SEGMENTS));
+  const redis = app.rt.redis;
+  const names = [k.state, k.buyers, k.claims, k.outbox, k.returned];
+  const before = await Promise.all(names.map((n) => redis.dumpBuffer(n)));
+  const sold = await buy(productId, user);
+  if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
+  await waitFor('persisted, outbox entry gone', async () => {
+    return (await rowOf(sold.orderId)) !== undefined && (await redis.xlen(k.outbox)) === 0;
+  });
+  await beforeLoss?.(sold.orderId);
+  for (const [i, name] of names.entries()) {
+    const dump = before[i];
+    if (dump) await redis.restore(name, 0, dump, 'REPLACE');
+    else await redis.del(name);
+  }
+  return sold.orderId;
+}
+
+describe('a sale a failover lost, then closed', () => {
+  it('its cancel or expiry returns nothing, once; reconciliation names it a lost sale closed', async () => {
+    const p = newProduct();
+    await seed(p, { total: 8, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    const [a, b, c] = [userAt(1), userAt(1), userAt(1)];
+    const lostA = await sellThenLose(p, a);
+    const lostB = await sellThenLose(p, b);
+    // a sale after the failover: the outbox's newest id passes the lost ones, so only the
+    // return's own record can name them
+    const kept = await buy(p, c);
+    expect(kept.ok).toBe(true);
+    expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
+
+    const cancelled = await cancel(lostA, a);
+    expect(cancelled.status).toBe(200);
+    await sql`update orders set pay_by = now() - interval '1 second' where id = ${lostB}`.execute(
+      app.rt.db,
+    );
+    const deps = paymentWindowDeps(app.rt);
+    expect(await expireOrder(deps, lostB)).toBe('closed');
+    // retried: a redelivered job, the sweep
+    await returnUnits(deps, (await rowOf(lostA))!);
+    await returnUnits(deps, (await rowOf(lostB))!);
+    await sweepPayments(deps, 0);
+
+    // no unit came from nothing: the failover already put both back
+    expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
+    const k = app.rt.keys.segment(p, 1);
+    expect(await app.rt.redis.hgetall(k.returned)).toEqual({ [lostA]: '0', [lostB]: '0' });
+    for (const id of [lostA, lostB]) expect((await rowOf(id))!.restocked_at).not.toBeNull();
+
+    const r = (await reconcileOver(app.rt, p))!;
+    const named = r.lostWrites
+      .map((l) => ({ ...l }))
+      .sort((x, y) => (x.orderId < y.orderId ? -1 : 1));
+    expect(named).toEqual(
+      [lostA, lostB].sort().map((orderId) => ({ orderId, segment: 1, quantity: 1, closed: true })),
+    );
+    // nothing else: each lost sale is one problem, the units add up around them
+    expect(r.problems).toHaveLength(2);
+    expect(r.problems.every((t) => t.includes('closed since, its return added nothing'))).toBe(
+      true,
+    );
+    expect(r).toMatchObject({ returned: 0, remaining: 7, persisted: 3 });
+  });
+
+  it('a sale whose whole return ran before the failover lost both: named a lost sale closed', async () => {
+    const p = newProduct();
+    await seed(p, { total: 8, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    const a = userAt(3);
+    const lost = await sellThenLose(p, a, async (orderId) => {
+      expect((await cancel(orderId, a)).status).toBe(200);
+      await waitFor('returned', async () => (await rowOf(orderId))!.restocked_at !== null);
+    });
+    // the new master: no sale, no return, no marker; PostgreSQL: cancelled, returned. A sale
+    // after the failover: only the missing marker and return can name it
+    expect((await buy(p, userAt(3))).ok).toBe(true);
+    expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
+    const r = (await reconcileOver(app.rt, p))!;
+    expect(r.lostWrites).toEqual([{ orderId: lost, segment: 3, quantity: 1, closed: true }]);
+    expect(r.problems).toHaveLength(1);
+    expect(r.held.returning).toBe(0);
+  });
+
+  it('a sale its segment still holds comes back as before, also from a spill and when retried', async () => {
+    const p = newProduct();
+    await seed(p, { total: 4, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    const [a, b] = [userAt(2), userAt(2)];
+    const home = await buy(p, a);
+    // segment 2's one unit is a's: b's purchase spills to another segment
+    const spill = await buy(p, b);
+    if (!home.ok || !spill.ok) throw new Error('not sold');
+    await waitFor('persisted', async () => (await rowOf(spill.orderId)) !== undefined);
+    expect((await rowOf(spill.orderId))!.segment).not.toBe(2);
+    expect((await cancel(home.orderId, a)).status).toBe(200);
+    expect((await cancel(spill.orderId, b)).status).toBe(200);
+    const deps = paymentWindowDeps(app.rt);
+    await returnUnits(deps, (await rowOf(spill.orderId))!);
+    expect(await stateOf(p)).toMatchObject({ remaining: 4, sold: 2, returned: 2 });
+    const r = (await reconcileOver(app.rt, p))!;
+    expect(r.problems).toEqual([]);
+    expect(r.lostWrites).toEqual([]);
+  });
+});
