@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { OrderRow } from '../load-tests/chaos/checker.js';
 import {
   checkRoom,
+  type LostPlaceWindow,
   type RoomHistoryEntry,
   type RoomOp,
   type RoomPurchaseOp,
@@ -179,5 +180,117 @@ describe("the chaos checker's waiting-room checks", () => {
     const r = broken(h);
     expect(r.map((x) => x.name)).toEqual(['room-no-sale-without-admission']);
     expect(r[0]!.counterExample).toBe('order o-c user c key k-c: never admitted');
+  });
+});
+
+// default mode: the room's master lagged from 3 000 and killed at 3 500 (up to 10 admissions)
+const LAG: LostPlaceWindow = { from: 3_000, killed: 3_500, admissions: 10 };
+const judged = (history: RoomHistoryEntry[], windows: LostPlaceWindow[] = [LAG]) =>
+  checkRoom(history, { product: 'room', opensAtMs: OPENS, orders: [], lostPlaceWindows: windows });
+const onePlaceOf = (history: RoomHistoryEntry[], windows?: LostPlaceWindow[]) =>
+  judged(history, windows).find((r) => r.name === 'room-one-place')!;
+
+describe("the room checks in default mode's failover window", () => {
+  // e joined before the opening; its ticket (position 5) was read while the master lagged, then
+  // the shuffle was lost with it and done again: position 40
+  const reshuffled = () => [
+    answer('e', 'join', 500, 'waiting'),
+    answer('e', 'poll', 3_100, 'waiting', 5),
+    answer('e', 'poll', 3_600, 'waiting', 40),
+    answer('e', 'poll', 4_600, 'waiting', 30),
+  ];
+
+  it('room-one-place: a ticket first answered in the lag and lost with the killed master is counted, not broken', () => {
+    expect(onePlaceOf(reshuffled())).toEqual({ name: 'room-one-place', ok: true, placesLost: 1 });
+  });
+
+  it('room-one-place: the same history without the window (durable mode, or the room on another master) breaks', () => {
+    expect(onePlaceOf(reshuffled(), []).counterExample).toMatch(
+      /^user e: position 5 \(op \d+\), then 40 \(op \d+, poll\)$/,
+    );
+  });
+
+  it('room-one-place: a place first answered before the lag began is not excused', () => {
+    const h = reshuffled().map((e) =>
+      e.position === 5 ? { ...e, invokeMs: 2_900, completeMs: 2_990 } : e,
+    );
+    expect(onePlaceOf(h).ok).toBe(false);
+  });
+
+  it('room-one-place: a second place answered before the kill is not excused', () => {
+    const h = reshuffled().map((e) =>
+      e.position === 40 ? { ...e, invokeMs: 3_400, completeMs: 3_450 } : e,
+    );
+    expect(onePlaceOf(h).counterExample).toMatch(/^user e: position 5 \(op \d+\), then 40/);
+  });
+
+  it('room-one-place: a join answered in the lag, lost (404), and joined again at the back is counted', () => {
+    const h = [
+      answer('f', 'join', 3_100, 'waiting', 3),
+      { ...answer('f', 'poll', 3_700, undefined), status: 404 },
+      answer('f', 'join', 4_800, 'waiting', 9),
+    ];
+    expect(onePlaceOf(h)).toEqual({ name: 'room-one-place', ok: true, placesLost: 1 });
+  });
+
+  it('room-one-place: after the lost place, the new one must hold: a later move back breaks', () => {
+    // past what the lag could admit (10), and no second lag
+    const h = [...reshuffled(), answer('e', 'poll', 5_600, 'waiting', 41)];
+    expect(onePlaceOf(h).counterExample).toMatch(/^user e: position 30 \(op \d+\), then 41/);
+  });
+
+  // g's place predates the lag; answers since it began counted the lag's admissions, which the
+  // kill took back: the served counter rolled back, g's ticket did not change
+  const rolledBack = (back: number) => [
+    answer('g', 'join', 1_100, 'waiting', 50),
+    answer('g', 'poll', 3_200, 'waiting', 30),
+    answer('g', 'poll', 3_800, 'waiting', 30 + back),
+  ];
+
+  it("room-one-place: moved back after the kill by at most the lag's admissions is counted", () => {
+    expect(onePlaceOf(rolledBack(10))).toEqual({ name: 'room-one-place', ok: true, rewound: 1 });
+  });
+
+  it('room-one-place: moved back by more than the lag could admit breaks', () => {
+    expect(onePlaceOf(rolledBack(11)).counterExample).toMatch(
+      /^user g: position 30 \(op \d+\), then 41 \(op \d+, poll\)$/,
+    );
+  });
+
+  it('room-one-place: moved back against an answer from before the lag breaks', () => {
+    const h = rolledBack(10).map((e) =>
+      e.position === 30 ? { ...e, invokeMs: 2_800, completeMs: 2_900 } : e,
+    );
+    expect(onePlaceOf(h).ok).toBe(false);
+  });
+
+  it("room-one-place: steps back after one kill add up: together past the lag's admissions breaks", () => {
+    const h = [
+      ...rolledBack(6),
+      answer('g', 'poll', 4_500, 'waiting', 31),
+      answer('g', 'poll', 5_000, 'waiting', 36),
+    ];
+    expect(onePlaceOf(h).counterExample).toMatch(/^user g: position 31 \(op \d+\), then 36/);
+  });
+
+  // h joined in the lag; its place was lost; i, who joined after, was admitted
+  const passed = (iAdmittedAt: number) => [
+    answer('h', 'join', 3_100, 'waiting', 4),
+    answer('i', 'join', 3_300, 'waiting', 5),
+    answer('i', 'poll', iAdmittedAt, 'admitted'),
+    answer('h', 'poll', 6_000, 'sold-out'),
+  ];
+  const fifoOf = (history: RoomHistoryEntry[], windows?: LostPlaceWindow[]) =>
+    judged(history, windows).find((r) => r.name === 'room-fifo')!;
+
+  it('room-fifo: passed, after the kill, by a later joiner while the place was lost is counted', () => {
+    expect(fifoOf(passed(4_000))).toEqual({ name: 'room-fifo', ok: true, placesLost: 1 });
+    expect(fifoOf(passed(4_000), []).counterExample).toMatch(
+      /^user h joined \(op \d+\) before user i/,
+    );
+  });
+
+  it('room-fifo: passed before the kill (the place still there) breaks', () => {
+    expect(fifoOf(passed(3_400)).counterExample).toMatch(/^user h joined \(op \d+\) before user i/);
   });
 });

@@ -123,6 +123,10 @@ export interface InvariantResult {
   named?: number;
   /** of them, those whose sale and queued job were both on a killed master: nothing names them */
   traceless?: number;
+  /** room checks, default mode: places lost with a master killed after a lag (room-checks.ts) */
+  placesLost?: number;
+  /** room-one-place, default mode: places moved back by the admissions such a kill took back */
+  rewound?: number;
   /** restock-once: returns that came, but later than LATE_RETURN_MS after their close */
   late?: { count: number; longestMs: number; orderId: string };
 }

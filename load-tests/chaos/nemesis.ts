@@ -74,6 +74,8 @@ export const ALL_SLOTS: Array<[number, number]> = [[0, 16383]];
 export interface Struck {
   applied: boolean;
   sickSlots?: Array<[number, number]>;
+  /** lag-kill-master: when the replica link was held and when the master was killed (epoch ms) */
+  lagged?: { from: number; killed: number };
 }
 
 /** mulberry32: small, seedable, the same sequence on every machine */
@@ -159,18 +161,20 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<Struck> {
       const masters = await stack.masters();
       const node = masters[f.target % masters.length];
       if (!node) return { applied: false };
-      const struck = { applied: true, sickSlots: node.slots ?? [] };
+      const struck: Struck = { applied: true, sickSlots: node.slots ?? [] };
       if (f.kind === 'pause-master') {
         const resume = pauseTree(node.pid());
         await sleep(f.lasts);
         resume();
         return struck;
       }
+      const from = Date.now();
       if (f.kind === 'lag-kill-master') {
         node.proxy.lagReplicas();
         await sleep(LAG_BEFORE_KILL_MS);
       }
       process.kill(node.pid(), 'SIGKILL');
+      if (f.kind === 'lag-kill-master') struck.lagged = { from, killed: Date.now() };
       node.proxy.heal();
       await sleep(f.lasts);
       // the supervisor restarts it (after twice the node timeout); healed once it answers

@@ -12,6 +12,8 @@ export interface AppliedFault extends Fault {
   healedAt?: number;
   /** the slots of the Redis server it struck (none for a process fault) */
   sickSlots?: Array<[number, number]>;
+  /** lag-kill-master: ms since the sale's start when the lag began and the master was killed */
+  lagged?: { from: number; killed: number };
   /** ms from heal to the first accepted purchase invoked after it */
   recoveryMs?: number;
 }
@@ -54,6 +56,10 @@ export function resultNote(r: InvariantResult): string {
     const named = `${r.lost} acknowledged sales lost: ${r.named ?? r.lost} named by reconciliation`;
     if (!r.traceless) return named;
     return `${named}, ${r.traceless} lost without a trace (default mode's window, only durable mode closes it: sale and job both on the killed master)`;
+  }
+  if (r.placesLost || r.rewound) {
+    const why = `with a master killed after a replication lag (default mode's window, only durable mode closes it)`;
+    return `${r.placesLost ?? 0} places lost, ${r.rewound ?? 0} moved back by lost admissions, ${why}`;
   }
   if (r.late)
     return `${r.late.count} returns late, none lost (longest ${(r.late.longestMs / 1000).toFixed(1)} s: order ${r.late.orderId})`;

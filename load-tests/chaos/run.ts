@@ -228,6 +228,8 @@ async function main(stack: ChaosStack): Promise<number> {
     });
     f.applied = struck.applied;
     if ('sickSlots' in struck) f.sickSlots = struck.sickSlots;
+    if ('lagged' in struck && struck.lagged)
+      f.lagged = { from: struck.lagged.from - t0, killed: struck.lagged.killed - t0 };
     f.healedAt = now();
     say('heal', `${f.kind} healed`);
   });
@@ -370,12 +372,26 @@ async function main(stack: ChaosStack): Promise<number> {
     };
   }
   writeFileSync(join(outDir, 'final.json'), JSON.stringify({ final, reports }, null, 2));
+  // every key of a room shares the product's hash tag: one slot (docs/waiting-room.md)
+  const roomSlot = calculateSlot(chaosKeys.room(roomProduct.id, 1).room);
+  const { admitPerSecond } = roomSeed(roomOpensAt, stock, durationS).waitingRoom;
+  const roomAdmissions = (ms: number) => Math.ceil(admitPerSecond * (1 + ms / 1_000));
+  const inSlots = (slots: Array<[number, number]>, slot: number) =>
+    slots.some(([lo, hi]) => slot >= lo && slot <= hi);
   const results = [
     ...check(history, final),
     ...checkRoom(history, {
       product: roomProduct.id,
       opensAtMs: roomOpensAt - t0,
       orders: final.orders,
+      // default mode's window for the room: its slot on a master killed after a replication lag
+      lostPlaceWindows: durable
+        ? []
+        : faults.flatMap((f) =>
+            f.applied && f.lagged && inSlots(f.sickSlots ?? [], roomSlot)
+              ? [{ ...f.lagged, admissions: roomAdmissions(f.lagged.killed - f.lagged.from) }]
+              : [],
+          ),
     }),
   ];
 
@@ -425,6 +441,8 @@ async function main(stack: ChaosStack): Promise<number> {
     lostAcknowledged: results.find((r) => r.name === 'no-lost-ack')?.lost ?? 0,
     lostNamed: results.find((r) => r.name === 'no-lost-ack')?.named ?? 0,
     lostWithoutTrace: results.find((r) => r.name === 'no-lost-ack')?.traceless ?? 0,
+    roomPlacesLost: results.find((r) => r.name === 'room-one-place')?.placesLost ?? 0,
+    roomPlacesRewound: results.find((r) => r.name === 'room-one-place')?.rewound ?? 0,
     unsoldAtSaleEnd: remainingAtEnd.reduce((a, b) => a + b, 0),
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),
