@@ -24,7 +24,7 @@
   ARGV[6] ms an admission lasts
   ARGV[7] 1 when the product is sold out (admit nobody)
   ARGV[8] seconds the room's keys live
-  ARGV[9] units left on sale (-1: unknown, a shard did not answer: seats alone bound admission)
+  ARGV[9] units left on sale on the shards that answered (-1: no bound: seats alone bound admission)
   ARGV[10] most pre-queue places this call shuffles
   ARGV[11] units an admitted shopper may buy (limitPerUser): admitted and not yet done are at
            most ceil(units left / ARGV[11])

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Config } from '../src/config/index.js';
 import { RoomStore } from '../src/inventory/index.js';
+import { admissionUnits } from '../src/inventory/room-admitter.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -569,6 +570,20 @@ describe('polls', () => {
 });
 
 describe('the admitter', () => {
+  it("counts none of an unanswering shard's units, and is not sold out for them", () => {
+    // a chaos run: a segment unread counted as "no bound", the admitter admitted a batch past
+    // the stock while a process told the shoppers before them sold out
+    expect(admissionUnits([{ stock: 3 }, { stock: 9, unreachable: true }])).toEqual({
+      units: 3,
+      known: false,
+    });
+    expect(admissionUnits([{ stock: 0 }, { stock: 0, unreachable: true }])).toEqual({
+      units: 0,
+      known: false,
+    });
+    expect(admissionUnits([{ stock: 0 }, { stock: 2 }])).toEqual({ units: 2, known: true });
+  });
+
   it('refuses a tick under an older fencing token than the newest it saw (a paused holder)', async () => {
     const productId = newProduct();
     const store = new RoomStore(a.rt.redis, a.rt.keys);

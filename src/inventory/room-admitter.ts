@@ -89,7 +89,7 @@ export class RoomAdmitter {
       this.held.set(productId, held);
       this.opts.logger?.info({ product: productId, fence: held.fence }, 'room admitter took over');
     }
-    const units = await this.unitsLeft(view);
+    const { units, known } = await this.unitsLeft(view);
     const last = this.announced.get(productId) ?? 0;
     const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
     const lease = held;
@@ -103,7 +103,7 @@ export class RoomAdmitter {
           endsAt: view.endsAt,
           seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
           settings: view.waitingRoom!,
-          soldOut: view.soldOut || view.soldOutMarked || units === 0,
+          soldOut: view.soldOut || view.soldOutMarked || (known && units === 0),
           unitsLeft: units,
           limitPerUser: view.limitPerUser,
           shuffleSteps: this.opts.shuffleSteps,
@@ -133,15 +133,18 @@ export class RoomAdmitter {
    * The units left, read from the segments (the holder's one pipeline per tick): admission is
    * bounded by them, and the segments found empty are announced as a purchase would, so a room
    * nobody buys from any more still learns, and tells every process, that it is sold out.
-   * @returns -1 when a shard did not answer
+   * A shard that did not answer counts for none of its units: nobody can buy them while it is
+   * away (its shoppers are failed fast), and admitting on them would admit a batch that finds
+   * nothing (a chaos run saw shoppers behind one told sold-out get admitted). Not known: then
+   * the room is not sold out for it.
    */
-  private async unitsLeft(view: ProductView): Promise<number> {
+  private async unitsLeft(view: ProductView): Promise<{ units: number; known: boolean }> {
     const state = await this.opts.store.stock(view.id);
-    if (!state || state.epoch !== view.epoch) return -1;
+    if (!state || state.epoch !== view.epoch) return { units: 0, known: false };
     for (const s of state.segments) {
       if (!s.unreachable && s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
     }
-    return state.segments.some((s) => s.unreachable) ? -1 : state.remaining;
+    return admissionUnits(state.segments);
   }
 
   private async drop(productId: string): Promise<void> {
@@ -163,4 +166,14 @@ export class RoomAdmitter {
     else this.held.clear();
     await this.opts.locks.close();
   }
+}
+
+/** The units admission may count on: those of the segments that answered (see unitsLeft). */
+export function admissionUnits(segments: readonly { stock: number; unreachable?: true }[]): {
+  units: number;
+  known: boolean;
+} {
+  let units = 0;
+  for (const s of segments) if (!s.unreachable) units += s.stock;
+  return { units, known: !segments.some((s) => s.unreachable) };
 }
