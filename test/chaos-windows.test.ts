@@ -78,8 +78,38 @@ describe('the chaos availability figures', () => {
       [1, 1],
     ]);
     expect(a['kill-master']!.perSecond.sickHome.map((s) => s.n)).toEqual([1, 1, 1, 0]);
+    // each try its own key here: as many purchases as tries
+    expect(a['kill-master']!.first3sByPurchase).toEqual(a['kill-master']!.first3s);
     // a fault that struck no Redis server: every shopper's home is elsewhere
     expect(a['pause-postgres']!.first3s.otherHome).toEqual({ n: 1, definite: 0 });
     expect(a['kill-api']).toBeUndefined();
+  });
+
+  it('counts a purchase once however many tries its key took, answered if one try was', () => {
+    const retry = (op: number, at: number, status: number, key: string, user: string) => ({
+      ...buy(op, at, status, user),
+      key,
+    });
+    const history = [
+      // a struck shopper's three tries, none answered; then one answered on its third try
+      retry(1, 10_100, 503, 'ka', 'sick'),
+      retry(2, 10_400, 503, 'ka', 'sick'),
+      retry(3, 10_800, 0, 'ka', 'sick'),
+      retry(4, 10_200, 503, 'kb', 'sick2'),
+      retry(5, 11_200, 503, 'kb', 'sick2'),
+      retry(6, 12_900, 202, 'kb', 'sick2'),
+      // a healthy shopper, one try; and one whose first try started before the fault
+      retry(7, 10_300, 202, 'kc', 'well'),
+      retry(8, 9_900, 0, 'kd', 'well2'),
+      retry(9, 10_500, 202, 'kd', 'well2'),
+    ];
+    const slot = (p: PurchaseOp) => (p.user.startsWith('sick') ? 42 : 9_000);
+    const a = availabilityOf(faults, history, slot)['kill-master']!;
+    expect(a.first3s.all).toEqual({ n: 8, definite: 3 });
+    expect(a.first3sByPurchase).toEqual({
+      all: { n: 3, definite: 2 },
+      sickHome: { n: 2, definite: 1 },
+      otherHome: { n: 1, definite: 1 },
+    });
   });
 });
