@@ -7,6 +7,7 @@
  *                returned = the units of its cancelled / expired orders its restock recorded
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
+ *   every spill sale is in the spilled hash of the segment that gave its unit, until returned
  *
  * The cut: each segment's stock, markers, claims, outbox and last outbox id are read in one MULTI
  * (atomic per segment); PostgreSQL is read after every segment, and rows whose outbox id is past
@@ -124,6 +125,8 @@ export async function reconcile(
   const returnedAt: number[] = [];
   /** orderId -> units its segment's restock recorded as returned (older epochs' ones too) */
   const returnedOrders = new Map<string, number>();
+  /** spill sales their unit's segment holds (lua/deduct-6.lua), every segment's */
+  const spilled = new Set<string>();
   let startedMs = Infinity;
   /** each segment's seeded units */
   const shares = splitStock(meta.total, segments);
@@ -144,6 +147,7 @@ export async function reconcile(
       );
     }
     for (const [id, units] of snap.returnedOrders) returnedOrders.set(id, units);
+    for (const id of snap.spilled) spilled.add(id);
     for (const [user, marker] of snap.markers) {
       markerUnits.set(user, marker.units);
       for (const id of marker.orderIds) marked.set(id, user);
@@ -222,18 +226,26 @@ export async function reconcile(
   for (const r of rows) {
     const back = returnedOrders.get(r.id);
     const closed = r.status === 'cancelled' || r.status === 'expired';
+    // A spill's home marker is on another segment, maybe another master, that the failover left
+    // alone: only the unit's segment can tell. Exact even live: the row is inside that segment's
+    // cut, and its deduct wrote the record in the same call (its return swaps it for `returned`).
+    const spillGone = r.segment !== r.home_segment && back === undefined && !spilled.has(r.id);
+    if (spillGone && !closed) {
+      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
+    }
     if (
       closed &&
       (back === 0 ||
+        spillGone ||
         (back === undefined &&
           r.segment === r.home_segment &&
           !marked.has(r.id) &&
           !claimed.has(r.id) &&
           !(live && streamIdMs(r.outbox_id) >= startedMs)))
     ) {
-      // lost, closed: its restock found the sale gone from its home segment (lua/restock-2.lua),
-      // or its segment holds neither its marker nor its return (a return frees the marker only
-      // after recording itself): the failover took the sale, and any return that ran, with it
+      // lost, closed: its restock found the sale gone (lua/restock-3.lua), or its segment holds
+      // neither its marker (a spill: its record) nor its return (a return frees either only after
+      // recording itself): the failover took the sale, and any return that ran, with it
       lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity, closed: true });
     } else if (back !== undefined) {
       // the restock ran before this cut; only a cancel or an expiry may have asked for it
