@@ -183,6 +183,22 @@ describe('a sale a failover lost, then closed', () => {
   });
 });
 
+describe('a lost sale newer than anything its outbox had', () => {
+  it('is named and counted in the cut, sold and back in stock: the sums hold around it', async () => {
+    const p = newProduct();
+    await seed(p, { total: 8, segments: SEGMENTS, limitPerUser: 1 });
+    expect((await buy(p, userAt(1))).ok).toBe(true);
+    // no sale after the failover: the lost row's outbox id is past its segment's newest one
+    const lost = await sellThenLose(p, userAt(1));
+    const r = (await reconcileOver(app.rt, p))!;
+    expect(r.lostWrites).toEqual([{ orderId: lost, segment: 1, quantity: 1 }]);
+    // the only problem is the lost sale: the units and the segment's sums add up around it
+    expect(r.problems).toHaveLength(1);
+    expect(r).toMatchObject({ afterCut: 0, persisted: 2, remaining: 7 });
+    expect(r.held.final).toBe(2);
+  });
+});
+
 describe('a spill a failover lost on the segment that gave its unit, its home marker kept', () => {
   it('reconciliation names exactly that order; its cancel or expiry adds no unit', async () => {
     const p = newProduct();

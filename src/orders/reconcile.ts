@@ -160,12 +160,6 @@ export async function reconcile(
 
   await hooks.beforeDbRead?.();
   const all = await deps.rows.ordersOf(productId, epoch);
-  const rows: typeof all = [];
-  const afterCut = new Set<string>();
-  for (const r of all) {
-    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
-    else afterCut.add(r.id);
-  }
   const newest = await deps.store.lastOutboxIds(productId, segments);
   const live = newest.some((id, i) => id !== cut[i]);
   const rowById = new Map(all.map((r) => [r.id, r]));
@@ -183,6 +177,14 @@ export async function reconcile(
         ...(closed && { closed }),
       });
     }
+  }
+  // A lost row is past its segment's cut yet was not sold after it: it belongs to the cut (its
+  // units counted sold and, by the failover, in stock again), or the sums would miss it.
+  const rows: typeof all = [];
+  const afterCut = new Set<string>();
+  for (const r of all) {
+    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0 || lost.has(r.id)) rows.push(r);
+    else afterCut.add(r.id);
   }
   type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
   const orders = new Map<string, Sold>();
