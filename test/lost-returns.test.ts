@@ -275,4 +275,31 @@ describe('a spill a failover lost on the segment that gave its unit, its home ma
     expect(r.problems).toHaveLength(1);
     expect(r.held.returning).toBe(0);
   });
+  it('a spill whose home segment lost the marker is a sale: not named, its cancel returns the unit', async () => {
+    const p = newProduct();
+    await seed(p, { total: 4, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    expect((await buy(p, userAt(0))).ok).toBe(true);
+    const a = userAt(0);
+    // the home segment (its claim, then its marker) put back as before the sale; the unit's
+    // segment, on a master that lived, keeps the sale and its spill record
+    const home = segmentNames(p, 0);
+    const before = await Promise.all(home.map((n) => app.rt.redis.dumpBuffer(n)));
+    const sold = await buy(p, a);
+    if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
+    await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
+    for (const [i, name] of home.entries()) {
+      const dump = before[i];
+      if (dump) await app.rt.redis.restore(name, 0, dump, 'REPLACE');
+      else await app.rt.redis.del(name);
+    }
+    expect(await stateOf(p)).toMatchObject({ remaining: 2, sold: 2 });
+    const r = (await reconcileOver(app.rt, p))!;
+    expect(r.lostWrites).toEqual([]);
+    expect(r).toMatchObject({ persisted: 2, remaining: 2 });
+
+    expect((await cancel(sold.orderId, a)).status).toBe(200);
+    await returnUnits(paymentWindowDeps(app.rt), (await rowOf(sold.orderId))!);
+    expect(await stateOf(p)).toMatchObject({ remaining: 3, returned: 1 });
+    expect((await reconcileOver(app.rt, p))!.lostWrites).toEqual([]);
+  });
 });

@@ -215,8 +215,11 @@ export async function reconcile(
     // a cancelled or expired order leaves its buyer's marker when returned (RETURN_FREES_LIMIT)
     if (owner === undefined && (row?.status === 'cancelled' || row?.status === 'expired')) continue;
     if (owner === undefined && row) {
-      // persisted, yet no marker or claim: the segment lost the sale after it was acknowledged
-      lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
+      // persisted, yet no marker or claim: a home sale its segment lost after it was
+      // acknowledged. A spill's home lost only the buyer's marker: its unit's segment tells
+      // whether the sale is lost (the spill record, below)
+      if (row.segment === row.home_segment)
+        lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
     } else if (owner === undefined)
       problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
