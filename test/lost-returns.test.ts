@@ -93,6 +93,22 @@ async function sellThenLose(
   return sold.orderId;
 }
 
+/**
+ * `cancelled` cancelled by `user`, `expired` expired by its job; then both returned again (a
+ * redelivered job) and the sweep run.
+ */
+async function cancelAndExpire(cancelled: string, user: string, expired: string): Promise<void> {
+  expect((await cancel(cancelled, user)).status).toBe(200);
+  await sql`update orders set pay_by = now() - interval '1 second' where id = ${expired}`.execute(
+    app.rt.db,
+  );
+  const deps = paymentWindowDeps(app.rt);
+  expect(await expireOrder(deps, expired)).toBe('closed');
+  await returnUnits(deps, (await rowOf(cancelled))!);
+  await returnUnits(deps, (await rowOf(expired))!);
+  await sweepPayments(deps, 0);
+}
+
 describe('a sale a failover lost, then closed', () => {
   it('its cancel or expiry returns nothing, once; reconciliation names it a lost sale closed', async () => {
     const p = newProduct();
@@ -106,17 +122,7 @@ describe('a sale a failover lost, then closed', () => {
     expect(kept.ok).toBe(true);
     expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
 
-    const cancelled = await cancel(lostA, a);
-    expect(cancelled.status).toBe(200);
-    await sql`update orders set pay_by = now() - interval '1 second' where id = ${lostB}`.execute(
-      app.rt.db,
-    );
-    const deps = paymentWindowDeps(app.rt);
-    expect(await expireOrder(deps, lostB)).toBe('closed');
-    // retried: a redelivered job, the sweep
-    await returnUnits(deps, (await rowOf(lostA))!);
-    await returnUnits(deps, (await rowOf(lostB))!);
-    await sweepPayments(deps, 0);
+    await cancelAndExpire(lostA, a, lostB);
 
     // no unit came from nothing: the failover already put both back
     expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
@@ -229,15 +235,7 @@ describe('a spill a failover lost on the segment that gave its unit, its home ma
     );
     expect(live.problems).toHaveLength(2);
 
-    expect((await cancel(lostA, a)).status).toBe(200);
-    await sql`update orders set pay_by = now() - interval '1 second' where id = ${lostB}`.execute(
-      app.rt.db,
-    );
-    const deps = paymentWindowDeps(app.rt);
-    expect(await expireOrder(deps, lostB)).toBe('closed');
-    await returnUnits(deps, (await rowOf(lostA))!);
-    await returnUnits(deps, (await rowOf(lostB))!);
-    await sweepPayments(deps, 0);
+    await cancelAndExpire(lostA, a, lostB);
     for (const id of [lostA, lostB]) expect((await rowOf(id))!.restocked_at).not.toBeNull();
 
     // no unit came from nothing: the failover already put both back
