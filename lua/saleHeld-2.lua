@@ -1,6 +1,6 @@
 --[[
   saleHeld: whether an order's home segment still holds its sale, asked before its return
-  (lua/restock-2.lua). The home segment is where every deduct writes first (the buyer marker, or
+  (lua/restock-3.lua). The home segment is where every deduct writes first (the buyer marker, or
   the spill claim the marker replaces), atomically with the unit taken when the order sold from
   home. A failover to a replica that never received the deduct leaves neither: the unit is already
   back in stock there, so returning it would put it on sale twice.

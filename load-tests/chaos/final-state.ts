@@ -10,7 +10,7 @@ export interface ReconcileAnswer {
   pending: number;
   returned: number;
   held: { final: number; awaitingPayment: number; paid: number; returning: number };
-  /** closed: cancelled or expired since, its return added nothing (lua/restock-2.lua) */
+  /** closed: cancelled or expired since, its return added nothing (lua/restock-3.lua) */
   lostWrites: Array<{ orderId: string; quantity: number; closed?: boolean }>;
   problems: string[];
 }

@@ -1,14 +1,15 @@
--- The deduct's checks and writes on one segment, shared by lua/deduct-5.lua (lock-free, or under
--- a held segment lock) and lua/deductFree-9.lua (a free segment lock taken and given back in the
+-- The deduct's checks and writes on one segment, shared by lua/deduct-6.lua (lock-free, or under
+-- a held segment lock) and lua/deductFree-10.lua (a free segment lock taken and given back in the
 -- same call). The including script defines REPLY (the deduct's table) and passes its KEYS and
--- ARGV through; see lua/deduct-5.lua for what each means and what is returned.
+-- ARGV through; see lua/deduct-6.lua for what each means and what is returned.
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
 --- @include "spillClaim"
 --- @include "segmentState"
 
-local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, mode, epoch, fence,
-                             user, qty, orderId, productId, segment, home, touchedAt, touchLease)
+local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode,
+                             epoch, fence, user, qty, orderId, productId, segment, home,
+                             touchedAt, touchLease)
   local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin =
     stateForDeduct(stateKey)
   if not segEpoch then return {REPLY.unknown} end
@@ -42,6 +43,10 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   local remaining = stateTake(stateKey, qty)
   if mode == 'home' then
     redis.call('HSET', buyersKey, user, markerWrite(units + qty, markerAppend(orders, orderId)))
+  elseif mode == 'spill' then
+    -- the home marker is on another segment: only this record, written with the unit, can tell
+    -- a return or reconciliation that this segment still holds the sale after a failover
+    redis.call('HSET', spilledKey, orderId, qty)
   end
   local id = redis.call('XADD', outboxKey, '*',
     'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,

@@ -181,8 +181,9 @@ export class OrderStore {
   // -- returns (payment window)
 
   /**
-   * Puts a closed order's units back in the segment they came from, if its home segment still
-   * holds the sale (lua/saleHeld-2.lua, lua/restock-2.lua).
+   * Puts a closed order's units back in the segment they came from, if the sale is still held:
+   * by its home segment, or for a spill by the segment that gave the unit (lua/saleHeld-2.lua,
+   * lua/restock-3.lua).
    */
   restock(order: ReturnedOrder): Promise<RestockReply> {
     const k = (segment: number) => this.keys.segment(order.productId, segment);

@@ -1,6 +1,6 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-5.lua and the rest of
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-6.lua and the rest of
  * `scripts` below) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
@@ -110,14 +110,8 @@ export function decodeDeduct(raw: Raw): DeductReply {
   }
 }
 
-function deductKeys(segmentKeys: SegmentKeys, orderId: string): string[] {
-  return [
-    segmentKeys.state,
-    segmentKeys.buyers,
-    segmentKeys.claims,
-    segmentKeys.outbox,
-    segmentKeys.voided(orderId),
-  ];
+function deductKeys(keys: SegmentKeys, orderId: string): string[] {
+  return [keys.state, keys.buyers, keys.claims, keys.outbox, keys.voided(orderId), keys.spilled];
 }
 
 function deductArgs(args: DeductArgs): Array<string | number> {
@@ -147,7 +141,7 @@ export async function deduct(
 }
 
 /**
- * The deduct of a locked segment when its lock is free (lua/deductFree-9.lua): the lock taken,
+ * The deduct of a locked segment when its lock is free (lua/deductFree-10.lua): the lock taken,
  * fenced and given back in the same call; `contended` (nothing changed) when anyone holds, waits
  * for or is handed the lock. `args.fence` is ignored: the script bumps the lock's own counter.
  */
@@ -224,7 +218,7 @@ export function queueSeedSegment(
 ): ChainableCommander {
   return scripts.seedSegment.queue(
     pipeline,
-    [segmentKeys.state, segmentKeys.buyers, segmentKeys.claims],
+    [segmentKeys.state, segmentKeys.buyers, segmentKeys.claims, segmentKeys.spilled],
     [seed.epoch, seed.stock, seed.startsAt, seed.endsAt, seed.limitPerUser, seed.payWithinSeconds],
   );
 }
@@ -283,21 +277,27 @@ export type RestockReply =
   | { code: 'stale-epoch'; epoch: number }
   | { code: 'lost' }; // a failover lost the sale before its return: recorded, nothing added
 
-/** A closed order's units back, once, if its home still holds the sale (lua/saleHeld-2.lua). */
+/**
+ * A closed order's units back, once, while the sale is held: a home sale's by its home segment
+ * (lua/saleHeld-2.lua), a spill's by the segment that gave the unit (lua/restock-3.lua).
+ */
 export async function restock(
   redis: RedisClient,
   segmentKeys: SegmentKeys,
   home: SegmentKeys,
   order: { epoch: number; orderId: string; quantity: number; userId: string },
 ): Promise<RestockReply> {
-  const held = await scripts.saleHeld.run<number>(
-    redis,
-    [home.buyers, home.claims],
-    [order.userId, order.orderId],
-  );
+  const held =
+    segmentKeys.state === home.state
+      ? await scripts.saleHeld.run<number>(
+          redis,
+          [home.buyers, home.claims],
+          [order.userId, order.orderId],
+        )
+      : 'spill';
   const r = await scripts.restock.run<number[]>(
     redis,
-    [segmentKeys.state, segmentKeys.returned],
+    [segmentKeys.state, segmentKeys.returned, segmentKeys.spilled],
     [order.epoch, order.orderId, order.quantity, held],
   );
   const code = scripts.restock.replyName(r[0]);

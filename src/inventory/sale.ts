@@ -1,6 +1,6 @@
 /**
  * A purchase, end to end on the Redis side: the product's view, the shopper's home segment, the
- * deduct (lua/deduct-5.lua, the only stock change) under the strategy's locking, a spill to other
+ * deduct (lua/deduct-6.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
 import { shardDown } from '../outages.js';

@@ -1,7 +1,7 @@
 /**
  * Admin side of the inventory: seed a product's stock over its segments. Seeding opens a new
  * epoch (lua/beginSeed-1.lua refuses while the sale is live unless forced), seeds every segment
- * (lua/seedSegment-3.lua), gives it a catalogue number and puts it in the active set, tells every
+ * (lua/seedSegment-4.lua), gives it a catalogue number and puts it in the active set, tells every
  * API process, and records the product in PostgreSQL.
  */
 import type { RedisClient } from '../redis/connection.js';

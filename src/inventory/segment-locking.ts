@@ -1,6 +1,6 @@
 /**
  * A locked segment's deduct (the `global` and `segmented` strategies): the uncontended path, one
- * call that takes, fences and gives back a free lock (lua/deductFree-9.lua), and the full lock
+ * call that takes, fences and gives back a free lock (lua/deductFree-10.lua), and the full lock
  * protocol when the segment is contended (this process's line, then the lock's own line and
  * hand-off).
  */
@@ -42,7 +42,7 @@ export class SegmentLocking {
   /**
    * The uncontended path of a locked segment: when nobody in this process holds or waits for the
    * segment's lock, the deduct takes the lock, fences and gives it back in the same call
-   * (lua/deductFree-9.lua): the one round trip of a lock-free deduct and three commands more, where
+   * (lua/deductFree-10.lua): the one round trip of a lock-free deduct and three commands more, where
    * the full protocol costs two round trips and eleven commands more. Its answer is
    * `contended` when Redis says someone holds, waits for or is handed the lock: then the full
    * protocol (this process's line, then the lock's own) takes over, so no waiter is passed.

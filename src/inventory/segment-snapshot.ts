@@ -1,7 +1,7 @@
 /**
- * Reconciliation's cut of one segment: its state, buyer markers, spill claims, outbox, the server
- * time and the newest outbox id, read in one MULTI (atomic per segment) and decoded here, where
- * the record formats live. orders/reconcile.ts does the arithmetic on what this returns.
+ * Reconciliation's cut of one segment: its state, buyer markers, spill claims, outbox, returned and
+ * spilled orders, the server time and the newest outbox id, read in one MULTI (atomic per segment)
+ * and decoded here, where the record formats live. orders/reconcile.ts does the arithmetic on what this returns.
  */
 import { execByNode } from '../redis/batch.js';
 import type { RedisClient } from '../redis/connection.js';
@@ -34,6 +34,8 @@ export interface SegmentSnapshot {
   atMs: number;
   /** orderId -> units its restock recorded as returned (older epochs' ones too) */
   returnedOrders: Array<[orderId: string, units: number]>;
+  /** the spill sales this segment gave units to and still holds (lua/deduct-6.lua) */
+  spilled: string[];
   /** the newest outbox id at the read ("0-0": none) */
   cut: string;
 }
@@ -53,7 +55,8 @@ export async function readSegmentSnapshot(
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')
       .time()
-      .hgetall(k.returned);
+      .hgetall(k.returned)
+      .hkeys(k.spilled);
     return queueOutboxCut(tx, k.outbox).exec();
   };
   // every reply is a value: readRetried throws a failed one
@@ -78,7 +81,8 @@ export async function readSegmentSnapshot(
       id,
       Number(units),
     ]),
-    cut: r[6]![1] as string,
+    spilled: r[6]![1] as string[],
+    cut: r[7]![1] as string,
   };
 }
 

@@ -2,7 +2,7 @@
  * Orders of a sale with a payment window: awaiting_payment -> paid | cancelled | expired. One
  * arbiter decides: PostgreSQL's conditional transition (`... WHERE status = 'awaiting_payment'`),
  * with the deadline on PostgreSQL's clock (pay only before pay_by, expire only from it on). Only
- * the winner of a cancel or an expiry returns the units, through lua/restock-2.lua, which
+ * the winner of a cancel or an expiry returns the units, through lua/restock-3.lua, which
  * records the order so a retry (a job run twice, the sweep after a crash) returns them once; the
  * row's restocked_at says the return is done.
  */

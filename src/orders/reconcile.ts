@@ -7,6 +7,7 @@
  *                returned = the units of its cancelled / expired orders its restock recorded
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
+ *   every spill sale is in the spilled hash of the segment that gave its unit, until returned
  *
  * The cut: each segment's stock, markers, claims, outbox and last outbox id are read in one MULTI
  * (atomic per segment); PostgreSQL is read after every segment, and rows whose outbox id is past
@@ -124,6 +125,8 @@ export async function reconcile(
   const returnedAt: number[] = [];
   /** orderId -> units its segment's restock recorded as returned (older epochs' ones too) */
   const returnedOrders = new Map<string, number>();
+  /** spill sales their unit's segment holds (lua/deduct-6.lua), every segment's */
+  const spilled = new Set<string>();
   let startedMs = Infinity;
   /** each segment's seeded units */
   const shares = splitStock(meta.total, segments);
@@ -144,6 +147,7 @@ export async function reconcile(
       );
     }
     for (const [id, units] of snap.returnedOrders) returnedOrders.set(id, units);
+    for (const id of snap.spilled) spilled.add(id);
     for (const [user, marker] of snap.markers) {
       markerUnits.set(user, marker.units);
       for (const id of marker.orderIds) marked.set(id, user);
@@ -156,12 +160,6 @@ export async function reconcile(
 
   await hooks.beforeDbRead?.();
   const all = await deps.rows.ordersOf(productId, epoch);
-  const rows: typeof all = [];
-  const afterCut = new Set<string>();
-  for (const r of all) {
-    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0) rows.push(r);
-    else afterCut.add(r.id);
-  }
   const newest = await deps.store.lastOutboxIds(productId, segments);
   const live = newest.some((id, i) => id !== cut[i]);
   const rowById = new Map(all.map((r) => [r.id, r]));
@@ -179,6 +177,14 @@ export async function reconcile(
         ...(closed && { closed }),
       });
     }
+  }
+  // A lost row is past its segment's cut yet was not sold after it: it belongs to the cut (its
+  // units counted sold and, by the failover, in stock again), or the sums would miss it.
+  const rows: typeof all = [];
+  const afterCut = new Set<string>();
+  for (const r of all) {
+    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0 || lost.has(r.id)) rows.push(r);
+    else afterCut.add(r.id);
   }
   type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
   const orders = new Map<string, Sold>();
@@ -209,8 +215,11 @@ export async function reconcile(
     // a cancelled or expired order leaves its buyer's marker when returned (RETURN_FREES_LIMIT)
     if (owner === undefined && (row?.status === 'cancelled' || row?.status === 'expired')) continue;
     if (owner === undefined && row) {
-      // persisted, yet no marker or claim: the segment lost the sale after it was acknowledged
-      lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
+      // persisted, yet no marker or claim: a home sale its segment lost after it was
+      // acknowledged. A spill's home lost only the buyer's marker: its unit's segment tells
+      // whether the sale is lost (the spill record, below)
+      if (row.segment === row.home_segment)
+        lost.set(id, { orderId: id, segment: row.segment, quantity: row.quantity });
     } else if (owner === undefined)
       problem(`order ${id} of ${o.userId} is in no buyer marker or claim`);
     else if (owner !== o.userId) problem(`order ${id} of ${o.userId} is marked for ${owner}`);
@@ -222,18 +231,26 @@ export async function reconcile(
   for (const r of rows) {
     const back = returnedOrders.get(r.id);
     const closed = r.status === 'cancelled' || r.status === 'expired';
+    // A spill's home marker is on another segment, maybe another master, that the failover left
+    // alone: only the unit's segment can tell. Exact even live: the row is inside that segment's
+    // cut, and its deduct wrote the record in the same call (its return swaps it for `returned`).
+    const spillGone = r.segment !== r.home_segment && back === undefined && !spilled.has(r.id);
+    if (spillGone && !closed) {
+      lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
+    }
     if (
       closed &&
       (back === 0 ||
+        spillGone ||
         (back === undefined &&
           r.segment === r.home_segment &&
           !marked.has(r.id) &&
           !claimed.has(r.id) &&
           !(live && streamIdMs(r.outbox_id) >= startedMs)))
     ) {
-      // lost, closed: its restock found the sale gone from its home segment (lua/restock-2.lua),
-      // or its segment holds neither its marker nor its return (a return frees the marker only
-      // after recording itself): the failover took the sale, and any return that ran, with it
+      // lost, closed: its restock found the sale gone (lua/restock-3.lua), or its segment holds
+      // neither its marker (a spill: its record) nor its return (a return frees either only after
+      // recording itself): the failover took the sale, and any return that ran, with it
       lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity, closed: true });
     } else if (back !== undefined) {
       // the restock ran before this cut; only a cancel or an expiry may have asked for it

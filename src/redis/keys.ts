@@ -52,6 +52,8 @@ export interface SegmentKeys {
   outbox: string;
   /** hash orderId -> units of cancelled / expired orders returned to this segment (restock) */
   returned: string;
+  /** hash orderId -> units of the spill sales this segment gave units to, until returned */
+  spilled: string;
   /** the segment's lock (named `P:i`) */
   lock: LockKeys;
   /**
@@ -162,6 +164,7 @@ export class Keys {
       claims: `${tag}:claims`,
       outbox: `${tag}:outbox`,
       returned: `${tag}:returned`,
+      spilled: `${tag}:spilled`,
       lock: this.lock(name),
       replicated: `${tag}:replicated`,
       voided: (orderId) => `${tag}:void:${checked('order id', orderId)}`,

@@ -1,7 +1,7 @@
 /**
  * A segment's state hash: its epoch, stock and units sold, the sale window and limit copied from
- * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-3.lua,
- * lua/deduct-5.lua and lua/restock-2.lua through lua/includes/segmentState.lua. Field names:
+ * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-4.lua,
+ * lua/deduct-6.lua and lua/restock-3.lua through lua/includes/segmentState.lua. Field names:
  * hash-fields.ts.
  */
 import { STATE_FIELD } from './hash-fields.js';
@@ -11,7 +11,7 @@ export interface SegmentState {
   stock: number;
   /** units sold here, returned ones included */
   sold: number;
-  /** units of cancelled and expired orders put back on sale here (lua/restock-2.lua) */
+  /** units of cancelled and expired orders put back on sale here (lua/restock-3.lua) */
   returned: number;
   /** newest lock fencing token a deduct accepted here (0 = none yet) */
   fence: number;

@@ -6,6 +6,7 @@
   KEYS[1] segment state hash (includes/segmentState.lua)
   KEYS[2] buyers hash (dropped: markers belong to the previous epoch)
   KEYS[3] claims hash (dropped likewise)
+  KEYS[4] spilled hash (dropped likewise: the previous epoch's returns meet the new epoch first)
   ARGV[1] epoch
   ARGV[2] stock (units)
   ARGV[3] startsAt (ms, 0 = now)
@@ -15,11 +16,11 @@
 
   Returns 1.
 ]]
-local stateKey, buyersKey, claimsKey = KEYS[1], KEYS[2], KEYS[3]
+local stateKey, buyersKey, claimsKey, spilledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local epoch, stock, startsAt, endsAt, limit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 local payWithin = ARGV[6]
 --- @include "segmentState"
 
-redis.call('DEL', buyersKey, claimsKey)
+redis.call('DEL', buyersKey, claimsKey, spilledKey)
 stateSeed(stateKey, epoch, stock, startsAt, endsAt, limit, payWithin)
 return 1

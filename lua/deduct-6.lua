@@ -9,7 +9,10 @@
            is put in the marker's place instead and SPILL is returned: the caller then takes the
            units from another segment (mode spill) and settles the claim (claimSettle).
     claim  put a spill claim without touching stock (the home segment's lock was busy).
-    spill  take units for a claim held at the home segment: no marker check here.
+    spill  take units for a claim held at the home segment: no marker check here. The order is
+           recorded in this segment's spilled hash (KEYS[6]) with the unit it takes: the home
+           marker lives on another segment, maybe another master, so only this record can say
+           whether a failover here lost the sale (lua/restock-3.lua, src/orders/reconcile.ts).
 
   KEYS[1] segment state hash (fields: includes/segmentState.lua)
   KEYS[2] buyers hash: userId -> "<units>:<orderId>,<orderId>,..." (the shopper's orders, oldest
@@ -17,6 +20,8 @@
   KEYS[3] claims hash: userId -> "<orderId>|<qty>|<ms>" (an open spill claim; records/claim.ts)
   KEYS[4] outbox stream (fields: records/outbox-entry.ts)
   KEYS[5] this order's void mark (set by resolveOrder when its outcome was given up)
+  KEYS[6] spilled hash: orderId -> units, the spill sales this segment gave a unit to (spill mode
+          only; dropped at a reseed, an entry taken out by the order's return)
   ARGV[1] mode: home | claim | spill
   ARGV[2] sale epoch the caller believes in
   ARGV[3] fencing token of the segment lock held by the caller, 0 = no lock (lockfree)
@@ -45,6 +50,7 @@
     {untouched}                   the touch (ARGV[10]) is older than its lease: touch, retry
 ]]
 local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local spilledKey = KEYS[6]
 local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
@@ -55,5 +61,5 @@ local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @include "segmentState"
 --- @include "deductSegment"
 
-return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, mode, epoch, fence, user, qty,
-  orderId, productId, segment, home, touchedAt, touchLease)
+return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
+  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease)

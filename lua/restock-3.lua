@@ -4,13 +4,21 @@
   return them twice. Only PostgreSQL's conditional transition decides that an order is returned;
   this script only makes the return happen exactly once.
 
+  Whether the segment still holds the sale: a home sale asks its home segment first
+  (lua/saleHeld-2.lua, ARGV[4]); a spill sale is asked here, in the spilled hash the deduct wrote
+  with the unit (KEYS[3]), since its home marker lives on another segment that a failover of this
+  one leaves untouched. A sale not held was lost before its return: the unit is already back in
+  stock here, so returning it would put it on sale twice.
+
   KEYS[1] segment state hash (the segment whose stock the order took; includes/segmentState.lua)
   KEYS[2] returned hash: orderId -> units returned (never emptied: an old order stays refused)
+  KEYS[3] spilled hash: orderId -> units of the spill sales this segment holds (lua/deduct-6.lua);
+          a returned spill sale leaves it, the returned hash records it from then on
   ARGV[1] the order's sale epoch
   ARGV[2] order id
   ARGV[3] units
-  ARGV[4] 1 when the order's home segment still holds the sale (lua/saleHeld-2.lua), else 0: a
-          failover lost the deduct, and the unit is already back in stock here
+  ARGV[4] home sale: 1 when its home segment still holds the sale (lua/saleHeld-2.lua), else 0;
+          spill sale: "spill" (KEYS[3] decides)
 
   Returns
     {restocked, stock}    back on sale; stock = this segment's stock now
@@ -20,7 +28,7 @@
     {lost}                the sale was lost before its return: recorded as returned with 0 units
                           (reconciliation names it a lost sale closed), nothing added
 ]]
-local stateKey, returnedKey = KEYS[1], KEYS[2]
+local stateKey, returnedKey, spilledKey = KEYS[1], KEYS[2], KEYS[3]
 local epoch, orderId, qty, held = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 --- @replies
 --- @include "segmentState"
@@ -30,6 +38,9 @@ local current = stateEpoch(stateKey)
 if current ~= epoch then
   redis.call('HSET', returnedKey, orderId, qty)
   return {REPLY.staleEpoch, tonumber(current or 0)}
+end
+if held == 'spill' then
+  held = tostring(redis.call('HDEL', spilledKey, orderId))
 end
 if held ~= '1' then
   redis.call('HSET', returnedKey, orderId, 0)
