@@ -8,7 +8,9 @@
   (lua/saleHeld-2.lua, ARGV[4]); a spill sale is asked here, in the spilled hash the deduct wrote
   with the unit (KEYS[3]), since its home marker lives on another segment that a failover of this
   one leaves untouched. A sale not held was lost before its return: the unit is already back in
-  stock here, so returning it would put it on sale twice.
+  stock here, so returning it would put it on sale twice. An epoch an older version seeded
+  recorded no spill (stateRecordsSpills false): its spill sales are trusted, as that version did,
+  so a sale running across an upgrade gets its units back.
 
   KEYS[1] segment state hash (the segment whose stock the order took; includes/segmentState.lua)
   KEYS[2] returned hash: orderId -> units returned (never emptied: an old order stays refused)
@@ -18,7 +20,7 @@
   ARGV[2] order id
   ARGV[3] units
   ARGV[4] home sale: 1 when its home segment still holds the sale (lua/saleHeld-2.lua), else 0;
-          spill sale: "spill" (KEYS[3] decides)
+          spill sale: "spill" (KEYS[3] decides, if this epoch records spills)
 
   Returns
     {restocked, stock}    back on sale; stock = this segment's stock now
@@ -41,6 +43,7 @@ if current ~= epoch then
 end
 if held == 'spill' then
   held = tostring(redis.call('HDEL', spilledKey, orderId))
+  if held == '0' and not stateRecordsSpills(stateKey) then held = '1' end
 end
 if held ~= '1' then
   redis.call('HSET', returnedKey, orderId, 0)

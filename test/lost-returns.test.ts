@@ -9,6 +9,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeSegment } from '../src/inventory/index.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 import { expireOrder, returnUnits, sweepPayments } from '../src/orders/index.js';
 import { paymentWindowDeps } from '../src/composition/roles.js';
 import { startApp, type RunningApp } from './support/app.js';
@@ -299,5 +300,37 @@ describe('a spill a failover lost on the segment that gave its unit, its home ma
     await returnUnits(paymentWindowDeps(app.rt), (await rowOf(sold.orderId))!);
     expect(await stateOf(p)).toMatchObject({ remaining: 3, returned: 1 });
     expect((await reconcileOver(app.rt, p))!.lostWrites).toEqual([]);
+  });
+});
+
+describe('a sale an older version seeded, still running after the upgrade', () => {
+  it('its spills have no record: trusted, not named; a cancel or expiry returns the unit', async () => {
+    const p = newProduct();
+    await seed(p, { total: 4, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
+    const redis = app.rt.redis;
+    // the older version's seed left no recordsSpills field
+    for (let seg = 0; seg < SEGMENTS; seg++)
+      await redis.hdel(app.rt.keys.segment(p, seg).state, STATE_FIELD.recordsSpills);
+    expect((await buy(p, userAt(0))).ok).toBe(true);
+    const [a, b] = [userAt(0), userAt(0)];
+    const spills: string[] = [];
+    for (const u of [a, b]) {
+      const sold = await buy(p, u);
+      if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
+      await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
+      const seg = (await rowOf(sold.orderId))!.segment;
+      expect(seg).not.toBe(0);
+      // made by the older version's deduct: no spill record
+      expect(await redis.hdel(app.rt.keys.segment(p, seg).spilled, sold.orderId)).toBe(1);
+      spills.push(sold.orderId);
+    }
+    const live = (await reconcileOver(app.rt, p))!;
+    expect([live.lostWrites, live.problems]).toEqual([[], []]);
+
+    await cancelAndExpire(spills[0]!, a, spills[1]!);
+    expect(await stateOf(p)).toMatchObject({ remaining: 3, sold: 3, returned: 2 });
+    const r = (await reconcileOver(app.rt, p))!;
+    expect([r.lostWrites, r.problems]).toEqual([[], []]);
+    expect(r).toMatchObject({ returned: 2, remaining: 3, persisted: 3 });
   });
 });

@@ -304,6 +304,7 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       [f.endsAt]: String(window.endsAt),
       [f.limitPerUser]: String(window.limit),
       [f.payWithinSeconds]: String(window.payWithin),
+      [f.recordsSpills]: '1',
     });
     // a reseed starts the counts again and keeps the fence (an old lock holder stays refused)
     await seed(key, 4, 5);
@@ -345,6 +346,12 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       ),
     ).toBe('9');
     expect(await read(key)).toEqual({ epoch: 6, stock: 40, sold: 11, returned: 1, fence: 9 });
+    // an epoch an older version seeded records no spill; one seeded now does
+    const recordsSpills = () =>
+      luaOn('segmentState', key, 'return stateRecordsSpills(KEYS[1]) and 1 or 0');
+    expect(await recordsSpills()).toBe(0);
+    await redis.hset(key, f.recordsSpills, 1);
+    expect(await recordsSpills()).toBe(1);
     // a segment never seeded: no epoch
     expect(
       await luaOn(

@@ -13,12 +13,21 @@ local STATE_STARTS_AT = 'startsAt'
 local STATE_ENDS_AT = 'endsAt'
 local STATE_LIMIT_PER_USER = 'limit'
 local STATE_PAY_WITHIN_SECONDS = 'payWithin'
+-- 1: this epoch's spill sales are recorded in the spilled hash (lua/deduct-6.lua), so a spill
+-- without its record was lost. Absent on an epoch an older version seeded (no records then): its
+-- spills are trusted, as that version did
+local STATE_RECORDS_SPILLS = 'recordsSpills'
 
--- a new epoch: nothing sold or returned yet; the fence is left as it was
+-- a new epoch: nothing sold or returned yet, its spills recorded; the fence is left as it was
 local function stateSeed(key, epoch, stock, startsAt, endsAt, limit, payWithin)
   redis.call('HSET', key, STATE_EPOCH, epoch, STATE_STOCK, stock, STATE_SOLD, 0, STATE_RETURNED, 0,
     STATE_STARTS_AT, startsAt, STATE_ENDS_AT, endsAt, STATE_LIMIT_PER_USER, limit,
-    STATE_PAY_WITHIN_SECONDS, payWithin)
+    STATE_PAY_WITHIN_SECONDS, payWithin, STATE_RECORDS_SPILLS, 1)
+end
+
+-- whether a spill sale of this epoch without its record was lost (STATE_RECORDS_SPILLS)
+local function stateRecordsSpills(key)
+  return redis.call('HGET', key, STATE_RECORDS_SPILLS) == '1'
 end
 
 -- what a deduct checks, as stored (false when missing):

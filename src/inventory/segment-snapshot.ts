@@ -36,6 +36,11 @@ export interface SegmentSnapshot {
   returnedOrders: Array<[orderId: string, units: number]>;
   /** the spill sales this segment gave units to and still holds (lua/deduct-6.lua) */
   spilled: string[];
+  /**
+   * whether its epoch records every spill sale in `spilled` (seeded by this version): on an epoch
+   * an older version seeded, a spill missing there is no sign of a loss
+   */
+  recordsSpills: boolean;
   /** the newest outbox id at the read ("0-0": none) */
   cut: string;
 }
@@ -50,7 +55,14 @@ export async function readSegmentSnapshot(
   const read = () => {
     const tx = deps.redis
       .multi()
-      .hmget(k.state, STATE_FIELD.stock, STATE_FIELD.epoch, STATE_FIELD.sold, STATE_FIELD.returned)
+      .hmget(
+        k.state,
+        STATE_FIELD.stock,
+        STATE_FIELD.epoch,
+        STATE_FIELD.sold,
+        STATE_FIELD.returned,
+        STATE_FIELD.recordsSpills,
+      )
       .hgetall(k.buyers)
       .hgetall(k.claims)
       .xrange(k.outbox, '-', '+')
@@ -62,9 +74,8 @@ export async function readSegmentSnapshot(
   // every reply is a value: readRetried throws a failed one
   const r = await readRetried(deps.redis, read);
   if (!r) throw new Error('reconcile: MULTI aborted');
-  const [stock = null, epoch = null, sold = null, returned = null] = r[0]![1] as Array<
-    string | null
-  >;
+  const [stock = null, epoch = null, sold = null, returned = null, recordsSpills = null] =
+    r[0]![1] as Array<string | null>;
   return {
     state: { stock, epoch, sold, returned },
     markers: Object.entries(r[1]![1] as Record<string, string>).map(([user, raw]) => [
@@ -82,6 +93,7 @@ export async function readSegmentSnapshot(
       Number(units),
     ]),
     spilled: r[6]![1] as string[],
+    recordsSpills: recordsSpills === '1',
     cut: r[7]![1] as string,
   };
 }

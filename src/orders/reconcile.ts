@@ -127,6 +127,8 @@ export async function reconcile(
   const returnedOrders = new Map<string, number>();
   /** spill sales their unit's segment holds (lua/deduct-6.lua), every segment's */
   const spilled = new Set<string>();
+  /** per segment: its epoch records every spill (an older version's seed did not) */
+  const recordsSpills: boolean[] = [];
   let startedMs = Infinity;
   /** each segment's seeded units */
   const shares = splitStock(meta.total, segments);
@@ -148,6 +150,7 @@ export async function reconcile(
     }
     for (const [id, units] of snap.returnedOrders) returnedOrders.set(id, units);
     for (const id of snap.spilled) spilled.add(id);
+    recordsSpills.push(snap.recordsSpills);
     for (const [user, marker] of snap.markers) {
       markerUnits.set(user, marker.units);
       for (const id of marker.orderIds) marked.set(id, user);
@@ -233,8 +236,13 @@ export async function reconcile(
     const closed = r.status === 'cancelled' || r.status === 'expired';
     // A spill's home marker is on another segment, maybe another master, that the failover left
     // alone: only the unit's segment can tell. Exact even live: the row is inside that segment's
-    // cut, and its deduct wrote the record in the same call (its return swaps it for `returned`).
-    const spillGone = r.segment !== r.home_segment && back === undefined && !spilled.has(r.id);
+    // cut, and its deduct wrote the record in the same call (its return swaps it for `returned`),
+    // if its epoch records spills: one an older version seeded has sales with no record.
+    const spillGone =
+      r.segment !== r.home_segment &&
+      recordsSpills[r.segment] === true &&
+      back === undefined &&
+      !spilled.has(r.id);
     if (spillGone && !closed) {
       lost.set(r.id, { orderId: r.id, segment: r.segment, quantity: r.quantity });
     }
