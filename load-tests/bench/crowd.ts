@@ -12,7 +12,7 @@
  * per unit sold, API CPU per waiting shopper per minute, purchase p99, and whether the books
  * reconcile. A table, then exactly one JSON line.
  *
- * Options: --shoppers 1000 --bots 10 --connections 10 --stock 600 --limit-per-user 4
+ * Options: --shoppers 1000 --bots 10 --connections 10 --stock 100 --limit-per-user 4
  *          --admit-per-second 100 --max-active 200 --admitted-for 10
  *          --only 'no room'|room --no-build --no-write --update-report
  */
@@ -46,7 +46,7 @@ async function main() {
       shoppers: { type: 'string', default: '1000' },
       bots: { type: 'string', default: '10' },
       connections: { type: 'string', default: '10' },
-      stock: { type: 'string', default: '600' },
+      stock: { type: 'string', default: '100' },
       'limit-per-user': { type: 'string', default: '4' },
       'admit-per-second': { type: 'string', default: '100' },
       'max-active': { type: 'string', default: '200' },
