@@ -9,10 +9,11 @@ import { LockClient } from '../../src/lock/index.js';
 import { createRedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { PubSub } from '../../src/redis/pubsub.js';
-import type { Observed, Panel } from './observe.js';
+import type { Observed } from './observe.js';
 import { FOREIGN_JOB, FOREIGN_STATUS, FOREIGN_WOULD_FIRE, unselected } from './foreign.js';
-import type { ActiveAlert } from './prometheus.js';
+import { healthyRoom, roomStalled } from './room-scenarios.js';
 import { backlog, buy, product, sale, seed, shoppers } from './sale.js';
+import { panel, waitFiring } from './shown.js';
 import { ADMIN_TOKEN } from './stack.js';
 import { waitFor } from './wait.js';
 
@@ -26,36 +27,6 @@ export interface Scenario {
   /** the alerts it makes fire */
   fires: string[];
   run(o: Observed): Promise<string>;
-}
-
-const panel = (o: Observed, title: string): Panel => {
-  const p = o.panels.find((x) => x.title === title);
-  if (!p) throw new Error(`no dashboard panel "${title}"`);
-  return p;
-};
-
-export async function waitFiring(
-  o: Observed,
-  alertname: string,
-  match: Record<string, string> = {},
-  timeoutMs = 120_000,
-): Promise<ActiveAlert> {
-  let seen: ActiveAlert[] = [];
-  return waitFor(
-    `${alertname} ${JSON.stringify(match)} firing`,
-    async () => {
-      seen = await o.prom.alerts();
-      return seen.find(
-        (a) =>
-          a.state === 'firing' &&
-          a.labels.alertname === alertname &&
-          Object.entries(match).every(([k, v]) => a.labels[k] === v),
-      );
-    },
-    timeoutMs,
-    500,
-    () => seen.map((a) => `${a.labels.alertname}:${a.state}`).join(', ') || 'no alerts',
-  );
 }
 
 /** The stock panel shows, for `productId`, what the admin API says remains. */
@@ -137,6 +108,8 @@ const healthy: Scenario = {
       () => String(summed),
     );
     const queue = await queuePanelIsTrue(o);
+    // a product behind a waiting room, for the room panels
+    const room = await healthyRoom(o);
     // a rate needs two scrapes of a series: the sale may have been over between two
     for (const p of o.panels) {
       await waitFor(
@@ -159,7 +132,7 @@ const healthy: Scenario = {
       throw new Error(`alerts fired on a healthy sale: ${fired.map((a) => a.labels.alertname)}`);
     }
     await waitFor('no alert pending', async () => (await o.prom.alerts()).length === 0, 30_000);
-    return `60 sold, panel stock ${remaining} (sum over workers 80), queue ${JSON.stringify(queue)}, ${o.panels.length} panels with data, ${o.rules.length} rules silent`;
+    return `60 sold, panel stock ${remaining} (sum over workers 80), queue ${JSON.stringify(queue)}, ${room}; ${o.panels.length} panels with data, ${o.rules.length} rules silent`;
   },
 };
 
@@ -280,6 +253,12 @@ const lockHeld: Scenario = {
     }
     return `answers ${JSON.stringify(answers)}; SeckillLockTimeouts firing`;
   },
+};
+
+const stalledRoom: Scenario = {
+  name: 'a waiting room whose seats are all held while more wait and stock remains: SeckillRoomStalled fires',
+  fires: ['SeckillRoomStalled'],
+  run: roomStalled,
 };
 
 const ordersRefused: Scenario = {
@@ -495,6 +474,7 @@ export const SCENARIOS: Scenario[] = [
   foreign,
   queueDepth,
   lockHeld,
+  stalledRoom,
   ordersRefused,
   redisFrozen,
   redisMemory,
