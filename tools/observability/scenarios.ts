@@ -10,6 +10,7 @@ import { createRedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { PubSub } from '../../src/redis/pubsub.js';
 import type { Observed } from './observe.js';
+import { contend } from './contender.js';
 import { FOREIGN_JOB, FOREIGN_STATUS, FOREIGN_WOULD_FIRE, unselected } from './foreign.js';
 import { healthyRoom, roomStalled } from './room-scenarios.js';
 import { backlog, buy, product, sale, seed, shoppers } from './sale.js';
@@ -332,12 +333,20 @@ const redisFrozen: Scenario = {
     'SeckillPurchaseLatency',
   ],
   async run(o) {
-    // One global lock that 16 shoppers contend for: someone holds it nearly all the time, so a
-    // freeze almost always catches a holder (8 segmented locks were often all free).
+    // One global lock that 16 shoppers and a holder in this process contend for. Uncontended, a
+    // purchase takes and gives back the lock inside its deduct script (lua/deductFree-9.lua): no
+    // hold to see, none to lose. The contender makes purchases find the lock busy, so they take it
+    // the full way (a watchdog lease), and someone holds it nearly all the time.
     await seed(o.stack, 'obs-redis', { total: 100_000, segments: 1, strategy: 'global' });
+    const contender = contend({
+      redisUrl: o.stack.redis.url,
+      keyPrefix: o.stack.env.KEY_PREFIX!,
+      productId: 'obs-redis',
+      segment: 0,
+    });
     const load = shoppers(o.stack, 'obs-redis', { concurrency: 16, users: 'redis' });
     const watch = createRedisClient({ url: o.stack.redis.url }, { name: 'obs-watch' });
-    const lockKey = new Keys('obs').segment('obs-redis', 0).lock.lock;
+    const lockKey = new Keys(o.stack.env.KEY_PREFIX!).segment('obs-redis', 0).lock.lock;
     let up = '';
     let froze = 0;
     const lostBefore = await lockLostTotal(o);
@@ -349,8 +358,13 @@ const redisFrozen: Scenario = {
         const sold = load.accepted.length;
         await waitFor('the sale to sell', async () => load.accepted.length >= sold + 20, 30_000);
         const refused = load.answers.get('503 store-unavailable') ?? 0;
-        // freeze the moment the lock is seen held (a holder's release then cannot land)
-        await waitFor('the lock held', async () => (await watch.exists(lockKey)) === 1, 10_000, 1);
+        // freeze the moment the lock is seen held by a purchase (its release then cannot land)
+        await waitFor(
+          'the lock held by a purchase',
+          async () => !contender.holding() && (await watch.exists(lockKey)) === 1,
+          10_000,
+          1,
+        );
         o.stack.freezeRedis();
         // a store-unavailable answer comes after the command timeout, past any lease held
         await waitFor(
@@ -395,6 +409,7 @@ const redisFrozen: Scenario = {
     } finally {
       o.stack.thawRedis();
       await load.stop();
+      await contender.stop();
       watch.disconnect();
     }
     await waitFor(
@@ -407,7 +422,7 @@ const redisFrozen: Scenario = {
       },
       60_000,
     );
-    return `answers ${JSON.stringify(Object.fromEntries(load.answers))}; froze ${froze} time(s); up ${up}`;
+    return `answers ${JSON.stringify(Object.fromEntries(load.answers))}; froze ${froze} time(s); contender held ${contender.holds()} time(s); up ${up}`;
   },
 };
 
