@@ -46,20 +46,27 @@ async function lineIs(o: Observed, productId: string, truth: [number, number, nu
   );
 }
 
+/** Seeds `productId` (2 segments) behind a waiting room: the API processes' URLs to join at. */
+async function seedRoom(
+  o: Observed,
+  productId: string,
+  total: number,
+  waitingRoom: { admitPerSecond: number; maxActive: number; admittedForSeconds: number },
+): Promise<string[]> {
+  await seed(o.stack, productId, { total, segments: 2, strategy: 'segmented', waitingRoom });
+  return o.stack.apis.map((p) => p.url);
+}
+
 const HEALTHY_ROOM = 'obs-room';
+/** a seat for everyone, admissions that run out in 5 s (the no-shows' seats come back) */
+const HEALTHY_SEATS = { admitPerSecond: 50, maxActive: 20, admittedForSeconds: 5 };
 
 /**
  * Part of the healthy sale: 12 shoppers join a room of 20 units, all are admitted, 10 buy and 2
  * never do (their 5 s admissions run out: abandoned). The room panels show exactly that.
  */
 export async function healthyRoom(o: Observed): Promise<string> {
-  await seed(o.stack, HEALTHY_ROOM, {
-    total: 20,
-    segments: 2,
-    strategy: 'segmented',
-    waitingRoom: { admitPerSecond: 50, maxActive: 20, admittedForSeconds: 5 },
-  });
-  const urls = o.stack.apis.map((p) => p.url);
+  const urls = await seedRoom(o, HEALTHY_ROOM, 20, HEALTHY_SEATS);
   const shoppers = await joinAll(urls, HEALTHY_ROOM, 'room', 12);
   const [buyers, noShows] = [shoppers.slice(0, 10), shoppers.slice(10)];
   const answers = await Promise.all(buyers.map((s) => admittedBuys(HEALTHY_ROOM, s)));
@@ -86,6 +93,8 @@ export async function healthyRoom(o: Observed): Promise<string> {
 }
 
 const STALLED = 'obs-room-stalled';
+/** 3 seats, and admissions that outlast the scenario (a seat frees only by a purchase) */
+const STALLED_SEATS = { admitPerSecond: 50, maxActive: 3, admittedForSeconds: 600 };
 
 /**
  * 3 seats, all held by admitted shoppers who do not buy (admitted for 10 minutes), 5 more in
@@ -93,13 +102,7 @@ const STALLED = 'obs-room-stalled';
  * buy, the line moves, every shopper buys and the alert resolves.
  */
 export async function roomStalled(o: Observed): Promise<string> {
-  await seed(o.stack, STALLED, {
-    total: 100,
-    segments: 2,
-    strategy: 'segmented',
-    waitingRoom: { admitPerSecond: 50, maxActive: 3, admittedForSeconds: 600 },
-  });
-  const urls = o.stack.apis.map((p) => p.url);
+  const urls = await seedRoom(o, STALLED, 100, STALLED_SEATS);
   const holders = await joinAll(urls, STALLED, 'stall-holder', 3);
   const tokens = await Promise.all(holders.map((s) => admitted(s.url, STALLED, s.userId)));
   const waiting: Shopper[] = await joinAll(urls, STALLED, 'stall-waiter', 5);
