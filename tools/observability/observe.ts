@@ -44,6 +44,8 @@ export const LOWERED: Record<string, [from: string, to: string]> = {
  */
 export const SHORTENED_FOR: Record<string, [from: string, to: string]> = {
   SeckillRedisMemoryHigh: ['1m', '10s'],
+  // its condition already takes a minute without admissions (increase over [1m])
+  SeckillRoomStalled: ['1m', '10s'],
 };
 
 export function loadRules(file = join(DEPLOY, 'prometheus', 'alerts.yaml')): {

@@ -24,7 +24,12 @@ export async function admin<T>(
 export async function seed(
   stack: ObservedStack,
   productId: string,
-  spec: { total: number; segments: number; strategy: string },
+  spec: {
+    total: number;
+    segments: number;
+    strategy: string;
+    waitingRoom?: { admitPerSecond: number; maxActive: number; admittedForSeconds: number };
+  },
 ): Promise<void> {
   const r = await admin(stack, 'PUT', `/admin/products/${productId}`, spec);
   if (r.status !== 201 && r.status !== 200) {
@@ -46,10 +51,20 @@ export interface Answer {
   orderId?: string;
 }
 
-export async function buy(url: string, productId: string, userId: string): Promise<Answer> {
+/** One purchase; `saleToken`: the admission of a waiting room's product. */
+export async function buy(
+  url: string,
+  productId: string,
+  userId: string,
+  saleToken?: string,
+): Promise<Answer> {
   const res = await fetch(`${url}/seckill`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-user-id': userId },
+    headers: {
+      'content-type': 'application/json',
+      'x-user-id': userId,
+      ...(saleToken && { 'sale-token': saleToken }),
+    },
     body: JSON.stringify({ productId }),
   });
   const body = (await res.json()) as { orderId?: string; type?: string };

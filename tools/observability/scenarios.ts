@@ -9,10 +9,12 @@ import { LockClient } from '../../src/lock/index.js';
 import { createRedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { PubSub } from '../../src/redis/pubsub.js';
-import type { Observed, Panel } from './observe.js';
+import type { Observed } from './observe.js';
+import { contend } from './contender.js';
 import { FOREIGN_JOB, FOREIGN_STATUS, FOREIGN_WOULD_FIRE, unselected } from './foreign.js';
-import type { ActiveAlert } from './prometheus.js';
+import { healthyRoom, roomStalled } from './room-scenarios.js';
 import { backlog, buy, product, sale, seed, shoppers } from './sale.js';
+import { panel, waitFiring } from './shown.js';
 import { ADMIN_TOKEN } from './stack.js';
 import { waitFor } from './wait.js';
 
@@ -26,36 +28,6 @@ export interface Scenario {
   /** the alerts it makes fire */
   fires: string[];
   run(o: Observed): Promise<string>;
-}
-
-const panel = (o: Observed, title: string): Panel => {
-  const p = o.panels.find((x) => x.title === title);
-  if (!p) throw new Error(`no dashboard panel "${title}"`);
-  return p;
-};
-
-export async function waitFiring(
-  o: Observed,
-  alertname: string,
-  match: Record<string, string> = {},
-  timeoutMs = 120_000,
-): Promise<ActiveAlert> {
-  let seen: ActiveAlert[] = [];
-  return waitFor(
-    `${alertname} ${JSON.stringify(match)} firing`,
-    async () => {
-      seen = await o.prom.alerts();
-      return seen.find(
-        (a) =>
-          a.state === 'firing' &&
-          a.labels.alertname === alertname &&
-          Object.entries(match).every(([k, v]) => a.labels[k] === v),
-      );
-    },
-    timeoutMs,
-    500,
-    () => seen.map((a) => `${a.labels.alertname}:${a.state}`).join(', ') || 'no alerts',
-  );
 }
 
 /** The stock panel shows, for `productId`, what the admin API says remains. */
@@ -137,6 +109,8 @@ const healthy: Scenario = {
       () => String(summed),
     );
     const queue = await queuePanelIsTrue(o);
+    // a product behind a waiting room, for the room panels
+    const room = await healthyRoom(o);
     // a rate needs two scrapes of a series: the sale may have been over between two
     for (const p of o.panels) {
       await waitFor(
@@ -159,7 +133,7 @@ const healthy: Scenario = {
       throw new Error(`alerts fired on a healthy sale: ${fired.map((a) => a.labels.alertname)}`);
     }
     await waitFor('no alert pending', async () => (await o.prom.alerts()).length === 0, 30_000);
-    return `60 sold, panel stock ${remaining} (sum over workers 80), queue ${JSON.stringify(queue)}, ${o.panels.length} panels with data, ${o.rules.length} rules silent`;
+    return `60 sold, panel stock ${remaining} (sum over workers 80), queue ${JSON.stringify(queue)}, ${room}; ${o.panels.length} panels with data, ${o.rules.length} rules silent`;
   },
 };
 
@@ -282,6 +256,12 @@ const lockHeld: Scenario = {
   },
 };
 
+const stalledRoom: Scenario = {
+  name: 'a waiting room whose seats are all held while more wait and stock remains: SeckillRoomStalled fires',
+  fires: ['SeckillRoomStalled'],
+  run: roomStalled,
+};
+
 const ordersRefused: Scenario = {
   name: 'PostgreSQL refuses the orders (table renamed): jobs fail, outbox grows, 500s',
   fires: ['SeckillOrderJobsFailing', 'SeckillOutboxLag', 'SeckillFailedJobs', 'SeckillHigh5xxRate'],
@@ -353,12 +333,20 @@ const redisFrozen: Scenario = {
     'SeckillPurchaseLatency',
   ],
   async run(o) {
-    // One global lock that 16 shoppers contend for: someone holds it nearly all the time, so a
-    // freeze almost always catches a holder (8 segmented locks were often all free).
+    // One global lock that 16 shoppers and a holder in this process contend for. Uncontended, a
+    // purchase takes and gives back the lock inside its deduct script (lua/deductFree-9.lua): no
+    // hold to see, none to lose. The contender makes purchases find the lock busy, so they take it
+    // the full way (a watchdog lease), and someone holds it nearly all the time.
     await seed(o.stack, 'obs-redis', { total: 100_000, segments: 1, strategy: 'global' });
+    const contender = contend({
+      redisUrl: o.stack.redis.url,
+      keyPrefix: o.stack.env.KEY_PREFIX!,
+      productId: 'obs-redis',
+      segment: 0,
+    });
     const load = shoppers(o.stack, 'obs-redis', { concurrency: 16, users: 'redis' });
     const watch = createRedisClient({ url: o.stack.redis.url }, { name: 'obs-watch' });
-    const lockKey = new Keys('obs').segment('obs-redis', 0).lock.lock;
+    const lockKey = new Keys(o.stack.env.KEY_PREFIX!).segment('obs-redis', 0).lock.lock;
     let up = '';
     let froze = 0;
     const lostBefore = await lockLostTotal(o);
@@ -370,8 +358,13 @@ const redisFrozen: Scenario = {
         const sold = load.accepted.length;
         await waitFor('the sale to sell', async () => load.accepted.length >= sold + 20, 30_000);
         const refused = load.answers.get('503 store-unavailable') ?? 0;
-        // freeze the moment the lock is seen held (a holder's release then cannot land)
-        await waitFor('the lock held', async () => (await watch.exists(lockKey)) === 1, 10_000, 1);
+        // freeze the moment the lock is seen held by a purchase (its release then cannot land)
+        await waitFor(
+          'the lock held by a purchase',
+          async () => !contender.holding() && (await watch.exists(lockKey)) === 1,
+          10_000,
+          1,
+        );
         o.stack.freezeRedis();
         // a store-unavailable answer comes after the command timeout, past any lease held
         await waitFor(
@@ -416,6 +409,7 @@ const redisFrozen: Scenario = {
     } finally {
       o.stack.thawRedis();
       await load.stop();
+      await contender.stop();
       watch.disconnect();
     }
     await waitFor(
@@ -428,7 +422,7 @@ const redisFrozen: Scenario = {
       },
       60_000,
     );
-    return `answers ${JSON.stringify(Object.fromEntries(load.answers))}; froze ${froze} time(s); up ${up}`;
+    return `answers ${JSON.stringify(Object.fromEntries(load.answers))}; froze ${froze} time(s); contender held ${contender.holds()} time(s); up ${up}`;
   },
 };
 
@@ -495,6 +489,7 @@ export const SCENARIOS: Scenario[] = [
   foreign,
   queueDepth,
   lockHeld,
+  stalledRoom,
   ordersRefused,
   redisFrozen,
   redisMemory,

@@ -135,6 +135,8 @@ export async function startObservedStack(dir: string): Promise<ObservedStack> {
       // freezes loses it for certain (its lease runs out while its command still waits), so the
       // lock-lost alert's condition is produced, not hoped for (with both at 2 s it was a race)
       LOCK_LEASE_MS: '1000',
+      // the waiting rooms' sale tokens (a room's product cannot be seeded without)
+      SALE_TOKEN_SECRET: 'observability-sale-token-secret-0123456789',
       REDIS_COMMAND_TIMEOUT_MS: '3000',
     };
     for (let i = 0; i < 2; i++) {
