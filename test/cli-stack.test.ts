@@ -109,6 +109,18 @@ describe('the CLI beside a running stack', () => {
     });
   });
 
+  it('gives the sale-token secret up keeps, unless the environment has one (seed --admit-per-second in a second terminal)', () => {
+    const dir = dataDir();
+    upWrote(dir);
+    writeFileSync(join(dir, 'sale-token-secret'), 'kept-by-up-0123456789-0123456789-01\n');
+    expect(runningStackDefaults(dir, {}).SALE_TOKEN_SECRET).toBe(
+      'kept-by-up-0123456789-0123456789-01',
+    );
+    expect(runningStackDefaults(dir, { SALE_TOKEN_SECRET: 'mine' }).SALE_TOKEN_SECRET).toBe(
+      undefined,
+    );
+  });
+
   it('ignores a file left by an up that is gone (killed -9)', () => {
     const dir = dataDir();
     const gone = spawnSync(process.execPath, ['-e', '0']).pid!;

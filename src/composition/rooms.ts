@@ -53,10 +53,16 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     bought(productId, userId) {
       const view = inventory.catalogue.known(productId);
       if (!view?.waitingRoom) return;
-      store.done(productId, view.epoch, userId).catch((err: unknown) => {
-        // the seat frees itself when the admission runs out
-        core.logger.warn({ err, product: productId }, 'freeing a room seat failed');
-      });
+      // Retried a few times a second apart: a seat left taken stops admission until the
+      // admission runs out (up to admittedForSeconds; a black-box trial saw a line stuck a
+      // minute after a paused master timed the release out)
+      const free = (tries: number): void => {
+        store.done(productId, view.epoch, userId).catch((err: unknown) => {
+          if (tries > 1) return void setTimeout(() => free(tries - 1), 1_000).unref();
+          core.logger.warn({ err, product: productId }, 'freeing a room seat failed');
+        });
+      };
+      free(5);
     },
   };
 }

@@ -13,6 +13,7 @@ import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
 import { startPostgres } from './postgres-server.js';
 import { LaunchError, PortBusyError, type ServiceProcess } from './process.js';
 import { startRedisCluster, type ClusterNode } from './redis-cluster.js';
+import { SALE_TOKEN_SECRET_FILE } from './stack-file.js';
 import { startRedisServer } from './redis-server.js';
 
 export interface LocalStackOptions {
@@ -156,7 +157,7 @@ export function localWebhookSecret(dataDir: string): string {
 
 /** `up`'s sale-token secret: a waiting room's admissions (and requireSaleToken sales) work as is. */
 export function localSaleTokenSecret(dataDir: string): string {
-  return localSecret(dataDir, 'sale-token-secret', 32);
+  return localSecret(dataDir, SALE_TOKEN_SECRET_FILE, 32);
 }
 
 /** A secret kept in DATA_DIR/<name> (0600), made once: restarts and other shells read the same one. */

@@ -12,6 +12,8 @@ import type { Config } from '../config/index.js';
 import { isAlive } from './process.js';
 
 export const STACK_FILE = 'stack.json';
+/** Where `up` keeps its sale-token secret (local-stack.ts writes it). */
+export const SALE_TOKEN_SECRET_FILE = 'sale-token-secret';
 
 /**
  * Variables taken together: a command that sets any one of a group keeps its own group whole
@@ -93,7 +95,21 @@ export function runningStackDefaults(dataDir: string, env: Env): Record<string, 
   }
   if (!Number.isInteger(record.pid) || !isAlive(record.pid)) return {};
   const unset = GROUPS.filter((group) => group.every((name) => !env[name]));
-  return Object.fromEntries(
-    unset.flat().flatMap((name) => (record.env[name] ? [[name, record.env[name]]] : [])),
-  );
+  return {
+    ...Object.fromEntries(
+      unset.flat().flatMap((name) => (record.env[name] ? [[name, record.env[name]]] : [])),
+    ),
+    ...keptSaleTokenSecret(dataDir, env),
+  };
+}
+
+/**
+ * The sale-token secret `up` keeps beside the file (local-stack.ts), when the environment has
+ * none: `seed --admit-per-second` / `--require-sale-token` check that the API can issue tokens,
+ * and a second terminal should not need it set (a black-box trial was refused there).
+ */
+function keptSaleTokenSecret(dataDir: string, env: Env): Record<string, string> {
+  const kept = join(resolve(dataDir), SALE_TOKEN_SECRET_FILE);
+  if (env.SALE_TOKEN_SECRET || !existsSync(kept)) return {};
+  return { SALE_TOKEN_SECRET: readFileSync(kept, 'utf8').trim() };
 }

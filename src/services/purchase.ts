@@ -124,7 +124,9 @@ export class PurchaseService {
         ? await this.once(order, answers)
         : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
           (await this.withKey(order, call.idempotencyKey, answers));
-    if (outcome.kind === 'answer' && !outcome.replayed && outcome.response.status < 300) {
+    // A waiting room's seat is done with once its shopper has bought: a sale (a replay too: the
+    // first answer may have been lost, a 503 that sold), or limit-reached (an earlier try sold)
+    if (outcome.kind === 'answer' && boughtAll(outcome.response)) {
       this.deps.bought?.(call.productId, userId);
     }
     return { ...outcome, rate };
@@ -245,6 +247,9 @@ export class PurchaseService {
     }
   }
 }
+
+const boughtAll = (response: StoredResponse) =>
+  response.status === 202 || response.problem === 'limit-reached';
 
 const unknown = (orderId: string, cause: unknown, pending = false): PurchaseOutcome => ({
   kind: 'outcome-unknown',
