@@ -423,7 +423,12 @@ describe('admission is a sale token', () => {
     await a.rt.redis.zadd(active, Date.now() + 600_000, 'shopper1');
     const again = await buy(productId, 'shopper1', place.saleToken);
     expect([again.status, again.code]).toEqual([409, 'limit-reached']);
-    await waitFor('the seat freed again', async () => (await a.rt.redis.zcard(active)) === 0, 5_000, 50);
+    await waitFor(
+      'the seat freed again',
+      async () => (await a.rt.redis.zcard(active)) === 0,
+      5_000,
+      50,
+    );
   });
 });
 

@@ -243,7 +243,9 @@ export const envSchema = z.object({
 
   RATE_LIMIT_USER: rate
     .optional()
-    .describe('requests per shopper on POST /seckill, the sale-token route and waiting-room joins (each its own bucket): <n>/s or <n>/m'),
+    .describe(
+      'requests per shopper on POST /seckill, the sale-token route and waiting-room joins (each its own bucket): <n>/s or <n>/m',
+    ),
   RATE_LIMIT_USER_BURST: positiveInt
     .max(1_000_000)
     .optional()
