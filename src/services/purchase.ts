@@ -68,7 +68,7 @@ export interface PurchaseDeps {
   idempotency: IdempotencyRecords;
   /** rate limits and sale tokens (none: every request goes to the sale) */
   admission?: Admission | undefined;
-  /** a shopper bought (a new sale, not a replay): a waiting room frees their seat */
+  /** a shopper is done buying (a sale, replayed or not; limit-reached): a room frees the seat */
   bought?: ((productId: string, userId: string) => void) | undefined;
   logger: Logger;
 }
