@@ -107,13 +107,21 @@ export class ActivityLeases {
    * The deduct, under a fresh touch; a touch the script found too old (a paused process, a clock
    * step) is renewed and the deduct run once more.
    */
-  async deduct(
+  deduct(
     segmentKeys: SegmentKeys,
     args: PurchaseDeductArgs,
     /** the segment's lock is free as far as this process knows: take it in the call (deductFree) */
     lockFree = false,
   ): Promise<DeductReply> {
-    const run = lockFree ? deductFree : deduct;
+    return this.deductBy(lockFree ? deductFree : deduct, segmentKeys, args);
+  }
+
+  /** {@link deduct} by another deduct script (keyed-deduct.ts: the deduct with the key's record). */
+  async deductBy<R extends { code: string }>(
+    run: (redis: RedisClient, segmentKeys: SegmentKeys, args: DeductArgs) => Promise<R>,
+    segmentKeys: SegmentKeys,
+    args: PurchaseDeductArgs,
+  ): Promise<R> {
     const lease = this.lease(args.productId);
     let touchedAt = typeof lease === 'number' ? lease : await lease;
     let r = await run(this.deps.redis, segmentKeys, { ...args, touchedAt });

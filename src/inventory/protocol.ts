@@ -9,7 +9,7 @@ import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { TOUCH_LEASE_MS } from './activity-timing.js';
 
-const DEDUCT_REPLY = {
+export const DEDUCT_REPLY = {
   ok: 0,
   limit: 1,
   empty: 2,
@@ -73,7 +73,7 @@ export interface DeductArgs {
   touchedAt: number;
 }
 
-type Raw = [number, ...(string | number)[]];
+export type Raw = [number, ...(string | number)[]];
 
 export function decodeDeduct(raw: Raw): DeductReply {
   switch (scripts.deduct.replyName(raw[0])) {
@@ -110,11 +110,11 @@ export function decodeDeduct(raw: Raw): DeductReply {
   }
 }
 
-function deductKeys(keys: SegmentKeys, orderId: string): string[] {
+export function deductKeys(keys: SegmentKeys, orderId: string): string[] {
   return [keys.state, keys.buyers, keys.claims, keys.outbox, keys.voided(orderId), keys.spilled];
 }
 
-function deductArgs(args: DeductArgs): Array<string | number> {
+export function deductArgs(args: DeductArgs): Array<string | number> {
   return [
     args.mode,
     args.epoch,

@@ -17,7 +17,8 @@ import { mintOrderId } from './order-ids.js';
 import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
-import { refusalOf, StaleEpoch } from './refusals.js';
+import { keyedHomeDeduct, type FoldedRecord } from './keyed-deduct.js';
+import { refusalOf, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
@@ -28,6 +29,8 @@ export interface PurchaseRequest {
   quantity: number;
   /** the order id to sell under (the caller's, so it can resolve a lost answer); else minted */
   orderId?: string | undefined;
+  /** an Idempotency-Key's record, written by the home deduct itself (keyed-deduct.ts) */
+  keyed?: FoldedRecord | undefined;
 }
 
 export interface SaleMetrics {
@@ -150,7 +153,8 @@ export class Sale {
     let homeBusy = false;
     try {
       let free: DeductReply | undefined;
-      if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
+      if (req.keyed) free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, locked);
+      else if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
       if (free && free.code !== 'contended') {
         r = free;
       } else if (locked && args.mode === 'home') {
@@ -344,6 +348,3 @@ export class Sale {
     });
   }
 }
-
-const soldOut = (view: ProductView) =>
-  new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });

@@ -7,6 +7,7 @@
  */
 import {
   mintOrderId,
+  NotFolded,
   SaleError,
   type SoldOrder,
   type PurchaseRequest,
@@ -109,7 +110,10 @@ export class Checkout {
     try {
       p = await this.deps.sale.purchase(req);
     } catch (err) {
-      if (err instanceof SaleError || req.orderId === undefined) throw err;
+      // NotFolded: the keyed deduct wrote and sold nothing (the purchase claims the usual way)
+      if (err instanceof SaleError || err instanceof NotFolded || req.orderId === undefined) {
+        throw err;
+      }
       throw new OutcomeUnknown(req.orderId, { cause: err });
     }
     this.deps.orders.add(p);

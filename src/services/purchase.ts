@@ -8,12 +8,13 @@
  * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
  * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
  */
-import { SaleError, type SaleErrorCode } from '../inventory/index.js';
+import { NotFolded, SaleError, type SaleErrorCode } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Admission, AdmissionRefusal, RateState } from './admission.js';
 import { OutcomeUnknown, type Checkout } from './checkout.js';
 import {
   requestFingerprint,
+  type Begin,
   type IdempotencyHandle,
   type IdempotencyRecords,
   type StoredResponse,
@@ -183,7 +184,9 @@ export class PurchaseService {
       productId: purchase.productId,
       quantity: purchase.quantity,
     });
-    const begun = await idempotency.begin(purchase.userId, key, await fresh());
+    const folded = await this.folded(purchase, key, await fresh(), answers);
+    if (folded && 'outcome' in folded) return folded.outcome;
+    const begun = folded?.begun ?? (await idempotency.begin(purchase.userId, key, await fresh()));
     switch (begun.kind) {
       case 'replay':
         return { kind: 'answer', response: begun.response, replayed: true };
@@ -215,38 +218,103 @@ export class PurchaseService {
     return this.run(purchase, handle, answers);
   }
 
+  /**
+   * The keyed purchase in one call where its unit comes from the home segment: the deduct reads
+   * the key's record and writes it as the claim and the settle would (inventory/keyed-deduct.ts);
+   * a spill goes on under the record it wrote, settled as after a claim.
+   * @returns the outcome; or the record the key held (`begun`: answered as a claim that found it);
+   * or undefined when nothing was written or sold: claim the key the usual way.
+   */
+  private async folded(
+    order: PurchaseOrder,
+    key: string,
+    fresh: Parameters<IdempotencyRecords['fold']>[2],
+    answers: PurchaseAnswers,
+  ): Promise<{ outcome: PurchaseOutcome } | { begun: Begin } | undefined> {
+    const { idempotency, checkout } = this.deps;
+    const orderId = fresh.orderId!;
+    const response = answers.accepted(orderId, order);
+    const fold = await idempotency.fold(order.userId, key, fresh, response);
+    if (!fold) return undefined;
+    const { folded, handle } = fold;
+    try {
+      await checkout.buy({ ...order, orderId, keyed: folded });
+    } catch (err) {
+      if (err instanceof NotFolded) {
+        return err.found === undefined
+          ? undefined
+          : { begun: idempotency.foundFolded(handle, err.found) };
+      }
+      // refused before the deduct was sent (sold out, a reseed): nothing written, nothing sold
+      if (folded.written === 'nothing') return undefined;
+      if (folded.written === 'running') return { outcome: await this.ended(handle, err, answers) };
+      // no reply: a running record it may have left is marked for the retry to resolve at once
+      if (folded.written === 'unknown') {
+        await this.note(orderId, 'mark unknown', idempotency.unknownIfRunning(folded, handle));
+        // a command refused unsent (its shard failed a moment ago) sold nothing
+        if (err instanceof SaleError) return { outcome: refused(answers.refused(err)) };
+      }
+      if (err instanceof OutcomeUnknown) return { outcome: unknown(orderId, err.cause) };
+      throw err;
+    }
+    // a spill sold under the running record: settle it as after a claim
+    if (folded.written === 'running') {
+      await this.note(orderId, 'store', idempotency.finish(handle, response));
+    }
+    return { outcome: { kind: 'answer', response, replayed: false } };
+  }
+
   /** Runs the purchase the key was claimed for, and records how it ended. */
   private async run(
     order: PurchaseOrder,
     handle: IdempotencyHandle,
     answers: PurchaseAnswers,
   ): Promise<PurchaseOutcome> {
-    const { idempotency, checkout, logger } = this.deps;
     const orderId = handle.record.orderId!;
-    // A failure to record is not the purchase's failure: the lease runs out and a retry resolves.
-    const record = (what: string, promise: Promise<void>) =>
-      promise.catch((err: unknown) =>
-        logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
-      );
     try {
-      await checkout.buy({ ...order, orderId });
-      const response = answers.accepted(orderId, order);
-      await record('store', idempotency.finish(handle, response));
-      return { kind: 'answer', response, replayed: false };
+      await this.deps.checkout.buy({ ...order, orderId });
     } catch (err) {
-      if (err instanceof SaleError) {
-        const response = answers.refused(err);
-        // a transient refusal sold nothing: forget the key, so the retry runs again
-        if (FINAL.has(err.code)) await record('store', idempotency.finish(handle, response));
-        else await record('forget', idempotency.abandon(handle));
-        return { kind: 'answer', response, replayed: false };
-      }
-      await record('mark unknown', idempotency.markUnknown(handle));
-      if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
-      throw err;
+      return this.ended(handle, err, answers);
     }
+    const response = answers.accepted(orderId, order);
+    await this.note(orderId, 'store', this.deps.idempotency.finish(handle, response));
+    return { kind: 'answer', response, replayed: false };
+  }
+
+  /** A claimed key's purchase failed with `err`: records how it ended. */
+  private async ended(
+    handle: IdempotencyHandle,
+    err: unknown,
+    answers: PurchaseAnswers,
+  ): Promise<PurchaseOutcome> {
+    const { idempotency } = this.deps;
+    const orderId = handle.record.orderId!;
+    if (err instanceof SaleError) {
+      const response = answers.refused(err);
+      // a transient refusal sold nothing: forget the key, so the retry runs again
+      if (FINAL.has(err.code))
+        await this.note(orderId, 'store', idempotency.finish(handle, response));
+      else await this.note(orderId, 'forget', idempotency.abandon(handle));
+      return refused(response);
+    }
+    await this.note(orderId, 'mark unknown', idempotency.markUnknown(handle));
+    if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
+    throw err;
+  }
+
+  /** A failure to record is not the purchase's failure: the lease runs out and a retry resolves. */
+  private note(orderId: string, what: string, promise: Promise<void>): Promise<void> {
+    return promise.catch((err: unknown) =>
+      this.deps.logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
+    );
   }
 }
+
+const refused = (response: StoredResponse): PurchaseOutcome => ({
+  kind: 'answer',
+  response,
+  replayed: false,
+});
 
 const boughtAll = (response: StoredResponse) =>
   response.status === 202 || response.problem === 'limit-reached';
