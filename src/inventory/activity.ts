@@ -15,6 +15,9 @@ import { luaScript } from '../redis/scripts.js';
 import { QUIET_MS, TOUCH_REFRESH_MS } from './activity-timing.js';
 import { deduct, deductFree, type DeductArgs, type DeductReply } from './protocol.js';
 
+/** A deduct script's call (protocol.ts, keyed-deduct.ts), as {@link ActivityLeases.deductBy} runs it. */
+export type DeductCall<R> = (redis: RedisClient, keys: SegmentKeys, args: DeductArgs) => Promise<R>;
+
 /** A purchase's deduct arguments: the touch is the leases' to add. */
 export type PurchaseDeductArgs = Omit<DeductArgs, 'touchedAt'>;
 
@@ -118,7 +121,7 @@ export class ActivityLeases {
 
   /** {@link deduct} by another deduct script (keyed-deduct.ts: the deduct with the key's record). */
   async deductBy<R extends { code: string }>(
-    run: (redis: RedisClient, segmentKeys: SegmentKeys, args: DeductArgs) => Promise<R>,
+    run: DeductCall<R>,
     segmentKeys: SegmentKeys,
     args: PurchaseDeductArgs,
   ): Promise<R> {

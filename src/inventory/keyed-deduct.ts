@@ -6,16 +6,13 @@
  * the shopper's records at their cap, a busy lock, a refusal) it leaves unwritten and says so
  * ({@link NotFolded}): the purchase then claims the key the usual way.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
-import type { PurchaseDeductArgs } from './activity.js';
+import type { DeductCall, PurchaseDeductArgs } from './activity.js';
 import {
   decodeDeduct,
   DEDUCT_REPLY,
   deductArgs,
   deductKeys,
-  type DeductArgs,
   type DeductReply,
   type Raw,
 } from './protocol.js';
@@ -65,6 +62,8 @@ export class NotFolded extends Error {
 }
 
 type KeyedReply = DeductReply | { code: 'record'; value: string } | { code: 'full' };
+/** a segment's keys, as every deduct call takes them */
+type SegmentKeys = Parameters<DeductCall<KeyedReply>>[1];
 
 function decode(raw: Raw): KeyedReply {
   const name = scripts.deductKeyed.replyName(raw[0]);
@@ -73,8 +72,8 @@ function decode(raw: Raw): KeyedReply {
   return decodeDeduct(raw);
 }
 
-function run(lockFree: boolean, record: FoldedRecord) {
-  return async (redis: RedisClient, segment: SegmentKeys, args: DeductArgs) => {
+function run(lockFree: boolean, record: FoldedRecord): DeductCall<KeyedReply> {
+  return async (redis, segment, args) => {
     const keys = deductKeys(segment, args.orderId);
     const lock = segment.lock;
     if (lockFree) keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);

@@ -329,22 +329,9 @@ export class Sale {
     return this.segmentKeys.of(view.id, seg);
   }
 
-  private purchaseOf(
-    view: ProductView,
-    args: DeductArgs,
-    seg: number,
-    outboxId: string,
-  ): SoldOrder {
-    return soldOrder({
-      orderId: args.orderId,
-      productId: args.productId,
-      userId: args.userId,
-      quantity: args.quantity,
-      epoch: args.epoch,
-      segment: seg,
-      homeSegment: args.homeSegment,
-      outboxId,
-      payWithinSeconds: view.payWithinSeconds,
-    });
+  private purchaseOf(view: ProductView, args: DeductArgs, seg: number, outboxId: string) {
+    const { orderId, productId, userId, quantity, epoch, homeSegment } = args;
+    const order = { orderId, productId, userId, quantity, epoch, homeSegment, outboxId };
+    return soldOrder({ ...order, segment: seg, payWithinSeconds: view.payWithinSeconds });
   }
 }
