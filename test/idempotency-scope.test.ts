@@ -19,6 +19,7 @@ import { Keys } from '../src/redis/keys.js';
 import { loadScripts } from '../src/redis/scripts.js';
 import { requestFingerprint } from '../src/services/idempotency.js';
 import { startApp, type RunningApp } from './support/app.js';
+import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { startTestRedis } from './support/servers.js';
 
@@ -114,14 +115,8 @@ function shopperAt(segment: number): string {
 }
 
 /** Outbox entries of `productId` naming `orderId`, over every segment. */
-async function outboxEntries(productId: string, orderId: string): Promise<number> {
-  let n = 0;
-  for (let i = 0; i < SEGMENTS; i++) {
-    const entries = await app.rt.redis.xrange(keys.segment(productId, i).outbox, '-', '+');
-    n += entries.filter(([, fields]) => fields.includes(orderId)).length;
-  }
-  return n;
-}
+const outboxEntries = (productId: string, orderId: string) =>
+  outboxEntriesOf(app.rt.redis, keys, { productId, segments: SEGMENTS, orderId });
 
 describe('Idempotency-Key scope: a shopper and a product', () => {
   it('a keyed purchase touches only the slot of the home segment it buys from', async () => {

@@ -12,6 +12,7 @@ import { Keys } from '../src/redis/keys.js';
 import { requestFingerprint } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { sleep } from './support/locks.js';
+import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from './support/proxy.js';
 
@@ -170,16 +171,6 @@ const loseTheNextKeyedDeductReply = (productId: string) =>
     { thenClose: true },
   );
 
-/** Outbox entries naming `orderId`, over the product's segments. */
-async function entriesOf(productId: string, segments: number, orderId: string) {
-  let n = 0;
-  for (let i = 0; i < segments; i++) {
-    const entries = await app.rt.redis.xrange(keys.segment(productId, i).outbox, '-', '+');
-    n += entries.filter(([, fields]) => fields.includes(orderId)).length;
-  }
-  return n;
-}
-
 describe('a lost reply of the keyed deduct (the record written in the same call)', () => {
   it('a sale at home: the retry replays it from the record the call wrote; sold once (limit 5)', async () => {
     const productId = newProduct();
@@ -198,7 +189,7 @@ describe('a lost reply of the keyed deduct (the record written in the same call)
       expect(retry).toMatchObject({ status: 202, replayed: true, body: { orderId } });
     }
     expect(await facts(productId, 2)).toEqual({ stock: 8, outbox: 2 });
-    expect(await entriesOf(productId, 2, orderId)).toBe(1);
+    expect(await outboxEntriesOf(app.rt.redis, keys, { productId, segments: 2, orderId })).toBe(1);
   });
 
   it('a spill claim at home: the running record it wrote is marked unknown, the retry never sells it twice', async () => {
