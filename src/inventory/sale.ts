@@ -153,8 +153,10 @@ export class Sale {
     let homeBusy = false;
     try {
       let free: DeductReply | undefined;
-      if (req.keyed) free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, locked);
-      else if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
+      // folded while nothing is written: a retry after a reseed runs under the record it left
+      if (req.keyed?.written === 'nothing') {
+        free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, locked);
+      } else if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
       if (free && free.code !== 'contended') {
         r = free;
       } else if (locked && args.mode === 'home') {
