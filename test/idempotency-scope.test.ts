@@ -13,6 +13,7 @@ import {
   homeSegment,
   IdempotencyStore,
   migrateRedisData,
+  type FoldedRecord,
   type IdempotencyHandle,
 } from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
@@ -323,6 +324,35 @@ describe('a keyed purchase folded into its home deduct', () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('a sale attempt after its record was written (a reseed met by the spill) runs the usual deduct under it', async () => {
+    const productId = newProduct();
+    await seed(productId);
+    const user = shopperAt(0);
+    const place = keys.idempotency(productId, 0, user);
+    const member = createHash('sha256').update('k-again').digest('base64url');
+    const keyed: FoldedRecord = {
+      keys: [place.record(member), place.all, place.refusals],
+      member,
+      segment: 0,
+      done: 'done',
+      running: 'running',
+      ttlSeconds: 600,
+      cap: 100,
+      written: 'running',
+    };
+    const sold = await app.rt.inventory.sale.purchase({
+      productId,
+      userId: user,
+      quantity: 1,
+      keyed,
+    });
+    expect(sold.segment).toBe(0);
+    // the record is the caller's to settle: this attempt neither read nor wrote it
+    expect(await app.rt.redis.exists(place.record(member), place.all)).toBe(0);
+    expect(keyed.written).toBe('running');
+    expect(await outboxEntries(productId, sold.orderId)).toBe(1);
   });
 });
 
