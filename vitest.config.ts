@@ -15,6 +15,7 @@ const CLUSTER_FILES = [
   'test/admin-auth.test.ts',
   'test/admission.test.ts',
   'test/rate-allowance.test.ts',
+  'test/rate-limit-fold.test.ts',
   'test/dashboard.test.ts',
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',
