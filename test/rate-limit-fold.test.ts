@@ -54,6 +54,13 @@ const soldOf = async (productId: string) =>
 const bucketOf = (productId: string, seg: number, userId: string) =>
   keys.shopperRateLimit('seckill', productId, seg, userId);
 
+/** A product of 100 units in 4 segments, 100 a shopper: only the rate limit refuses. */
+async function seeded(strategy: 'lockfree' | 'segmented') {
+  const productId = newProduct();
+  await seedProduct(deps(), productId, { total: 100, segments: 4, strategy, limitPerUser: 100 });
+  return productId;
+}
+
 function buy(base: string, productId: string, user: string, key?: string) {
   return fetch(`${base}/seckill`, {
     method: 'POST',
@@ -70,13 +77,7 @@ describe.each(['lockfree', 'segmented'] as const)(
   'a shopper bucket in the %s deduct',
   (strategy) => {
     it('20 purchases of one shopper at once over two API processes: exactly the burst of 5 sell', async () => {
-      const productId = newProduct();
-      await seedProduct(deps(), productId, {
-        total: 100,
-        segments: 4,
-        strategy,
-        limitPerUser: 100,
-      });
+      const productId = await seeded(strategy);
       const user = `u${randomBytes(4).toString('hex')}`;
       const answers = await Promise.all(
         Array.from({ length: 20 }, (_, i) => buy(apps[i % 2]!.url, productId, user)),
@@ -100,13 +101,7 @@ describe.each(['lockfree', 'segmented'] as const)(
     });
 
     it('a limited purchase is one script: the deduct takes the cell (no rateLimit script)', async () => {
-      const productId = newProduct();
-      await seedProduct(deps(), productId, {
-        total: 100,
-        segments: 4,
-        strategy,
-        limitPerUser: 100,
-      });
+      const productId = await seeded(strategy);
       const app = apps[0]!;
       // the view and touch loaded, the deduct in every master's script cache (a cluster's too)
       for (let seg = 0; seg < 4; seg++) {
