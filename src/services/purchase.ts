@@ -137,8 +137,8 @@ export class PurchaseService {
         ? await this.once(sale, answers)
         : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
           (await this.withKey(sale, call.idempotencyKey, answers));
-    if (pending) {
-      const settled = await admission!.settlePurchase(pending, outcome.kind === 'outcome-unknown');
+    if (pending && admission) {
+      const settled = await admission.settlePurchase(pending, outcome.kind === 'outcome-unknown');
       // the home deduct refused the cell (nothing sold), or the cell taken now was refused
       if (settled.refusal) return { kind: 'admission-refused', refusal: settled.refusal };
       rate = settled.state;
