@@ -1,5 +1,5 @@
 /**
- * The locked segment's uncontended path (lua/deductFree-10.lua): a segment whose lock nobody holds,
+ * The locked segment's uncontended path (lua/deductFree-11.lua): a segment whose lock nobody holds,
  * waits for or is handed is deducted in one call that takes, fences and gives back the lock; a
  * holder, a waiter or a reservation sends the purchase the full way, and every count stays exact.
  */

@@ -33,7 +33,7 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './idempotency-store.js';
-export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
+export { SaleError, ShopperRateLimited, unknownProduct, type SaleErrorCode } from './errors.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './pending-orders.js';
 export { PendingOrderStore } from './pending-order-store.js';
@@ -56,6 +56,7 @@ export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type PurchaseRequest } from './sale.js';
+export { type ShopperRate } from './shopper-rate.js';
 export { RoomAdmitter, type RoomAdmitterOptions } from './room-admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './room-metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './room-store.js';

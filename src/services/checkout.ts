@@ -8,6 +8,7 @@
 import {
   mintOrderId,
   SaleError,
+  ShopperRateLimited,
   type SoldOrder,
   type PurchaseRequest,
   type Catalogue,
@@ -109,7 +110,9 @@ export class Checkout {
     try {
       p = await this.deps.sale.purchase(req);
     } catch (err) {
-      if (err instanceof SaleError || req.orderId === undefined) throw err;
+      // a refusal (the shopper's rate limit too) sold nothing: it is an answer, not a lost one
+      if (err instanceof SaleError || err instanceof ShopperRateLimited) throw err;
+      if (req.orderId === undefined) throw err;
       throw new OutcomeUnknown(req.orderId, { cause: err });
     }
     this.deps.orders.add(p);

@@ -8,9 +8,14 @@
  * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
  * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
  */
-import { SaleError, type SaleErrorCode } from '../inventory/index.js';
+import {
+  SaleError,
+  ShopperRateLimited,
+  type SaleErrorCode,
+  type ShopperRate,
+} from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import type { Admission, AdmissionRefusal, PendingLimits, RateState } from './admission.js';
 import { OutcomeUnknown, type Checkout } from './checkout.js';
 import {
   requestFingerprint,
@@ -31,6 +36,8 @@ export interface PurchaseOrder {
   productId: string;
   userId: string;
   quantity: number;
+  /** the shopper's rate limit, for the sale's home deduct to take (not part of any answer) */
+  rate?: ShopperRate | undefined;
 }
 
 export interface PurchaseCall {
@@ -107,23 +114,35 @@ export class PurchaseService {
     const who = call.buyer();
     const userId = typeof who === 'string' ? who : await who;
     let rate: RateState | undefined;
+    let pending: PendingLimits | undefined;
     if (admission && !refusedAnyway) {
       const checked = admission.checkToken(call.productId, userId, call.saleToken);
       const refusal = checked instanceof Promise ? await checked : checked;
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limit('seckill', userId, call.ip(), call.productId);
-        if (limited.refusal) return { kind: 'admission-refused', refusal: limited.refusal };
-        rate = limited.state;
+        const limited = await admission.limitPurchase(userId, call.ip(), call.productId);
+        if (limited.check?.refusal) {
+          return { kind: 'admission-refused', refusal: limited.check.refusal };
+        }
+        if (limited.check) rate = limited.check.state;
+        else pending = limited;
       }
     }
+    // the shopper's cell is the home deduct's to take (pending.rate), in the sale's own call
     const order = { productId: call.productId, userId, quantity: call.quantity };
+    const sale = { ...order, rate: pending?.rate };
     const outcome =
       call.idempotencyKey === undefined
-        ? await this.once(order, answers)
+        ? await this.once(sale, answers)
         : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
-          (await this.withKey(order, call.idempotencyKey, answers));
+          (await this.withKey(sale, call.idempotencyKey, answers));
+    if (pending && admission) {
+      const settled = await admission.settlePurchase(pending, outcome.kind === 'outcome-unknown');
+      // the home deduct refused the cell (nothing sold), or the cell taken now was refused
+      if (settled.refusal) return { kind: 'admission-refused', refusal: settled.refusal };
+      rate = settled.state;
+    }
     // A waiting room's seat is done with once its shopper has bought: a sale (a replay too: the
     // first answer may have been lost, a 503 that sold), or limit-reached (an earlier try sold)
     if (outcome.kind === 'answer' && boughtAll(outcome.response)) {
@@ -163,6 +182,7 @@ export class PurchaseService {
       if (err instanceof SaleError) {
         return { kind: 'answer', response: answers.refused(err), replayed: false };
       }
+      if (err instanceof ShopperRateLimited) return RATE_LIMITED;
       if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
       throw err;
     }
@@ -241,12 +261,26 @@ export class PurchaseService {
         else await record('forget', idempotency.abandon(handle));
         return { kind: 'answer', response, replayed: false };
       }
+      if (err instanceof ShopperRateLimited) {
+        // nothing sold, as for a transient refusal: forget the key, so the retry runs again
+        await record('forget', idempotency.abandon(handle));
+        return RATE_LIMITED;
+      }
       await record('mark unknown', idempotency.markUnknown(handle));
       if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
       throw err;
     }
   }
 }
+
+/**
+ * The sale's home deduct refused the shopper's cell: a placeholder outcome, always replaced by
+ * the refusal admission settles from the cell's state (purchase()).
+ */
+const RATE_LIMITED: PurchaseOutcome = {
+  kind: 'admission-refused',
+  refusal: { code: 'rate-limited', detail: 'over the user limit' },
+};
 
 const boughtAll = (response: StoredResponse) =>
   response.status === 202 || response.problem === 'limit-reached';
