@@ -14,6 +14,8 @@ const CLUSTER_FILES = [
   'test/payment-webhooks.test.ts',
   'test/admin-auth.test.ts',
   'test/admission.test.ts',
+  'test/rate-allowance.test.ts',
+  'test/rate-limit-fold.test.ts',
   'test/dashboard.test.ts',
   'test/catalogue.test.ts',
   'test/idempotency-records.test.ts',

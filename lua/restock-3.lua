@@ -14,7 +14,7 @@
 
   KEYS[1] segment state hash (the segment whose stock the order took; includes/segmentState.lua)
   KEYS[2] returned hash: orderId -> units returned (never emptied: an old order stays refused)
-  KEYS[3] spilled hash: orderId -> units of the spill sales this segment holds (lua/deduct-6.lua);
+  KEYS[3] spilled hash: orderId -> units of the spill sales this segment holds (lua/deduct-7.lua);
           a returned spill sale leaves it, the returned hash records it from then on
   ARGV[1] the order's sale epoch
   ARGV[2] order id

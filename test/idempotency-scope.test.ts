@@ -231,6 +231,7 @@ describe('a keyed purchase folded into its home deduct', () => {
           home.outbox,
           home.voided(first.orderId!),
           home.spilled,
+          home.shopperRateLimit('seckill', user), // in KEYS for the slot: limits off, untouched
           records.record(member),
           records.all,
           records.refusals,

@@ -157,7 +157,7 @@ describe('a lost Redis reply', () => {
 });
 
 /**
- * The next keyed deduct of `productId` (lua/deductKeyed-9.lua: the home segment's state and the
+ * The next keyed deduct of `productId` (lua/deductKeyed-10.lua: the home segment's state and the
  * key's record in one call) reaches Redis, runs, and its reply is lost with its connection. Only
  * the folded call names both: before it, the claim, the deduct and the settle were three calls.
  */

@@ -1,5 +1,5 @@
 /**
- * The locked segment's uncontended path (lua/deductFree-10.lua): a segment whose lock nobody holds,
+ * The locked segment's uncontended path (lua/deductFree-11.lua): a segment whose lock nobody holds,
  * waits for or is handed is deducted in one call that takes, fences and gives back the lock; a
  * holder, a waiter or a reservation sends the purchase the full way, and every count stays exact.
  */
@@ -44,18 +44,18 @@ describe('a free segment lock', () => {
   it('is taken inside the deduct: 3 commands more than a lock-free sale, fenced, nothing left held', async () => {
     const free = newProduct();
     const locked = newProduct();
-    await seedProduct(deps(), free, { total: 40, segments: 4, strategy: 'lockfree' });
-    await seedProduct(deps(), locked, { total: 40, segments: 4, strategy: 'segmented' });
+    await seedProduct(deps(), free, { total: 80, segments: 4, strategy: 'lockfree' });
+    await seedProduct(deps(), locked, { total: 80, segments: 4, strategy: 'segmented' });
     const sale = procs[0]!.inv.sale;
     const redis = procs[0]!.redis;
     // warm: the product views and the activity touches are this process's from now on
     await sale.purchase({ productId: free, userId: 'warm', quantity: 1 });
     await sale.purchase({ productId: locked, userId: 'warm', quantity: 1 });
-    // the server counts every client's commands (other test files share it): the least of five
+    // the server counts every client's commands (other test files share it): the least of fifteen
     // purchases is this one's own cost, as others' commands only ever add
     const cost = async (productId: string, tag: string) => {
       let least = Infinity;
-      for (let i = 0; i < 5; i++) {
+      for (let i = 0; i < 15; i++) {
         const before = await totalCalls(redis);
         await sale.purchase({ productId, userId: shopperOf(2, 4, `${tag}${i}-`), quantity: 1 });
         least = Math.min(least, (await totalCalls(redis)) - before);
@@ -66,10 +66,10 @@ describe('a free segment lock', () => {
     const lockFreeCost = await cost(free, 'a');
     // EXISTS (holder, line, reservation), INCR fence, HSET the state's fence; no lock script
     expect((await cost(locked, 'a')) - lockFreeCost).toBe(3);
-    expect(await fenceOf(locked, 2)).toBe(fence + 5);
+    expect(await fenceOf(locked, 2)).toBe(fence + 15);
     const lock = keys.segment(locked, 2).lock;
     expect(await redis.exists(lock.lock, lock.queue, lock.handoff)).toBe(0);
-    expect(await soldIn(locked, 2)).toBe(homeSegment('warm', 4) === 2 ? 6 : 5);
+    expect(await soldIn(locked, 2)).toBe(homeSegment('warm', 4) === 2 ? 16 : 15);
   });
 
   it('a holder in another process sends the purchase the full way: it waits, then sells once', async () => {

@@ -1,42 +1,71 @@
--- The deduct's checks and writes on one segment, shared by lua/deduct-6.lua (lock-free, or under
--- a held segment lock) and lua/deductFree-10.lua (a free segment lock taken and given back in the
+-- The deduct's checks and writes on one segment, shared by lua/deduct-7.lua (lock-free, or under
+-- a held segment lock) and lua/deductFree-11.lua (a free segment lock taken and given back in the
 -- same call). The including script defines REPLY (the deduct's table) and passes its KEYS and
--- ARGV through; see lua/deduct-6.lua for what each means and what is returned.
+-- ARGV through; see lua/deduct-7.lua for what each means and what is returned.
+--
+-- The shopper's rate-limit bucket (issue 40) is three trailing arguments: its key (in this
+-- segment's slot), its GCRA interval in microseconds (0 or nil: no bucket to take) and its burst. It is
+-- taken after the answers that make the caller call again (unknown, staleEpoch, untouched: a
+-- purchase never takes it twice) and before anything is written: refused, the call answers
+-- rateLimited and changes nothing. Every answer after the take carries the bucket's state as a
+-- last element, {taken, remaining, resetUs, retryUs} (includes/gcra.lua).
+-- `takeLock` (optional, last) runs right after the bucket: it returns the fence to deduct under,
+-- or nil when the segment's lock is contended (answered contended, the bucket's state with it).
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
 --- @include "spillClaim"
 --- @include "segmentState"
+--- @include "gcra"
+
+-- an answer given after the bucket was taken carries its state
+local function rated(reply, rate)
+  if rate then reply[#reply + 1] = rate end
+  return reply
+end
 
 local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode,
                              epoch, fence, user, qty, orderId, productId, segment, home,
-                             touchedAt, touchLease)
+                             touchedAt, touchLease, rateKey, rateInterval, rateBurst, takeLock)
   local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin =
     stateForDeduct(stateKey)
   if not segEpoch then return {REPLY.unknown} end
   if segEpoch ~= epoch then return {REPLY.staleEpoch, tonumber(segEpoch)} end
-  local now = serverTimeMs()
+  local nowUs = serverTimeUs()
+  local now = math.floor(nowUs / 1000)
   -- every write below is work for the sweeper: only while the product is surely in its set
   if now - touchedAt > touchLease then return {REPLY.untouched} end
+  local rate = nil
+  if rateInterval and rateInterval > 0 then
+    local taken, remaining, resetUs, retryUs = gcraTake(rateKey, rateInterval, rateBurst, nowUs, 1)
+    rate = {taken, remaining, resetUs, retryUs}
+    if taken == 0 then return {REPLY.rateLimited, rate} end
+  end
+  if takeLock then
+    fence = takeLock()
+    if not fence then return rated({REPLY.contended}, rate) end
+  end
   local startsAt, endsAt, limit = tonumber(startsText), tonumber(endsText), tonumber(limitText)
-  if startsAt > 0 and now < startsAt then return {REPLY.notStarted, startsAt} end
-  if endsAt > 0 and now >= endsAt then return {REPLY.ended, endsAt} end
+  if startsAt > 0 and now < startsAt then return rated({REPLY.notStarted, startsAt}, rate) end
+  if endsAt > 0 and now >= endsAt then return rated({REPLY.ended, endsAt}, rate) end
   local lastFence = tonumber(fenceText or 0)
-  if fence > 0 and fence < lastFence then return {REPLY.staleFence, lastFence} end
+  if fence > 0 and fence < lastFence then return rated({REPLY.staleFence, lastFence}, rate) end
 
   local stock = tonumber(stockText)
   local units, orders = 0, nil
   if mode ~= 'spill' then
-    if redis.call('EXISTS', voidKey) == 1 then return {REPLY.voided} end
+    if redis.call('EXISTS', voidKey) == 1 then return rated({REPLY.voided}, rate) end
     local claim = redis.call('HGET', claimsKey, user)
-    if claim then return {REPLY.claimBusy, (claimRead(claim))} end
+    if claim then return rated({REPLY.claimBusy, (claimRead(claim))}, rate) end
     units, orders = markerRead(redis.call('HGET', buyersKey, user))
-    if units + qty > limit then return {REPLY.limit, orders and markerLast(orders) or '', units} end
+    if units + qty > limit then
+      return rated({REPLY.limit, orders and markerLast(orders) or '', units}, rate)
+    end
     if mode == 'claim' or stock < qty then
       redis.call('HSET', claimsKey, user, claimWrite(orderId, qty, now))
-      return {REPLY.spill, stock}
+      return rated({REPLY.spill, stock}, rate)
     end
   elseif stock < qty then
-    return {REPLY.empty, stock}
+    return rated({REPLY.empty, stock}, rate)
   end
 
   if fence > lastFence then stateSetFence(stateKey, fence) end
@@ -51,5 +80,5 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   local id = redis.call('XADD', outboxKey, '*',
     'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,
     'w', payWithin or '0')
-  return {REPLY.ok, id, remaining}
+  return rated({REPLY.ok, id, remaining}, rate)
 end

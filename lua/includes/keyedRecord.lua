@@ -1,5 +1,5 @@
--- An Idempotency-Key record written by the keyed home deduct (lua/deductKeyed-9.lua,
--- lua/deductKeyedFree-13.lua) in the same call as the sale: left exactly as lua/idempotencyClaim-3.lua
+-- An Idempotency-Key record written by the keyed home deduct (lua/deductKeyed-10.lua,
+-- lua/deductKeyedFree-14.lua) in the same call as the sale: left exactly as lua/idempotencyClaim-3.lua
 -- (a running record) and lua/idempotencySettle-3.lua (a finished one) would leave it. The record's
 -- value is opaque here: TypeScript encodes it (src/inventory/idempotency-store.ts), so its format
 -- stays defined once. The including script defines REPLY with `record` and `full`.

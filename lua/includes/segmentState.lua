@@ -13,7 +13,7 @@ local STATE_STARTS_AT = 'startsAt'
 local STATE_ENDS_AT = 'endsAt'
 local STATE_LIMIT_PER_USER = 'limit'
 local STATE_PAY_WITHIN_SECONDS = 'payWithin'
--- 1: this epoch's spill sales are recorded in the spilled hash (lua/deduct-6.lua), so a spill
+-- 1: this epoch's spill sales are recorded in the spilled hash (lua/deduct-7.lua), so a spill
 -- without its record was lost. Absent on an epoch an older version seeded (no records then): its
 -- spills are trusted, as that version did
 local STATE_RECORDS_SPILLS = 'recordsSpills'

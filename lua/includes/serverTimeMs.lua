@@ -3,3 +3,9 @@ local function serverTimeMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
+
+-- Redis server time in microseconds (a GCRA bucket's unit, includes/gcra.lua).
+local function serverTimeUs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end

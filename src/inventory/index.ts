@@ -31,7 +31,7 @@ export {
   type IdempotencyRecord,
   type StoredResponse,
 } from './records/idempotency-record.js';
-export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
+export { SaleError, ShopperRateLimited, unknownProduct, type SaleErrorCode } from './errors.js';
 export { NotFolded, type FoldedRecord } from './keyed-deduct.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './pending-orders.js';
@@ -55,6 +55,7 @@ export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
 export { migrateSegmentKeys } from './key-migration.js';
 export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
 export { Sale, type PurchaseRequest } from './sale.js';
+export { type ShopperRate } from './shopper-rate.js';
 export { RoomAdmitter, type RoomAdmitterOptions } from './room-admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './room-metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './room-store.js';

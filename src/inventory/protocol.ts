@@ -1,6 +1,6 @@
 /**
  * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-6.lua and the rest of
+ * table, and the decoding of its reply into a typed result. Lua (lua/deduct-7.lua and the rest of
  * `scripts` below) holds the protocol; callers never see a KEYS array.
  */
 import type { ChainableCommander } from 'ioredis';
@@ -8,22 +8,15 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { TOUCH_LEASE_MS } from './activity-timing.js';
+import {
+  DEDUCT_REPLY,
+  decodeDeduct,
+  PURCHASE_ROUTE,
+  type DeductReply,
+  type Raw,
+} from './deduct-reply.js';
 
-export const DEDUCT_REPLY = {
-  ok: 0,
-  limit: 1,
-  empty: 2,
-  notStarted: 3,
-  ended: 4,
-  staleFence: 5,
-  staleEpoch: 6,
-  spill: 7,
-  claimBusy: 8,
-  unknown: 9,
-  voided: 10,
-  untouched: 11,
-  contended: 12,
-} as const;
+export { PURCHASE_ROUTE, type DeductReply } from './deduct-reply.js';
 
 const scripts = {
   deduct: luaScript('deduct', DEDUCT_REPLY),
@@ -42,22 +35,6 @@ const scripts = {
 
 export type DeductMode = 'home' | 'claim' | 'spill';
 
-export type DeductReply =
-  | { code: 'ok'; outboxId: string; remaining: number }
-  | { code: 'limit'; lastOrderId: string | undefined; units: number }
-  | { code: 'empty'; remaining: number }
-  | { code: 'not-started'; startsAt: number }
-  | { code: 'ended'; endsAt: number }
-  | { code: 'stale-fence'; lastFence: number }
-  | { code: 'stale-epoch'; epoch: number }
-  | { code: 'spill'; remaining: number }
-  | { code: 'claim-busy'; orderId: string }
-  | { code: 'unknown' }
-  | { code: 'voided' }
-  | { code: 'untouched' }
-  /** deductFree only: the segment lock is held, waited for or kept for a woken waiter */
-  | { code: 'contended' };
-
 export interface DeductArgs {
   mode: DeductMode;
   epoch: number;
@@ -71,47 +48,23 @@ export interface DeductArgs {
   homeSegment: number;
   /** Redis time of this process's latest touch of the product (activity.ts) */
   touchedAt: number;
+  /**
+   * The shopper's bucket (KEYS[7], on {@link PURCHASE_ROUTE}) to take a cell of in this call: a
+   * home call whose purchase has not taken it yet; none for limits off and for spills.
+   */
+  bucket?: { intervalUs: number; burst: number } | undefined;
 }
 
-export type Raw = [number, ...(string | number)[]];
-
-export function decodeDeduct(raw: Raw): DeductReply {
-  switch (scripts.deduct.replyName(raw[0])) {
-    case 'ok':
-      return { code: 'ok', outboxId: String(raw[1]), remaining: Number(raw[2]) };
-    case 'limit':
-      return {
-        code: 'limit',
-        lastOrderId: raw[1] ? String(raw[1]) : undefined,
-        units: Number(raw[2]),
-      };
-    case 'empty':
-      return { code: 'empty', remaining: Number(raw[1]) };
-    case 'notStarted':
-      return { code: 'not-started', startsAt: Number(raw[1]) };
-    case 'ended':
-      return { code: 'ended', endsAt: Number(raw[1]) };
-    case 'staleFence':
-      return { code: 'stale-fence', lastFence: Number(raw[1]) };
-    case 'staleEpoch':
-      return { code: 'stale-epoch', epoch: Number(raw[1]) };
-    case 'spill':
-      return { code: 'spill', remaining: Number(raw[1]) };
-    case 'claimBusy':
-      return { code: 'claim-busy', orderId: String(raw[1]) };
-    case 'unknown':
-      return { code: 'unknown' };
-    case 'voided':
-      return { code: 'voided' };
-    case 'untouched':
-      return { code: 'untouched' };
-    case 'contended':
-      return { code: 'contended' };
-  }
-}
-
-export function deductKeys(keys: SegmentKeys, orderId: string): string[] {
-  return [keys.state, keys.buyers, keys.claims, keys.outbox, keys.voided(orderId), keys.spilled];
+export function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
+  return [
+    keys.state,
+    keys.buyers,
+    keys.claims,
+    keys.outbox,
+    keys.voided(args.orderId),
+    keys.spilled,
+    keys.shopperRateLimit(PURCHASE_ROUTE, args.userId),
+  ];
 }
 
 export function deductArgs(args: DeductArgs): Array<string | number> {
@@ -127,6 +80,8 @@ export function deductArgs(args: DeductArgs): Array<string | number> {
     args.homeSegment,
     args.touchedAt,
     TOUCH_LEASE_MS,
+    args.bucket?.intervalUs ?? 0,
+    args.bucket?.burst ?? 0,
   ];
 }
 
@@ -136,12 +91,12 @@ export async function deduct(
   args: DeductArgs,
 ): Promise<DeductReply> {
   return decodeDeduct(
-    await scripts.deduct.run<Raw>(redis, deductKeys(segmentKeys, args.orderId), deductArgs(args)),
+    await scripts.deduct.run<Raw>(redis, deductKeys(segmentKeys, args), deductArgs(args)),
   );
 }
 
 /**
- * The deduct of a locked segment when its lock is free (lua/deductFree-10.lua): the lock taken,
+ * The deduct of a locked segment when its lock is free (lua/deductFree-11.lua): the lock taken,
  * fenced and given back in the same call; `contended` (nothing changed) when anyone holds, waits
  * for or is handed the lock. `args.fence` is ignored: the script bumps the lock's own counter.
  */
@@ -151,7 +106,7 @@ export async function deductFree(
   args: DeductArgs,
 ): Promise<DeductReply> {
   const lock = segmentKeys.lock;
-  const keys = deductKeys(segmentKeys, args.orderId);
+  const keys = deductKeys(segmentKeys, args);
   keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);
   return decodeDeduct(await scripts.deductFree.run<Raw>(redis, keys, deductArgs(args)));
 }

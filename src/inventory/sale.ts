@@ -1,14 +1,16 @@
 /**
  * A purchase, end to end on the Redis side: the product's view, the shopper's home segment, the
- * deduct (lua/deduct-6.lua, the only stock change) under the strategy's locking, a spill to other
+ * deduct (lua/deduct-7.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
 import { shardDown } from '../outages.js';
 import { sendNow, type RedisClient } from '../redis/connection.js';
-import type { HeldLock, LockClient } from '../lock/index.js';
+import type { LockClient } from '../lock/index.js';
 import type { Logger } from '../log.js';
 import type { Keys, SegmentKeys } from '../redis/keys.js';
+import { takeRate } from '../redis/rate-limit.js';
 import { ServerClock } from '../redis/time.js';
+import type { RateLimit } from '../config/index.js';
 import type { Catalogue, ProductView } from './catalogue.js';
 import { SaleError } from './errors.js';
 import { homeSegment, spillOrder } from './layout.js';
@@ -21,6 +23,7 @@ import { keyedHomeDeduct, type FoldedRecord } from './keyed-deduct.js';
 import { refusalOf, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
+import { bucketToTake, noteBucket, takeBucket, type ShopperRate } from './shopper-rate.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
@@ -31,6 +34,8 @@ export interface PurchaseRequest {
   orderId?: string | undefined;
   /** an Idempotency-Key's record, written by the home deduct itself (keyed-deduct.ts) */
   keyed?: FoldedRecord | undefined;
+  /** the shopper's rate limit, taken by the home deduct (its bucket shares the home slot) */
+  rate?: ShopperRate | undefined;
 }
 
 export interface SaleMetrics {
@@ -83,6 +88,7 @@ export class Sale {
     this.leases = new ActivityLeases(opts);
     this.locking = new SegmentLocking({
       ...opts,
+      sendNow,
       leases: this.leases,
       segment: (productId, seg) => this.segmentKeys.of(productId, seg),
       lockName: (productId, seg) => opts.keys.segmentLockName(productId, seg),
@@ -149,25 +155,29 @@ export class Sale {
     if (homeDown) throw shardUnavailable(view.id, home, homeDown);
     // A home segment known to be empty only needs its claim (the limit check lives there).
     if (view.empty.has(home)) args.mode = 'claim';
+    const rate = req.rate;
+    args.bucket = bucketToTake(rate);
     let r: DeductReply;
     let homeBusy = false;
     try {
       let free: DeductReply | undefined;
       // folded while nothing is written: a retry after a reseed runs under the record it left
       if (req.keyed?.written === 'nothing') {
-        free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, locked);
-      } else if (locked && args.mode === 'home') free = await this.locking.deductIfFree(view, args);
+        free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, { locked, rate });
+      } else if (locked && args.mode === 'home') {
+        free = await this.locking.deductIfFree(view, args);
+        // Someone here is on the lock already: the cell is taken before this purchase joins the
+        // line (a shopper past their rate never waits for a lock it cannot use).
+        if (!free && rate && args.bucket) free = await takeBucket(this.takeRate, homeKeys, rate);
+        if (free) noteBucket(args, rate, free);
+      }
       if (free && free.code !== 'contended') {
         r = free;
       } else if (locked && args.mode === 'home') {
-        const held = await this.locking.lock(
-          view,
-          home,
-          this.opts.lockWaitMs,
-          this.opts.lockQueueMs,
-        );
+        const { lockWaitMs, lockQueueMs } = this.opts;
+        const held = await this.locking.lock(view, home, lockWaitMs, lockQueueMs);
         if (held) {
-          r = await this.deductHolding(held, args);
+          r = await this.locking.deductHolding(held, args);
         } else if (view.soldOut) {
           throw soldOut(view);
         } else if (view.segments === 1) {
@@ -186,6 +196,7 @@ export class Sale {
     } catch (err) {
       throw this.failed(view, home, err);
     }
+    noteBucket(args, rate, r);
     if (r.code === 'ok') {
       if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
       await this.opts.replicaWait?.confirm(homeKeys.state);
@@ -221,6 +232,7 @@ export class Sale {
     if (unreachable.length) candidates = candidates.filter((seg) => !unreachable.includes(seg));
     /** one spill attempt on `seg`: sold, or why not */
     const attempt = async (seg: number, waitMs: number): Promise<SoldOrder | 'busy' | 'empty'> => {
+      // no bucket: the home call took the cell (noteBucket), and a spill is in another slot
       const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
       let r: DeductReply;
       try {
@@ -231,7 +243,7 @@ export class Sale {
           const held = await this.locking.lock(view, seg, waitMs);
           // no lock: busy, or given up because the segment ran empty meanwhile
           if (!held) return view.empty.has(seg) ? 'empty' : 'busy';
-          r = await this.deductHolding(held, spillArgs);
+          r = await this.locking.deductHolding(held, spillArgs);
         } else {
           r = await this.leases.deduct(this.segment(view, seg), spillArgs);
         }
@@ -305,22 +317,9 @@ export class Sale {
     });
   }
 
-  /**
-   * The deduct under a held segment lock, fenced by its token, and the release, in one round trip
-   * (the deduct runs first, while the lock is held).
-   */
-  private async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
-    const keys = this.segment({ id: args.productId }, args.segment);
-    // sent now, not with the turn's batch: the lock is held until this round trip is back
-    const { result, released } = await sendNow(() =>
-      held.releaseAfter(() => this.leases.deduct(keys, { ...args, fence: held.fence })),
-    );
-    // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
-    if (released === 'not-held') {
-      this.opts.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
-    }
-    return result;
-  }
+  private readonly takeRate = (key: string, limit: RateLimit) =>
+    takeRate(this.opts.redis, key, limit);
+
   /** What a failed command on segment `seg` becomes: one refused unsent sold nothing. */
   private failed(view: ProductView, seg: number, err: unknown): unknown {
     this.shards.failed(this.segment(view, seg).state, err);

@@ -1,6 +1,6 @@
 /**
  * A locked segment's deduct (the `global` and `segmented` strategies): the uncontended path, one
- * call that takes, fences and gives back a free lock (lua/deductFree-10.lua), and the full lock
+ * call that takes, fences and gives back a free lock (lua/deductFree-11.lua), and the full lock
  * protocol when the segment is contended (this process's line, then the lock's own line and
  * hand-off).
  */
@@ -19,6 +19,8 @@ export interface SegmentLockingDeps {
   segment: (productId: string, seg: number) => Parameters<ActivityLeases['deduct']>[0];
   /** Lease of a segment lock held around one deduct. */
   lockLeaseMs: number;
+  /** sends what `send` sends at once, not with the turn's batch (redis/connection.ts sendNow) */
+  sendNow: <T>(send: () => T) => T;
   logger?: Logger | undefined;
 }
 
@@ -42,7 +44,7 @@ export class SegmentLocking {
   /**
    * The uncontended path of a locked segment: when nobody in this process holds or waits for the
    * segment's lock, the deduct takes the lock, fences and gives it back in the same call
-   * (lua/deductFree-10.lua): the one round trip of a lock-free deduct and three commands more, where
+   * (lua/deductFree-11.lua): the one round trip of a lock-free deduct and three commands more, where
    * the full protocol costs two round trips and eleven commands more. Its answer is
    * `contended` when Redis says someone holds, waits for or is handed the lock: then the full
    * protocol (this process's line, then the lock's own) takes over, so no waiter is passed.
@@ -61,5 +63,22 @@ export class SegmentLocking {
   /** Whether nobody in this process holds or waits for the segment's lock. */
   idle(productId: string, seg: number): boolean {
     return this.deps.locks.idle(this.deps.lockName(productId, seg));
+  }
+
+  /**
+   * The deduct under a held segment lock, fenced by its token, and the release, in one round trip
+   * (the deduct runs first, while the lock is held).
+   */
+  async deductHolding(held: HeldLock, args: DeductArgs): Promise<DeductReply> {
+    const keys = this.deps.segment(args.productId, args.segment);
+    // sent now, not with the turn's batch: the lock is held until this round trip is back
+    const { result, released } = await this.deps.sendNow(() =>
+      held.releaseAfter(() => this.deps.leases.deduct(keys, { ...args, fence: held.fence })),
+    );
+    // A lease that ran out is harmless here: the fence already kept a newer holder's writes safe.
+    if (released === 'not-held') {
+      this.deps.logger?.warn({ lock: held.name }, 'segment lock lease ran out during the deduct');
+    }
+    return result;
   }
 }

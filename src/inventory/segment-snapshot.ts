@@ -34,7 +34,7 @@ export interface SegmentSnapshot {
   atMs: number;
   /** orderId -> units its restock recorded as returned (older epochs' ones too) */
   returnedOrders: Array<[orderId: string, units: number]>;
-  /** the spill sales this segment gave units to and still holds (lua/deduct-6.lua) */
+  /** the spill sales this segment gave units to and still holds (lua/deduct-7.lua) */
   spilled: string[];
   /**
    * whether its epoch records every spill sale in `spilled` (seeded by this version): on an epoch

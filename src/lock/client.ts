@@ -194,7 +194,7 @@ export class LockClient {
   /**
    * Whether nobody in this process holds or waits for the lock `name` (without the in-process
    * latch, always true: this process cannot tell). A caller that finds it idle may take the lock
-   * inside its own write (the sale's lua/deductFree-10.lua, which checks Redis's side of it) rather
+   * inside its own write (the sale's lua/deductFree-11.lua, which checks Redis's side of it) rather
    * than through {@link acquire}; one that finds it busy lines up behind this process's holder.
    */
   idle(name: string): boolean {

@@ -125,7 +125,7 @@ export async function reconcile(
   const returnedAt: number[] = [];
   /** orderId -> units its segment's restock recorded as returned (older epochs' ones too) */
   const returnedOrders = new Map<string, number>();
-  /** spill sales their unit's segment holds (lua/deduct-6.lua), every segment's */
+  /** spill sales their unit's segment holds (lua/deduct-7.lua), every segment's */
   const spilled = new Set<string>();
   /** per segment: its epoch records every spill (an older version's seed did not) */
   const recordsSpills: boolean[] = [];

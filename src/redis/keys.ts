@@ -63,6 +63,8 @@ export interface SegmentKeys {
   replicated: string;
   /** marks an order id given up after an unknown outcome: a late deduct of it is refused */
   voided(orderId: string): string;
+  /** a shopper's rate-limit bucket on `route` in this segment's slot ({@link Keys.shopperRateLimit}) */
+  shopperRateLimit(route: string, userId: string): string;
 }
 
 export interface ProductKeys {
@@ -113,8 +115,7 @@ export class Keys {
    * depends on one shard (docs/scale-out.md, blast radius).
    */
   shopperRateLimit(route: string, productId: string, segment: number, userId: string): string {
-    const tag = `${this.prefix}:{${this.segmentLockName(productId, segment)}}`;
-    return `${tag}:rl:${route}:user:${userId}`;
+    return this.segment(productId, segment).shopperRateLimit(route, userId);
   }
 
   /** Wrong admin tokens sent from a client address (a rate limit's bucket). */
@@ -168,6 +169,7 @@ export class Keys {
       lock: this.lock(name),
       replicated: `${tag}:replicated`,
       voided: (orderId) => `${tag}:void:${checked('order id', orderId)}`,
+      shopperRateLimit: (route, userId) => `${tag}:rl:${route}:user:${userId}`,
     };
   }
 

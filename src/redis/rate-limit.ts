@@ -23,9 +23,13 @@ export interface RateDecision {
   resetMs: number;
   /** refused: ms until a request would pass */
   retryMs: number;
+  /** cells taken: 1 for a request, up to the cells wanted for a lease; 0 when refused */
+  taken: number;
+  /** allowed: ms until one cell more would pass, 0 while the bucket holds more */
+  nextMs: number;
 }
 
-const intervalUs = (limit: RateLimit) => Math.round((limit.periodMs * 1_000) / limit.rate);
+export const intervalUs = (limit: RateLimit) => Math.round((limit.periodMs * 1_000) / limit.rate);
 
 /**
  * Whether one request would pass `key`'s bucket under `limit` now, without taking it.
@@ -36,18 +40,34 @@ export async function peekRate(redis: RedisClient, key: string, limit: RateLimit
   return peekScript.replyName(r[0]!) === 'allowed' ? 0 : Math.max(1, Math.ceil(r[1]! / 1_000));
 }
 
-/** Takes one request from `key`'s bucket under `limit`. */
+/**
+ * Takes one request from `key`'s bucket under `limit`, or up to `want` cells at once (a local
+ * allowance's lease: as many as the bucket holds, at least one).
+ */
 export async function takeRate(
   redis: RedisClient,
   key: string,
   limit: RateLimit,
+  want = 1,
 ): Promise<RateDecision> {
-  const r = await script.run<number[]>(redis, [key], [intervalUs(limit), limit.burst]);
-  const allowed = script.replyName(r[0]!) === 'allowed';
+  const args = [intervalUs(limit), limit.burst];
+  if (want !== 1) args.push(want);
+  const r = await script.run<number[]>(redis, [key], args);
+  return rateDecision(script.replyName(r[0]!) === 'allowed', r);
+}
+
+/**
+ * A GCRA take's reply (includes/gcra.lua): `[code, remaining, resetUs, retryUs, taken]`, the
+ * code already read. Shared with the deduct, which takes a shopper's cell in its own call.
+ */
+export function rateDecision(allowed: boolean, reply: readonly number[]): RateDecision {
+  const [, remaining, resetUs, retryUs, taken] = reply;
   return {
     allowed,
-    remaining: r[1]!,
-    resetMs: Math.ceil(r[2]! / 1_000),
-    retryMs: allowed ? 0 : Math.ceil(r[3]! / 1_000),
+    remaining: allowed ? remaining! : 0,
+    resetMs: Math.ceil(resetUs! / 1_000),
+    retryMs: allowed ? 0 : Math.ceil(retryUs! / 1_000),
+    taken: allowed ? (taken ?? 1) : 0,
+    nextMs: allowed ? Math.ceil(retryUs! / 1_000) : 0,
   };
 }

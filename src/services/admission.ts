@@ -1,12 +1,18 @@
 /**
  * Admission control in front of the sale, cheapest check first: a sale token is checked in
- * process; then the rate limits per shopper and per client address (one Redis script each,
- * shared by every process). Each check returns a refusal code, never an HTTP error.
+ * process; then the rate limits per shopper and per client address (shared by every process: a
+ * client address's bucket leased by each process, a shopper's taken by a purchase's home deduct
+ * or a script of its own). Each check returns a refusal code, never an HTTP error.
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
 import type { Config, RateLimit } from '../config/index.js';
 import type { RateDecision } from '../access/index.js';
-import { homeSegment, type Catalogue, type ProductView } from '../inventory/index.js';
+import {
+  homeSegment,
+  type Catalogue,
+  type ProductView,
+  type ShopperRate,
+} from '../inventory/index.js';
 import { shardDown } from '../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
@@ -60,6 +66,16 @@ export interface AdmissionRefusal {
 export type LimitCheck =
   | { state: RateState | undefined; refusal?: undefined }
   | { state: RateState; refusal: AdmissionRefusal };
+
+/** A purchase's limits with the shopper's cell left to its sale (`rate`), the address's taken. */
+export interface PendingLimits {
+  rate: ShopperRate;
+  address: RateDecision | undefined;
+  view: ProductView;
+}
+
+/** {@link Admission.limitPurchase}: checked now, or pending the sale. */
+export type PurchaseLimits = { check: LimitCheck } | (PendingLimits & { check?: undefined });
 
 const forbidden = (detail: string): AdmissionRefusal => ({ code: 'invalid-sale-token', detail });
 
@@ -140,14 +156,65 @@ export class Admission {
     const home = view && { productId: view.id, segment: homeSegment(userId, view.segments) };
     const checks = await Promise.all([
       userLimit && buckets.take(route, 'user', userId, userLimit, home),
-      // Fails open while its shard is known sick (docs/decisions.md): an address's bucket is on
-      // one shard for all its shoppers, and a purchase must not depend on more than its own.
-      ipLimit && buckets.take(route, 'ip', ip, ipLimit).catch(failOpenOnSickShard),
+      ipLimit && this.takeAddress(route, ip, ipLimit),
     ]);
+    return this.decided(checks[0], checks[1]);
+  }
+
+  /**
+   * A purchase's limits (issue 40): the client address's bucket now; the shopper's, when the
+   * product's view is known (their bucket lives beside their home segment), left to the sale's
+   * home deduct, which takes its cell in the same call (`rate`, for the sale to fill in). Then
+   * {@link settlePurchase} gives the same state or refusal {@link limit} would have.
+   * @returns a refusal now (the address's bucket: the shopper's is taken too, as {@link limit}
+   *   takes both), or what to settle after the sale
+   */
+  async limitPurchase(userId: string, ip: string, productId: string): Promise<PurchaseLimits> {
+    const { userLimit, ipLimit } = this.deps.config;
+    const view = this.deps.catalogue.known(productId);
+    if (!userLimit || !view) return { check: await this.limit('seckill', userId, ip, productId) };
+    const address = ipLimit && (await this.takeAddress('seckill', ip, ipLimit));
+    const rate: ShopperRate = { userId, limit: userLimit };
+    if (address && !address.allowed) {
+      const home = { productId: view.id, segment: homeSegment(userId, view.segments) };
+      rate.decision = await this.deps.rateLimiter.take('seckill', 'user', userId, userLimit, home);
+      return { check: this.decided(rate.decision, address) };
+    }
+    return { rate, address, view };
+  }
+
+  /**
+   * The state or refusal of a purchase's limits once its sale ran: the shopper's cell as the home
+   * deduct took it, or taken now when the sale never asked (it ended before its home deduct, or
+   * an Idempotency-Key's answer was replayed), as {@link limit} would have before the sale.
+   * @param unknownOutcome - the sale's answer was lost: its cell is not taken again
+   */
+  async settlePurchase(limits: PendingLimits, unknownOutcome: boolean): Promise<LimitCheck> {
+    const { rate, address, view } = limits;
+    if (!rate.decision && !unknownOutcome) {
+      const home = { productId: view.id, segment: homeSegment(rate.userId, view.segments) };
+      rate.decision = await this.deps.rateLimiter
+        .take('seckill', 'user', rate.userId, rate.limit, home)
+        .catch(failOpenOnSickShard); // the sale answered already (a sick shard: 503)
+    }
+    return this.decided(rate.decision, address);
+  }
+
+  /**
+   * Fails open while its shard is known sick (docs/decisions.md): an address's bucket is on one
+   * shard for all its shoppers, and a purchase must not depend on more than its own.
+   */
+  private takeAddress(route: LimitedRoute, ip: string, limit: RateLimit) {
+    return this.deps.rateLimiter.take(route, 'ip', ip, limit).catch(failOpenOnSickShard);
+  }
+
+  /** The headers' state of the two decisions (the tightest), or the refusal. */
+  private decided(user: RateDecision | undefined, address: RateDecision | undefined): LimitCheck {
+    const { userLimit, ipLimit } = this.deps.config;
     let tightest: RateState['tightest'] | undefined;
-    [userLimit, ipLimit].forEach((limit, i) => {
-      const decision = checks[i];
-      if (!limit || !decision) return;
+    const asked = [[userLimit, user] as const, [ipLimit, address] as const];
+    for (const [limit, decision] of asked) {
+      if (!limit || !decision) continue;
       const worse =
         !tightest ||
         (!decision.allowed && tightest.decision.allowed) ||
@@ -156,7 +223,7 @@ export class Admission {
             ? decision.remaining < tightest.decision.remaining
             : decision.retryMs > tightest.decision.retryMs));
       if (worse) tightest = { limit, decision };
-    });
+    }
     if (!tightest) return { state: undefined }; // the only limit failed open
     return checked({ limits: this.limits, tightest });
   }

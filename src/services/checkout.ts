@@ -9,6 +9,7 @@ import {
   mintOrderId,
   NotFolded,
   SaleError,
+  ShopperRateLimited,
   type SoldOrder,
   type PurchaseRequest,
   type Catalogue,
@@ -110,10 +111,10 @@ export class Checkout {
     try {
       p = await this.deps.sale.purchase(req);
     } catch (err) {
+      // a refusal (the shopper's rate limit too) sold nothing: it is an answer, not a lost one;
       // NotFolded: the keyed deduct wrote and sold nothing (the purchase claims the usual way)
-      if (err instanceof SaleError || err instanceof NotFolded || req.orderId === undefined) {
-        throw err;
-      }
+      const nothingSold = err instanceof SaleError || err instanceof ShopperRateLimited;
+      if (nothingSold || err instanceof NotFolded || req.orderId === undefined) throw err;
       throw new OutcomeUnknown(req.orderId, { cause: err });
     }
     this.deps.orders.add(p);

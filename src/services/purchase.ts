@@ -8,9 +8,9 @@
  * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
  * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
  */
-import { NotFolded, SaleError, type SaleErrorCode } from '../inventory/index.js';
+import { NotFolded, SaleError, ShopperRateLimited, type ShopperRate } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import type { Admission, PendingLimits, RateState } from './admission.js';
 import { OutcomeUnknown, type Checkout } from './checkout.js';
 import {
   requestFingerprint,
@@ -19,19 +19,23 @@ import {
   type IdempotencyRecords,
   type StoredResponse,
 } from './idempotency.js';
+import {
+  boughtAll,
+  FINAL,
+  RATE_LIMITED,
+  refused,
+  unknown,
+  type PurchaseOutcome,
+} from './purchase-outcome.js';
 
-/** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
-const FINAL: ReadonlySet<SaleErrorCode> = new Set([
-  'sold-out',
-  'insufficient-stock',
-  'limit-reached',
-  'ended',
-]);
+export { type PurchaseOutcome } from './purchase-outcome.js';
 
 export interface PurchaseOrder {
   productId: string;
   userId: string;
   quantity: number;
+  /** the shopper's rate limit, for the sale's home deduct to take (not part of any answer) */
+  rate?: ShopperRate | undefined;
 }
 
 export interface PurchaseCall {
@@ -51,18 +55,6 @@ export interface PurchaseAnswers {
   accepted(orderId: string, order: PurchaseOrder): StoredResponse;
   refused(err: SaleError): StoredResponse;
 }
-
-/** What became of a purchase call; `rate` is the rate limits' state once they were asked. */
-export type PurchaseOutcome = { rate?: RateState | undefined } & (
-  | { kind: 'answer'; response: StoredResponse; replayed: boolean }
-  | { kind: 'admission-refused'; refusal: AdmissionRefusal }
-  | { kind: 'key-reused' }
-  /** another request with this key runs: the first (`retrying` false) or a retry of it */
-  | { kind: 'key-in-use'; orderId?: string | undefined; retrying: boolean }
-  | { kind: 'key-records-full'; retryAfterMs: number }
-  /** the store failed mid-purchase (`pending`: the sale of this order is still completing) */
-  | { kind: 'outcome-unknown'; orderId: string; cause: unknown; pending: boolean }
-);
 
 export interface PurchaseDeps {
   checkout: Checkout;
@@ -108,23 +100,35 @@ export class PurchaseService {
     const who = call.buyer();
     const userId = typeof who === 'string' ? who : await who;
     let rate: RateState | undefined;
+    let pending: PendingLimits | undefined;
     if (admission && !refusedAnyway) {
       const checked = admission.checkToken(call.productId, userId, call.saleToken);
       const refusal = checked instanceof Promise ? await checked : checked;
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limit('seckill', userId, call.ip(), call.productId);
-        if (limited.refusal) return { kind: 'admission-refused', refusal: limited.refusal };
-        rate = limited.state;
+        const limited = await admission.limitPurchase(userId, call.ip(), call.productId);
+        if (limited.check?.refusal) {
+          return { kind: 'admission-refused', refusal: limited.check.refusal };
+        }
+        if (limited.check) rate = limited.check.state;
+        else pending = limited;
       }
     }
+    // the shopper's cell is the home deduct's to take (pending.rate), in the sale's own call
     const order = { productId: call.productId, userId, quantity: call.quantity };
+    const sale = { ...order, rate: pending?.rate };
     const outcome =
       call.idempotencyKey === undefined
-        ? await this.once(order, answers)
+        ? await this.once(sale, answers)
         : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
-          (await this.withKey(order, call.idempotencyKey, answers));
+          (await this.withKey(sale, call.idempotencyKey, answers));
+    if (pending && admission) {
+      const settled = await admission.settlePurchase(pending, outcome.kind === 'outcome-unknown');
+      // the home deduct refused the cell (nothing sold), or the cell taken now was refused
+      if (settled.refusal) return { kind: 'admission-refused', refusal: settled.refusal };
+      rate = settled.state;
+    }
     // A waiting room's seat is done with once its shopper has bought: a sale (a replay too: the
     // first answer may have been lost, a 503 that sold), or limit-reached (an earlier try sold)
     if (outcome.kind === 'answer' && boughtAll(outcome.response)) {
@@ -164,6 +168,7 @@ export class PurchaseService {
       if (err instanceof SaleError) {
         return { kind: 'answer', response: answers.refused(err), replayed: false };
       }
+      if (err instanceof ShopperRateLimited) return RATE_LIMITED;
       if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
       throw err;
     }
@@ -245,6 +250,9 @@ export class PurchaseService {
           ? undefined
           : { begun: idempotency.foundFolded(handle, err.found) };
       }
+      // the shopper's bucket refused the cell in the folded call: nothing written, nothing sold,
+      // and no claim the usual way (its deduct would take another cell)
+      if (err instanceof ShopperRateLimited) return { outcome: RATE_LIMITED };
       // refused before the deduct was sent (sold out, a reseed): nothing written, nothing sold
       if (folded.written === 'nothing') return undefined;
       if (folded.written === 'running') return { outcome: await this.ended(handle, err, answers) };
@@ -297,6 +305,11 @@ export class PurchaseService {
       else await this.note(orderId, 'forget', idempotency.abandon(handle));
       return refused(response);
     }
+    if (err instanceof ShopperRateLimited) {
+      // nothing sold, as for a transient refusal: forget the key, so the retry runs again
+      await this.note(orderId, 'forget', idempotency.abandon(handle));
+      return RATE_LIMITED;
+    }
     await this.note(orderId, 'mark unknown', idempotency.markUnknown(handle));
     if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
     throw err;
@@ -309,19 +322,3 @@ export class PurchaseService {
     );
   }
 }
-
-const refused = (response: StoredResponse): PurchaseOutcome => ({
-  kind: 'answer',
-  response,
-  replayed: false,
-});
-
-const boughtAll = (response: StoredResponse) =>
-  response.status === 202 || response.problem === 'limit-reached';
-
-const unknown = (orderId: string, cause: unknown, pending = false): PurchaseOutcome => ({
-  kind: 'outcome-unknown',
-  orderId,
-  cause,
-  pending,
-});

@@ -1,6 +1,6 @@
 /**
  * A spill claim: a shopper's purchase in flight while its units are taken from another segment
- * (lua/deduct-6.lua puts it in the claims hash of the home segment; lua/claimSettle-2.lua or the
+ * (lua/deduct-7.lua puts it in the claims hash of the home segment; lua/claimSettle-2.lua or the
  * sweeper ends it). Field = user id, value `<orderId>|<quantity>|<server ms>`.
  */
 export interface SpillClaim {

@@ -42,7 +42,7 @@ export const STATE_FIELD = {
   limitPerUser: 'limit',
   payWithinSeconds: 'payWithin',
   /**
-   * "1": this epoch's spill sales are recorded (lua/deduct-6.lua), so one without its record was
+   * "1": this epoch's spill sales are recorded (lua/deduct-7.lua), so one without its record was
    * lost. Absent on an epoch an older version seeded: its spills are trusted, as that version did.
    */
   recordsSpills: 'recordsSpills',

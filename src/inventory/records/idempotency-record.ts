@@ -1,7 +1,7 @@
 /**
  * An `Idempotency-Key` record as Redis holds it (src/inventory/idempotency-store.ts keeps them):
  * JSON, written and read only here. The scripts never parse it: lua/idempotencyClaim-3.lua and
- * lua/deductKeyed-9.lua write the values encoded here, as they are.
+ * lua/deductKeyed-10.lua write the values encoded here, as they are.
  */
 
 /** An answer as the client got it, replayed byte for byte. */

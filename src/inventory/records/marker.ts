@@ -1,6 +1,6 @@
 /**
  * A buyer marker: what a shopper has bought in the current sale epoch, kept in the buyers hash of
- * the shopper's home segment (field = user id). Written by lua/deduct-6.lua and
+ * the shopper's home segment (field = user id). Written by lua/deduct-7.lua and
  * lua/claimSettle-2.lua as `<units>:<orderId>,<orderId>,...` (orders oldest first).
  */
 export interface BuyerMarker {

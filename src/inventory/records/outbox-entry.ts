@@ -1,5 +1,5 @@
 /**
- * One sale in a segment's outbox stream, as lua/deduct-6.lua appends it (fields o p u q s h t e w).
+ * One sale in a segment's outbox stream, as lua/deduct-7.lua appends it (fields o p u q s h t e w).
  * It is the durable record of a sale until its order row exists; the order workers persist it
  * and only then delete it.
  */

@@ -1,7 +1,7 @@
 /**
  * A segment's state hash: its epoch, stock and units sold, the sale window and limit copied from
  * the product, and the newest fencing token the deduct accepted. Written by lua/seedSegment-4.lua,
- * lua/deduct-6.lua and lua/restock-3.lua through lua/includes/segmentState.lua. Field names:
+ * lua/deduct-7.lua and lua/restock-3.lua through lua/includes/segmentState.lua. Field names:
  * hash-fields.ts.
  */
 import { STATE_FIELD } from './hash-fields.js';

@@ -1,8 +1,9 @@
 --[[
   deduct: the only code that ever changes a segment's stock. One atomic call on one segment
-  checks the sale epoch, the sale window (Redis server time), the fencing token, the shopper's
-  purchase marker and limit, and the stock; then decrements, records the buyer and appends the
-  order to the segment's outbox.
+  checks the sale epoch, takes a cell of the shopper's rate-limit bucket when asked (the bucket
+  lives in the home segment's slot), checks the sale window (Redis server time), the fencing token,
+  the shopper's purchase marker and limit, and the stock; then decrements, records the buyer and
+  appends the order to the segment's outbox.
 
   Modes:
     home   the shopper's home segment (marker lives here). When it lacks the units, a spill claim
@@ -22,6 +23,9 @@
   KEYS[5] this order's void mark (set by resolveOrder when its outcome was given up)
   KEYS[6] spilled hash: orderId -> units, the spill sales this segment gave a unit to (spill mode
           only; dropped at a reseed, an entry taken out by the order's return)
+  KEYS[7] the shopper's rate-limit bucket on this route, in this segment's slot (holds a GCRA TAT,
+          includes/gcra.lua; lua/rateLimit-1.lua takes from the same key); touched only when
+          ARGV[12] > 0
   ARGV[1] mode: home | claim | spill
   ARGV[2] sale epoch the caller believes in
   ARGV[3] fencing token of the segment lock held by the caller, 0 = no lock (lockfree)
@@ -34,8 +38,13 @@
   ARGV[10] Redis time (ms) of the caller's latest touch of the product in the active set
            (lua/activeTouch-1.lua): the sweeper walks only active products
   ARGV[11] how old that touch may be (ms); older, nothing is written: the caller touches again
+  ARGV[12] the bucket's emission interval (us); 0: take no cell (limits off, a spill, or the
+           purchase's cell already taken by an earlier call)
+  ARGV[13] the bucket's burst
 
-  Returns
+  Returns (every answer after unknown, staleEpoch and untouched ends, when a cell was asked, with
+  the bucket's state {taken, remaining, resetUs, retryUs} as one more element)
+    {rateLimited, state}          the bucket refused (taken 0): nothing was changed
     {ok, outboxId, remaining}     sold; remaining = stock left in this segment
     {limit, lastOrderId, units}   the shopper already has `units`; more would pass the limit
     {empty, remaining}            this segment lacks the units (spill mode)
@@ -54,6 +63,7 @@ local spilledKey = KEYS[6]
 local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
 local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
+local rateKey, rateInterval, rateBurst = KEYS[7], tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @replies
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
@@ -62,4 +72,5 @@ local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
 --- @include "deductSegment"
 
 return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease)
+  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
+  rateBurst)
