@@ -103,7 +103,7 @@ export function createCluster(
   cluster.on('+node', (node: Redis) => {
     if (role !== 'subscriber') node.on('connect', () => coalesceWrites(node));
     if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(node, opts, false);
-    if (role === 'bullmq') failInFlightOnClose(node);
+    if (role === 'bullmq') failInFlightOnClose(node, opts);
   });
   // a node gone (killed, failed over): learn the new map at once rather than at the next round
   let lastRefresh = 0;
@@ -150,7 +150,7 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
   if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts, true);
-  if (role === 'bullmq') failInFlightOnClose(redis);
+  if (role === 'bullmq') failInFlightOnClose(redis, opts);
   watchErrors(redis, opts);
   return redis;
 }
@@ -172,14 +172,23 @@ interface Deque {
  * `moveToFinished` or `moveToActive` was lost so held its slot, or its fetch loop, for good. BullMQ
  * retries a failed call; the job is redelivered when its lock lapses.
  */
-function failInFlightOnClose(redis: Redis): void {
+function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
   const queues = redis as unknown as InFlight;
   redis.on('close', () => {
     // the same queue until the next connect (retry delays are longer than this tick)
     const lost = new Set([queues.commandQueue, queues.prevCommandQueue]);
     const err = new Error('Connection is closed.');
+    let failed = 0;
     for (const queue of lost) {
-      for (let item = queue?.shift(); item; item = queue?.shift()) item.command.reject(err);
+      for (let item = queue?.shift(); item; item = queue?.shift(), failed++) {
+        item.command.reject(err);
+      }
+    }
+    if (failed > 0) {
+      opts.logger?.warn(
+        { redis: opts.name, commands: failed },
+        'connection closed with commands in flight: they fail, and BullMQ retries them',
+      );
     }
   });
 }
