@@ -174,22 +174,25 @@ interface Deque {
  */
 function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
   const queues = redis as unknown as InFlight;
+  // a cut closes a connection at each reconnect: one line per interval, with the count since
+  let failed = 0;
+  let lastLogged = 0;
   redis.on('close', () => {
     // the same queue until the next connect (retry delays are longer than this tick)
     const lost = new Set([queues.commandQueue, queues.prevCommandQueue]);
     const err = new Error('Connection is closed.');
-    let failed = 0;
     for (const queue of lost) {
       for (let item = queue?.shift(); item; item = queue?.shift(), failed++) {
         item.command.reject(err);
       }
     }
-    if (failed > 0) {
-      opts.logger?.warn(
-        { redis: opts.name, commands: failed },
-        'connection closed with commands in flight: they fail, and BullMQ retries them',
-      );
-    }
+    if (failed === 0 || Date.now() - lastLogged < ERROR_LOG_INTERVAL_MS) return;
+    opts.logger?.warn(
+      { redis: opts.name, commands: failed },
+      'connection closed with commands in flight: they fail, and BullMQ retries them',
+    );
+    lastLogged = Date.now();
+    failed = 0;
   });
 }
 
