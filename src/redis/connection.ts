@@ -103,6 +103,7 @@ export function createCluster(
   cluster.on('+node', (node: Redis) => {
     if (role !== 'subscriber') node.on('connect', () => coalesceWrites(node));
     if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(node, opts, false);
+    if (role === 'bullmq') failInFlightOnClose(node, opts);
   });
   // a node gone (killed, failed over): learn the new map at once rather than at the next round
   let lastRefresh = 0;
@@ -149,8 +150,50 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
   if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts, true);
+  if (role === 'bullmq') failInFlightOnClose(redis, opts);
   watchErrors(redis, opts);
   return redis;
+}
+
+/** ioredis' queue of the commands sent and not yet answered (not in its typings). */
+interface InFlight {
+  commandQueue?: Deque;
+  prevCommandQueue?: Deque | null;
+}
+interface Deque {
+  shift(): { command: { reject(err: Error): void } } | undefined;
+}
+
+/**
+ * A connection that closes fails the commands it had sent and not seen answered ("Connection is
+ * closed.": they may have run, like a timed-out one). ioredis would forget them at the reconnect
+ * instead (resending is off, so that no command runs twice), and on a BullMQ connection
+ * (maxRetriesPerRequest: null, no command timeout) nothing else ever settles them: a worker whose
+ * `moveToFinished` or `moveToActive` was lost so held its slot, or its fetch loop, for good. BullMQ
+ * retries a failed call; the job is redelivered when its lock lapses.
+ */
+function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
+  const queues = redis as unknown as InFlight;
+  // a cut closes a connection at each reconnect: one line per interval, with the count since
+  let failed = 0;
+  let lastLogged = 0;
+  redis.on('close', () => {
+    // the same queue until the next connect (retry delays are longer than this tick)
+    const lost = new Set([queues.commandQueue, queues.prevCommandQueue]);
+    const err = new Error('Connection is closed.');
+    for (const queue of lost) {
+      for (let item = queue?.shift(); item; item = queue?.shift(), failed++) {
+        item.command.reject(err);
+      }
+    }
+    if (failed === 0 || Date.now() - lastLogged < ERROR_LOG_INTERVAL_MS) return;
+    opts.logger?.warn(
+      { redis: opts.name, commands: failed },
+      'connection closed with commands in flight: they fail, and BullMQ retries them',
+    );
+    lastLogged = Date.now();
+    failed = 0;
+  });
 }
 
 /**
