@@ -3,6 +3,7 @@ import { createDb, type Db } from '../../src/db/index.js';
 import { createInventory, type Inventory } from '../../src/inventory/index.js';
 import { Cluster, createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
+import { startTestRedis } from './servers.js';
 
 export interface SaleProcess {
   inv: Inventory;
@@ -37,6 +38,27 @@ export function saleProcess(config: Config): SaleProcess {
       await inv.close();
       redis.disconnect();
       subscriber.disconnect();
+    },
+  };
+}
+
+/**
+ * A sale process on a redis-server of its own, for a test that counts a sale's commands on the
+ * server (INFO commandstats): a shared server counts every parallel file's commands too, and
+ * under the whole suite none of fifteen tries came out clean once. `configWith` is the
+ * namespace's `config` (a REDIS_URL given there wins over the project's Redis, a cluster's too).
+ */
+export async function soloSaleProcess(
+  configWith: (env: Record<string, string>) => Config,
+  env: Record<string, string> = {},
+): Promise<SaleProcess> {
+  const server = await startTestRedis();
+  const proc = saleProcess(configWith({ ...env, REDIS_URL: server.url }));
+  return {
+    ...proc,
+    async close() {
+      await proc.close();
+      await server.stop();
     },
   };
 }
