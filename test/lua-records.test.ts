@@ -155,8 +155,6 @@ describe('the loader folds the constants of the hash includes', () => {
       'clearSoldOut',
       'deduct',
       'deductFree',
-      'deductKeyed',
-      'deductKeyedFree',
       'markSoldOut',
       'restock',
       'seedSegment',

@@ -55,7 +55,7 @@ export interface DeductArgs {
   bucket?: { intervalUs: number; burst: number } | undefined;
 }
 
-export function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
+function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
   return [
     keys.state,
     keys.buyers,
@@ -67,7 +67,7 @@ export function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
   ];
 }
 
-export function deductArgs(args: DeductArgs): Array<string | number> {
+function deductArgs(args: DeductArgs): Array<string | number> {
   return [
     args.mode,
     args.epoch,
