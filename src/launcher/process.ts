@@ -181,10 +181,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The first of `count` consecutive free ports (a local cluster's nodes and bus ports). */
+/** Linux's first ephemeral port (net.ipv4.ip_local_port_range): outgoing connections bind above. */
+const EPHEMERAL_FIRST = 32_768;
+
+/**
+ * The first of `count` consecutive free ports (a local cluster's nodes and bus ports), below the
+ * ephemeral range: a port found free there can be taken by any outgoing connection before the
+ * node binds it (a full test run lost a cluster's start to its bus port so).
+ */
 export async function freePortRange(count: number, attempts = 50): Promise<number> {
   for (let i = 0; i < attempts; i++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    const base = 10_000 + Math.floor(Math.random() * (EPHEMERAL_FIRST - 10_000 - count));
     let free = true;
     for (let p = base; p < base + count && free; p++) {
       free = await assertPortFree(p).then(

@@ -97,7 +97,8 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
       await stopStale(join(opts.dir, `node-${port}`, 'redis.pid'), 'redis-server', 'SIGTERM');
       await assertPortFree(opts.basePort + total + i);
     }
-    const started = await Promise.all(
+    // every start settles before one that failed is thrown: the others are then stopped with it
+    const settled = await Promise.allSettled(
       Array.from({ length: total }, async (_, i) => {
         const port = opts.basePort + i;
         const busPort = opts.basePort + total + i;
@@ -180,7 +181,9 @@ export async function startRedisCluster(opts: RedisClusterOptions): Promise<Runn
         return node;
       }),
     );
-    nodes.push(...started);
+    for (const result of settled) if (result.status === 'fulfilled') nodes.push(result.value);
+    const failed = settled.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason as unknown;
     await withAdmins(nodes, async (admins) => {
       const known = await Promise.all(admins.map(knownNodes));
       if (known.every((k) => k === 1)) {
