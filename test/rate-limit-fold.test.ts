@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimit } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
 import {
-  homeSegment,
   readProductState,
   seedProduct,
   ShopperRateLimited,
@@ -22,6 +21,7 @@ import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import {
   saleProcess,
+  shopperOf,
   soloSaleProcess,
   testDb,
   totalCalls,
@@ -48,10 +48,6 @@ afterAll(async () => {
 
 const deps = () => ({ redis: procs[0]!.redis, keys, db, catalogue: procs[0]!.inv.catalogue });
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
-/** A shopper whose home segment is `seg` of `segments`. */
-function shopperOf(seg: number, segments: number, tag: string): string {
-  for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
-}
 /** 5 a minute, bursts of 5: nothing refills during a test */
 const fivePerMinute: RateLimit = { name: 'user', rate: 5, periodMs: 60_000, burst: 5 };
 const rateOf = (userId: string): ShopperRate => ({ userId, limit: fivePerMinute });

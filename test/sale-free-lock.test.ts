@@ -14,6 +14,7 @@ import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import {
   saleProcess,
+  shopperOf,
   soloSaleProcess,
   testDb,
   totalCalls,
@@ -37,10 +38,6 @@ afterAll(async () => {
 
 const deps = () => ({ redis: procs[0]!.redis, keys, db, catalogue: procs[0]!.inv.catalogue });
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
-/** A shopper whose home segment is `seg` of `segments`. */
-function shopperOf(seg: number, segments: number, tag: string): string {
-  for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
-}
 const soldIn = async (productId: string, seg: number, proc = procs[0]!) =>
   (await readProductState({ redis: proc.redis, keys }, productId))!.segments[seg]!.sold;
 const fenceOf = async (productId: string, seg: number, proc = procs[0]!) =>

@@ -1,6 +1,7 @@
 import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
 import { createInventory, type Inventory } from '../../src/inventory/index.js';
+import { homeSegment } from '../../src/inventory/layout.js';
 import { Cluster, createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
 import { startTestRedis } from './servers.js';
@@ -78,4 +79,9 @@ export async function totalCalls(redis: RedisClient): Promise<number> {
     }
   }
   return n;
+}
+
+/** The first shopper id `<tag><n>` whose home segment is `seg` of `segments`. */
+export function shopperOf(seg: number, segments: number, tag: string): string {
+  for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
 }
