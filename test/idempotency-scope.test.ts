@@ -13,11 +13,14 @@ import {
   homeSegment,
   IdempotencyStore,
   migrateRedisData,
+  type FoldedRecord,
   type IdempotencyHandle,
 } from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
+import { loadScripts } from '../src/redis/scripts.js';
 import { requestFingerprint } from '../src/services/idempotency.js';
 import { startApp, type RunningApp } from './support/app.js';
+import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { startTestRedis } from './support/servers.js';
 
@@ -28,6 +31,8 @@ let app: RunningApp;
 
 beforeAll(async () => {
   app = await startApp(ns.config());
+  // every script in the server's cache: a first use (NOSCRIPT, then sent again) would count twice
+  await loadScripts(app.rt.redis);
 });
 afterAll(() => app.close());
 
@@ -59,15 +64,18 @@ async function buy(on: RunningApp, productId: string, user: string, key: string,
 
 const remaining = async (productId: string) => (await app.rt.products.state(productId))!.remaining;
 
-/** The keys of every command the app's connection sends while `run` runs. */
-async function keysTouched(run: () => Promise<unknown>): Promise<string[]> {
+/** Every command the app's connection sends while `run` runs: its name and its keys. */
+async function commandsSent(run: () => Promise<unknown>) {
   const target = app.rt.redis as unknown as {
-    sendCommand: (cmd: { getKeys(): (string | Buffer)[] }, ...a: unknown[]) => unknown;
+    sendCommand: (
+      cmd: { name: string; getKeys(): (string | Buffer)[] },
+      ...a: unknown[]
+    ) => unknown;
   };
   const original = target.sendCommand;
-  const touched: string[] = [];
+  const sent: Array<{ name: string; keys: string[] }> = [];
   target.sendCommand = function (cmd, ...rest) {
-    touched.push(...cmd.getKeys().map(String));
+    sent.push({ name: cmd.name, keys: cmd.getKeys().map(String) });
     return original.call(this, cmd, ...rest);
   };
   try {
@@ -75,8 +83,41 @@ async function keysTouched(run: () => Promise<unknown>): Promise<string[]> {
   } finally {
     target.sendCommand = original;
   }
-  return touched;
+  return sent;
 }
+
+/** The keys of every command the app's connection sends while `run` runs. */
+async function keysTouched(run: () => Promise<unknown>): Promise<string[]> {
+  return (await commandsSent(run)).flatMap((c) => c.keys);
+}
+
+/**
+ * The commands of one keyed purchase by `user` (the app's background work sends others
+ * meanwhile): those on the shopper's records, or on a segment's state (every deduct names it).
+ */
+async function purchaseCommands(productId: string, user: string, run: () => Promise<unknown>) {
+  const states = new Set(
+    Array.from({ length: SEGMENTS }, (_, i) => keys.segment(productId, i).state),
+  );
+  const home = keys.segment(productId, homeSegment(user, SEGMENTS));
+  const records = keys.idempotency(productId, homeSegment(user, SEGMENTS), user).all;
+  const recordPrefix = records.slice(0, -'#all'.length);
+  return (await commandsSent(run)).filter((c) =>
+    c.keys.some((k) => states.has(k) || k === home.claims || k.startsWith(recordPrefix)),
+  );
+}
+
+/** A shopper whose home segment of a SEGMENTS-segment product is `segment`. */
+function shopperAt(segment: number): string {
+  for (;;) {
+    const user = `u${randomBytes(4).toString('hex')}`;
+    if (homeSegment(user, SEGMENTS) === segment) return user;
+  }
+}
+
+/** Outbox entries of `productId` naming `orderId`, over every segment. */
+const outboxEntries = (productId: string, orderId: string) =>
+  outboxEntriesOf(app.rt.redis, keys, { productId, segments: SEGMENTS, orderId });
 
 describe('Idempotency-Key scope: a shopper and a product', () => {
   it('a keyed purchase touches only the slot of the home segment it buys from', async () => {
@@ -90,7 +131,7 @@ describe('Idempotency-Key scope: a shopper and a product', () => {
     // the purchase's own keys (the app's background work touches others meanwhile)
     const own = mine.filter((k) => k.includes(user) || k.includes(productId));
     const home = keys.segment(productId, homeSegment(user, SEGMENTS)).state;
-    expect(own.length).toBeGreaterThanOrEqual(3); // claim, deduct, settle
+    expect(own.length).toBeGreaterThanOrEqual(1); // the deduct with the record
     expect(new Set(own.map(calculateSlot))).toEqual(new Set([calculateSlot(home)]));
   });
 
@@ -163,6 +204,156 @@ describe('Idempotency-Key scope: a shopper and a product', () => {
       '0004-idempotency-beside-home-segment',
     );
     expect(await app.rt.redis.exists(bare.idempotencyLegacyUntil())).toBe(0);
+  });
+});
+
+describe('a keyed purchase folded into its home deduct', () => {
+  it('a sale from the home segment is one EVALSHA: the deduct reads and writes the record', async () => {
+    const productId = newProduct();
+    await seed(productId);
+    expect((await buy(app, productId, 'warm', 'w')).status).toBe(202); // view learnt, script loaded
+    const user = shopperAt(1);
+    let first!: Awaited<ReturnType<typeof buy>>;
+    const calls = await purchaseCommands(productId, user, async () => {
+      first = await buy(app, productId, user, 'k1');
+    });
+    expect(first).toMatchObject({ status: 202, replayed: false });
+    const home = keys.segment(productId, 1);
+    const records = keys.idempotency(productId, 1, user);
+    const member = createHash('sha256').update('k1').digest('base64url');
+    expect(calls).toEqual([
+      {
+        name: 'evalsha',
+        keys: [
+          home.state,
+          home.buyers,
+          home.claims,
+          home.outbox,
+          home.voided(first.orderId!),
+          home.spilled,
+          home.shopperRateLimit('seckill', user), // in KEYS for the slot: limits off, untouched
+          records.record(member),
+          records.all,
+          records.refusals,
+        ],
+      },
+    ]);
+    // the record and its index as a claim and a settle leave them
+    const fp = requestFingerprint({ productId, quantity: 1 });
+    const stored = JSON.parse((await app.rt.redis.get(records.record(member)))!) as {
+      f: string;
+      d: { s: number; b: string };
+    };
+    expect(stored.f).toBe(fp);
+    expect(stored.d.s).toBe(202);
+    expect(JSON.parse(stored.d.b)).toMatchObject({ orderId: first.orderId });
+    expect(await app.rt.redis.zrange(records.all, '0', '-1')).toEqual([member]);
+    expect(await app.rt.redis.pttl(records.record(member))).toBeGreaterThan(590_000);
+    expect(await app.rt.redis.pttl(records.all)).toBeGreaterThan(590_000);
+    expect(await app.rt.redis.exists(records.refusals)).toBe(0);
+    // a replay is one call too, and changes nothing
+    const replayCalls = await purchaseCommands(productId, user, async () => {
+      expect(await buy(app, productId, user, 'k1')).toEqual({ ...first, replayed: true });
+    });
+    expect(replayCalls.map((c) => c.name)).toEqual(['evalsha']);
+    expect(await buy(app, productId, user, 'k1', 2)).toMatchObject({
+      status: 422,
+      code: 'idempotency-key-reused',
+    });
+    expect(await remaining(productId)).toBe(8);
+    expect(await outboxEntries(productId, first.orderId!)).toBe(1);
+  });
+
+  it('a shopper whose home segment is empty spills under the record the deduct wrote: one order, replayed', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 2 }); // segments 0 and 1 hold a unit each, 2 and 3 none
+    const user = shopperAt(3);
+    expect((await buy(app, productId, 'warm', 'w')).status).toBe(202);
+    let first!: Awaited<ReturnType<typeof buy>>;
+    const calls = await purchaseCommands(productId, user, async () => {
+      first = await buy(app, productId, user, 'k-spill');
+    });
+    expect(first).toMatchObject({ status: 202, replayed: false });
+    expect(await buy(app, productId, user, 'k-spill')).toEqual({ ...first, replayed: true });
+    expect(await outboxEntries(productId, first.orderId!)).toBe(1);
+    // the folded claim at home (the only call there), the spill, the claim's settle, the record's
+    const home = keys.segment(productId, 3);
+    const records = keys.idempotency(productId, 3, user);
+    const onHome = calls.filter((c) => c.keys.includes(home.state));
+    expect(onHome).toHaveLength(1);
+    expect(onHome[0]!.keys).toContain(records.all);
+    expect(calls.filter((c) => c.keys.includes(records.all))).toHaveLength(2);
+    expect(calls.filter((c) => c.keys[1] === home.claims)).toHaveLength(1);
+    expect(await remaining(productId)).toBe(0);
+    expect(await app.rt.redis.hlen(home.claims)).toBe(0);
+    expect(await app.rt.redis.hget(home.buyers, user)).toMatch(/^1:/);
+    // sold out: the key still answers its sale, another key is refused
+    expect(await buy(app, productId, user, 'k-spill')).toEqual({ ...first, replayed: true });
+    expect(await buy(app, productId, user, 'k-other')).toMatchObject({ status: 409 });
+  });
+
+  it('a locked segment held by another process: the deduct writes nothing, the key is claimed the usual way and sells once', async () => {
+    const productId = newProduct();
+    await seed(productId, { strategy: 'segmented' });
+    expect((await buy(app, productId, 'warm', 'w')).status).toBe(202);
+    const user = shopperAt(2);
+    const home = keys.segment(productId, 2);
+    const other = await startApp(ns.config());
+    try {
+      const holder = (await other.rt.inventory.locks.acquire(keys.segmentLockName(productId, 2), {
+        leaseMs: 10_000,
+      }))!;
+      const fence = Number(await app.rt.redis.get(home.lock.fence));
+      let first!: Awaited<ReturnType<typeof buy>>;
+      const calls = await purchaseCommands(productId, user, async () => {
+        first = await buy(app, productId, user, 'k-busy');
+      });
+      // the held home segment was passed by nothing: its lock waited out, the unit spilled
+      expect(first).toMatchObject({ status: 202, replayed: false });
+      expect(await app.rt.redis.hget(home.state, 'stock')).toBe('2');
+      expect(Number(await app.rt.redis.get(home.lock.fence))).toBe(fence);
+      // the folded call answered contended and wrote nothing; then the usual claim, the deduct
+      // that found the lock contended, (the lock waited for,) the spill claim at home, the spill,
+      // its settle, the record's settle
+      expect(calls.map((c) => c.name)).toEqual(Array(7).fill('evalsha'));
+      expect(calls[0]!.keys).toContain(home.lock.lock);
+      expect(calls[0]!.keys).toContain(keys.idempotency(productId, 2, user).all);
+      await holder.release();
+      expect(await buy(app, productId, user, 'k-busy')).toEqual({ ...first, replayed: true });
+      expect(await outboxEntries(productId, first.orderId!)).toBe(1);
+      expect(await remaining(productId)).toBe(8);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('a sale attempt after its record was written (a reseed met by the spill) runs the usual deduct under it', async () => {
+    const productId = newProduct();
+    await seed(productId);
+    const user = shopperAt(0);
+    const place = keys.idempotency(productId, 0, user);
+    const member = createHash('sha256').update('k-again').digest('base64url');
+    const keyed: FoldedRecord = {
+      keys: [place.record(member), place.all, place.refusals],
+      member,
+      segment: 0,
+      done: 'done',
+      running: 'running',
+      ttlSeconds: 600,
+      cap: 100,
+      written: 'running',
+    };
+    const sold = await app.rt.inventory.sale.purchase({
+      productId,
+      userId: user,
+      quantity: 1,
+      keyed,
+    });
+    expect(sold.segment).toBe(0);
+    // the record is the caller's to settle: this attempt neither read nor wrote it
+    expect(await app.rt.redis.exists(place.record(member), place.all)).toBe(0);
+    expect(keyed.written).toBe('running');
+    expect(await outboxEntries(productId, sold.orderId)).toBe(1);
   });
 });
 

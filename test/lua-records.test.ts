@@ -155,6 +155,8 @@ describe('the loader folds the constants of the hash includes', () => {
       'clearSoldOut',
       'deduct',
       'deductFree',
+      'deductKeyed',
+      'deductKeyedFree',
       'markSoldOut',
       'restock',
       'seedSegment',

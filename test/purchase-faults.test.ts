@@ -4,7 +4,7 @@
  * transient refusals, and fingerprints of the parsed request. Every case checks the stock: no
  * unit is sold twice and none is lost.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deduct } from '../src/inventory/protocol.js';
 import { homeSegment, IdempotencyStore } from '../src/inventory/index.js';
@@ -12,6 +12,7 @@ import { Keys } from '../src/redis/keys.js';
 import { requestFingerprint } from '../src/services/index.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { sleep } from './support/locks.js';
+import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from './support/proxy.js';
 
@@ -106,7 +107,7 @@ describe('a lost Redis reply', () => {
   it('answers 503 with the order id when the reply is lost with its connection; a retry with the key answers that sale, and nothing is sold twice (limit 5)', async () => {
     const productId = newProduct();
     await seed(productId, { total: 10, strategy: 'lockfree', segments: 2, limitPerUser: 5 });
-    expect((await buy('warm-up', { productId })).status).toBe(202); // scripts loaded
+    expect((await buy('warm-up', { productId }, 'k-warm-up')).status).toBe(202); // scripts loaded
     loseTheNextDeductReply(productId);
     const first = await buy('lost', { productId }, 'k-lost');
     expect(proxy.lost).toBe(1);
@@ -152,6 +153,70 @@ describe('a lost Redis reply', () => {
       orderId: first.body.orderId,
     });
     expect(await facts(productId, 1)).toEqual({ stock: 3, outbox: 2 });
+  });
+});
+
+/**
+ * The next keyed deduct of `productId` (lua/deductKeyed-10.lua: the home segment's state and the
+ * key's record in one call) reaches Redis, runs, and its reply is lost with its connection. Only
+ * the folded call names both: before it, the claim, the deduct and the settle were three calls.
+ */
+const loseTheNextKeyedDeductReply = (productId: string) =>
+  proxy.loseReplyTo(
+    (command) =>
+      /evalsha/i.test(command) &&
+      command.includes(`{${productId}:`) &&
+      command.includes(':state\r\n') &&
+      command.includes(':idem:'),
+    { thenClose: true },
+  );
+
+describe('a lost reply of the keyed deduct (the record written in the same call)', () => {
+  it('a sale at home: the retry replays it from the record the call wrote; sold once (limit 5)', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 10, strategy: 'lockfree', segments: 2, limitPerUser: 5 });
+    expect((await buy('warm-up', { productId }, 'k-warm-up')).status).toBe(202); // script loaded
+    loseTheNextKeyedDeductReply(productId);
+    const lostBefore = proxy.lost;
+    const first = await buy('folded', { productId }, 'k-folded');
+    expect(proxy.lost - lostBefore).toBe(1);
+    expect(first.status).toBe(503);
+    expect(first.body.type).toBe('urn:seckill:problem:store-unavailable');
+    const orderId = first.body.orderId as string;
+    expect(await facts(productId, 2)).toEqual({ stock: 8, outbox: 2 });
+    for (let i = 0; i < 2; i++) {
+      const retry = await buy('folded', { productId }, 'k-folded');
+      expect(retry).toMatchObject({ status: 202, replayed: true, body: { orderId } });
+    }
+    expect(await facts(productId, 2)).toEqual({ stock: 8, outbox: 2 });
+    expect(await outboxEntriesOf(app.rt.redis, keys, { productId, segments: 2, orderId })).toBe(1);
+  });
+
+  it('a spill claim at home: the running record it wrote is marked unknown, the retry never sells it twice', async () => {
+    const productId = newProduct();
+    // segment 0 holds the unit, segment 1 none: a shopper of segment 1 spills
+    await seed(productId, { total: 1, strategy: 'lockfree', segments: 2, limitPerUser: 5 });
+    let user = 'spiller';
+    while (homeSegment(user, 2) !== 1) user = `spiller-${randomBytes(3).toString('hex')}`;
+    loseTheNextKeyedDeductReply(productId);
+    const lostBefore = proxy.lost;
+    const first = await buy(user, { productId }, 'k-spilled');
+    expect(proxy.lost - lostBefore).toBe(1);
+    expect(first.status).toBe(503);
+    const orderId = first.body.orderId as string;
+    // the call put the spill claim and the running record; nothing was sold
+    const home = keys.segment(productId, 1);
+    expect(await app.rt.redis.hget(home.claims, user)).toMatch(new RegExp(`^${orderId}\\|`));
+    const place = keys.idempotency(productId, 1, user);
+    const member = createHash('sha256').update('k-spilled').digest('base64url');
+    const stored = JSON.parse((await app.rt.redis.get(place.record(member)))!) as object;
+    expect(stored).toMatchObject({ o: orderId, u: 1 });
+    expect(await facts(productId, 2)).toEqual({ stock: 1, outbox: 0 });
+    // the retry resolves the order at once: its claim is still open, so it is pending, not run
+    const retry = await buy(user, { productId }, 'k-spilled');
+    expect(retry.status).toBe(503);
+    expect(retry.body.orderId).toBe(orderId);
+    expect(await facts(productId, 2)).toEqual({ stock: 1, outbox: 0 });
   });
 });
 

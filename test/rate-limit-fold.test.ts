@@ -4,7 +4,7 @@
  * sale takes (a retry, the lock the free call found contended, a claim), none for a spill; a
  * refused cell changes nothing and never waits in a lock's line; limits off cost no command.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimit } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
@@ -259,6 +259,115 @@ describe('the shopper bucket in the sale', () => {
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
     expect(retry.headers.get('ratelimit')).toMatch(/^"user";r=4;t=\d+$/);
     expect(await soldOf(productId)).toBe(1);
+  });
+});
+
+describe('the shopper bucket in a keyed purchase folded into its home deduct', () => {
+  /** the server's calls of each command (every master) */
+  async function callsByName(): Promise<Map<string, number>> {
+    const redis = procs[0]!.redis;
+    const nodes = 'nodes' in redis ? redis.nodes('master') : [redis];
+    const calls = new Map<string, number>();
+    for (const node of nodes) {
+      for (const m of (await node.info('commandstats')).matchAll(
+        /^cmdstat_([^:]+):calls=(\d+)/gm,
+      )) {
+        calls.set(m[1]!, (calls.get(m[1]!) ?? 0) + Number(m[2]));
+      }
+    }
+    return calls;
+  }
+  const memberOf = (key: string) => createHash('sha256').update(key).digest('base64url');
+  /** the bucket's theoretical arrival time ahead of Redis's clock, in cells of 12 s */
+  async function cellsTaken(productId: string, seg: number, userId: string) {
+    const tat = Number(await procs[0]!.redis.get(bucketOf(productId, seg, userId)));
+    const [sec, usec] = await procs[0]!.redis.time();
+    return Math.round((tat - (Number(sec) * 1_000_000 + Number(usec))) / 12_000_000);
+  }
+
+  it('a keyed, limited purchase from home is one EVALSHA that takes one cell (its GET and SET inside)', async () => {
+    const productId = await seeded('lockfree');
+    const app = apps[0]!;
+    for (let seg = 0; seg < 4; seg++) {
+      const warm = shopperOf(seg, 4, `kwarm-${productId}-`);
+      expect((await buy(app.url, productId, warm, 'w')).status).toBe(202); // scripts loaded
+    }
+    const count = countCommands(app.rt.redis);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const userId = shopperOf(1, 4, `kone-${i}-${productId}-`);
+        const r = await buy(app.url, productId, userId, `k${i}`);
+        expect(r.status).toBe(202);
+        expect(r.headers.get('ratelimit')).toMatch(/^"user";r=4;t=\d+$/);
+        expect(await cellsTaken(productId, 1, userId)).toBe(1);
+        const records = keys.idempotency(productId, 1, userId);
+        expect(await procs[0]!.redis.zrange(records.all, '0', '-1')).toEqual([memberOf(`k${i}`)]);
+      }
+      expect(Object.fromEntries(count.byName)).toEqual({ evalsha: 3 });
+    } finally {
+      count.stop();
+    }
+    // inside the call: the record's GET and SET, the bucket's GET and SET, one TIME (the least
+    // of fifteen: other files' commands on a shared server only ever add)
+    const least = new Map<string, number>();
+    for (let i = 0; i < 15; i++) {
+      const userId = shopperOf(2, 4, `kin-${i}-${productId}-`);
+      const before = await callsByName();
+      expect((await buy(app.url, productId, userId, `k${i}`)).status).toBe(202);
+      const after = await callsByName();
+      for (const name of ['get', 'set', 'time', 'evalsha']) {
+        const d = (after.get(name) ?? 0) - (before.get(name) ?? 0);
+        least.set(name, Math.min(least.get(name) ?? Infinity, d));
+      }
+    }
+    expect(Object.fromEntries(least)).toEqual({ get: 2, set: 2, time: 1, evalsha: 1 });
+  });
+
+  it('refused by the bucket in the folded call: a 429 as without a key, no record, nothing sold, no second call', async () => {
+    const productId = await seeded('lockfree');
+    const app = apps[0]!;
+    const userId = shopperOf(3, 4, `krefused-${productId}-`);
+    expect((await buy(app.url, productId, shopperOf(3, 4, `kw-${productId}-`), 'w')).status).toBe(
+      202,
+    );
+    const tat = (Date.now() + 5 * 12_000) * 1_000; // the bucket spent
+    await procs[0]!.redis.set(bucketOf(productId, 3, userId), String(tat), 'PX', 70_000);
+    const count = countCommands(app.rt.redis);
+    let refused: Response;
+    try {
+      refused = await buy(app.url, productId, userId, 'k-refused');
+      expect(Object.fromEntries(count.byName)).toEqual({ evalsha: 1 });
+    } finally {
+      count.stop();
+    }
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('ratelimit-policy')).toBe('"user";q=5;w=60');
+    expect(refused.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+$/);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(((await refused.json()) as { type: string }).type).toBe(
+      'urn:seckill:problem:rate-limited',
+    );
+    const records = keys.idempotency(productId, 3, userId);
+    expect(await procs[0]!.redis.exists(records.record(memberOf('k-refused')))).toBe(0);
+    expect(await procs[0]!.redis.zcard(records.all)).toBe(0);
+    expect(await soldOf(productId)).toBe(1); // the warm-up's
+    expect(await procs[0]!.redis.hexists(keys.segment(productId, 3).buyers, userId)).toBe(0);
+  });
+
+  it('the folded call found the lock held: its cell is taken there; the key claimed the usual way, its claim and spill take none', async () => {
+    const productId = await seeded('segmented');
+    const app = apps[0]!;
+    const userId = shopperOf(1, 4, `kheld-${productId}-`);
+    const holder = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 1), {
+      leaseMs: 10_000,
+    }))!;
+    // the lock's wait runs out (the app's LOCK_WAIT_MS): a claim at home, the unit from a spill
+    const r = await buy(app.url, productId, userId, 'k-held');
+    await holder.release();
+    expect(r.status).toBe(202);
+    expect(r.headers.get('ratelimit')).toMatch(/^"user";r=4;t=\d+$/);
+    expect(await soldOf(productId)).toBe(1);
+    expect(await cellsTaken(productId, 1, userId)).toBe(1);
   });
 });
 

@@ -15,6 +15,9 @@ import { luaScript } from '../redis/scripts.js';
 import { QUIET_MS, TOUCH_REFRESH_MS } from './activity-timing.js';
 import { deduct, deductFree, type DeductArgs, type DeductReply } from './protocol.js';
 
+/** A deduct script's call (protocol.ts, keyed-deduct.ts), as {@link ActivityLeases.deductBy} runs it. */
+export type DeductCall<R> = (redis: RedisClient, keys: SegmentKeys, args: DeductArgs) => Promise<R>;
+
 /** A purchase's deduct arguments: the touch is the leases' to add. */
 export type PurchaseDeductArgs = Omit<DeductArgs, 'touchedAt'>;
 
@@ -107,13 +110,21 @@ export class ActivityLeases {
    * The deduct, under a fresh touch; a touch the script found too old (a paused process, a clock
    * step) is renewed and the deduct run once more.
    */
-  async deduct(
+  deduct(
     segmentKeys: SegmentKeys,
     args: PurchaseDeductArgs,
     /** the segment's lock is free as far as this process knows: take it in the call (deductFree) */
     lockFree = false,
   ): Promise<DeductReply> {
-    const run = lockFree ? deductFree : deduct;
+    return this.deductBy(lockFree ? deductFree : deduct, segmentKeys, args);
+  }
+
+  /** {@link deduct} by another deduct script (keyed-deduct.ts: the deduct with the key's record). */
+  async deductBy<R extends { code: string }>(
+    run: DeductCall<R>,
+    segmentKeys: SegmentKeys,
+    args: PurchaseDeductArgs,
+  ): Promise<R> {
     const lease = this.lease(args.productId);
     let touchedAt = typeof lease === 'number' ? lease : await lease;
     let r = await run(this.deps.redis, segmentKeys, { ...args, touchedAt });

@@ -25,91 +25,20 @@ import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import type { Catalogue } from './catalogue.js';
+import type { FoldedRecord } from './keyed-deduct.js';
 import { homeSegment } from './layout.js';
+import {
+  decodeIdempotencyRecord,
+  encodeIdempotencyRecord,
+  type IdempotencyRecord,
+  type StoredResponse,
+} from './records/idempotency-record.js';
+
+export type { IdempotencyRecord, StoredResponse };
 
 const swap = luaScript('idempotencySwap');
 const claim = luaScript('idempotencyClaim', { claimed: 0, exists: 1, full: 2 });
 const settle = luaScript('idempotencySettle');
-
-/** An answer as the client got it, replayed byte for byte. */
-export interface StoredResponse {
-  status: number;
-  contentType: string;
-  body: string;
-  headers?: Record<string, string>;
-  /** the problem code of an error answer (for the metrics; the body says it to the client) */
-  problem?: string;
-}
-
-/** What Redis holds under an idempotency key (JSON; this module is its only reader and writer). */
-export interface IdempotencyRecord {
-  /** fingerprint of the request (parsed, defaults applied) */
-  fp: string;
-  /** the order the request sells under */
-  orderId?: string;
-  productId?: string;
-  quantity?: number;
-  /** while running: local time (ms) until which the request is presumed alive */
-  leaseUntil?: number;
-  /** the purchase ended without knowing whether it sold */
-  unknown?: true;
-  /** the final answer, once there is one */
-  done?: StoredResponse;
-}
-
-/**
- * As stored: short names, and once answered only what the replay needs (the fingerprint and the
- * answer, its content type left out when it is the usual one for its status).
- */
-interface StoredRecord {
-  f: string;
-  o?: string;
-  p?: string;
-  q?: number;
-  l?: number;
-  u?: 1;
-  /** status, body, content type (unless the usual), headers (if any) */
-  d?: { s: number; b: string; c?: string; h?: Record<string, string> };
-}
-
-const usualType = (status: number) =>
-  status >= 400 ? 'application/problem+json' : 'application/json';
-
-export function encodeIdempotencyRecord(record: IdempotencyRecord): string {
-  if (record.done) {
-    const { status, body, contentType, headers } = record.done;
-    const d: StoredRecord['d'] = { s: status, b: body };
-    if (contentType !== usualType(status)) d.c = contentType;
-    if (headers && Object.keys(headers).length) d.h = headers;
-    return JSON.stringify({ f: record.fp, d } satisfies StoredRecord);
-  }
-  const stored: StoredRecord = {
-    f: record.fp,
-    o: record.orderId,
-    p: record.productId,
-    q: record.quantity,
-  };
-  if (record.leaseUntil !== undefined) stored.l = record.leaseUntil;
-  if (record.unknown) stored.u = 1;
-  return JSON.stringify(stored);
-}
-
-export function decodeIdempotencyRecord(raw: string): IdempotencyRecord {
-  const v = JSON.parse(raw) as StoredRecord & IdempotencyRecord;
-  if (typeof v?.fp === 'string') return v; // written before the compact form
-  if (typeof v?.f !== 'string') throw new Error('not an idempotency record');
-  const r: IdempotencyRecord = { fp: v.f };
-  if (v.o !== undefined) r.orderId = v.o;
-  if (v.p !== undefined) r.productId = v.p;
-  if (v.q !== undefined) r.quantity = v.q;
-  if (v.l !== undefined) r.leaseUntil = v.l;
-  if (v.u) r.unknown = true;
-  if (v.d) {
-    r.done = { status: v.d.s, contentType: v.d.c ?? usualType(v.d.s), body: v.d.b };
-    if (v.d.h) r.done.headers = v.d.h;
-  }
-  return r;
-}
 
 /** A claimed key: where it lives (its record, the shopper's indexes) and what it holds now. */
 export interface IdempotencyHandle {
@@ -169,7 +98,7 @@ export class IdempotencyStore {
     const view = got instanceof Promise ? await got : got;
     // an unknown product answers 404, which is never stored: any segment will do
     const segment = view ? homeSegment(userId, view.segments) : 0;
-    return this.at(this.keys.idempotency(productId, segment, userId), key);
+    return { ...this.at(this.keys.idempotency(productId, segment, userId), key), segment };
   }
 
   /**
@@ -248,6 +177,50 @@ export class IdempotencyStore {
         break;
     }
     return this.found({ rk, index }, String(value), fresh);
+  }
+
+  /**
+   * The key's record for the home deduct to read and write itself (keyed-deduct.ts), in the
+   * state {@link begin} would leave it: its place, and the two values it may be given, encoded
+   * here (a finished one answering `done`, and a running one leased from now, as begin's). The
+   * handle is the running record's, for settling it after a spill as after {@link begin}.
+   * Undefined while records in the legacy place may live: {@link begin} looks there first.
+   */
+  async fold(
+    userId: string,
+    key: string,
+    fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
+    done: StoredResponse,
+  ): Promise<{ folded: FoldedRecord; handle: IdempotencyHandle } | undefined> {
+    const legacyUntil = this.legacyUntil();
+    if (typeof legacyUntil !== 'number' || legacyUntil > Date.now()) return undefined;
+    const { rk, index, segment } = await this.where(userId, fresh.productId, key);
+    const record = this.running(fresh);
+    const folded: FoldedRecord = {
+      keys: [rk, ...index.keys],
+      member: index.member,
+      segment,
+      done: encodeIdempotencyRecord({ ...record, done }),
+      running: encodeIdempotencyRecord(record),
+      ttlSeconds: this.ttlSeconds,
+      cap: this.maxPerUser,
+      written: 'nothing',
+    };
+    return { folded, handle: { key: rk, record, index } };
+  }
+
+  /** What the folded deduct's request found in its key's record: as {@link begin} answers. */
+  foundFolded(handle: IdempotencyHandle, raw: string): Begin {
+    return this.found({ rk: handle.key, index: handle.index }, raw, handle.record);
+  }
+
+  /**
+   * The folded deduct got no reply: if it left the running record (a spill claim), it is marked
+   * unknown, so the next retry resolves it at once; a finished record, or anyone else's, stays.
+   */
+  async unknownIfRunning(folded: FoldedRecord, handle: IdempotencyHandle): Promise<void> {
+    const marked = encodeIdempotencyRecord({ ...handle.record, unknown: true });
+    await swap.run(this.redis, [handle.key], [folded.running, marked]);
   }
 
   /** What a request finds when its key holds a record already. */

@@ -24,16 +24,15 @@ export {
 export { Catalogue, type ProductView } from './catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';
+export { IdempotencyStore, type Begin, type IdempotencyHandle } from './idempotency-store.js';
 export {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
-  IdempotencyStore,
-  type Begin,
-  type IdempotencyHandle,
   type IdempotencyRecord,
   type StoredResponse,
-} from './idempotency-store.js';
+} from './records/idempotency-record.js';
 export { SaleError, ShopperRateLimited, unknownProduct, type SaleErrorCode } from './errors.js';
+export { NotFolded, type FoldedRecord } from './keyed-deduct.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './pending-orders.js';
 export { PendingOrderStore } from './pending-order-store.js';

@@ -55,7 +55,7 @@ export interface DeductArgs {
   bucket?: { intervalUs: number; burst: number } | undefined;
 }
 
-function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
+export function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
   return [
     keys.state,
     keys.buyers,
@@ -67,7 +67,7 @@ function deductKeys(keys: SegmentKeys, args: DeductArgs): string[] {
   ];
 }
 
-function deductArgs(args: DeductArgs): Array<string | number> {
+export function deductArgs(args: DeductArgs): Array<string | number> {
   return [
     args.mode,
     args.epoch,

@@ -19,7 +19,8 @@ import { mintOrderId } from './order-ids.js';
 import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
 import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
-import { refusalOf, StaleEpoch } from './refusals.js';
+import { keyedHomeDeduct, type FoldedRecord } from './keyed-deduct.js';
+import { refusalOf, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from './replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
 import { bucketToTake, noteBucket, takeBucket, type ShopperRate } from './shopper-rate.js';
@@ -31,6 +32,8 @@ export interface PurchaseRequest {
   quantity: number;
   /** the order id to sell under (the caller's, so it can resolve a lost answer); else minted */
   orderId?: string | undefined;
+  /** an Idempotency-Key's record, written by the home deduct itself (keyed-deduct.ts) */
+  keyed?: FoldedRecord | undefined;
   /** the shopper's rate limit, taken by the home deduct (its bucket shares the home slot) */
   rate?: ShopperRate | undefined;
 }
@@ -158,7 +161,10 @@ export class Sale {
     let homeBusy = false;
     try {
       let free: DeductReply | undefined;
-      if (locked && args.mode === 'home') {
+      // folded while nothing is written: a retry after a reseed runs under the record it left
+      if (req.keyed?.written === 'nothing') {
+        free = await keyedHomeDeduct(this.locking, homeKeys, args, req.keyed, { locked, rate });
+      } else if (locked && args.mode === 'home') {
         free = await this.locking.deductIfFree(view, args);
         // Someone here is on the lock already: the cell is taken before this purchase joins the
         // line (a shopper past their rate never waits for a lock it cannot use).
@@ -324,25 +330,9 @@ export class Sale {
     return this.segmentKeys.of(view.id, seg);
   }
 
-  private purchaseOf(
-    view: ProductView,
-    args: DeductArgs,
-    seg: number,
-    outboxId: string,
-  ): SoldOrder {
-    return soldOrder({
-      orderId: args.orderId,
-      productId: args.productId,
-      userId: args.userId,
-      quantity: args.quantity,
-      epoch: args.epoch,
-      segment: seg,
-      homeSegment: args.homeSegment,
-      outboxId,
-      payWithinSeconds: view.payWithinSeconds,
-    });
+  private purchaseOf(view: ProductView, args: DeductArgs, seg: number, outboxId: string) {
+    const { orderId, productId, userId, quantity, epoch, homeSegment } = args;
+    const order = { orderId, productId, userId, quantity, epoch, homeSegment, outboxId };
+    return soldOrder({ ...order, segment: seg, payWithinSeconds: view.payWithinSeconds });
   }
 }
-
-const soldOut = (view: ProductView) =>
-  new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });

@@ -51,8 +51,18 @@ export class SegmentLocking {
    * @returns undefined when this process already has someone on the lock (no Redis command).
    */
   deductIfFree(view: ProductView, args: DeductArgs): Promise<DeductReply> | undefined {
-    if (!this.deps.locks.idle(this.deps.lockName(view.id, args.segment))) return;
+    if (!this.idle(view.id, args.segment)) return;
     return this.deps.leases.deduct(this.deps.segment(view.id, args.segment), args, true);
+  }
+
+  /** this process's touches of the active set (every deduct needs one) */
+  get leases(): ActivityLeases {
+    return this.deps.leases;
+  }
+
+  /** Whether nobody in this process holds or waits for the segment's lock. */
+  idle(productId: string, seg: number): boolean {
+    return this.deps.locks.idle(this.deps.lockName(productId, seg));
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import {
   mintOrderId,
+  NotFolded,
   SaleError,
   ShopperRateLimited,
   type SoldOrder,
@@ -110,9 +111,10 @@ export class Checkout {
     try {
       p = await this.deps.sale.purchase(req);
     } catch (err) {
-      // a refusal (the shopper's rate limit too) sold nothing: it is an answer, not a lost one
-      if (err instanceof SaleError || err instanceof ShopperRateLimited) throw err;
-      if (req.orderId === undefined) throw err;
+      // a refusal (the shopper's rate limit too) sold nothing: it is an answer, not a lost one;
+      // NotFolded: the keyed deduct wrote and sold nothing (the purchase claims the usual way)
+      const nothingSold = err instanceof SaleError || err instanceof ShopperRateLimited;
+      if (nothingSold || err instanceof NotFolded || req.orderId === undefined) throw err;
       throw new OutcomeUnknown(req.orderId, { cause: err });
     }
     this.deps.orders.add(p);

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import type {
   Begin,
+  FoldedRecord,
   IdempotencyHandle,
   IdempotencyRecord,
   StoredResponse,
@@ -25,6 +26,21 @@ export interface IdempotencyRecords {
     key: string,
     fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
   ): Promise<Begin>;
+  /**
+   * The key's record for the home deduct to read and write itself, in the state {@link begin}
+   * would leave it (`done`: the answer it holds once sold), and the handle to settle it by after a
+   * spill. Undefined: only {@link begin} can claim this key now (old records may live elsewhere).
+   */
+  fold(
+    userId: string,
+    key: string,
+    fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
+    done: StoredResponse,
+  ): Promise<{ folded: FoldedRecord; handle: IdempotencyHandle } | undefined>;
+  /** What a folded deduct found in the key's record (`raw`), answered as {@link begin} would. */
+  foundFolded(handle: IdempotencyHandle, raw: string): Begin;
+  /** The folded deduct got no reply: a running record it left is marked unknown. */
+  unknownIfRunning(folded: FoldedRecord, handle: IdempotencyHandle): Promise<void>;
   /**
    * Takes a stale key over for a new run, or stores the answer its old run turned out to have.
    * @returns the new handle, or null when another retry got there first.

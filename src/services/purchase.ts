@@ -8,29 +8,27 @@
  * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
  * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
  */
-import {
-  SaleError,
-  ShopperRateLimited,
-  type SaleErrorCode,
-  type ShopperRate,
-} from '../inventory/index.js';
+import { NotFolded, SaleError, ShopperRateLimited, type ShopperRate } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import type { Admission, AdmissionRefusal, PendingLimits, RateState } from './admission.js';
+import type { Admission, PendingLimits, RateState } from './admission.js';
 import { OutcomeUnknown, type Checkout } from './checkout.js';
 import {
   requestFingerprint,
+  type Begin,
   type IdempotencyHandle,
   type IdempotencyRecords,
   type StoredResponse,
 } from './idempotency.js';
+import {
+  boughtAll,
+  FINAL,
+  RATE_LIMITED,
+  refused,
+  unknown,
+  type PurchaseOutcome,
+} from './purchase-outcome.js';
 
-/** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
-const FINAL: ReadonlySet<SaleErrorCode> = new Set([
-  'sold-out',
-  'insufficient-stock',
-  'limit-reached',
-  'ended',
-]);
+export { type PurchaseOutcome } from './purchase-outcome.js';
 
 export interface PurchaseOrder {
   productId: string;
@@ -57,18 +55,6 @@ export interface PurchaseAnswers {
   accepted(orderId: string, order: PurchaseOrder): StoredResponse;
   refused(err: SaleError): StoredResponse;
 }
-
-/** What became of a purchase call; `rate` is the rate limits' state once they were asked. */
-export type PurchaseOutcome = { rate?: RateState | undefined } & (
-  | { kind: 'answer'; response: StoredResponse; replayed: boolean }
-  | { kind: 'admission-refused'; refusal: AdmissionRefusal }
-  | { kind: 'key-reused' }
-  /** another request with this key runs: the first (`retrying` false) or a retry of it */
-  | { kind: 'key-in-use'; orderId?: string | undefined; retrying: boolean }
-  | { kind: 'key-records-full'; retryAfterMs: number }
-  /** the store failed mid-purchase (`pending`: the sale of this order is still completing) */
-  | { kind: 'outcome-unknown'; orderId: string; cause: unknown; pending: boolean }
-);
 
 export interface PurchaseDeps {
   checkout: Checkout;
@@ -203,7 +189,9 @@ export class PurchaseService {
       productId: purchase.productId,
       quantity: purchase.quantity,
     });
-    const begun = await idempotency.begin(purchase.userId, key, await fresh());
+    const folded = await this.folded(purchase, key, await fresh(), answers);
+    if (folded && 'outcome' in folded) return folded.outcome;
+    const begun = folded?.begun ?? (await idempotency.begin(purchase.userId, key, await fresh()));
     switch (begun.kind) {
       case 'replay':
         return { kind: 'answer', response: begun.response, replayed: true };
@@ -235,59 +223,102 @@ export class PurchaseService {
     return this.run(purchase, handle, answers);
   }
 
+  /**
+   * The keyed purchase in one call where its unit comes from the home segment: the deduct reads
+   * the key's record and writes it as the claim and the settle would (inventory/keyed-deduct.ts);
+   * a spill goes on under the record it wrote, settled as after a claim.
+   * @returns the outcome; or the record the key held (`begun`: answered as a claim that found it);
+   * or undefined when nothing was written or sold: claim the key the usual way.
+   */
+  private async folded(
+    order: PurchaseOrder,
+    key: string,
+    fresh: Parameters<IdempotencyRecords['fold']>[2],
+    answers: PurchaseAnswers,
+  ): Promise<{ outcome: PurchaseOutcome } | { begun: Begin } | undefined> {
+    const { idempotency, checkout } = this.deps;
+    const orderId = fresh.orderId!;
+    const response = answers.accepted(orderId, order);
+    const fold = await idempotency.fold(order.userId, key, fresh, response);
+    if (!fold) return undefined;
+    const { folded, handle } = fold;
+    try {
+      await checkout.buy({ ...order, orderId, keyed: folded });
+    } catch (err) {
+      if (err instanceof NotFolded) {
+        return err.found === undefined
+          ? undefined
+          : { begun: idempotency.foundFolded(handle, err.found) };
+      }
+      // the shopper's bucket refused the cell in the folded call: nothing written, nothing sold,
+      // and no claim the usual way (its deduct would take another cell)
+      if (err instanceof ShopperRateLimited) return { outcome: RATE_LIMITED };
+      // refused before the deduct was sent (sold out, a reseed): nothing written, nothing sold
+      if (folded.written === 'nothing') return undefined;
+      if (folded.written === 'running') return { outcome: await this.ended(handle, err, answers) };
+      // no reply: a running record it may have left is marked for the retry to resolve at once
+      if (folded.written === 'unknown') {
+        await this.note(orderId, 'mark unknown', idempotency.unknownIfRunning(folded, handle));
+        // a command refused unsent (its shard failed a moment ago) sold nothing
+        if (err instanceof SaleError) return { outcome: refused(answers.refused(err)) };
+      }
+      if (err instanceof OutcomeUnknown) return { outcome: unknown(orderId, err.cause) };
+      throw err;
+    }
+    // a spill sold under the running record: settle it as after a claim
+    if (folded.written === 'running') {
+      await this.note(orderId, 'store', idempotency.finish(handle, response));
+    }
+    return { outcome: { kind: 'answer', response, replayed: false } };
+  }
+
   /** Runs the purchase the key was claimed for, and records how it ended. */
   private async run(
     order: PurchaseOrder,
     handle: IdempotencyHandle,
     answers: PurchaseAnswers,
   ): Promise<PurchaseOutcome> {
-    const { idempotency, checkout, logger } = this.deps;
     const orderId = handle.record.orderId!;
-    // A failure to record is not the purchase's failure: the lease runs out and a retry resolves.
-    const record = (what: string, promise: Promise<void>) =>
-      promise.catch((err: unknown) =>
-        logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
-      );
     try {
-      await checkout.buy({ ...order, orderId });
-      const response = answers.accepted(orderId, order);
-      await record('store', idempotency.finish(handle, response));
-      return { kind: 'answer', response, replayed: false };
+      await this.deps.checkout.buy({ ...order, orderId });
     } catch (err) {
-      if (err instanceof SaleError) {
-        const response = answers.refused(err);
-        // a transient refusal sold nothing: forget the key, so the retry runs again
-        if (FINAL.has(err.code)) await record('store', idempotency.finish(handle, response));
-        else await record('forget', idempotency.abandon(handle));
-        return { kind: 'answer', response, replayed: false };
-      }
-      if (err instanceof ShopperRateLimited) {
-        // nothing sold, as for a transient refusal: forget the key, so the retry runs again
-        await record('forget', idempotency.abandon(handle));
-        return RATE_LIMITED;
-      }
-      await record('mark unknown', idempotency.markUnknown(handle));
-      if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
-      throw err;
+      return this.ended(handle, err, answers);
     }
+    const response = answers.accepted(orderId, order);
+    await this.note(orderId, 'store', this.deps.idempotency.finish(handle, response));
+    return { kind: 'answer', response, replayed: false };
+  }
+
+  /** A claimed key's purchase failed with `err`: records how it ended. */
+  private async ended(
+    handle: IdempotencyHandle,
+    err: unknown,
+    answers: PurchaseAnswers,
+  ): Promise<PurchaseOutcome> {
+    const { idempotency } = this.deps;
+    const orderId = handle.record.orderId!;
+    if (err instanceof SaleError) {
+      const response = answers.refused(err);
+      // a transient refusal sold nothing: forget the key, so the retry runs again
+      if (FINAL.has(err.code))
+        await this.note(orderId, 'store', idempotency.finish(handle, response));
+      else await this.note(orderId, 'forget', idempotency.abandon(handle));
+      return refused(response);
+    }
+    if (err instanceof ShopperRateLimited) {
+      // nothing sold, as for a transient refusal: forget the key, so the retry runs again
+      await this.note(orderId, 'forget', idempotency.abandon(handle));
+      return RATE_LIMITED;
+    }
+    await this.note(orderId, 'mark unknown', idempotency.markUnknown(handle));
+    if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
+    throw err;
+  }
+
+  /** A failure to record is not the purchase's failure: the lease runs out and a retry resolves. */
+  private note(orderId: string, what: string, promise: Promise<void>): Promise<void> {
+    return promise.catch((err: unknown) =>
+      this.deps.logger.warn({ err, orderId }, `idempotency record: ${what} failed`),
+    );
   }
 }
-
-/**
- * The sale's home deduct refused the shopper's cell: a placeholder outcome, always replaced by
- * the refusal admission settles from the cell's state (purchase()).
- */
-const RATE_LIMITED: PurchaseOutcome = {
-  kind: 'admission-refused',
-  refusal: { code: 'rate-limited', detail: 'over the user limit' },
-};
-
-const boughtAll = (response: StoredResponse) =>
-  response.status === 202 || response.problem === 'limit-reached';
-
-const unknown = (orderId: string, cause: unknown, pending = false): PurchaseOutcome => ({
-  kind: 'outcome-unknown',
-  orderId,
-  cause,
-  pending,
-});

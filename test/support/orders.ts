@@ -101,3 +101,17 @@ export function reconcileOver(
     hooks,
   );
 }
+
+/** Outbox entries naming `orderId` over the product's `segments` segments: 1 for a sale. */
+export async function outboxEntriesOf(
+  redis: RedisClient,
+  keys: Keys,
+  order: { productId: string; segments: number; orderId: string },
+): Promise<number> {
+  let n = 0;
+  for (let i = 0; i < order.segments; i++) {
+    const entries = await redis.xrange(keys.segment(order.productId, i).outbox, '-', '+');
+    n += entries.filter(([, fields]) => fields.includes(order.orderId)).length;
+  }
+  return n;
+}

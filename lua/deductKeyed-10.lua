@@ -1,0 +1,50 @@
+--[[
+  deductKeyed: a purchase under an Idempotency-Key, deducted from the shopper's home segment
+  (lock-free) with its record read and written in the same atomic call, where lua/idempotencyClaim-3.lua,
+  lua/deduct-7.lua and lua/idempotencySettle-3.lua would take three. The record, the shopper's
+  index of records and the shopper's rate-limit bucket share the home segment's slot (a key is
+  scoped to shopper and product).
+  The key's record found: nothing changes (no cell is taken either), it is returned. The index at
+  its cap: nothing changes, full (the caller claims the usual way). Else the deduct (mode home, or
+  claim when home is known empty; the shopper's cell taken first when asked, as lua/deduct-7.lua
+  takes it) and, by its reply (lua/includes/keyedRecord.lua): sold, the finished record; a spill
+  claim, the running record; anything else (rateLimited too), nothing written.
+
+  KEYS[1..7] as lua/deduct-7.lua: segment state, buyers, claims, outbox, this order's void mark,
+            spilled hash, the shopper's rate-limit bucket
+  KEYS[8] the key's record (src/inventory/idempotency-store.ts)
+  KEYS[9] the shopper's index of records (lua/idempotencyClaim-3.lua KEYS[2])
+  KEYS[10] the shopper's index of final refusals (KEYS[3] there; in KEYS for the slot, untouched)
+  ARGV[1..13] as lua/deduct-7.lua (mode home or claim; ARGV[12] 0: take no cell)
+  ARGV[14] the finished record's value (the sale's answer), written on a sale
+  ARGV[15] the running record's value (with its lease), written on a spill claim
+  ARGV[16] the records' time to live, in seconds
+  ARGV[17] the cap: records the shopper may hold
+  ARGV[18] the record's member name in the index
+
+  Returns what lua/deduct-7.lua returns (the bucket's state last, when a cell was asked), or
+    {record, value}   the key holds a record: nothing was changed
+    {full}            the shopper's index is at its cap: nothing was changed
+]]
+local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local spilledKey, rateKey, recordKey, allKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
+local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
+local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
+local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), tonumber(ARGV[17]),
+  ARGV[18]
+--- @replies
+--- @include "serverTimeMs"
+--- @include "buyerMarker"
+--- @include "spillClaim"
+--- @include "segmentState"
+--- @include "deductSegment"
+--- @include "keyedRecord"
+
+local stop = keyedRecordCheck(recordKey, allKey, cap)
+if stop then return stop end
+local r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
+  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
+  rateBurst)
+return keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)

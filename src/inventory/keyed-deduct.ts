@@ -1,0 +1,117 @@
+/**
+ * A keyed purchase folded into its home deduct: the Idempotency-Key record read, and written as
+ * the claim and the settle would leave it, in the deduct's own call (lua/deductKeyed-10.lua, or
+ * lua/deductKeyedFree-14.lua on a locked segment whose lock is free). One round trip where the
+ * claim, the deduct and the settle take three. Whatever the call cannot finish (a record found,
+ * the shopper's records at their cap, a busy lock, a refusal) it leaves unwritten and says so
+ * ({@link NotFolded}): the purchase then claims the key the usual way. The shopper's rate-limit
+ * cell, when asked, is taken by the same call once the record and the cap let it go on, as the
+ * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
+ */
+import { luaScript } from '../redis/scripts.js';
+import type { DeductCall, PurchaseDeductArgs } from './activity.js';
+import { decodeDeduct, DEDUCT_REPLY, type Raw } from './deduct-reply.js';
+import { deductArgs, deductKeys, type DeductReply } from './protocol.js';
+import type { SegmentLocking } from './segment-locking.js';
+import { noteBucket, type ShopperRate } from './shopper-rate.js';
+
+const KEYED_REPLY = { ...DEDUCT_REPLY, record: 14, full: 15 } as const;
+const scripts = {
+  deductKeyed: luaScript('deductKeyed', KEYED_REPLY),
+  deductKeyedFree: luaScript('deductKeyedFree', KEYED_REPLY),
+};
+
+/**
+ * The key's record as the home deduct writes it (IdempotencyStore.fold): where it lives, its two
+ * possible values encoded by the store (the record format stays the store's), and what the
+ * deduct left there.
+ */
+export interface FoldedRecord {
+  /** the record, the shopper's index of records, of final refusals */
+  keys: [string, string, string];
+  /** the record's name in the index */
+  member: string;
+  /** the home segment whose slot the record shares */
+  segment: number;
+  /** the finished record (the sale's answer), written on a sale */
+  done: string;
+  /** the running record (leased), written on a spill claim */
+  running: string;
+  ttlSeconds: number;
+  /** records a shopper may hold */
+  cap: number;
+  /**
+   * What the purchase left under the key: nothing yet; the finished record; the running one (the
+   * spill goes on, then the record is settled as after a claim); or unknown (no reply came).
+   */
+  written: 'nothing' | 'done' | 'running' | 'unknown';
+}
+
+/**
+ * The folded call wrote nothing, and the purchase must claim its key the usual way; `found` is
+ * the record the key already held (the caller answers from it as a claim that found it would).
+ */
+export class NotFolded extends Error {
+  constructor(readonly found?: string) {
+    super(found === undefined ? 'the keyed deduct wrote nothing' : 'the key holds a record');
+    this.name = 'NotFolded';
+  }
+}
+
+type KeyedReply = DeductReply | { code: 'record'; value: string } | { code: 'full' };
+/** a segment's keys, as every deduct call takes them */
+type SegmentKeys = Parameters<DeductCall<KeyedReply>>[1];
+
+/** `record` and `full` are answered before the deduct runs: no bucket state follows them. */
+function decode(raw: Raw): KeyedReply {
+  const name = scripts.deductKeyed.replyName(raw[0]);
+  if (name === 'record') return { code: 'record', value: String(raw[1]) };
+  if (name === 'full') return { code: 'full' };
+  return decodeDeduct(raw);
+}
+
+function run(lockFree: boolean, record: FoldedRecord): DeductCall<KeyedReply> {
+  return async (redis, segment, args) => {
+    const keys = deductKeys(segment, args);
+    const lock = segment.lock;
+    if (lockFree) keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);
+    keys.push(...record.keys);
+    const argv = deductArgs(args);
+    argv.push(record.done, record.running, record.ttlSeconds, record.cap, record.member);
+    const script = lockFree ? scripts.deductKeyedFree : scripts.deductKeyed;
+    return decode(await script.run<Raw>(redis, keys, argv));
+  };
+}
+
+/**
+ * The home deduct (mode home, or claim when home is known empty) with the key's record: on a
+ * locked segment (`locked`) only while nobody in this process wants its lock (the lock taken and
+ * given back in the call; a claim needs no lock). @returns a sale (record finished), a spill claim
+ * (record running), or a reseed's reply (nothing written: the sale reloads and calls again).
+ * @throws NotFolded when nothing was written and the purchase must claim the usual way;
+ *   ShopperRateLimited when the shopper's bucket refused the cell (nothing written either)
+ */
+export async function keyedHomeDeduct(
+  locking: SegmentLocking,
+  home: SegmentKeys,
+  args: PurchaseDeductArgs,
+  record: FoldedRecord,
+  /** the product's strategy locks its segments; the shopper's limit, when taken in the call */
+  { locked, rate }: { locked: boolean; rate: ShopperRate | undefined },
+): Promise<DeductReply> {
+  // the view changed since the store chose the record's place: the keys would not share a slot
+  if (record.segment !== args.segment) throw new NotFolded();
+  const lockFree = locked && args.mode === 'home';
+  if (lockFree && !locking.idle(args.productId, args.segment)) throw new NotFolded();
+  record.written = 'unknown';
+  const r = await locking.leases.deductBy(run(lockFree, record), home, args);
+  record.written = r.code === 'ok' ? 'done' : r.code === 'spill' ? 'running' : 'nothing';
+  if (r.code === 'record') throw new NotFolded(r.value);
+  if (r.code === 'full') throw new NotFolded();
+  // a cell taken (a contended lock, a refusal too) is this purchase's: the usual way asks none
+  noteBucket(args, rate, r);
+  if (r.code === 'ok' || r.code === 'spill' || r.code === 'stale-epoch' || r.code === 'unknown') {
+    return r;
+  }
+  throw new NotFolded();
+}
