@@ -150,7 +150,7 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
   if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts, true);
-  if (role === 'bullmq') failInFlightOnClose(redis, opts);
+  if (role === 'bullmq' || role === 'subscriber') failInFlightOnClose(redis, opts);
   watchErrors(redis, opts);
   return redis;
 }
@@ -170,7 +170,9 @@ interface Deque {
  * instead (resending is off, so that no command runs twice), and on a BullMQ connection
  * (maxRetriesPerRequest: null, no command timeout) nothing else ever settles them: a worker whose
  * `moveToFinished` or `moveToActive` was lost so held its slot, or its fetch loop, for good. BullMQ
- * retries a failed call; the job is redelivered when its lock lapses.
+ * retries a failed call; the job is redelivered when its lock lapses. The subscriber has no
+ * command timeout either: a lost SSUBSCRIBE held a product's first read (catalogue.ts) and a lock
+ * waiter (lock/notices.ts) for good; failed, the channel is asked for again (redis/pubsub.ts).
  */
 function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
   const queues = redis as unknown as InFlight;
@@ -189,7 +191,7 @@ function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
     if (failed === 0 || Date.now() - lastLogged < ERROR_LOG_INTERVAL_MS) return;
     opts.logger?.warn(
       { redis: opts.name, commands: failed },
-      'connection closed with commands in flight: they fail, and BullMQ retries them',
+      'connection closed with commands in flight: they fail (BullMQ retries its own)',
     );
     lastLogged = Date.now();
     failed = 0;

@@ -17,12 +17,19 @@ interface Channel {
 export interface PubSubOptions {
   /** How long an unused channel stays subscribed (default 30 s). */
   idleMs?: number;
+  /**
+   * How long a subscription waits for Redis's reply before it fails (default 2 s, the command
+   * timeout's default). The subscriber has no command timeout: a reply that never comes would
+   * hold every caller of the channel for good.
+   */
+  subscribeTimeoutMs?: number;
 }
 
 export class PubSub {
   private readonly channels = new Map<string, Channel>();
   private readonly reconnectListeners = new Set<() => void>();
   private readonly idleMs: number;
+  private readonly subscribeTimeoutMs: number;
   private connectedOnce = false;
 
   constructor(
@@ -30,6 +37,7 @@ export class PubSub {
     opts: PubSubOptions = {},
   ) {
     this.idleMs = opts.idleMs ?? 30_000;
+    this.subscribeTimeoutMs = opts.subscribeTimeoutMs ?? 2_000;
     subscriber.on('smessage', (channel: string, message: string) => {
       const c = this.channels.get(channel);
       if (c) for (const h of c.handlers) h(message);
@@ -47,11 +55,13 @@ export class PubSub {
   /**
    * Calls `handler` for every message on `channel` until the returned function is called.
    * Resolves once the subscription is active, so nothing published afterwards is missed.
+   * Rejects when Redis does not confirm it (the connection closed, or no reply within
+   * subscribeTimeoutMs): the channel is forgotten, so the next call asks again.
    */
   async subscribe(channel: string, handler: Handler): Promise<() => void> {
     let c = this.channels.get(channel);
     if (!c) {
-      const ready = this.subscriber.ssubscribe(channel).then(() => undefined);
+      const ready = this.confirmed(channel);
       c = { handlers: new Set(), ready };
       this.channels.set(channel, c);
       ready.catch(() => {
@@ -72,6 +82,30 @@ export class PubSub {
       }, this.idleMs);
       entry.idleTimer.unref();
     };
+  }
+
+  /**
+   * The SSUBSCRIBE, bounded: a reply lost with its connection is failed there (redis/connection.ts,
+   * single Redis), and the timeout ends every other wait (a cluster's sharded subscriber too). A
+   * confirmation that comes after the timeout subscribes a channel nobody listens to: its
+   * messages are dropped, and the next subscription asks again.
+   */
+  private confirmed(channel: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const ms = this.subscribeTimeoutMs;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no reply to the subscription of "${channel}" within ${ms} ms`)),
+        ms,
+      );
+    });
+    return Promise.race([this.subscriber.ssubscribe(channel), late]).then(
+      () => clearTimeout(timer),
+      (err: unknown) => {
+        clearTimeout(timer);
+        throw err;
+      },
+    );
   }
 
   private missedSome(): void {

@@ -16,7 +16,17 @@ export interface ReplyLosingProxy {
    * The reply to the next command matching `match` is lost (once); with `thenClose`, the
    * client's connection is closed right after (the command ran, the connection died).
    */
-  loseReplyTo(match: (command: string) => boolean, opts?: { thenClose?: boolean }): void;
+  loseReplyTo(
+    match: (command: string) => boolean,
+    opts?: {
+      thenClose?: boolean;
+      /**
+       * The reply is a push (RESP3: what SSUBSCRIBE is confirmed by): the next push after the
+       * command is the one lost (for a connection that hears nothing else meanwhile).
+       */
+      push?: boolean;
+    },
+  ): void;
   /** How many replies it has lost so far. */
   readonly lost: number;
   close(): Promise<void>;
@@ -71,6 +81,7 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
   const port = await freePort();
   let armed: ((command: string) => boolean) | undefined;
   let closeAfterLoss = false;
+  let losePush = false;
   let lost = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -81,13 +92,15 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
     let sent = 0; // commands seen from the client
     let answered = 0; // replies seen from the server (pushes are not replies)
     const doomed = new Set<number>(); // indexes of commands whose reply is dropped
+    let doomedPushes = 0; // pushes to drop (the confirmation of a matched subscription)
     client.on('data', (chunk: Buffer) => {
       upstream.write(chunk);
       requests = requests.length ? Buffer.concat([requests, chunk]) : chunk;
       for (let end; (end = respEnd(requests, 0)) > 0; requests = requests.subarray(end)) {
         if (armed && armed(requests.toString('latin1', 0, end))) {
           armed = undefined;
-          doomed.add(sent);
+          if (losePush) doomedPushes++;
+          else doomed.add(sent);
         }
         sent++;
       }
@@ -95,12 +108,13 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
     upstream.on('data', (chunk: Buffer) => {
       replies = replies.length ? Buffer.concat([replies, chunk]) : chunk;
       for (let end; (end = respEnd(replies, 0)) > 0; replies = replies.subarray(end)) {
-        if (replies[0] === 0x3e /* '>' push */) {
+        const push = replies[0] === 0x3e; /* '>' */
+        if (push && doomedPushes === 0) {
           client.write(replies.subarray(0, end));
           continue;
         }
-        const index = answered++;
-        if (doomed.delete(index)) {
+        if (push) doomedPushes--;
+        if (push || doomed.delete(answered++)) {
           lost++;
           if (closeAfterLoss) {
             client.destroy();
@@ -127,6 +141,7 @@ export async function replyLosingProxy(targetPort: number): Promise<ReplyLosingP
     loseReplyTo(match, opts = {}) {
       armed = match;
       closeAfterLoss = opts.thenClose ?? false;
+      losePush = opts.push ?? false;
     },
     get lost() {
       return lost;
