@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  answersAfterFaults,
   check,
   type FinalState,
   type HistoryEntry,
@@ -298,6 +299,41 @@ describe('the chaos checker', () => {
         (r) => r.name === 'payment-window',
       )!.counterExample,
     ).toContain('were both acknowledged');
+  });
+});
+
+describe('answers after the faults', () => {
+  const probe = (status: number, op: number): PurchaseOp => ({
+    type: 'purchase',
+    op,
+    user: 'probe0',
+    key: 'probe-0-p',
+    product: 'p',
+    quantity: 1,
+    invokeMs: 1_000 * op,
+    completeMs: 1_000 * op + 5_000,
+    outcome: status === 202 ? 'ok' : status >= 400 && status < 500 ? 'fail' : 'unknown',
+    status,
+  });
+
+  it('holds when every process answers, a refusal or a 503 included, after a silent try', () => {
+    const r = answersAfterFaults([
+      { api: 0, product: 'p', tries: [probe(202, 1)] },
+      { api: 1, product: 'p', tries: [probe(0, 2), probe(409, 3)] },
+      { api: 1, product: 'q', tries: [probe(503, 4)] },
+    ]);
+    expect(r).toEqual({ name: 'answers-after-faults', ok: true });
+  });
+
+  it('breaks on a process that answered none of its tries, and names it', () => {
+    const r = answersAfterFaults([
+      { api: 0, product: 'p', tries: [probe(202, 1)] },
+      { api: 1, product: 'p', tries: [probe(0, 2), probe(0, 3), probe(0, 4)] },
+    ]);
+    expect(r.ok).toBe(false);
+    expect(r.counterExample).toBe(
+      'API process 1 answered no purchase of p in 3 tries after the faults, the last one op 4 user probe0 key probe-0-p product p x1 (0)',
+    );
   });
 });
 

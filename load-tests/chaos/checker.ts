@@ -110,6 +110,7 @@ export type InvariantName =
   | 'conservation'
   | 'restock-once'
   | 'payment-window'
+  | 'answers-after-faults'
   | RoomInvariantName;
 
 export interface InvariantResult {
@@ -403,6 +404,32 @@ function paymentWindow(history: HistoryEntry[], final: FinalState): InvariantRes
       };
   }
   return { name: 'payment-window', ok: true };
+}
+
+/** One API process asked for a purchase of one product once the faults had healed. */
+export interface AfterFaultsProbe {
+  api: number;
+  product: string;
+  /** its tries, in order (a try that got no HTTP answer at all has status 0) */
+  tries: PurchaseOp[];
+}
+
+/**
+ * Liveness once every fault has healed: each API process answers a purchase of each product
+ * (any HTTP answer: a refusal or a 503 is an answer, a timeout or a reset is not) within its
+ * tries. A process that kept a product's purchases unanswered after the faults (an await that
+ * never settles) passed every other check while its shoppers got nothing: the resolver's tries
+ * alternate between processes, so the other one answered for it.
+ */
+export function answersAfterFaults(probes: AfterFaultsProbe[]): InvariantResult {
+  const silent = probes.find((p) => p.tries.length === 0 || p.tries.every((t) => t.status === 0));
+  if (!silent) return { name: 'answers-after-faults', ok: true };
+  const last = silent.tries.at(-1);
+  return {
+    name: 'answers-after-faults',
+    ok: false,
+    counterExample: `API process ${silent.api} answered no purchase of ${silent.product} in ${silent.tries.length} tries after the faults${last ? `, the last one ${describe(last)}` : ''}`,
+  };
 }
 
 /** Every invariant, in the issue's order; the run fails when any is not ok. */

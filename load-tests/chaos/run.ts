@@ -19,7 +19,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb } from '../../src/db/index.js';
-import { check, type HistoryEntry, type PurchaseOp } from './checker.js';
+import {
+  answersAfterFaults,
+  check,
+  type AfterFaultsProbe,
+  type HistoryEntry,
+  type PurchaseOp,
+} from './checker.js';
 import { readFinalState, type ReconcileAnswer } from './final-state.js';
 import { inject, kindsFor, schedule, FAULT_KINDS, type FaultKind } from './nemesis.js';
 import calculateSlot from 'cluster-key-slot';
@@ -115,6 +121,8 @@ const PRODUCTS = [
   roomProduct,
 ].map((p) => ({ ...p, total: stock, limitPerUser: 2 }));
 const PAY_WITHIN_S = 6;
+/** Purchases asked of each process and product once the faults healed (5 s each, 1 s apart). */
+const AFTER_FAULTS_TRIES = 5;
 
 const outDir = resolve(args.out!);
 mkdirSync(outDir, { recursive: true });
@@ -253,6 +261,34 @@ async function main(stack: ChaosStack): Promise<number> {
     ),
   );
 
+  // every fault has healed: each process must answer a purchase of each product again
+  const probes: AfterFaultsProbe[] = [];
+  for (const [api, { url }] of stack.apis.entries()) {
+    for (const p of PRODUCTS.filter((p) => p.id !== roomProduct.id)) {
+      const probe: AfterFaultsProbe = { api, product: p.id, tries: [] };
+      probes.push(probe);
+      for (let t = 0; t < AFTER_FAULTS_TRIES; t++) {
+        const user = `probe${api}`;
+        const a = await attempt(url, {
+          user,
+          key: `probe-${api}-${p.id}`,
+          product: p.id,
+          timeoutMs: 5_000,
+          now,
+        });
+        record(a);
+        probe.tries.push(a);
+        if (a.status !== 0) break;
+        await sleep(1_000);
+      }
+    }
+  }
+  const silent = probes.filter((p) => p.tries.every((t) => t.status === 0));
+  say(
+    'settle',
+    `${probes.length - silent.length}/${probes.length} (process, product) pairs answered a purchase after the faults${silent.length ? `; no answer from ${silent.map((p) => `process ${p.api} for ${p.product}`).join(', ')}` : ''}`,
+  );
+
   say('settle', 'resolving each unknown purchase with its own Idempotency-Key');
   const unknown = history.filter(
     (h): h is PurchaseOp => h.type === 'purchase' && h.outcome === 'unknown',
@@ -380,6 +416,7 @@ async function main(stack: ChaosStack): Promise<number> {
     slots.some(([lo, hi]) => slot >= lo && slot <= hi);
   const results = [
     ...check(history, final),
+    answersAfterFaults(probes),
     ...checkRoom(history, {
       product: roomProduct.id,
       opensAtMs: roomOpensAt - t0,
