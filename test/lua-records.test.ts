@@ -288,8 +288,8 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       await luaOn(
         'segmentState',
         key,
-        `stateSetFence(KEYS[1], 7)
-         local left = stateTake(KEYS[1], 2)
+        `local _, stock, _, _, _, _, _, sold = stateForDeduct(KEYS[1])
+         local left = stateTake(KEYS[1], tonumber(stock), tonumber(sold), 2, 7)
          return {left, stateReturn(KEYS[1], 1)}`,
       ),
     ).toEqual([8, 9]);
@@ -326,18 +326,27 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       [f.limitPerUser]: window.limit,
       [f.payWithinSeconds]: window.payWithin,
     });
-    // stateForDeduct: epoch, stock, startsAt, endsAt, limit, fence (false: none yet), payWithin
+    // stateForDeduct: epoch, stock, startsAt, endsAt, limit, fence (false: none yet), payWithin,
+    // sold
     expect(
       await luaOn(
         'segmentState',
         key,
-        `local e, s, a, b, l, fence, w = stateForDeduct(KEYS[1])
-         return {stateEpoch(KEYS[1]), e, s, a, b, l, fence == false and 'none' or fence, w}`,
+        `local e, s, a, b, l, fence, w, sold = stateForDeduct(KEYS[1])
+         return {stateEpoch(KEYS[1]), e, s, a, b, l, fence == false and 'none' or fence, w, sold}`,
       ),
     ).toEqual(
-      ['6', '6', '40', window.startsAt, window.endsAt, window.limit, 'none', window.payWithin].map(
-        String,
-      ),
+      [
+        '6',
+        '6',
+        '40',
+        window.startsAt,
+        window.endsAt,
+        window.limit,
+        'none',
+        window.payWithin,
+        '11',
+      ].map(String),
     );
     await redis.hset(key, f.fence, 9);
     expect(

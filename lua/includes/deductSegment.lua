@@ -26,7 +26,7 @@ end
 local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode,
                              epoch, fence, user, qty, orderId, productId, segment, home,
                              touchedAt, touchLease, rateKey, rateInterval, rateBurst, takeLock)
-  local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin =
+  local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin, soldText =
     stateForDeduct(stateKey)
   if not segEpoch then return {REPLY.unknown} end
   if segEpoch ~= epoch then return {REPLY.staleEpoch, tonumber(segEpoch)} end
@@ -68,8 +68,8 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
     return rated({REPLY.empty, stock}, rate)
   end
 
-  if fence > lastFence then stateSetFence(stateKey, fence) end
-  local remaining = stateTake(stateKey, qty)
+  local remaining = stateTake(stateKey, stock, tonumber(soldText or 0), qty,
+    fence > lastFence and fence or nil)
   if mode == 'home' then
     redis.call('HSET', buyersKey, user, markerWrite(units + qty, markerAppend(orders, orderId)))
   elseif mode == 'spill' then

@@ -31,25 +31,27 @@ local function stateRecordsSpills(key)
 end
 
 -- what a deduct checks, as stored (false when missing):
--- epoch, stock, startsAt, endsAt, limit, fence, payWithin
+-- epoch, stock, startsAt, endsAt, limit, fence, payWithin, sold
 local function stateForDeduct(key)
   local s = redis.call('HMGET', key, STATE_EPOCH, STATE_STOCK, STATE_STARTS_AT, STATE_ENDS_AT,
-    STATE_LIMIT_PER_USER, STATE_FENCE, STATE_PAY_WITHIN_SECONDS)
-  return s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+    STATE_LIMIT_PER_USER, STATE_FENCE, STATE_PAY_WITHIN_SECONDS, STATE_SOLD)
+  return s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]
 end
 
 local function stateEpoch(key)
   return redis.call('HGET', key, STATE_EPOCH)
 end
 
-local function stateSetFence(key, fence)
-  redis.call('HSET', key, STATE_FENCE, fence)
-end
-
--- units sold: the stock left
-local function stateTake(key, qty)
-  local remaining = redis.call('HINCRBY', key, STATE_STOCK, -qty)
-  redis.call('HINCRBY', key, STATE_SOLD, qty)
+-- `qty` units sold from the `stock` and `sold` the deduct read (stateForDeduct), and the newest
+-- fence when it moved (nil: unchanged), in one write: the script is atomic, so this is what
+-- HINCRBY on each would leave, at one command where they took three
+local function stateTake(key, stock, sold, qty, fence)
+  local remaining = stock - qty
+  if fence then
+    redis.call('HSET', key, STATE_STOCK, remaining, STATE_SOLD, sold + qty, STATE_FENCE, fence)
+  else
+    redis.call('HSET', key, STATE_STOCK, remaining, STATE_SOLD, sold + qty)
+  end
   return remaining
 end
 
