@@ -44,7 +44,7 @@ export class SegmentLocking {
   /**
    * The uncontended path of a locked segment: when nobody in this process holds or waits for the
    * segment's lock, the deduct takes the lock, fences and gives it back in the same call
-   * (lua/deductFree-11.lua): the one round trip of a lock-free deduct and three commands more, where
+   * (lua/deductFree-11.lua): the one round trip of a lock-free deduct and two commands more, where
    * the full protocol costs two round trips and eleven commands more. Its answer is
    * `contended` when Redis says someone holds, waits for or is handed the lock: then the full
    * protocol (this process's line, then the lock's own) takes over, so no waiter is passed.
