@@ -11,29 +11,13 @@ import { closeRedis, createRedis } from '../src/redis/connection.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy } from './support/proxy.js';
 import { waitFor } from './support/cli.js';
+import { settledWithin as outcome } from './support/settled.js';
 
 const ns = useNamespace();
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** How the promise ended within `ms`: its value, its error's message, or 'never settled'. */
-async function outcome(p: Promise<unknown>, ms: number): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((r) => (timer = setTimeout(() => r('never settled'), ms)));
-  try {
-    return await Promise.race([
-      p.then(
-        (v) => `answered ${String(v)}`,
-        (err: unknown) => `failed: ${(err as Error).message}`,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 it('a command in flight when a bullmq connection dies fails, and the connection comes back', async () => {
   const proxy = await replyLosingProxy(Number(new URL(ns.redisUrl).port));

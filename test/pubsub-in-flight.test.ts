@@ -15,29 +15,13 @@ import { PubSub } from '../src/redis/pubsub.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy } from './support/proxy.js';
 import { waitFor } from './support/cli.js';
+import { settledWithin as outcome } from './support/settled.js';
 
 const ns = useNamespace();
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-/** How the promise ended within `ms`: its value, its error's message, or 'never settled'. */
-async function outcome(p: Promise<unknown>, ms: number): Promise<string> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<string>((r) => (timer = setTimeout(() => r('never settled'), ms)));
-  try {
-    return await Promise.race([
-      p.then(
-        () => 'subscribed',
-        (err: unknown) => `failed: ${(err as Error).message}`,
-      ),
-      late,
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 async function subscriberBehindProxy(opts: { subscribeTimeoutMs?: number } = {}) {
   const proxy = await replyLosingProxy(Number(new URL(ns.redisUrl).port));
@@ -72,7 +56,7 @@ it('a subscription whose reply is lost with the connection fails, and the next o
       pubsub.subscribe(channel, (m) => heard.push(m)),
       5_000,
     ),
-  ).toBe('subscribed');
+  ).toBe('answered');
   await publisher.spublish(channel, 'after');
   await waitFor('the message', async () => heard.includes('after'), 5_000);
   expect(heard).toEqual(['after']);
