@@ -26,11 +26,12 @@ afterEach(async () => {
 async function subscriberBehindProxy(opts: { subscribeTimeoutMs?: number } = {}) {
   const proxy = await replyLosingProxy(Number(new URL(ns.redisUrl).port));
   cleanups.push(() => proxy.close());
-  const subscriber = createRedis(proxy.url, { name: 'pubsub-in-flight', role: 'subscriber' });
+  const name = `pubsub-in-flight-${ns.id}`;
+  const subscriber = createRedis(proxy.url, { name, role: 'subscriber' });
   cleanups.push(() => closeRedis(subscriber));
   const pubsub = new PubSub(subscriber, opts);
   cleanups.push(() => pubsub.close());
-  return { proxy, pubsub };
+  return { proxy, pubsub, name };
 }
 
 it('a subscription whose reply is lost with the connection fails, and the next one works', async () => {
@@ -94,4 +95,47 @@ it("a product's first read whose subscription is lost fails, and the next read l
   const view = await catalogue.get(productId);
   expect(view?.epoch).toBe(1);
   expect(view?.segments).toBe(2);
+});
+
+it('a re-subscription lost in a second reset neither ends the process nor loses the channel', async () => {
+  // ioredis re-subscribes after a reconnect with a call nobody awaits: failed unhandled, it ended
+  // the process (a black-box trial killed the subscriber's connection again and again)
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  cleanups.push(() => process.off('unhandledRejection', onUnhandled));
+  const { proxy, pubsub, name } = await subscriberBehindProxy();
+  const admin = createRedis(ns.redisUrl, { name: 'pubsub-in-flight-admin' });
+  cleanups.push(() => closeRedis(admin));
+  const channel = `${ns.id}:resubscribed`;
+  const heard: string[] = [];
+  expect(
+    await outcome(
+      pubsub.subscribe(channel, (m) => heard.push(m)),
+      5_000,
+    ),
+  ).toBe('answered');
+  // the first reset: the subscriber's connection killed at the server
+  proxy.loseReplyTo((cmd) => cmd.includes('ssubscribe') && cmd.includes(channel), {
+    thenClose: true,
+    push: true,
+  });
+  const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'));
+  const id = new RegExp(`id=(\\d+) .*name=${name} `).exec(clients)?.[1];
+  expect(id).toBeDefined();
+  await admin.call('CLIENT', 'KILL', 'ID', id!);
+  // the second: the re-subscription's confirmation lost with its connection
+  await waitFor('the lost re-subscription', async () => proxy.lost === 1, 10_000);
+  // the channel is heard again on the next connection
+  await waitFor(
+    'a message on the channel',
+    async () => {
+      await admin.spublish(channel, 'again');
+      return heard.includes('again');
+    },
+    10_000,
+  );
+  // a tick for any rejection still on its way to being reported
+  await new Promise((r) => setTimeout(r, 100));
+  expect(unhandled).toEqual([]);
 });

@@ -161,7 +161,7 @@ interface InFlight {
   prevCommandQueue?: Deque | null;
 }
 interface Deque {
-  shift(): { command: { reject(err: Error): void } } | undefined;
+  shift(): { command: { promise: Promise<unknown>; reject(err: Error): void } } | undefined;
 }
 
 /**
@@ -185,6 +185,9 @@ function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
     const err = new Error('Connection is closed.');
     for (const queue of lost) {
       for (let item = queue?.shift(); item; item = queue?.shift(), failed++) {
+        // some are ioredis's own, which nobody awaits (a subscriber's re-subscription after a
+        // reconnect): failed unhandled, one would end the process
+        item.command.promise.catch(() => {});
         item.command.reject(err);
       }
     }

@@ -44,7 +44,10 @@ export class PubSub {
     });
     // Messages published while the connection was down are lost: tell whoever caches state.
     subscriber.on('ready', () => {
-      if (this.connectedOnce) this.missedSome();
+      if (this.connectedOnce) {
+        this.resubscribe();
+        this.missedSome();
+      }
       this.connectedOnce = true;
     });
     // On a Redis Cluster, a shard's subscriber replaced (its node failed, slots moved): the
@@ -106,6 +109,19 @@ export class PubSub {
         throw err;
       },
     );
+  }
+
+  /**
+   * Every channel held, asked for again on a new connection. ioredis re-subscribes by itself, but
+   * its call is awaited by nobody: lost in a second reset (its reply, or the connection, gone
+   * before it was confirmed), the channel was never asked for again and stayed unheard for good
+   * while this process held it. SSUBSCRIBE of a channel held is a no-op in Redis; one lost here is
+   * asked again at the next reconnect.
+   */
+  private resubscribe(): void {
+    for (const channel of this.channels.keys()) {
+      this.subscriber.ssubscribe(channel).catch(() => {});
+    }
   }
 
   private missedSome(): void {
