@@ -132,7 +132,9 @@ const REPEAT_GRACE_MS = 2_000;
 /**
  * Closes `lifecycle` on SIGINT/SIGTERM, then exits 0. An `unref()`'d timer forces exit 1 if
  * shutdown hangs; a signal repeated after a grace period forces it too. A forced exit first
- * kills the child servers, so nothing of ours is left running.
+ * kills the child servers, so nothing of ours is left running. An uncaught error (or unhandled
+ * rejection) closes it the same way and exits 1: a crash must not orphan the child servers
+ * either (`up`'s Redis and PostgreSQL were left running after one).
  */
 export function closeOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: number): void {
   let firstAt = 0;
@@ -141,19 +143,26 @@ export function closeOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: 
     lifecycle.killAll();
     process.exit(1);
   };
+  const shutDown = (exitCode: number) => {
+    firstAt = Date.now();
+    setTimeout(() => force(`shutdown took over ${timeoutMs} ms: forcing exit`), timeoutMs).unref();
+    void lifecycle.close().then(() => {
+      logger.info('stopped');
+      process.exit(exitCode);
+    });
+  };
   const onSignal = (signal: NodeJS.Signals) => {
     if (firstAt) {
       if (Date.now() - firstAt > REPEAT_GRACE_MS) force(`${signal} again: forcing exit`);
       return;
     }
-    firstAt = Date.now();
     logger.info({ signal }, 'shutting down');
-    setTimeout(() => force(`shutdown took over ${timeoutMs} ms: forcing exit`), timeoutMs).unref();
-    void lifecycle.close().then(() => {
-      logger.info('stopped');
-      process.exit(0);
-    });
+    shutDown(0);
   };
+  process.on('uncaughtException', (err, origin) => {
+    logger.fatal({ err, origin }, 'uncaught error: shutting down');
+    if (!firstAt) shutDown(1);
+  });
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   // a closed terminal, and a closed output pipe (`up | head`), end it like Ctrl-C: nothing of

@@ -2,6 +2,9 @@
  * Shutdown order, and a shutdown that begins while a server is still starting (Ctrl-C, or a
  * closed output pipe, during `seckill up`'s start-up): what that start adds is closed too.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Lifecycle } from '../src/lifecycle.js';
@@ -60,5 +63,27 @@ describe('Lifecycle', () => {
     await lifecycle.close();
     await expect(failing).rejects.toThrow('initdb failed');
     expect(closed).toEqual(['redis']);
+  });
+
+  it('a crash (an unhandled rejection) stops the child servers before it exits 1', async () => {
+    const proc = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'crash-after-start.ts')],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    let out = '';
+    proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    const [code] = (await once(proc, 'exit')) as [number | null];
+    const pid = Number(/started (\d+)/.exec(out)?.[1]);
+    expect(pid).toBeGreaterThan(0);
+    let left = true;
+    try {
+      // the child server is gone (signal 0 only asks whether the process exists)
+      expect(() => process.kill(pid, 0)).toThrow(/ESRCH/);
+      left = false;
+    } finally {
+      if (left) process.kill(pid, 'SIGKILL');
+    }
+    expect(code).toBe(1);
   });
 });
