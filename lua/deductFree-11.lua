@@ -38,11 +38,10 @@ local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @include "spillClaim"
 --- @include "segmentState"
 --- @include "deductSegment"
+--- @include "freeLock"
 
--- one read for all three: a line with nobody in it, like a lock nobody holds, is no key at all
 local function takeLock()
-  if redis.call('EXISTS', lockKey, lineKey, handoffKey) > 0 then return nil end
-  return redis.call('INCR', fenceKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey)
 end
 
 if rateInterval == 0 then

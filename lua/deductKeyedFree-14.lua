@@ -38,11 +38,10 @@ local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), 
 --- @include "segmentState"
 --- @include "deductSegment"
 --- @include "keyedRecord"
+--- @include "freeLock"
 
--- one read for all three: a line with nobody in it, like a lock nobody holds, is no key at all
 local function takeLock()
-  if redis.call('EXISTS', lockKey, lineKey, handoffKey) > 0 then return nil end
-  return redis.call('INCR', fenceKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey)
 end
 
 local stop = keyedRecordCheck(recordKey, allKey, cap)
