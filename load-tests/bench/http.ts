@@ -25,7 +25,7 @@
  *
  * Options: --duration 5 (s per scenario per round) --rounds 3 --connections 100
  *          --only <scenario>[,<scenario>...] --no-write --update-report --no-build
- *          --cpu-prof <dir> (V8 profile of the API process) --redis-delay-ms <d>
+ *          --cpu-prof <dir> (V8 profile of each API process) --redis-delay-ms <d>
  *          --redis-url --database-url (else throwaway servers)
  */
 import type { ChildProcess } from 'node:child_process';
@@ -224,7 +224,7 @@ async function main() {
   // every purchase and never refuse one
   const limited = chosen.some((s) => s.limited)
     ? child(
-        cli('serve'),
+        [...profFlags, ...cli('serve')],
         {
           ...env,
           PORT: String(limitedPort),
@@ -236,7 +236,7 @@ async function main() {
     : undefined;
   const expressOnly = chosen.some((s) => s.express)
     ? child(
-        cli('serve'),
+        [...profFlags, ...cli('serve')],
         { ...env, PORT: String(expressPort), FAST_PATH: 'false' },
         'API (no fast path)',
       )
