@@ -206,8 +206,9 @@ export async function inject(stack: ChaosStack, f: Fault): Promise<Struck> {
     case 'kill-api':
     case 'kill-worker': {
       // one that is up: two faults on one process would start two on its port
+      // (nor one a supervisor is starting again after an exit of its own)
       const list = (f.kind === 'kill-api' ? stack.apis : stack.workers).filter(
-        (p) => !down.has(slot(p)),
+        (p) => !down.has(slot(p)) && !stack.isRecovering(p),
       );
       const p = list[f.target % list.length];
       if (!p) return { applied: false };

@@ -484,6 +484,11 @@ async function main(stack: ChaosStack): Promise<number> {
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),
     lateReturns: results.find((r) => r.name === 'restock-once')?.late ?? null,
+    // API and worker processes that exited by themselves (each started again, as a supervisor
+    // would): not a broken invariant, but a fact of the run worth reading the logs for
+    selfExits: stack.selfExits.map(
+      (e) => `${e.role} ${e.n} (${e.how}) at ${(e.atMs / 1000).toFixed(1)} s`,
+    ),
     // per fault kind: the share answered 202/409/410 of the purchases started while it alone lasted
     availability: Object.fromEntries(
       Object.entries(availability).map(([kind, a]) => [

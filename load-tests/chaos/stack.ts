@@ -19,6 +19,7 @@ import { startRedisCluster, type RunningCluster } from '../../src/launcher/redis
 import { startRedisServer, type RunningRedis } from '../../src/launcher/redis-server.js';
 import { faultProxy, type FaultProxy } from './fault-proxy.js';
 import { signal } from './pause.js';
+import { Supervisor, type SelfExit } from './supervisor.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 export const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
@@ -60,6 +61,10 @@ export interface ChaosStack {
   kill(p: ChaosProcess): Promise<void>;
   /** starts a killed API or worker again on its port, and waits for its /readyz */
   restart(p: ChaosProcess): Promise<ChaosProcess>;
+  /** whether an API or worker is down after an exit of its own (being started again) */
+  isRecovering(p: ChaosProcess): boolean;
+  /** the API and worker processes that exited by themselves (each was started again) */
+  selfExits: readonly SelfExit[];
   /** stops everything; resolves to what is still running after (nothing, when all went well) */
   stop(): Promise<string[]>;
 }
@@ -137,10 +142,12 @@ export async function startChaosStack(o: {
     spawned.add(p.child);
     return p;
   };
+  let supervisor: Supervisor<ChaosProcess> | undefined;
   let stopped: Promise<string[]> | undefined;
   const stop = () => (stopped ??= stopAll());
   const stopAll = async () => {
     stopping = true;
+    supervisor?.stop();
     for (const n of nodes) signal(n.pid(), 'SIGCONT'); // a paused server must not hold the stop
     await Promise.all(
       [...spawned].map(async (child) => {
@@ -239,14 +246,20 @@ export async function startChaosStack(o: {
     }
     for (const p of children) await waitReady(p, dir);
     const byPort = new Map(nodes.map((n) => [n.proxy.port, n]));
-    const kill = async (p: ChaosProcess) => {
-      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
-      const gone = new Promise((r) => p.child.once('exit', r));
-      p.child.kill('SIGKILL');
-      await gone;
-    };
     const apis = children.filter((c) => c.role === 'api');
     const workers = children.filter((c) => c.role === 'worker');
+    const sup = (supervisor = new Supervisor<ChaosProcess>({
+      spawn: (p) => start(p.role, p.n, p.port, env),
+      ready: (p) => waitReady(p, dir, 60_000),
+      replace: (old, fresh) => {
+        for (const list of [children, fresh.role === 'api' ? apis : workers]) {
+          const i = list.indexOf(old);
+          if (i >= 0) list[i] = fresh;
+        }
+      },
+      progress: o.progress,
+    }));
+    for (const p of children) sup.watch(p);
     return {
       topology: o.topology,
       dir,
@@ -301,27 +314,10 @@ export async function startChaosStack(o: {
         }
         return [];
       },
-      kill,
-      async restart(p) {
-        // as a supervisor does: a process that exits while starting is started again
-        for (let attempt = 1; ; attempt++) {
-          const fresh = start(p.role, p.n, p.port, env);
-          children[children.indexOf(p)] = fresh;
-          const list = fresh.role === 'api' ? apis : workers;
-          list[list.indexOf(p)] = fresh;
-          try {
-            await waitReady(fresh, dir, 60_000);
-            return fresh;
-          } catch (err) {
-            if (attempt >= 5 || stopping) throw err;
-            o.progress(
-              `${p.role} ${p.n} did not start (${(err as Error).message}); starting it again`,
-            );
-            await kill(fresh);
-            p = fresh;
-          }
-        }
-      },
+      kill: (p) => sup.kill(p),
+      restart: (p) => sup.restart(p),
+      isRecovering: (p) => sup.isRecovering(p),
+      selfExits: sup.selfExits,
       stop,
     };
   } catch (err) {
