@@ -8,6 +8,8 @@ import type { Cluster, Redis } from 'ioredis';
 export interface CommandCount {
   /** commands sent since the start (or the last reset), by lower-case name */
   readonly byName: Map<string, number>;
+  /** EVALSHA calls among them, by script SHA1 (scripts.ts scriptNameOf names one) */
+  readonly bySha: Map<string, number>;
   total(): number;
   reset(): void;
   /** puts the connection's own sendCommand back */
@@ -16,19 +18,28 @@ export interface CommandCount {
 
 export function countCommands(conn: Redis | Cluster): CommandCount {
   const byName = new Map<string, number>();
+  const bySha = new Map<string, number>();
   const target = conn as unknown as {
-    sendCommand: (cmd: { name: string }, ...a: unknown[]) => unknown;
+    sendCommand: (cmd: { name: string; args: unknown[] }, ...a: unknown[]) => unknown;
   };
   const original = target.sendCommand;
   target.sendCommand = function (cmd, ...rest) {
     const name = cmd.name.toLowerCase();
     byName.set(name, (byName.get(name) ?? 0) + 1);
+    if (name === 'evalsha') {
+      const sha = String(cmd.args[0]);
+      bySha.set(sha, (bySha.get(sha) ?? 0) + 1);
+    }
     return original.call(this, cmd, ...rest);
   };
   return {
     byName,
+    bySha,
     total: () => [...byName.values()].reduce((a, b) => a + b, 0),
-    reset: () => byName.clear(),
+    reset: () => {
+      byName.clear();
+      bySha.clear();
+    },
     stop: () => {
       target.sendCommand = original;
     },

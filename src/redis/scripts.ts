@@ -200,6 +200,11 @@ export class LuaScript<R extends ReplyTable = ReplyTable> {
   }
 }
 
+/** The name of the declared script whose SHA1 is `sha` (undefined: none declared here). */
+export function scriptNameOf(sha: string): string | undefined {
+  return declared.find((s) => s.sha === sha)?.name;
+}
+
 /** Declares the script `lua/<name>-N.lua` with its reply table (empty for scalar replies). */
 export function luaScript<R extends ReplyTable>(name: string, replies: R = {} as R): LuaScript<R> {
   return new LuaScript(name, replies);
