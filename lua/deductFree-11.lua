@@ -41,15 +41,16 @@ local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @include "freeLock"
 
 local function takeLock()
-  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, voidKey)
 end
 
 if rateInterval == 0 then
   -- no cell to take: a contended lock is answered before anything else is read
-  local fence = takeLock()
+  local fence, voidSeen = takeLock()
   if not fence then return {REPLY.contended} end
   return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease)
+    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, nil, nil, nil, nil,
+    voidSeen)
 end
 return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
   0, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,

@@ -4,11 +4,13 @@
   lua/deduct-7.lua and lua/idempotencySettle-3.lua would take three. The record, the shopper's
   index of records and the shopper's rate-limit bucket share the home segment's slot (a key is
   scoped to shopper and product).
-  The key's record found: nothing changes (no cell is taken either), it is returned. The index at
-  its cap: nothing changes, full (the caller claims the usual way). Else the deduct (mode home, or
-  claim when home is known empty; the shopper's cell taken first when asked, as lua/deduct-7.lua
-  takes it) and, by its reply (lua/includes/keyedRecord.lua): sold, the finished record; a spill
-  claim, the running record; anything else (rateLimited too), nothing written.
+  The key's record found: nothing changes (no cell is taken either), it is returned. Else the
+  deduct (mode home, or claim when home is known empty; the shopper's cell taken first when asked,
+  as lua/deduct-7.lua takes it, its bucket read with the record in one MGET) and, by its reply
+  (lua/includes/keyedRecord.lua): sold, the finished record (not indexed: sales are bounded by
+  the per-user limit); a spill claim, the running record, indexed, unless the index is at its cap:
+  then full, nothing written (the caller claims the usual way); anything else (rateLimited too),
+  nothing written.
 
   KEYS[1..7] as lua/deduct-7.lua: segment state, buyers, claims, outbox, this order's void mark,
             spilled hash, the shopper's rate-limit bucket
@@ -24,7 +26,8 @@
 
   Returns what lua/deduct-7.lua returns (the bucket's state last, when a cell was asked), or
     {record, value}   the key holds a record: nothing was changed
-    {full}            the shopper's index is at its cap: nothing was changed
+    {full}            a spill claim met the shopper's index at its cap: nothing was changed (the
+                      bucket's state last, when a cell was taken)
 ]]
 local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local spilledKey, rateKey, recordKey, allKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -42,9 +45,13 @@ local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), 
 --- @include "deductSegment"
 --- @include "keyedRecord"
 
-local stop = keyedRecordCheck(recordKey, allKey, cap)
+local function beforeSpill()
+  return keyedCapReached(allKey, cap)
+end
+
+local stop, rateRead = keyedRecordCheck(recordKey, rateInterval > 0 and rateKey)
 if stop then return stop end
 local r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
   fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-  rateBurst)
+  rateBurst, nil, nil, rateRead, beforeSpill)
 return keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)

@@ -1,7 +1,7 @@
 --[[
   deductKeyedFree: lua/deductKeyed-10.lua on a locked segment whose lock nobody wants, the lock
-  taken and given back inside the call as lua/deductFree-11.lua does. The key's record and the
-  cap are read first: a found record is answered whoever holds the lock. When the lock is not
+  taken and given back inside the call as lua/deductFree-11.lua does. The key's record is read
+  first: a found record is answered whoever holds the lock. When the lock is not
   free the call writes no record and answers contended: the caller claims the key the usual way
   and takes the lock the full way, so a waiter is never passed. With the shopper's cell asked
   (ARGV[12] > 0) it is taken before the lock is looked at, as in lua/deductFree-11.lua: a
@@ -41,21 +41,26 @@ local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), 
 --- @include "freeLock"
 
 local function takeLock()
-  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, voidKey)
 end
 
-local stop = keyedRecordCheck(recordKey, allKey, cap)
+local function beforeSpill()
+  return keyedCapReached(allKey, cap)
+end
+
+local stop, rateRead = keyedRecordCheck(recordKey, rateInterval > 0 and rateKey)
 if stop then return stop end
 local r
 if rateInterval == 0 then
   -- no cell to take: a contended lock is answered before anything else is read
-  local fence = takeLock()
+  local fence, voidSeen = takeLock()
   if not fence then return {REPLY.contended} end
   r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease)
+    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, nil, nil, nil, nil,
+    voidSeen, nil, beforeSpill)
 else
   r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch, 0,
     user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-    rateBurst, takeLock)
+    rateBurst, takeLock, nil, rateRead, beforeSpill)
 end
 return keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)

@@ -1,7 +1,9 @@
 /**
- * Idempotency-Key records are bounded per shopper: IDEMPOTENCY_MAX_PER_USER at most; at the cap
- * the oldest final refusals go first; a record of a purchase that sold is never dropped (the
- * shopper gets 429 problem+json instead). And each record is small.
+ * Idempotency-Key records are bounded per shopper: IDEMPOTENCY_MAX_PER_USER at most in the
+ * shopper's index; at the cap the oldest final refusals go first; a record of a purchase that sold
+ * is never dropped (the shopper gets 429 problem+json instead). A sale made in the home deduct's
+ * own call keeps its record outside the index: the per-user limit bounds those. And each record is
+ * small.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +12,7 @@ import { Keys } from '../src/redis/keys.js';
 import { registerRedisMemoryGauge } from '../src/redis/memory-gauge.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
+import { shopperOf } from './support/sale.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -72,35 +75,46 @@ describe('Idempotency-Key records per shopper', () => {
       const r = await buy(productId, 'flooder', `f-${i}`);
       expect(r.status).toBe(409);
     }
-    expect(await records('flooder', productId)).toHaveLength(CAP);
+    // the cap's refusals, and the sale's record beside them (outside the index)
+    expect(await records('flooder', productId)).toHaveLength(CAP + 1);
     // the newest are kept: a retry of the last key is a replay, of the first a fresh run
     const last = await buy(productId, 'flooder', `f-${CAP * 4 - 1}`);
     expect(last.res.headers.get('idempotent-replayed')).toBe('true');
     const first = await buy(productId, 'flooder', 'f-0');
     expect(first.status).toBe(409);
     expect(first.res.headers.get('idempotent-replayed')).toBeNull();
-    expect(await records('flooder', productId)).toHaveLength(CAP);
+    expect(await records('flooder', productId)).toHaveLength(CAP + 1);
+    expect((await buy(productId, 'flooder', 'w-1')).res.headers.get('idempotent-replayed')).toBe(
+      'true',
+    );
   });
 
-  it('never drops a record of a purchase that sold: past the cap, 429 problem+json', async () => {
+  it('never drops a record of a purchase that sold: home sales past the cap, then 429 problem+json once indexed sales fill it', async () => {
     const productId = newProduct();
-    await seed(productId, { total: 100, limitPerUser: 100 });
+    // two segments of CAP + 1 units: the buyer's home sells first, each record written by the
+    // sale's own call (outside the index), then the other segment's units, each spill claimed
+    // (its record indexed, and kept once it sold)
+    await seed(productId, { total: 2 * (CAP + 1), segments: 2, limitPerUser: 100 });
+    const buyer = shopperOf(0, 2, `buyer-${productId}-`);
     const bought: string[] = [];
-    for (let i = 0; i < CAP; i++) {
-      const r = await buy(productId, 'buyer', `b-${i}`);
+    for (let i = 0; i < 2 * CAP + 1; i++) {
+      const r = await buy(productId, buyer, `b-${i}`);
       expect(r.status).toBe(202);
       bought.push(((await r.res.json()) as { orderId: string }).orderId);
     }
-    const over = await buy(productId, 'buyer', 'b-over');
+    const { all } = keys.idempotency(productId, 0, buyer);
+    expect(await app.rt.redis.zcard(all)).toBe(CAP);
+    const over = await buy(productId, buyer, 'b-over');
     expect(over.status).toBe(429);
     expect(over.type).toMatch(/^application\/problem\+json/);
     const body = (await over.res.json()) as { code?: string; type: string };
     expect(body.type).toBe('urn:seckill:problem:idempotency-records-full');
     expect(Number(over.res.headers.get('retry-after'))).toBeGreaterThan(0);
     // nothing sold for it, every sold record still replays
-    expect((await app.rt.products.state(productId))!.remaining).toBe(100 - CAP);
-    for (let i = 0; i < CAP; i++) {
-      const again = await buy(productId, 'buyer', `b-${i}`);
+    expect((await app.rt.products.state(productId))!.remaining).toBe(1);
+    expect(await records(buyer, productId)).toHaveLength(2 * CAP + 1);
+    for (let i = 0; i < 2 * CAP + 1; i++) {
+      const again = await buy(productId, buyer, `b-${i}`);
       expect(again.status).toBe(202);
       expect(((await again.res.json()) as { orderId: string }).orderId).toBe(bought[i]);
     }

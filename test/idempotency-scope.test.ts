@@ -238,7 +238,8 @@ describe('a keyed purchase folded into its home deduct', () => {
         ],
       },
     ]);
-    // the record and its index as a claim and a settle leave them
+    // the record as a claim and a settle leave it, without an index entry: a sale's record is
+    // bounded by the per-user limit, not the cap (lua/includes/keyedRecord.lua)
     const fp = requestFingerprint({ productId, quantity: 1 });
     const stored = JSON.parse((await app.rt.redis.get(records.record(member)))!) as {
       f: string;
@@ -247,10 +248,8 @@ describe('a keyed purchase folded into its home deduct', () => {
     expect(stored.f).toBe(fp);
     expect(stored.d.s).toBe(202);
     expect(JSON.parse(stored.d.b)).toMatchObject({ orderId: first.orderId });
-    expect(await app.rt.redis.zrange(records.all, '0', '-1')).toEqual([member]);
     expect(await app.rt.redis.pttl(records.record(member))).toBeGreaterThan(590_000);
-    expect(await app.rt.redis.pttl(records.all)).toBeGreaterThan(590_000);
-    expect(await app.rt.redis.exists(records.refusals)).toBe(0);
+    expect(await app.rt.redis.exists(records.all, records.refusals)).toBe(0);
     // a replay is one call too, and changes nothing
     const replayCalls = await purchaseCommands(productId, user, async () => {
       expect(await buy(app, productId, user, 'k1')).toEqual({ ...first, replayed: true });

@@ -285,7 +285,7 @@ describe('the shopper bucket in a keyed purchase folded into its home deduct', (
     return Math.round((tat - (Number(sec) * 1_000_000 + Number(usec))) / 12_000_000);
   }
 
-  it('a keyed, limited purchase from home is one EVALSHA that takes one cell (its GET and SET inside)', async () => {
+  it('a keyed, limited purchase from home is one EVALSHA that takes one cell (its MGET with the record, and SET, inside)', async () => {
     const productId = await seeded('lockfree');
     const app = apps[0]!;
     for (let seg = 0; seg < 4; seg++) {
@@ -300,27 +300,60 @@ describe('the shopper bucket in a keyed purchase folded into its home deduct', (
         expect(r.status).toBe(202);
         expect(r.headers.get('ratelimit')).toMatch(/^"user";r=4;t=\d+$/);
         expect(await cellsTaken(productId, 1, userId)).toBe(1);
+        // the record written, outside the shopper's index (a sale's record: lua/includes/keyedRecord.lua)
         const records = keys.idempotency(productId, 1, userId);
-        expect(await procs[0]!.redis.zrange(records.all, '0', '-1')).toEqual([memberOf(`k${i}`)]);
+        expect(await procs[0]!.redis.exists(records.record(memberOf(`k${i}`)))).toBe(1);
+        expect(await procs[0]!.redis.exists(records.all)).toBe(0);
       }
       expect(Object.fromEntries(count.byName)).toEqual({ evalsha: 3 });
     } finally {
       count.stop();
     }
-    // inside the call: the record's GET and SET, the bucket's GET and SET, one TIME (the least
-    // of fifteen: other files' commands on a shared server only ever add)
+    // inside the call: one MGET of the record and the bucket, their two SETs, one TIME, and no
+    // index (the least of fifteen: other files' commands on a shared server only ever add)
     const least = new Map<string, number>();
     for (let i = 0; i < 15; i++) {
       const userId = shopperOf(2, 4, `kin-${i}-${productId}-`);
       const before = await callsByName();
       expect((await buy(app.url, productId, userId, `k${i}`)).status).toBe(202);
       const after = await callsByName();
-      for (const name of ['get', 'set', 'time', 'evalsha']) {
+      for (const name of ['mget', 'get', 'set', 'time', 'zcard', 'zadd', 'evalsha']) {
         const d = (after.get(name) ?? 0) - (before.get(name) ?? 0);
         least.set(name, Math.min(least.get(name) ?? Infinity, d));
       }
     }
-    expect(Object.fromEntries(least)).toEqual({ get: 2, set: 2, time: 1, evalsha: 1 });
+    expect(Object.fromEntries(least)).toEqual({
+      mget: 1,
+      get: 0,
+      set: 2,
+      time: 1,
+      zcard: 0,
+      zadd: 0,
+      evalsha: 1,
+    });
+  });
+
+  it('a spill claim at the records cap: the fold answers full with the cell it took; the usual claim makes room and sells, one cell in all', async () => {
+    // 3 units in 4 segments: segment 3, this shopper's home, is empty
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 3, segments: 4, strategy: 'lockfree' });
+    const app = apps[0]!;
+    const userId = shopperOf(3, 4, `kfull-${productId}-`);
+    const { all, refusals } = keys.idempotency(productId, 3, userId);
+    const cap = app.rt.config.sale.idempotencyMaxPerUser;
+    const expires = Date.now() + 600_000;
+    const members = Array.from({ length: cap }, (_, i) => [expires + i, `old-${i}`]).flat();
+    await procs[0]!.redis.zadd(all, ...members);
+    await procs[0]!.redis.zadd(refusals, ...members);
+    const r = await buy(app.url, productId, userId, 'k-full');
+    expect(r.status).toBe(202);
+    expect(r.headers.get('ratelimit')).toMatch(/^"user";r=4;t=\d+$/);
+    expect(await cellsTaken(productId, 3, userId)).toBe(1);
+    // the oldest refusal made room for the running claim, kept once it sold
+    expect(await procs[0]!.redis.zcard(all)).toBe(cap);
+    expect(await procs[0]!.redis.zscore(all, 'old-0')).toBeNull();
+    expect(await procs[0]!.redis.zscore(all, memberOf('k-full'))).not.toBeNull();
+    expect(await soldOf(productId)).toBe(1);
   });
 
   it('refused by the bucket in the folded call: a 429 as without a key, no record, nothing sold, no second call', async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
 import { readProductState, seedProduct } from '../src/inventory/index.js';
 import { homeSegment } from '../src/inventory/layout.js';
-import { deduct } from '../src/inventory/protocol.js';
+import { deduct, deductFree, type DeductArgs } from '../src/inventory/protocol.js';
 import { Keys } from '../src/redis/keys.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
@@ -44,7 +44,7 @@ const fenceOf = async (productId: string, seg: number, proc = procs[0]!) =>
   Number((await proc.redis.get(keys.segment(productId, seg).lock.fence)) ?? 0);
 
 describe('a free segment lock', () => {
-  it('is taken inside the deduct: 2 commands more than a lock-free sale, fenced, nothing left held', async () => {
+  it('is taken inside the deduct: 1 command more than a lock-free sale, fenced, nothing left held', async () => {
     // a Redis of its own: the server's counts are this process's commands alone
     const solo = await soloSaleProcess(ns.config, { LOCK_WAIT_MS: '2000' });
     try {
@@ -70,9 +70,10 @@ describe('a free segment lock', () => {
       };
       const fence = await fenceOf(locked, 2, solo);
       const lockFreeCost = await cost(free, 'a');
-      // EXISTS (holder, line, reservation), INCR fence; the state's fence is written by the HSET
-      // of its stock and sold; no lock script
-      expect((await cost(locked, 'a')) - lockFreeCost).toBe(2);
+      // INCR fence: the EXISTS of holder, line and reservation counts the order's void mark too,
+      // which a lock-free sale asks alone; the state's fence is written by the HSET of its stock
+      // and sold; no lock script
+      expect((await cost(locked, 'a')) - lockFreeCost).toBe(1);
       expect(await fenceOf(locked, 2, solo)).toBe(fence + 5);
       const lock = keys.segment(locked, 2).lock;
       expect(await redis.exists(lock.lock, lock.queue, lock.handoff)).toBe(0);
@@ -80,6 +81,37 @@ describe('a free segment lock', () => {
     } finally {
       await solo.close();
     }
+  });
+
+  it("reads the order's void mark with the lock's keys: voided on a free lock, contended on a held one", async () => {
+    const productId = newProduct();
+    await seedProduct(deps(), productId, { total: 8, segments: 4, strategy: 'segmented' });
+    const seg = 2;
+    const sk = keys.segment(productId, seg);
+    const { redis } = procs[0]!;
+    const args = (orderId: string): DeductArgs => ({
+      mode: 'home',
+      epoch: 1,
+      fence: 0,
+      userId: shopperOf(seg, 4, 'v'),
+      quantity: 1,
+      orderId,
+      productId,
+      segment: seg,
+      homeSegment: seg,
+      touchedAt: Date.now(),
+    });
+    const dead = `dead-${randomBytes(4).toString('hex')}`;
+    await redis.set(sk.voided(dead), '1', 'PX', 60_000);
+    // the lock free: the mark alone is found, so the lock is taken and the order refused
+    expect((await deductFree(redis, sk, args(dead))).code).toBe('voided');
+    // held: contended, whatever the mark (the full way asks the mark under the lock)
+    await redis.set(sk.lock.lock, 'someone', 'PX', 60_000);
+    expect((await deductFree(redis, sk, args(dead))).code).toBe('contended');
+    expect((await deductFree(redis, sk, args('alive'))).code).toBe('contended');
+    await redis.del(sk.lock.lock);
+    expect((await deductFree(redis, sk, args('alive'))).code).toBe('ok');
+    expect(await soldIn(productId, seg)).toBe(1);
   });
 
   it('a holder in another process sends the purchase the full way: it waits, then sells once', async () => {

@@ -9,8 +9,13 @@
 -- purchase never takes it twice) and before anything is written: refused, the call answers
 -- rateLimited and changes nothing. Every answer after the take carries the bucket's state as a
 -- last element, {taken, remaining, resetUs, retryUs} (includes/gcra.lua).
--- `takeLock` (optional, last) runs right after the bucket: it returns the fence to deduct under,
--- or nil when the segment's lock is contended (answered contended, the bucket's state with it).
+-- `takeLock` (optional) runs right after the bucket: it returns the fence to deduct under and
+-- whether this order's void mark exists (includes/freeLock.lua reads it with the lock's keys), or
+-- nil when the segment's lock is contended (answered contended, the bucket's state with it).
+-- `voidSeen` (optional): the void mark's EXISTS already read by the caller's own takeLock.
+-- `rateRead` (optional): the bucket's value as the caller read it (false: no bucket), so a keyed
+-- call reads it with the key's record in one MGET. `beforeSpill` (optional) runs before a spill
+-- claim is written: a reply it returns is answered instead, nothing written (the keyed call's cap).
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
 --- @include "spillClaim"
@@ -25,7 +30,8 @@ end
 
 local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode,
                              epoch, fence, user, qty, orderId, productId, segment, home,
-                             touchedAt, touchLease, rateKey, rateInterval, rateBurst, takeLock)
+                             touchedAt, touchLease, rateKey, rateInterval, rateBurst, takeLock,
+                             voidSeen, rateRead, beforeSpill)
   local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin, soldText =
     stateForDeduct(stateKey)
   if not segEpoch then return {REPLY.unknown} end
@@ -36,12 +42,13 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   if now - touchedAt > touchLease then return {REPLY.untouched} end
   local rate = nil
   if rateInterval and rateInterval > 0 then
-    local taken, remaining, resetUs, retryUs = gcraTake(rateKey, rateInterval, rateBurst, nowUs, 1)
+    local taken, remaining, resetUs, retryUs = gcraTake(rateKey, rateInterval, rateBurst, nowUs, 1,
+      rateRead)
     rate = {taken, remaining, resetUs, retryUs}
     if taken == 0 then return {REPLY.rateLimited, rate} end
   end
   if takeLock then
-    fence = takeLock()
+    fence, voidSeen = takeLock()
     if not fence then return rated({REPLY.contended}, rate) end
   end
   local startsAt, endsAt, limit = tonumber(startsText), tonumber(endsText), tonumber(limitText)
@@ -53,7 +60,7 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   local stock = tonumber(stockText)
   local units, orders = 0, nil
   if mode ~= 'spill' then
-    if redis.call('EXISTS', voidKey) == 1 then return rated({REPLY.voided}, rate) end
+    if (voidSeen or redis.call('EXISTS', voidKey)) == 1 then return rated({REPLY.voided}, rate) end
     local claim = redis.call('HGET', claimsKey, user)
     if claim then return rated({REPLY.claimBusy, (claimRead(claim))}, rate) end
     units, orders = markerRead(redis.call('HGET', buyersKey, user))
@@ -61,6 +68,8 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
       return rated({REPLY.limit, orders and markerLast(orders) or '', units}, rate)
     end
     if mode == 'claim' or stock < qty then
+      local stop = beforeSpill and beforeSpill()
+      if stop then return rated(stop, rate) end
       redis.call('HSET', claimsKey, user, claimWrite(orderId, qty, now))
       return rated({REPLY.spill, stock}, rate)
     end

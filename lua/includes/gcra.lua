@@ -4,7 +4,7 @@
 -- (a take on its own, or a lease of several cells) and by the deduct's per-shopper bucket
 -- (includes/deductSegment.lua), so the two can never disagree about a bucket.
 --
--- gcraTake(key, interval, burst, now, want) takes up to `want` cells at `now` (microseconds, the
+-- gcraTake(key, interval, burst, now, want[, read]) takes up to `want` cells at `now` (microseconds, the
 -- caller's Redis TIME), as many as the bucket holds: over any span of T the bucket gives at most
 -- burst + floor(T / interval) cells, however they are asked for. Returns
 --   taken      cells taken (0: refused, nothing written)
@@ -12,9 +12,11 @@
 --   resetUs    until the bucket is full again
 --   retryUs    until one cell more would pass: refused, or the bucket emptied by this take (0 when
 --              it holds more)
-local function gcraTake(key, interval, burst, now, want)
+local function gcraTake(key, interval, burst, now, want, read)
   local tolerance = interval * burst
-  local tat = math.max(tonumber(redis.call('GET', key) or now), now)
+  -- `read`: the key's value as the caller already read it (false: no key); nil: read it here
+  if read == nil then read = redis.call('GET', key) end
+  local tat = math.max(tonumber(read or now), now)
   local free = math.floor((now + tolerance - tat) / interval)
   if free < 1 then return 0, 0, tat - now, tat + interval - tolerance - now end
   local taken = math.min(want, free)

@@ -4,7 +4,8 @@
  * lua/deductKeyedFree-14.lua on a locked segment whose lock is free). One round trip where the
  * claim, the deduct and the settle take three. Whatever the call cannot finish (a record found,
  * the shopper's records at their cap, a busy lock, a refusal) it leaves unwritten and says so
- * ({@link NotFolded}): the purchase then claims the key the usual way. The shopper's rate-limit
+ * ({@link NotFolded}): the purchase then claims the key the usual way. A sale's record is written
+ * without an entry in the shopper's index (lua/includes/keyedRecord.lua says why). The shopper's rate-limit
  * cell, when asked, is taken by the same call once the record and the cap let it go on, as the
  * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
  */
@@ -58,15 +59,26 @@ export class NotFolded extends Error {
   }
 }
 
-type KeyedReply = DeductReply | { code: 'record'; value: string } | { code: 'full' };
+type KeyedReply =
+  | DeductReply
+  | { code: 'record'; value: string }
+  | { code: 'full'; bucket?: DeductReply['bucket'] };
 /** a segment's keys, as every deduct call takes them */
 type SegmentKeys = Parameters<DeductCall<KeyedReply>>[1];
 
-/** `record` and `full` are answered before the deduct runs: no bucket state follows them. */
+/**
+ * `record` is answered before the deduct runs: no bucket state follows it. `full` comes at a spill
+ * claim, so after the shopper's cell when one was asked: its state follows, as after a deduct's.
+ */
 function decode(raw: Raw): KeyedReply {
   const name = scripts.deductKeyed.replyName(raw[0]);
   if (name === 'record') return { code: 'record', value: String(raw[1]) };
-  if (name === 'full') return { code: 'full' };
+  if (name === 'full') {
+    const last = raw[raw.length - 1];
+    return Array.isArray(last)
+      ? { code: 'full', bucket: decodeDeduct([KEYED_REPLY.unknown, last]).bucket }
+      : { code: 'full' };
+  }
   return decodeDeduct(raw);
 }
 
@@ -107,8 +119,12 @@ export async function keyedHomeDeduct(
   const r = await locking.leases.deductBy(run(lockFree, record), home, args);
   record.written = r.code === 'ok' ? 'done' : r.code === 'spill' ? 'running' : 'nothing';
   if (r.code === 'record') throw new NotFolded(r.value);
-  if (r.code === 'full') throw new NotFolded();
-  // a cell taken (a contended lock, a refusal too) is this purchase's: the usual way asks none
+  // a cell taken (a contended lock, a full index, a refusal too) is this purchase's: the usual
+  // way asks none
+  if (r.code === 'full') {
+    if (r.bucket && rate) noteBucket(args, rate, { code: 'contended', bucket: r.bucket });
+    throw new NotFolded();
+  }
   noteBucket(args, rate, r);
   if (r.code === 'ok' || r.code === 'spill' || r.code === 'stale-epoch' || r.code === 'unknown') {
     return r;
