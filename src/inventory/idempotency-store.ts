@@ -20,7 +20,7 @@
  * This is the Redis side (keys, scripts, the record codec); services/idempotency.ts declares the
  * port the purchase use case takes.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
@@ -83,7 +83,7 @@ export class IdempotencyStore {
 
   /** The key's record and index names in `place`. */
   private at(place: Place, key: string) {
-    const member = createHash('sha256').update(key).digest('base64url');
+    const member = hash('sha256', key, 'base64url');
     const rk = place.record(member);
     return {
       rk,

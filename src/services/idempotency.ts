@@ -3,7 +3,7 @@
  * implemented by inventory's IdempotencyStore (the records, their leases and the per-shopper cap
  * live in Redis; see there for the protocol), and the request fingerprint a record is bound to.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type {
   Begin,
   FoldedRecord,
@@ -59,5 +59,6 @@ export interface IdempotencyRecords {
 
 /** A fingerprint of the request (any JSON value; pass it parsed, with defaults applied). */
 export function requestFingerprint(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request)).digest('base64url');
+  // the one-shot hash: a Hash object per keyed purchase cost more than the digest itself
+  return hash('sha256', JSON.stringify(request), 'base64url');
 }
