@@ -18,7 +18,10 @@ s.listen(Number(process.env.PORT), '127.0.0.1', () => {
 `;
 
 const started: SupervisedProcess[] = [];
+const supervisors: Array<Supervisor<SupervisedProcess>> = [];
 afterEach(() => {
+  // stopped first: a supervisor still watching would start a killed process again
+  for (const s of supervisors.splice(0)) s.stop();
   for (const p of started.splice(0)) p.child.kill('SIGKILL');
 });
 
@@ -62,6 +65,7 @@ async function harness(firstExitsAfterMs: number) {
     progress: (l) => lines.push(l),
     backoffMs: 200,
   });
+  supervisors.push(sup);
   await ready(list[0]!);
   sup.watch(list[0]!);
   return { sup, list, lines, spawns: () => spawns };
