@@ -4,9 +4,9 @@
 -- (a take on its own, or a lease of several cells) and by the deduct's per-shopper bucket
 -- (includes/deductSegment.lua), so the two can never disagree about a bucket.
 --
--- gcraTake(key, interval, burst, now, want[, read]) takes up to `want` cells at `now` (microseconds, the
--- caller's Redis TIME), as many as the bucket holds: over any span of T the bucket gives at most
--- burst + floor(T / interval) cells, however they are asked for. Returns
+-- gcraTake(key, interval, burst, now, want[, read]) takes up to `want` cells at `now`
+-- (microseconds, the caller's Redis TIME), as many as the bucket holds: over any span of T the
+-- bucket gives at most burst + floor(T / interval) cells, however they are asked for. Returns
 --   taken      cells taken (0: refused, nothing written)
 --   remaining  cells left in the bucket after the take
 --   resetUs    until the bucket is full again

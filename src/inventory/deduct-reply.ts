@@ -63,13 +63,14 @@ export type Raw = [number, ...(string | number | number[])[]];
 export function decodeDeduct(raw: Raw): DeductReply {
   const last = raw[raw.length - 1];
   if (!Array.isArray(last)) return decodeOutcome(raw);
-  const outcome = decodeOutcome(raw.slice(0, -1) as Raw);
-  // {taken, remaining, resetUs, retryUs}: lua/rateLimit-1.lua's reply, its code put last
-  const [taken, remaining, resetUs, retryUs] = last.map(Number);
-  return {
-    ...outcome,
-    bucket: rateDecision(taken! > 0, [0, remaining!, resetUs!, retryUs!, taken!]),
-  };
+  return { ...decodeOutcome(raw.slice(0, -1) as Raw), bucket: decodeBucket(last) };
+}
+
+/** A reply's bucket state: {taken, remaining, resetUs, retryUs} (includes/gcra.lua). */
+export function decodeBucket(state: readonly (string | number)[]): RateDecision {
+  // lua/rateLimit-1.lua's reply, its code put last
+  const [taken, remaining, resetUs, retryUs] = state.map(Number);
+  return rateDecision(taken! > 0, [0, remaining!, resetUs!, retryUs!, taken!]);
 }
 
 function decodeOutcome(raw: Raw): DeductOutcome {

@@ -5,13 +5,13 @@
  * claim, the deduct and the settle take three. Whatever the call cannot finish (a record found,
  * the shopper's records at their cap, a busy lock, a refusal) it leaves unwritten and says so
  * ({@link NotFolded}): the purchase then claims the key the usual way. A sale's record is written
- * without an entry in the shopper's index (lua/includes/keyedRecord.lua says why). The shopper's rate-limit
- * cell, when asked, is taken by the same call once the record and the cap let it go on, as the
+ * without an entry in the shopper's index (lua/includes/keyedRecord.lua says why). The shopper's
+ * rate-limit cell, when asked, is taken by the same call once the record lets it go on, as the
  * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
  */
 import { luaScript } from '../redis/scripts.js';
 import type { DeductCall, PurchaseDeductArgs } from './activity.js';
-import { decodeDeduct, DEDUCT_REPLY, type Raw } from './deduct-reply.js';
+import { decodeBucket, decodeDeduct, DEDUCT_REPLY, type Raw } from './deduct-reply.js';
 import { deductArgs, deductKeys, type DeductReply } from './protocol.js';
 import type { SegmentLocking } from './segment-locking.js';
 import { noteBucket, type ShopperRate } from './shopper-rate.js';
@@ -75,9 +75,7 @@ function decode(raw: Raw): KeyedReply {
   if (name === 'record') return { code: 'record', value: String(raw[1]) };
   if (name === 'full') {
     const last = raw[raw.length - 1];
-    return Array.isArray(last)
-      ? { code: 'full', bucket: decodeDeduct([KEYED_REPLY.unknown, last]).bucket }
-      : { code: 'full' };
+    return Array.isArray(last) ? { code: 'full', bucket: decodeBucket(last) } : { code: 'full' };
   }
   return decodeDeduct(raw);
 }
@@ -121,11 +119,8 @@ export async function keyedHomeDeduct(
   if (r.code === 'record') throw new NotFolded(r.value);
   // a cell taken (a contended lock, a full index, a refusal too) is this purchase's: the usual
   // way asks none
-  if (r.code === 'full') {
-    if (r.bucket && rate) noteBucket(args, rate, { code: 'contended', bucket: r.bucket });
-    throw new NotFolded();
-  }
   noteBucket(args, rate, r);
+  if (r.code === 'full') throw new NotFolded();
   if (r.code === 'ok' || r.code === 'spill' || r.code === 'stale-epoch' || r.code === 'unknown') {
     return r;
   }

@@ -36,7 +36,8 @@ export function bucketToTake(rate: ShopperRate | undefined): DeductArgs['bucket'
 export function noteBucket(
   args: { bucket?: DeductArgs['bucket'] },
   rate: ShopperRate | undefined,
-  reply: DeductReply,
+  /** a deduct's reply, or the keyed deduct's (its `full` carries the bucket too) */
+  reply: Pick<DeductReply, 'bucket'> & { code: string },
 ): void {
   if (!reply.bucket || !rate) return;
   rate.decision = reply.bucket;
