@@ -14,7 +14,7 @@
 
   KEYS[1..7] as lua/deduct-7.lua: segment state, buyers, claims, outbox, this order's void mark,
             spilled hash, the shopper's rate-limit bucket
-  KEYS[8] the key's record (src/inventory/idempotency-store.ts)
+  KEYS[8] the key's record (src/inventory/idempotency/idempotency-store.ts)
   KEYS[9] the shopper's index of records (lua/idempotencyClaim-3.lua KEYS[2])
   KEYS[10] the shopper's index of final refusals (KEYS[3] there; in KEYS for the slot, untouched)
   ARGV[1..13] as lua/deduct-7.lua (mode home or claim; ARGV[12] 0: take no cell)

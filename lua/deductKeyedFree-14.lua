@@ -10,7 +10,7 @@
   KEYS[1..7] as lua/deduct-7.lua: segment state, buyers, claims, outbox, this order's void mark,
             spilled hash, the shopper's rate-limit bucket
   KEYS[8..11] the segment lock's hash, fence counter, line, hand-off (lua/deductFree-11.lua)
-  KEYS[12] the key's record (src/inventory/idempotency-store.ts)
+  KEYS[12] the key's record (src/inventory/idempotency/idempotency-store.ts)
   KEYS[13] the shopper's index of records (lua/idempotencyClaim-3.lua KEYS[2])
   KEYS[14] the shopper's index of final refusals (KEYS[3] there; in KEYS for the slot, untouched)
   ARGV[1..18] as lua/deductKeyed-10.lua, except ARGV[3] (the fence): ignored, this call takes its

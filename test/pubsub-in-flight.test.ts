@@ -8,7 +8,7 @@
  * purchase of a product for minutes after the faults had healed.
  */
 import { afterEach, expect, it } from 'vitest';
-import { Catalogue } from '../src/inventory/catalogue.js';
+import { Catalogue } from '../src/inventory/catalogue/catalogue.js';
 import { closeRedis, createRedis } from '../src/redis/connection.js';
 import { Keys } from '../src/redis/keys.js';
 import { PubSub } from '../src/redis/pubsub.js';

@@ -1,6 +1,6 @@
 /**
  * Segment hash tags spread a product's segments evenly over a cluster's slots (src/redis/spread.ts),
- * and products seeded under the old plain tags are moved to them (src/inventory/key-migration.ts).
+ * and products seeded under the old plain tags are moved to them (src/inventory/migrations/key-migration.ts).
  */
 import calculateSlot from 'cluster-key-slot';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

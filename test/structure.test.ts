@@ -143,7 +143,7 @@ describe('src/ layout', () => {
 
   // The Redis client and the key builder are for the storage floors (inventory/, lock/, the
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
-  // room's store, inventory/room-store.ts: a store of the inventory floor, the Redis door.)
+  // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
     expect(c.redisClientImporters.length).toBeLessThanOrEqual(31);

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Config } from '../src/config/index.js';
 import { RoomStore } from '../src/inventory/index.js';
-import { admissionUnits } from '../src/inventory/room-admitter.js';
+import { admissionUnits } from '../src/inventory/rooms/admitter.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';

@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { Keys } from '../src/redis/keys.js';
 import { registerScripts } from '../src/redis/scripts.js';
-import { RoomStore } from '../src/inventory/room-store.js';
+import { RoomStore } from '../src/inventory/rooms/store.js';
 import type { RedisClient } from '../src/redis/connection.js';
 
 const n = Number(process.argv[2] ?? 100_000);

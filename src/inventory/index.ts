@@ -11,20 +11,24 @@ import { batchedCounter, LabelChildren, type Tally } from '../metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
-import { Catalogue } from './catalogue.js';
-import { ReplicaWait } from './replica-wait.js';
-import { Sale, type SaleMetrics } from './sale.js';
+import { Catalogue } from './catalogue/catalogue.js';
+import { ReplicaWait } from '../redis/replica-wait.js';
+import { Sale, type SaleMetrics } from './sale/sale.js';
 
 export {
   activeProducts,
   archiveIfUntouched,
   touchActive,
   type PurchaseDeductArgs,
-} from './activity.js';
-export { Catalogue, type ProductView } from './catalogue.js';
-export { giveCatalogueNumber, productOfNumber } from './catalogue-numbers.js';
+} from './catalogue/activity.js';
+export { Catalogue, type ProductView } from './catalogue/catalogue.js';
+export { giveCatalogueNumber, productOfNumber } from './catalogue/catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';
-export { IdempotencyStore, type Begin, type IdempotencyHandle } from './idempotency-store.js';
+export {
+  IdempotencyStore,
+  type Begin,
+  type IdempotencyHandle,
+} from './idempotency/idempotency-store.js';
 export {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
@@ -32,11 +36,11 @@ export {
   type StoredResponse,
 } from './records/idempotency-record.js';
 export { SaleError, ShopperRateLimited, unknownProduct, type SaleErrorCode } from './errors.js';
-export { NotFolded, type FoldedRecord } from './keyed-deduct.js';
+export { NotFolded, type FoldedRecord } from './sale/keyed-deduct.js';
 export { homeSegment, splitStock } from './layout.js';
-export { type PendingOrderRef } from './pending-orders.js';
-export { PendingOrderStore } from './pending-order-store.js';
-export { ProductStore } from './product-store.js';
+export { type PendingOrderRef } from './outbox/pending-orders.js';
+export { PendingOrderStore } from './outbox/pending-order-store.js';
+export { ProductStore } from './catalogue/product-store.js';
 export type { OrderResolution } from './protocol.js';
 export {
   readMeta,
@@ -45,22 +49,22 @@ export {
   type ProductState,
   type ProductStatus,
   type SegmentView,
-} from './product-state.js';
+} from './catalogue/product-state.js';
 export { decodeClaim, type SpillClaim } from './records/claim.js';
 export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
 export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.js';
-export { DATA_MIGRATIONS, migrateRedisData } from './data-migrations.js';
-export { migrateSegmentKeys } from './key-migration.js';
-export { ReplicaLagError, ReplicaWait } from './replica-wait.js';
-export { Sale, type PurchaseRequest } from './sale.js';
-export { type ShopperRate } from './shopper-rate.js';
-export { RoomAdmitter, type RoomAdmitterOptions } from './room-admitter.js';
-export { promRoomMetrics, type RoomMetrics } from './room-metrics.js';
-export { RoomStore, type AdmitTick, type RoomPlace } from './room-store.js';
+export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.js';
+export { migrateSegmentKeys } from './migrations/key-migration.js';
+export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
+export { Sale, type PurchaseRequest } from './sale/sale.js';
+export { type ShopperRate } from './sale/shopper-rate.js';
+export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
+export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { type RoomSettings } from './records/product-meta.js';
-export { seedProduct, type SeedResult, type SeedSpec } from './seeding.js';
+export { seedProduct, type SeedResult, type SeedSpec } from './catalogue/seeding.js';
 
 export interface Inventory {
   keys: Keys;
@@ -166,5 +170,5 @@ export {
   readOutbox,
   streamIdMs,
   type ReturnedOrder,
-} from './order-store.js';
-export type { SegmentSnapshot } from './segment-snapshot.js';
+} from './outbox/order-store.js';
+export type { SegmentSnapshot } from './outbox/segment-snapshot.js';

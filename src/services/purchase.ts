@@ -225,7 +225,7 @@ export class PurchaseService {
 
   /**
    * The keyed purchase in one call where its unit comes from the home segment: the deduct reads
-   * the key's record and writes it as the claim and the settle would (inventory/keyed-deduct.ts);
+   * the key's record and writes it as the claim and the settle would (inventory/sale/keyed-deduct.ts);
    * a spill goes on under the record it wrote, settled as after a claim.
    * @returns the outcome; or the record the key held (`begun`: answered as a claim that found it);
    * or undefined when nothing was written or sold: claim the key the usual way.

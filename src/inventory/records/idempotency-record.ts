@@ -1,5 +1,5 @@
 /**
- * An `Idempotency-Key` record as Redis holds it (src/inventory/idempotency-store.ts keeps them):
+ * An `Idempotency-Key` record as Redis holds it (src/inventory/idempotency/idempotency-store.ts keeps them):
  * JSON, written and read only here. The scripts never parse it: lua/idempotencyClaim-3.lua and
  * lua/deductKeyed-10.lua write the values encoded here, as they are.
  */

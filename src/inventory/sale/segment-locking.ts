@@ -4,11 +4,11 @@
  * protocol when the segment is contended (this process's line, then the lock's own line and
  * hand-off).
  */
-import type { HeldLock, LockClient } from '../lock/index.js';
-import type { Logger } from '../log.js';
-import type { ActivityLeases, PurchaseDeductArgs as DeductArgs } from './activity.js';
-import type { ProductView } from './catalogue.js';
-import type { DeductReply } from './protocol.js';
+import type { HeldLock, LockClient } from '../../lock/index.js';
+import type { Logger } from '../../log.js';
+import type { ActivityLeases, PurchaseDeductArgs as DeductArgs } from '../catalogue/activity.js';
+import type { ProductView } from '../catalogue/catalogue.js';
+import type { DeductReply } from '../protocol.js';
 
 export interface SegmentLockingDeps {
   locks: LockClient;

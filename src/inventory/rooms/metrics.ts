@@ -4,8 +4,8 @@
  * the counters add up over processes.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { ProductView } from './catalogue.js';
-import type { AdmitTick } from './room-store.js';
+import type { ProductView } from '../catalogue/catalogue.js';
+import type { AdmitTick } from './store.js';
 
 export interface RoomMetrics {
   ticked(view: ProductView, tick: AdmitTick & { code: 'ticked' }): void;

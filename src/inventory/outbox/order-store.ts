@@ -5,20 +5,20 @@
  * ports and gets this store; only this file (and the inventory modules it calls) knows the keys,
  * the scripts and the record formats.
  */
-import { execByNode } from '../redis/batch.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { serverNowMs } from '../redis/time.js';
-import { activeProducts, archiveIfUntouched } from './activity.js';
-import { readMeta } from './product-state.js';
-import { claimSettle, releaseMarker, restock, type RestockReply } from './protocol.js';
-import { decodeClaim, type SpillClaim } from './records/claim.js';
-import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
-import type { ProductMeta } from './records/product-meta.js';
-import type { ReplicaWait } from './replica-wait.js';
+import { execByNode } from '../../redis/batch.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { serverNowMs } from '../../redis/time.js';
+import { activeProducts, archiveIfUntouched } from '../catalogue/activity.js';
+import { readMeta } from '../catalogue/product-state.js';
+import { claimSettle, releaseMarker, restock, type RestockReply } from '../protocol.js';
+import { decodeClaim, type SpillClaim } from '../records/claim.js';
+import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../records/outbox-entry.js';
+import type { ProductMeta } from '../records/product-meta.js';
+import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { lastOutboxIds, readSegmentSnapshot, type SegmentSnapshot } from './segment-snapshot.js';
 
-export { streamIdMs } from '../redis/time.js';
+export { streamIdMs } from '../../redis/time.js';
 
 /**
  * Entries of a segment's outbox, oldest first.

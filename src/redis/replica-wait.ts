@@ -4,8 +4,8 @@
  * write the connection sent before it, so the sales of one moment share one WAIT per master (a
  * group commit): a sale arriving while a WAIT is out joins the next one.
  */
-import { nodeOfKey } from '../redis/batch.js';
-import { Cluster, type Redis, type RedisClient } from '../redis/connection.js';
+import { nodeOfKey } from './batch.js';
+import { Cluster, type Redis, type RedisClient } from './connection.js';
 
 /** The replicas did not confirm in time: the sale stands on the master, but is not yet safe. */
 export class ReplicaLagError extends Error {

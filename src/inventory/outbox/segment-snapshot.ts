@@ -3,16 +3,16 @@
  * spilled orders, the server time and the newest outbox id, read in one MULTI (atomic per segment)
  * and decoded here, where the record formats live. orders/reconcile.ts does the arithmetic on what this returns.
  */
-import { execByNode } from '../redis/batch.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { loadScripts, registerScripts } from '../redis/scripts.js';
-import { timeReplyMs } from '../redis/time.js';
-import { queueOutboxCut } from './protocol.js';
-import { decodeClaim, type SpillClaim } from './records/claim.js';
-import { STATE_FIELD } from './records/hash-fields.js';
-import { decodeMarker, type BuyerMarker } from './records/marker.js';
-import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
+import { execByNode } from '../../redis/batch.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { loadScripts, registerScripts } from '../../redis/scripts.js';
+import { timeReplyMs } from '../../redis/time.js';
+import { queueOutboxCut } from '../protocol.js';
+import { decodeClaim, type SpillClaim } from '../records/claim.js';
+import { STATE_FIELD } from '../records/hash-fields.js';
+import { decodeMarker, type BuyerMarker } from '../records/marker.js';
+import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../records/outbox-entry.js';
 
 export interface SegmentSnapshot {
   /**

@@ -9,10 +9,10 @@
  * rate-limit cell, when asked, is taken by the same call once the record lets it go on, as the
  * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
  */
-import { luaScript } from '../redis/scripts.js';
-import type { DeductCall, PurchaseDeductArgs } from './activity.js';
-import { decodeBucket, decodeDeduct, DEDUCT_REPLY, type Raw } from './deduct-reply.js';
-import { deductArgs, deductKeys, type DeductReply } from './protocol.js';
+import { luaScript } from '../../redis/scripts.js';
+import type { DeductCall, PurchaseDeductArgs } from '../catalogue/activity.js';
+import { decodeBucket, decodeDeduct, DEDUCT_REPLY, type Raw } from '../deduct-reply.js';
+import { deductArgs, deductKeys, type DeductReply } from '../protocol.js';
 import type { SegmentLocking } from './segment-locking.js';
 import { noteBucket, type ShopperRate } from './shopper-rate.js';
 

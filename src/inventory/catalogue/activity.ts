@@ -9,11 +9,11 @@
  * sweeper archives (lua/activeArchive-1.lua) only a product whose time ran out well before its
  * read found no work, and only if nobody touched it since.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys, SegmentKeys } from '../redis/keys.js';
-import { luaScript } from '../redis/scripts.js';
-import { QUIET_MS, TOUCH_REFRESH_MS } from './activity-timing.js';
-import { deduct, deductFree, type DeductArgs, type DeductReply } from './protocol.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys, SegmentKeys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import { QUIET_MS, TOUCH_REFRESH_MS } from '../activity-timing.js';
+import { deduct, deductFree, type DeductArgs, type DeductReply } from '../protocol.js';
 
 /** A deduct script's call (protocol.ts, keyed-deduct.ts), as {@link ActivityLeases.deductBy} runs it. */
 export type DeductCall<R> = (redis: RedisClient, keys: SegmentKeys, args: DeductArgs) => Promise<R>;

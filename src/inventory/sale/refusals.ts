@@ -2,9 +2,9 @@
  * What a refusing deduct reply means for the purchase: one place that turns each reply into the
  * sale's error, for the home segment and the spill alike.
  */
-import type { ProductView } from './catalogue.js';
-import { SaleError } from './errors.js';
-import type { DeductReply } from './protocol.js';
+import type { ProductView } from '../catalogue/catalogue.js';
+import { SaleError } from '../errors.js';
+import type { DeductReply } from '../protocol.js';
 
 /** The product was reseeded under the purchase: reload it and try again. */
 export class StaleEpoch extends Error {}

@@ -3,25 +3,25 @@
  * deduct (lua/deduct-7.lua, the only stock change) under the strategy's locking, a spill to other
  * segments when home is empty or busy, and the spill claim settled.
  */
-import { shardDown } from '../outages.js';
-import { sendNow, type RedisClient } from '../redis/connection.js';
-import type { LockClient } from '../lock/index.js';
-import type { Logger } from '../log.js';
-import type { Keys, SegmentKeys } from '../redis/keys.js';
-import { takeRate } from '../redis/rate-limit.js';
-import { ServerClock } from '../redis/time.js';
-import type { RateLimit } from '../config/index.js';
-import type { Catalogue, ProductView } from './catalogue.js';
-import { SaleError } from './errors.js';
-import { homeSegment, spillOrder } from './layout.js';
-import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity.js';
-import { mintOrderId } from './order-ids.js';
-import { claimSettle, SegmentKeyCache, type DeductReply } from './protocol.js';
-import { soldOrder, type SoldOrder } from './records/outbox-entry.js';
+import { shardDown } from '../../outages.js';
+import { sendNow, type RedisClient } from '../../redis/connection.js';
+import type { LockClient } from '../../lock/index.js';
+import type { Logger } from '../../log.js';
+import type { Keys, SegmentKeys } from '../../redis/keys.js';
+import { takeRate } from '../../redis/rate-limit.js';
+import { ServerClock } from '../../redis/time.js';
+import type { RateLimit } from '../../config/index.js';
+import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
+import { SaleError } from '../errors.js';
+import { homeSegment, spillOrder } from '../layout.js';
+import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from '../catalogue/activity.js';
+import { mintOrderId } from '../order-ids.js';
+import { claimSettle, SegmentKeyCache, type DeductReply } from '../protocol.js';
+import { soldOrder, type SoldOrder } from '../records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
 import { keyedHomeDeduct, type FoldedRecord } from './keyed-deduct.js';
 import { refusalOf, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
-import type { ReplicaWait } from './replica-wait.js';
+import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
 import { bucketToTake, noteBucket, takeBucket, type ShopperRate } from './shopper-rate.js';
 import { ShardHealth, shardUnavailable } from './shard-health.js';

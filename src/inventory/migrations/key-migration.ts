@@ -6,10 +6,10 @@
  * products). Run once, as a data migration (data-migrations.ts); no process of the old version
  * may be selling meanwhile.
  */
-import type { Logger } from '../log.js';
-import { Cluster, type RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { readMeta } from './product-state.js';
+import type { Logger } from '../../log.js';
+import { Cluster, type RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { readMeta } from '../catalogue/product-state.js';
 
 /** A key under a plain segment tag: `<prefix>:{<product>:<i>}:<rest>`. */
 const PLAIN_SEGMENT_KEY = /^\{(.+):(\d+)\}:/;

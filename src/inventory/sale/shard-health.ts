@@ -6,11 +6,11 @@
  * pass the per-user limit. A spill skips segments there, so a dead shard does not stop the live
  * ones from selling. On one Redis there are no shards: nothing is ever marked.
  */
-import { nodeOfKey } from '../redis/batch.js';
-import type { RedisClient } from '../redis/connection.js';
-import { shardDown, storeOutage } from '../outages.js';
-import { sickShard } from '../redis/shard-breaker.js';
-import { SaleError } from './errors.js';
+import { nodeOfKey } from '../../redis/batch.js';
+import type { RedisClient } from '../../redis/connection.js';
+import { shardDown, storeOutage } from '../../outages.js';
+import { sickShard } from '../../redis/shard-breaker.js';
+import { SaleError } from '../errors.js';
 
 /** How long a failed shard is skipped before a purchase tries it again. */
 export const SHARD_DOWN_HOLD_MS = 1_000;

@@ -21,18 +21,18 @@
  * port the purchase use case takes.
  */
 import { hash } from 'node:crypto';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { luaScript } from '../redis/scripts.js';
-import type { Catalogue } from './catalogue.js';
-import type { FoldedRecord } from './keyed-deduct.js';
-import { homeSegment } from './layout.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import type { FoldedRecord } from '../sale/keyed-deduct.js';
+import { homeSegment } from '../layout.js';
 import {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
   type IdempotencyRecord,
   type StoredResponse,
-} from './records/idempotency-record.js';
+} from '../records/idempotency-record.js';
 
 export type { IdempotencyRecord, StoredResponse };
 

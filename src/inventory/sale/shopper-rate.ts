@@ -4,10 +4,10 @@
  * (lua/deduct-7.lua KEYS[7], lua/deductFree-11.lua), with the deduct's own TIME; one script less
  * per purchase than a take of its own.
  */
-import type { RateLimit } from '../config/index.js';
-import { intervalUs, type RateDecision } from '../redis/rate-limit.js';
-import { ShopperRateLimited } from './errors.js';
-import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from './protocol.js';
+import type { RateLimit } from '../../config/index.js';
+import { intervalUs, type RateDecision } from '../../redis/rate-limit.js';
+import { ShopperRateLimited } from '../errors.js';
+import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from '../protocol.js';
 
 /**
  * The shopper's limit, handed to the sale: the first home call that gets past the answers that

@@ -4,21 +4,21 @@
  * (lua/seedSegment-4.lua), gives it a catalogue number and puts it in the active set, tells every
  * API process, and records the product in PostgreSQL.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Db } from '../db/index.js';
-import { upsertProduct } from '../db/products-repository.js';
-import type { Strategy } from '../db/schema.js';
-import type { Keys } from '../redis/keys.js';
-import { execByNode } from '../redis/batch.js';
-import { registerScripts } from '../redis/scripts.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Db } from '../../db/index.js';
+import { upsertProduct } from '../../db/products-repository.js';
+import type { Strategy } from '../../db/schema.js';
+import type { Keys } from '../../redis/keys.js';
+import { execByNode } from '../../redis/batch.js';
+import { registerScripts } from '../../redis/scripts.js';
 import { touchActive } from './activity.js';
 import type { Catalogue } from './catalogue.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
-import { SaleError } from './errors.js';
-import { splitStock } from './layout.js';
-import { beginSeed, queueSeedSegment } from './protocol.js';
-import { encodeEvent } from './records/product-events.js';
-import { encodeRoomSettings, META_FIELD, type RoomSettings } from './records/product-meta.js';
+import { SaleError } from '../errors.js';
+import { splitStock } from '../layout.js';
+import { beginSeed, queueSeedSegment } from '../protocol.js';
+import { encodeEvent } from '../records/product-events.js';
+import { encodeRoomSettings, META_FIELD, type RoomSettings } from '../records/product-meta.js';
 
 export interface SeedSpec {
   total: number;

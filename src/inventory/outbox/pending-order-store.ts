@@ -2,8 +2,8 @@
  * Sold orders that so far live only in Redis (pending-orders.ts), behind one door: checkout
  * resolves a purchase that got no answer, the order lookup finds an order not yet persisted.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
 import {
   findInAllOutboxes,
   findInOutboxes,
@@ -11,8 +11,8 @@ import {
   resolveOrderAtHome,
   type PendingOrderRef,
 } from './pending-orders.js';
-import type { OrderResolution } from './protocol.js';
-import type { SoldOrder } from './records/outbox-entry.js';
+import type { OrderResolution } from '../protocol.js';
+import type { SoldOrder } from '../records/outbox-entry.js';
 
 export class PendingOrderStore {
   private readonly deps: { redis: RedisClient; keys: Keys };

@@ -3,13 +3,13 @@
  * admitter tick, and a seat freed by a purchase. Every key of a room shares the product's hash tag
  * (one Cluster slot with its meta and events channel): a join and a tick are single scripts.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys, RoomKeys } from '../redis/keys.js';
-import { luaScript } from '../redis/scripts.js';
-import { readProductState, type ProductState } from './product-state.js';
-import { encodeEvent } from './records/product-events.js';
-import type { RoomSettings } from './records/product-meta.js';
-import type { ReplicaWait } from './replica-wait.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys, RoomKeys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import { readProductState, type ProductState } from '../catalogue/product-state.js';
+import { encodeEvent } from '../records/product-events.js';
+import type { RoomSettings } from '../records/product-meta.js';
+import type { ReplicaWait } from '../../redis/replica-wait.js';
 
 const scripts = {
   roomJoin: luaScript('roomJoin'),

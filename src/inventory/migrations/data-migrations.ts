@@ -6,11 +6,11 @@
  * Each migration must be safe to run twice (two starts at once may both run it) and must not
  * need the old version's processes to be stopped, unless its own comment says so.
  */
-import type { Logger } from '../log.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { serverNowMs } from '../redis/time.js';
-import { giveCatalogueNumber } from './catalogue-numbers.js';
+import type { Logger } from '../../log.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { serverNowMs } from '../../redis/time.js';
+import { giveCatalogueNumber } from '../catalogue/catalogue-numbers.js';
 import { migrateSegmentKeys } from './key-migration.js';
 
 export interface DataMigrationDeps {

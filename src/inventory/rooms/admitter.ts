@@ -7,10 +7,10 @@
  * counter and places are in Redis), so nobody's place changes with the holder.
  */
 import { randomInt } from 'node:crypto';
-import type { HeldLock, LockClient } from '../lock/index.js';
-import type { Logger } from '../log.js';
-import type { Catalogue, ProductView } from './catalogue.js';
-import type { AdmitTick, RoomStore } from './room-store.js';
+import type { HeldLock, LockClient } from '../../lock/index.js';
+import type { Logger } from '../../log.js';
+import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
+import type { AdmitTick, RoomStore } from './store.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;

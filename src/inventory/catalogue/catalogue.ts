@@ -4,15 +4,15 @@
  * product's events channel (sharded pub/sub; messages in records/product-events.ts). Once a
  * product is known sold out, a purchase is refused without any Redis command.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Strategy } from '../db/schema.js';
-import type { Logger } from '../log.js';
-import type { Keys } from '../redis/keys.js';
-import type { PubSub } from '../redis/pubsub.js';
-import { storeOutage } from '../outages.js';
-import { clearSoldOut, markSoldOut } from './protocol.js';
-import { decodeEvent, encodeEvent } from './records/product-events.js';
-import { decodeMeta, isSoldOut, type RoomSettings } from './records/product-meta.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Strategy } from '../../db/schema.js';
+import type { Logger } from '../../log.js';
+import type { Keys } from '../../redis/keys.js';
+import type { PubSub } from '../../redis/pubsub.js';
+import { storeOutage } from '../../outages.js';
+import { clearSoldOut, markSoldOut } from '../protocol.js';
+import { decodeEvent, encodeEvent } from '../records/product-events.js';
+import { decodeMeta, isSoldOut, type RoomSettings } from '../records/product-meta.js';
 import { RoomHeard } from './room-heard.js';
 
 export interface ProductView {

@@ -4,9 +4,9 @@
  * clock. The deduct script asks the same in Redis and settles every race; this guard only spares
  * a crowd's refusals the trip (docs/design/sale.md#sold-out-from-memory).
  */
-import type { ServerClock } from '../redis/time.js';
-import type { Catalogue, ProductView } from './catalogue.js';
-import type { SaleError } from './errors.js';
+import type { ServerClock } from '../../redis/time.js';
+import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
+import type { SaleError } from '../errors.js';
 import { soldOutRefusal, windowRefusal } from './refusals.js';
 
 /**

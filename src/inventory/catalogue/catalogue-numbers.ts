@@ -3,10 +3,10 @@
  * (`n`) and in the catalogue hash both ways. Order ids carry it (order-ids.ts), so finding an
  * order's product is one HGET, whatever the size of the catalogue.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { luaScript } from '../redis/scripts.js';
-import { META_FIELD } from './records/product-meta.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import { META_FIELD } from '../records/product-meta.js';
 
 const numberScript = luaScript('catalogueNumber');
 

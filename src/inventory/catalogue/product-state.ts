@@ -2,15 +2,15 @@
  * A product as it stands in Redis: its meta and every segment's stock, units sold and outbox
  * backlog, read in one pipeline per Redis node, with the status by Redis server time.
  */
-import { nodeOfKey, pipelineByNode, type Reply } from '../redis/batch.js';
-import { storeOutage } from '../outages.js';
-import type { RedisClient } from '../redis/connection.js';
-import type { Strategy } from '../db/schema.js';
-import type { Keys } from '../redis/keys.js';
-import { timeReplyMs } from '../redis/time.js';
+import { nodeOfKey, pipelineByNode, type Reply } from '../../redis/batch.js';
+import { storeOutage } from '../../outages.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Strategy } from '../../db/schema.js';
+import type { Keys } from '../../redis/keys.js';
+import { timeReplyMs } from '../../redis/time.js';
 import { activeProducts } from './activity.js';
-import { decodeMeta, isSoldOut, type ProductMeta } from './records/product-meta.js';
-import { decodeSegmentState, SEGMENT_STATE_FIELDS } from './records/segment-state.js';
+import { decodeMeta, isSoldOut, type ProductMeta } from '../records/product-meta.js';
+import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
 
 export interface SegmentView {
   segment: number;

@@ -2,17 +2,17 @@
  * Orders that are sold but not yet persisted live only in Redis: in the buyer's marker (or open
  * spill claim) at their home segment, and in the outbox of the segment they were sold from.
  */
-import type { RedisClient } from '../redis/connection.js';
-import type { Keys } from '../redis/keys.js';
-import { activeProducts } from './activity.js';
-import { productOfNumber } from './catalogue-numbers.js';
-import { homeSegment } from './layout.js';
-import { orderProductNumber } from './order-ids.js';
-import { resolveOrder, type OrderResolution } from './protocol.js';
-import { decodeClaim } from './records/claim.js';
-import { decodeMarker } from './records/marker.js';
-import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
-import { decodeMeta } from './records/product-meta.js';
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { activeProducts } from '../catalogue/activity.js';
+import { productOfNumber } from '../catalogue/catalogue-numbers.js';
+import { homeSegment } from '../layout.js';
+import { orderProductNumber } from '../order-ids.js';
+import { resolveOrder, type OrderResolution } from '../protocol.js';
+import { decodeClaim } from '../records/claim.js';
+import { decodeMarker } from '../records/marker.js';
+import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../records/outbox-entry.js';
+import { decodeMeta } from '../records/product-meta.js';
 
 export interface PendingOrderRef {
   productId: string;
