@@ -3,7 +3,7 @@
   max(now, ARGV[2]) + ARGV[1]. A purchase passes the returned time to deduct, which refuses a touch
   older than its lease: so any work a deduct creates has a touch no older than the lease, and the
   sweeper, which archives only products whose time has passed by more than that (activeArchive),
-  always sees that work first (src/inventory/catalogue/activity.ts).
+  always sees that work first (src/inventory/catalogue/active-set.ts).
 
   KEYS[1] active zset: product id -> ms until which it stays
   ARGV[1] product id

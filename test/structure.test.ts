@@ -143,10 +143,11 @@ describe('src/ layout', () => {
 
   // The Redis client and the key builder are for the storage floors (inventory/, lock/, the
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
-  // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door.)
+  // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door; +1 key
+  // importer when the active set and the sale's leases on it became two files.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
     expect(c.redisClientImporters.length).toBeLessThanOrEqual(31);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(25);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(26);
   });
 });

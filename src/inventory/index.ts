@@ -15,12 +15,8 @@ import { Catalogue } from './catalogue/catalogue.js';
 import { ReplicaWait } from '../redis/replica-wait.js';
 import { Sale, type SaleMetrics } from './sale/sale.js';
 
-export {
-  activeProducts,
-  archiveIfUntouched,
-  touchActive,
-  type PurchaseDeductArgs,
-} from './catalogue/activity.js';
+export { activeProducts, archiveIfUntouched, touchActive } from './catalogue/active-set.js';
+export { type PurchaseDeductArgs } from './sale/activity-leases.js';
 export { Catalogue, type ProductView } from './catalogue/catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue/catalogue-numbers.js';
 export { mintOrderId, orderProductNumber } from './order-ids.js';

@@ -181,7 +181,7 @@ export class Keys {
   /**
    * Zset of the products that may have work (product id -> ms until which it stays): the sweeper
    * walks only these; a sale that has been quiet for a while leaves it (archived). See
-   * inventory/catalogue/activity.ts.
+   * inventory/catalogue/active-set.ts.
    */
   active(): string {
     return `${this.prefix}:active`;

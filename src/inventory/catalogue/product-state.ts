@@ -8,7 +8,7 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { timeReplyMs } from '../../redis/time.js';
-import { activeProducts } from './activity.js';
+import { activeProducts } from './active-set.js';
 import { decodeMeta, isSoldOut, type ProductMeta } from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
 

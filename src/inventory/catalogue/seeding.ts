@@ -11,7 +11,7 @@ import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { execByNode } from '../../redis/batch.js';
 import { registerScripts } from '../../redis/scripts.js';
-import { touchActive } from './activity.js';
+import { touchActive } from './active-set.js';
 import type { Catalogue } from './catalogue.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { SaleError } from '../errors.js';

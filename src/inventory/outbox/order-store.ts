@@ -9,7 +9,7 @@ import { execByNode } from '../../redis/batch.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { serverNowMs } from '../../redis/time.js';
-import { activeProducts, archiveIfUntouched } from '../catalogue/activity.js';
+import { activeProducts, archiveIfUntouched } from '../catalogue/active-set.js';
 import { readMeta } from '../catalogue/product-state.js';
 import { claimSettle, releaseMarker, restock, type RestockReply } from '../protocol.js';
 import { decodeClaim, type SpillClaim } from '../records/claim.js';

@@ -4,7 +4,7 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
-import { activeProducts } from '../catalogue/activity.js';
+import { activeProducts } from '../catalogue/active-set.js';
 import { productOfNumber } from '../catalogue/catalogue-numbers.js';
 import { homeSegment } from '../layout.js';
 import { orderProductNumber } from '../order-ids.js';

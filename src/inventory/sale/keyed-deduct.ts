@@ -10,7 +10,7 @@
  * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
  */
 import { luaScript } from '../../redis/scripts.js';
-import type { DeductCall, PurchaseDeductArgs } from '../catalogue/activity.js';
+import type { DeductCall, PurchaseDeductArgs } from './activity-leases.js';
 import { decodeBucket, decodeDeduct, DEDUCT_REPLY, type Raw } from '../deduct-reply.js';
 import { deductArgs, deductKeys, type DeductReply } from '../protocol.js';
 import type { SegmentLocking } from './segment-locking.js';

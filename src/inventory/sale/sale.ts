@@ -14,7 +14,7 @@ import type { RateLimit } from '../../config/index.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import { SaleError } from '../errors.js';
 import { homeSegment, spillOrder } from '../layout.js';
-import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from '../catalogue/activity.js';
+import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity-leases.js';
 import { mintOrderId } from '../order-ids.js';
 import { claimSettle, SegmentKeyCache, type DeductReply } from '../protocol.js';
 import { soldOrder, type SoldOrder } from '../records/outbox-entry.js';
