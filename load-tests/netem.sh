@@ -52,7 +52,7 @@ for delay in "${@:-0}"; do
       for (let i = 0; i < 50; i++) await r.ping();
       console.log(((performance.now() - t) / 50).toFixed(2)); r.disconnect(); })();")
   echo "=== netem delay ${delay} ms each way: measured RTT to Redis ${rtt} ms ==="
-  npx tsx src/bench/http.ts --no-write --duration "$DURATION" \
+  npx tsx load-tests/bench/http.ts --no-write --duration "$DURATION" \
     --redis-url "redis://10.77.0.2:${PORT}" --only "$SCENARIOS" 2>/dev/null |
     sed -n '/scenario/,/^$/p'
 done

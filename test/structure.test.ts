@@ -126,6 +126,12 @@ describe('src/ layout', () => {
     expect(structureCounts().oneLetterParams).toEqual([]);
   });
 
+  // Issue 47 §4: a comment says the rule; how it was found goes to the commit message or
+  // docs/decisions.md ("a black-box trial saw ...", "issue 40", "(was ...)")
+  it('tells no history in the comments of src/ and lua/', () => {
+    expect(structureCounts().historyComments).toEqual([]);
+  });
+
   it('keeps SQL in the repositories', () => {
     expect(structureCounts().sqlOutsideRepositories).toEqual([]);
   });

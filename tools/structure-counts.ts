@@ -57,6 +57,12 @@ export interface StructureCounts {
    * marker, the spill claim, a product meta or segment-state field name
    */
   luaRecordFormatsOutsideIncludes: string[];
+  /**
+   * comments in src/ and lua/ that tell how a rule was found (`file:line: words`): "a black-box
+   * trial saw ...", "a chaos run found ...", "issue 40", "(was ...)". The rule stays in the
+   * comment; the story goes to the commit message or docs/decisions.md
+   */
+  historyComments: string[];
 }
 
 /** Every Lua file: the scripts and the includes, by their path under lua/. */
@@ -93,6 +99,66 @@ function luaRecordFormatsOutsideIncludes(): string[] {
         .map((lit) => `${f}: '${lit}'`),
     ].flat();
   });
+}
+
+/** Words of a comment that tells history rather than the rule. */
+const HISTORY = [
+  /\bblack-box trial\b/i,
+  /\b(?:chaos|soak|bench|test) run (?:saw|found|showed)\b/i,
+  /\b(?:a|the) (?:trial|run) (?:saw|found)\b/i,
+  /\bissue \d+\b/i,
+  /\(was\b[^)]*\)/,
+  /\bused to\b/i,
+];
+
+/** The comments of a TypeScript file, each with the line it starts on. */
+function tsComments(file: string): Array<{ line: number; text: string }> {
+  const text = readFileSync(file, 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const seen = new Map<number, { line: number; text: string }>();
+  const take = (ranges: ts.CommentRange[] | undefined) => {
+    for (const r of ranges ?? []) {
+      if (seen.has(r.pos)) continue;
+      const line = sf.getLineAndCharacterOfPosition(r.pos).line + 1;
+      seen.set(r.pos, { line, text: text.slice(r.pos, r.end) });
+    }
+  };
+  const visit = (n: ts.Node): void => {
+    take(ts.getLeadingCommentRanges(text, n.pos));
+    take(ts.getTrailingCommentRanges(text, n.end));
+    for (const c of n.getChildren(sf)) visit(c);
+  };
+  visit(sf);
+  return [...seen.values()];
+}
+
+/** The comments of a Lua file (`--` lines and `--[[ ]]` blocks), each with its first line. */
+function luaComments(text: string): Array<{ line: number; text: string }> {
+  const lineAt = (at: number) => text.slice(0, at).split('\n').length;
+  return [...text.matchAll(/--\[\[[\s\S]*?\]\]|--[^\n]*/g)].map((m) => ({
+    line: lineAt(m.index),
+    text: m[0],
+  }));
+}
+
+/** Comments that tell history (see {@link StructureCounts.historyComments}). */
+function historyComments(): string[] {
+  const commented = [
+    ...files(SRC).map((f) => ({ name: `src/${rel(f)}`, comments: tsComments(f) })),
+    ...luaFiles().map((f) => ({
+      name: `lua/${f}`,
+      comments: luaComments(readFileSync(join(LUA_DIR, f), 'utf8')),
+    })),
+  ];
+  return commented.flatMap(({ name, comments }) =>
+    comments.flatMap(({ line, text }) =>
+      text
+        .split('\n')
+        .flatMap((words, i) =>
+          HISTORY.some((h) => h.test(words)) ? [`${name}:${line + i}: ${words.trim()}`] : [],
+        ),
+    ),
+  );
 }
 
 /** Parameters named by one letter, in functions and methods that have a name. */
@@ -147,6 +213,7 @@ export function structureCounts(): StructureCounts {
       .map(rel),
     oneLetterParams: all.flatMap(oneLetterParams),
     luaRecordFormatsOutsideIncludes: luaRecordFormatsOutsideIncludes(),
+    historyComments: historyComments(),
   };
 }
 

@@ -4,7 +4,7 @@
  * is built on). It costs some CPU of its own, so it understates a real network's effect less
  * than loopback does, but it is not a network: use load-tests/netem.sh where netem exists.
  *
- *   tsx src/bench/delay-proxy.ts <listen port> <target host:port> <delay ms each way>
+ *   tsx load-tests/bench/delay-proxy.ts <listen port> <target host:port> <delay ms each way>
  */
 import { createConnection, createServer, type Socket } from 'node:net';
 

@@ -1,5 +1,5 @@
 /**
- * `tsx src/bench/profile.ts <file.cpuprofile>`: where a process's CPU time went, by package
+ * `tsx load-tests/bench/profile.ts <file.cpuprofile>`: where a process's CPU time went, by package
  * (node_modules/<pkg>), our own code (src/...), Node internals, GC and idle. Used to explain the
  * HTTP benchmark's figures (`npm run bench -- --cpu-prof <dir> --only <scenario>`).
  */
@@ -31,7 +31,7 @@ function bucket(n: Node): string {
 
 const file = process.argv[2];
 if (!file) {
-  process.stderr.write('usage: tsx src/bench/profile.ts <file.cpuprofile> [top=25]\n');
+  process.stderr.write('usage: tsx load-tests/bench/profile.ts <file.cpuprofile> [top=25]\n');
   process.exit(2);
 }
 const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;

@@ -3,7 +3,7 @@
 -- same call). The including script defines REPLY (the deduct's table) and passes its KEYS and
 -- ARGV through; see lua/deduct-7.lua for what each means and what is returned.
 --
--- The shopper's rate-limit bucket (issue 40) is three trailing arguments: its key (in this
+-- The shopper's rate-limit bucket is three trailing arguments: its key (in this
 -- segment's slot), its GCRA interval in microseconds (0 or nil: no bucket to take) and its burst. It is
 -- taken after the answers that make the caller call again (unknown, staleEpoch, untouched: a
 -- purchase never takes it twice) and before anything is written: refused, the call answers

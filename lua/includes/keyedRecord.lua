@@ -39,7 +39,7 @@ end
 -- this. A sale's record stays out of the shopper's index: the index and its cap bound what a
 -- shopper can make Redis keep (refusals, running claims), and a shopper's sales are bounded by
 -- the product's per-user limit already; a sale's record is never evicted either way. So a sale
--- costs its record one SET (was SET, ZADD and PEXPIRE, and a ZCARD before the deduct).
+-- costs its record one SET (not SET, ZADD and PEXPIRE, and a ZCARD before the deduct).
 local function keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)
   if r[1] == REPLY.ok then
     redis.call('SET', recordKey, done, 'PX', ttl * 1000)

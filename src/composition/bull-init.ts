@@ -9,8 +9,8 @@ export interface BullClient {
 /**
  * BullMQ keeps its connection's first initialisation: a Queue or Worker whose init failed (a
  * Redis Cluster master paused or cut off at that moment, its INFO sent there) answers every later
- * call with "Connection is closed." for as long as the process lives, though Redis is back (the
- * chaos run found it; a fresh process connects at once). So a failed init is the process's end:
+ * call with "Connection is closed." for as long as the process lives, though Redis is back (a
+ * fresh process connects at once). So a failed init is the process's end:
  * `onDead` is called, unless shutdown has begun.
  */
 export function watchBullInit(

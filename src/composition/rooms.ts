@@ -54,8 +54,8 @@ export function startRooms(core: Core, admission: Admission): Rooms {
       const view = inventory.catalogue.known(productId);
       if (!view?.waitingRoom) return;
       // Retried a few times a second apart: a seat left taken stops admission until the
-      // admission runs out (up to admittedForSeconds; a black-box trial saw a line stuck a
-      // minute after a paused master timed the release out)
+      // admission runs out (up to admittedForSeconds: a paused master that times the release
+      // out would hold the line that long)
       const free = (tries: number): void => {
         store.done(productId, view.epoch, userId).catch((err: unknown) => {
           if (tries > 1) return void setTimeout(() => free(tries - 1), 1_000).unref();

@@ -3,9 +3,9 @@ import type { Core } from './core.js';
 
 /**
  * A start-up write to Redis, tried again for a while when Redis is away: a worker started while a
- * master fails over or its link is cut waits for it. Past STARTUP_REDIS_WAIT_MS it exits (the
- * chaos run saw a client stay "Connection is closed." for minutes after all had healed; a fresh
- * process, started by the supervisor, connected at once).
+ * master fails over or its link is cut waits for it. Past STARTUP_REDIS_WAIT_MS it exits: a
+ * client can stay "Connection is closed." long after Redis has healed, where a fresh process,
+ * started by the supervisor, connects at once.
  */
 export async function whenRedisAnswers(
   core: Pick<Core, 'lifecycle' | 'logger'>,

@@ -6,7 +6,7 @@ const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> 
   'rate-limited': { status: 429, title: 'Too many requests' },
   'invalid-sale-token': { status: 403, title: 'Sale token refused' },
   'sale-tokens-disabled': { status: 503, title: 'Sale tokens not configured' },
-  // the client's mistake, not the server's: nothing to retry (a black-box trial found a 503 here)
+  // the client's mistake, not the server's: nothing to retry (so a 409, never a 503)
   'no-sale-token-needed': { status: 409, title: 'This sale needs no sale token' },
   'unknown-product': { status: 404, title: 'Unknown product' },
   'too-early': { status: 425, title: 'Sale tokens are not issued yet' },

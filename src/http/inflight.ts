@@ -48,7 +48,7 @@ const RELEASE = 'releaseInflight';
 /**
  * Gives back the slot of a response that stays open for good once it started (a server-sent
  * event stream): the cap bounds work in progress, and an open stream between snapshots is none
- * (a black-box trial found three dashboard streams shedding every purchase at MAX_INFLIGHT=3).
+ * (held, a few open dashboards would shed every purchase at a small MAX_INFLIGHT).
  */
 export function releaseInflight(res: Response): void {
   (res.locals[RELEASE] as (() => void) | undefined)?.();

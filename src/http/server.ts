@@ -46,8 +46,8 @@ export function unreadBodiesPerAddress(limit: number, next: RequestListener): Re
     req.once('close', () => release(req));
     // Past the bound the address's OLDEST half-sent body goes, not the new request: a request
     // whose body comes with its headers is counted for a moment (node dispatches it before its
-    // body is parsed), and must still be served (a black-box trial found every purchase of an
-    // address closed unanswered while it held the bound's worth of slow bodies).
+    // body is parsed), and must still be served: refusing the newest would close every purchase
+    // of an address unanswered while it holds the bound's worth of slow bodies.
     if (mine.size > limit) {
       const [oldest, itsAnswer] = mine.entries().next().value!;
       release(oldest);

@@ -1,5 +1,5 @@
 /**
- * The timings of the active set (activity.ts). The sweeper archives a product only once its time
+ * The timings of the active set (catalogue/active-set.ts, sale/activity-leases.ts). The sweeper archives a product only once its time
  * in the set has passed by QUIET_MS; a deduct accepts a touch only TOUCH_LEASE_MS old. With
  * QUIET_MS well above TOUCH_LEASE_MS (plus any clock skew between Redis servers), every work a
  * deduct wrote is older than the sweeper's read that found the product quiet.

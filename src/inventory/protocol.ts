@@ -46,7 +46,7 @@ export interface DeductArgs {
   productId: string;
   segment: number;
   homeSegment: number;
-  /** Redis time of this process's latest touch of the product (activity.ts) */
+  /** Redis time of this process's latest touch of the product (sale/activity-leases.ts) */
   touchedAt: number;
   /**
    * The shopper's bucket (KEYS[7], on {@link PURCHASE_ROUTE}) to take a cell of in this call: a

@@ -106,7 +106,7 @@ export function runningStackDefaults(dataDir: string, env: Env): Record<string, 
 /**
  * The sale-token secret `up` keeps beside the file (local-stack.ts), when the environment has
  * none: `seed --admit-per-second` / `--require-sale-token` check that the API can issue tokens,
- * and a second terminal should not need it set (a black-box trial was refused there).
+ * and a second terminal should not need it set to be served.
  */
 function keptSaleTokenSecret(dataDir: string, env: Env): Record<string, string> {
   const kept = join(resolve(dataDir), SALE_TOKEN_SECRET_FILE);

@@ -22,7 +22,7 @@ import { payBy } from './repository.js';
 
 /**
  * Persist jobs that used up their attempts, kept for an operator to read (Bull Board): the newest
- * 1,000, none older than 7 days (BullMQ's `age` is in seconds). A long PostgreSQL outage used to
+ * 1,000, none older than 7 days (BullMQ's `age` is in seconds), so a long PostgreSQL outage cannot
  * grow the queue without bound. Dropping a failed job loses no order: its orders stay in their
  * outbox until a worker commits them, and the sweeper re-enqueues them.
  */

@@ -162,7 +162,7 @@ export class Admission {
   }
 
   /**
-   * A purchase's limits (issue 40): the client address's bucket now; the shopper's, when the
+   * A purchase's limits: the client address's bucket now; the shopper's, when the
    * product's view is known (their bucket lives beside their home segment), left to the sale's
    * home deduct, which takes its cell in the same call (`rate`, for the sale to fill in). Then
    * {@link settlePurchase} gives the same state or refusal {@link limit} would have.

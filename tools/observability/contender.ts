@@ -4,7 +4,7 @@
  * the lock held, waited for or handed off goes the full lock protocol (its process's line, the
  * lock's own line, a watchdog lease), so purchases hold the lock visibly, as they do in a
  * contended sale; a segment nobody else wants is deducted in one script that takes and gives the
- * lock back (lua/deductFree-9.lua), which never leaves a hold to see or to lose.
+ * lock back (lua/deductFree-11.lua), which never leaves a hold to see or to lose.
  */
 import { LockClient } from '../../src/lock/index.js';
 import { createRedisClient } from '../../src/redis/connection.js';

@@ -334,7 +334,7 @@ const redisFrozen: Scenario = {
   ],
   async run(o) {
     // One global lock that 16 shoppers and a holder in this process contend for. Uncontended, a
-    // purchase takes and gives back the lock inside its deduct script (lua/deductFree-9.lua): no
+    // purchase takes and gives back the lock inside its deduct script (lua/deductFree-11.lua): no
     // hold to see, none to lose. The contender makes purchases find the lock busy, so they take it
     // the full way (a watchdog lease), and someone holds it nearly all the time.
     await seed(o.stack, 'obs-redis', { total: 100_000, segments: 1, strategy: 'global' });

@@ -34,7 +34,7 @@ export interface ProductView {
   readonly number: number;
   /** the waiting room's settings; null: no room */
   readonly waitingRoom: RoomSettings | null;
-  /** what this process heard of the room's admissions (admit notices): room-view.ts */
+  /** what this process heard of the room's admissions (admit notices): room-heard.ts */
   readonly room: RoomHeard;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come

@@ -135,7 +135,7 @@ export class RoomAdmitter {
    * nobody buys from any more still learns, and tells every process, that it is sold out.
    * A shard that did not answer counts for none of its units: nobody can buy them while it is
    * away (its shoppers are failed fast), and admitting on them would admit a batch that finds
-   * nothing (a chaos run saw shoppers behind one told sold-out get admitted). Not known: then
+   * nothing. Not known: then
    * the room is not sold out for it.
    */
   private async unitsLeft(view: ProductView): Promise<{ units: number; known: boolean }> {

@@ -1,5 +1,5 @@
 /**
- * A purchase's per-shopper rate limit folded into its sale (issue 40): the shopper's bucket lives
+ * A purchase's per-shopper rate limit folded into its sale: the shopper's bucket lives
  * in the home segment's slot, so the home deduct takes its cell in the same call
  * (lua/deduct-7.lua KEYS[7], lua/deductFree-11.lua), with the deduct's own TIME; one script less
  * per purchase than a take of its own.
