@@ -1,13 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  answersAfterFaults,
-  check,
-  type FinalState,
-  type HistoryEntry,
-  type InvariantName,
-  type OrderRow,
-  type PurchaseOp,
-} from '../load-tests/chaos/checker.js';
+import { answersAfterFaults, check } from '../load-tests/chaos/checker.js';
+import type {
+  FinalState,
+  HistoryEntry,
+  InvariantName,
+  OrderRow,
+  PurchaseOp,
+} from '../load-tests/chaos/history.js';
 import { kindsFor, schedule } from '../load-tests/chaos/nemesis.js';
 import { resultNote } from '../load-tests/chaos/report.js';
 import { purchaseOutcome } from '../load-tests/chaos/shoppers.js';

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { OrderRow } from '../load-tests/chaos/checker.js';
+import type { OrderRow, RoomOp, RoomPurchaseOp } from '../load-tests/chaos/history.js';
 import {
   checkRoom,
   type LostPlaceWindow,
   type RoomHistoryEntry,
-  type RoomOp,
-  type RoomPurchaseOp,
 } from '../load-tests/chaos/room-checks.js';
 
 const OPENS = 1_000;

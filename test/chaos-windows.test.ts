@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PurchaseOp } from '../load-tests/chaos/checker.js';
+import type { PurchaseOp } from '../load-tests/chaos/history.js';
 import {
   availabilityOf,
   livenessOf,

@@ -3,134 +3,15 @@
  * public/admin API and PostgreSQL answered after the settle phase. No I/O here, so a history kept
  * as JSON lines can be re-checked, and tests can feed it broken histories.
  */
-
-import type { RoomInvariantName, RoomOp } from './room-checks.js';
-
-/** ok: 202 with an order id; fail: a definite refusal (4xx); unknown: timeout, reset, 5xx. */
-export type Outcome = 'ok' | 'fail' | 'unknown';
-
-export interface PurchaseOp {
-  type: 'purchase';
-  op: number;
-  user: string;
-  key: string;
-  product: string;
-  quantity: number;
-  invokeMs: number;
-  completeMs: number;
-  outcome: Outcome;
-  status: number;
-  /** the problem+json `code` of a refusal or a 5xx */
-  code?: string;
-  /** the order id of a 202 (or the one a 503 named: it may or may not exist) */
-  orderId?: string;
-}
-
-/** How an unknown purchase was settled after the run: its order exists, or its units are back. */
-export interface ResolveOp {
-  type: 'resolve';
-  op: number;
-  answer: 'order' | 'none';
-  orderId?: string;
-}
-
-/**
- * A buyer's move on a payment-window order: `pay` is ok when the provider's signed webhook
- * answered 200 paid; `cancel` when the buyer's cancel answered 200 cancelled.
- */
-export interface SettleOp {
-  type: 'pay' | 'cancel';
-  op: number;
-  orderId: string;
-  user: string;
-  product: string;
-  invokeMs: number;
-  completeMs: number;
-  outcome: Outcome;
-  status: number;
-}
-
-/** the waiting-room product's answers (room-checks.ts) ride in the same history */
-export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp;
-
-export interface OrderRow {
-  id: string;
-  idempotencyKey: string;
-  product: string;
-  user: string;
-  quantity: number;
-  status: 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
-  /** how many times its units went back on sale (0 or 1 when correct) */
-  restocks: number;
-  /** a returned order: ms from its close to its units' return (restocked_at - closed_at) */
-  returnDelayMs?: number;
-}
-
-export interface ProductFinal {
-  id: string;
-  seeded: number;
-  limitPerUser: number;
-  remaining: number;
-  held: number;
-  sold: number;
-  restocked: number;
-  /** units of acknowledged sales a segment lost in a failover (default mode): back in stock */
-  lostUnits?: number;
-}
-
-export interface FinalState {
-  /** REDIS_WAIT_REPLICAS=1: no acknowledged sale may be lost */
-  durable: boolean;
-  products: ProductFinal[];
-  orders: OrderRow[];
-  /** reconcile said ok, but for the lost writes it lists (default mode's expected loss) */
-  reconcileOk: boolean;
-  /** order ids reconciliation names as acknowledged but lost (default mode) */
-  reconcileLost: string[];
-  /**
-   * Where a lost sale may have left no trace (default mode): the Redis Cluster slots of the
-   * masters killed after their replication was lagged, the slot of the order queue's jobs, and
-   * the slot of each acknowledged order's home segment (its marker or claim, its keyed record).
-   */
-  killed?: TracelessScope;
-}
-
-export interface TracelessScope {
-  slots: Array<[number, number]>;
-  queueSlot: number;
-  /** orderId -> its shopper's home segment's slot */
-  homeSlotOf: Record<string, number>;
-}
-
-export type InvariantName =
-  | 'no-oversell'
-  | 'no-lost-ack'
-  | 'unknown-resolved-once'
-  | 'no-duplicate'
-  | 'conservation'
-  | 'restock-once'
-  | 'payment-window'
-  | 'answers-after-faults'
-  | RoomInvariantName;
-
-export interface InvariantResult {
-  name: InvariantName;
-  ok: boolean;
-  /** the first counter-example, naming the operation, user and key where there is one */
-  counterExample?: string;
-  /** default mode: acknowledged sales lost in a failover (named + without a trace) */
-  lost?: number;
-  /** of them, those reconciliation names (their rows survived) */
-  named?: number;
-  /** of them, those whose sale and queued job were both on a killed master: nothing names them */
-  traceless?: number;
-  /** room checks, default mode: places lost with a master killed after a lag (room-checks.ts) */
-  placesLost?: number;
-  /** room-one-place, default mode: places moved back by the admissions such a kill took back */
-  rewound?: number;
-  /** restock-once: returns that came, but later than LATE_RETURN_MS after their close */
-  late?: { count: number; longestMs: number; orderId: string };
-}
+import type {
+  FinalState,
+  HistoryEntry,
+  InvariantResult,
+  OrderRow,
+  PurchaseOp,
+  ResolveOp,
+  SettleOp,
+} from './history.js';
 
 /**
  * A return normally follows its close within milliseconds; past this one was cut short (a Redis

@@ -1,7 +1,7 @@
 /** Reads what the checker needs after the settle phase: reconcile per product, every order row. */
 import type { Kysely } from 'kysely';
 import type { Database } from '../../src/db/schema.js';
-import type { FinalState, HistoryEntry, OrderRow, ProductFinal } from './checker.js';
+import type { FinalState, HistoryEntry, OrderRow, ProductFinal } from './history.js';
 
 export interface ReconcileAnswer {
   ok: boolean;

@@ -3,7 +3,7 @@
  * window shaded and named, as Jepsen draws its rate plots) and a markdown page around it.
  * Pure functions of the history, the faults and the checker's results.
  */
-import type { HistoryEntry, InvariantResult, PurchaseOp } from './checker.js';
+import type { HistoryEntry, InvariantResult, PurchaseOp } from './history.js';
 import type { Fault } from './nemesis.js';
 import { availabilityLines, type FaultLiveness, type KindAvailability } from './windows.js';
 

@@ -19,33 +19,16 @@
  *     product is by a shopper who was answered `admitted` with a token before sending it, and a
  *     purchase without a token is never acknowledged.
  */
-import type { HistoryEntry, InvariantResult, OrderRow, PurchaseOp } from './checker.js';
-
-export type RoomState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
-
-/** One answer of the room to a shopper: its join (POST) or a poll (GET). */
-export interface RoomOp {
-  type: 'room';
-  op: number;
-  kind: 'join' | 'poll';
-  user: string;
-  product: string;
-  invokeMs: number;
-  completeMs: number;
-  status: number;
-  state?: RoomState;
-  /** 1 = next to be admitted; null before the opening */
-  position?: number | null;
-  /** the answer carried a sale token */
-  token?: boolean;
-}
-
-/** A purchase of the room product, marked with whether it carried a sale token. */
-export type RoomPurchaseOp = PurchaseOp & { saleToken: boolean };
+import type {
+  HistoryEntry,
+  InvariantResult,
+  OrderRow,
+  RoomInvariantName,
+  RoomOp,
+  RoomPurchaseOp,
+} from './history.js';
 
 export type RoomHistoryEntry = HistoryEntry;
-
-export type RoomInvariantName = 'room-fifo' | 'room-one-place' | 'room-no-sale-without-admission';
 
 export type RoomInvariantResult = InvariantResult & { name: RoomInvariantName };
 

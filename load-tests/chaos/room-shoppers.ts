@@ -9,7 +9,7 @@
  * All of a shopper's calls go to one API process while it lives, so its answers come from one
  * memory (a process that restarts reads the place back from Redis).
  */
-import type { RoomOp, RoomPurchaseOp, RoomState } from './room-checks.js';
+import type { RoomOp, RoomPurchaseOp, RoomState } from './history.js';
 import { rng } from './nemesis.js';
 import { attempt, newOp } from './shoppers.js';
 

@@ -19,13 +19,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDb } from '../../src/db/index.js';
-import {
-  answersAfterFaults,
-  check,
-  type AfterFaultsProbe,
-  type HistoryEntry,
-  type PurchaseOp,
-} from './checker.js';
+import { answersAfterFaults, check, type AfterFaultsProbe } from './checker.js';
+import type { HistoryEntry, PurchaseOp } from './history.js';
 import { readFinalState, type ReconcileAnswer } from './final-state.js';
 import { inject, kindsFor, schedule, FAULT_KINDS, type FaultKind } from './nemesis.js';
 import calculateSlot from 'cluster-key-slot';

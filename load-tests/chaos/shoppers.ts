@@ -8,7 +8,7 @@
  * something is one history entry: ok, fail (a definite refusal) or unknown.
  */
 import { signWebhook } from '../../src/http/webhook-signature.js';
-import type { Outcome, PurchaseOp, SettleOp } from './checker.js';
+import type { Outcome, PurchaseOp, SettleOp } from './history.js';
 import { rng } from './nemesis.js';
 
 export interface ShopperOptions {

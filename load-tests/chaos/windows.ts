@@ -4,7 +4,7 @@
  * while that fault was the one under way: figures of overlapping faults are not split between
  * them but set apart. Pure functions of the faults and the history.
  */
-import type { PurchaseOp } from './checker.js';
+import type { PurchaseOp } from './history.js';
 import type { FaultKind } from './nemesis.js';
 
 export interface FaultWindow {
