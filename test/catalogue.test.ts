@@ -42,7 +42,7 @@ beforeAll(async () => {
   count = countCommands(probe);
   lookup = new OrderLookup({
     pending: new PendingOrderStore(probe, keys),
-    rows: { findOrder: (orderId) => findOrder(s.rt.db, orderId) },
+    rows: { findOrder: (orderId) => findOrder(s.rt.db, orderId), salePrice: async () => undefined },
   });
 });
 afterAll(async () => {

@@ -251,6 +251,34 @@ describe('seed', () => {
     redis.disconnect();
   });
 
+  it('prices a sale with --price and --currency, and refuses a bad one naming the flag', async () => {
+    const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
+    const product = `${ns.id}-priced`;
+    const bad = await cli(
+      ['seed', product, '--total', '5', '--price', '1999', '--currency', 'EURO'],
+      env,
+    );
+    expect(bad.code).toBe(2);
+    expect(bad.err).toBe(
+      'seckill: invalid seed:\n  --currency: must be an ISO 4217 currency code in upper case (EUR)\n',
+    );
+    const none = await cli(
+      ['seed', product, '--total', '5', '--price', '19.99', '--currency', 'EUR'],
+      env,
+    );
+    expect(none.err).toMatch(/--price: expected a whole number/);
+    const redis = new Redis(ns.redisUrl);
+    expect(await redis.exists(new Keys(ns.id).product(product).meta)).toBe(0);
+    const r = await cli(
+      ['seed', product, '--total', '5', '--price', '1999', '--currency', 'EUR'],
+      env,
+    );
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/price {7}1999 EUR \(minor units\) a unit/);
+    expect(await redis.hget(new Keys(ns.id).product(product).meta, 'price')).toBe('1999 EUR');
+    redis.disconnect();
+  });
+
   it('prints a summary for a person, and the JSON line with --json', async () => {
     const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
     const human = await cli(
@@ -263,6 +291,7 @@ describe('seed', () => {
       [
         `seeded "${ns.id}-a" (epoch 1): 10 units over 3 segments, segmented strategy`,
         '  per buyer   1',
+        '  price       none',
         '  payment     within 60 s, or the units go back on sale',
         '  sale token  not required',
         '  on sale     from now until sold out',

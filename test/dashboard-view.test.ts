@@ -144,6 +144,7 @@ function state(id: string, status: ProductState['status'], over: Partial<Product
     returned: 0,
     status,
     segments,
+    price: null,
     ...over,
   } satisfies ProductState;
 }

@@ -14,6 +14,7 @@ import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js
 import { decodeMarker, encodeMarker, type BuyerMarker } from '../src/inventory/records/marker.js';
 import {
   decodeMeta,
+  encodePrice,
   encodeRoomSettings,
   type ProductMeta,
 } from '../src/inventory/records/product-meta.js';
@@ -178,6 +179,7 @@ const metaHash = (m: ProductMeta): Record<string, string> =>
     Object.entries(META_FIELD).map(([property, field]) => {
       const v = m[property as keyof ProductMeta];
       if (property === 'waitingRoom') return [field, encodeRoomSettings(m.waitingRoom!)];
+      if (property === 'price') return [field, encodePrice(m.price!)];
       return [field, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)];
     }),
   );
@@ -197,6 +199,7 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     requireSaleToken: true,
     number: 12,
     waitingRoom: { admitPerSecond: 50, maxActive: 200, admittedForSeconds: 120 },
+    price: { amount: 12_999, currency: 'EUR' },
   };
 
   it('TypeScript reads what Lua writes: a new epoch, its sold-out mark, the next epoch', async () => {
@@ -221,6 +224,8 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     await redis.hset(key, META_FIELD.number, sample.number);
     // so are the waiting room's settings (seeding.ts)
     await redis.hset(key, META_FIELD.waitingRoom, encodeRoomSettings(sample.waitingRoom!));
+    // and the price (seeding.ts)
+    await redis.hset(key, META_FIELD.price, encodePrice(sample.price!));
     const first = decodeMeta(await redis.hgetall(key));
     expect(first).toEqual({ ...sample, epoch: 1, soldOutEpoch: 0 });
     expect(Object.keys(first!).sort()).toEqual(Object.keys(META_FIELD).sort());

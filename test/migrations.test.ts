@@ -32,6 +32,7 @@ describe('migrations', () => {
       '20261122_0001_products_and_orders',
       '20261123_0002_payment_window',
       '20261124_0003_payment_intents',
+      '20261125_0004_prices',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

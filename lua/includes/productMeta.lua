@@ -16,6 +16,8 @@ local META_REQUIRE_SALE_TOKEN = 'token'
 local META_NUMBER = 'n'
 -- the waiting room's settings: written by TypeScript (seeding.ts), never by a script
 local META_WAITING_ROOM = 'room'
+-- the sale's price: written by TypeScript (seeding.ts), never by a script
+local META_PRICE = 'price'
 
 -- what a new epoch decides on, as stored (false when missing):
 -- epoch, startsAt, endsAt, soldOut, segments, maxSegments

@@ -140,6 +140,11 @@ export const COMMANDS: Command[] = [
         what: 'when the sale opens, e.g. 2030-01-01T10:00:00Z (default: now)',
       },
       { flag: '--ends-at ISO', what: 'when it closes (default: never)' },
+      {
+        flag: '--price AMOUNT',
+        what: "the unit price in the currency's minor unit, e.g. 1999 (with --currency; default: unpriced)",
+      },
+      { flag: '--currency CODE', what: "the price's ISO 4217 currency, e.g. EUR (with --price)" },
       { flag: '--force', what: 'reseed a sale that is live (default: refused)' },
       { flag: '--json', what: 'print the result as one JSON line instead of a summary' },
     ],

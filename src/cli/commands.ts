@@ -119,6 +119,7 @@ const NUMBER_FLAGS = {
   'admit-per-second': 'admitPerSecond',
   'max-active': 'maxActive',
   'admitted-for': 'admittedForSeconds',
+  price: 'priceAmount',
 } as const;
 
 /** The waiting room's fields among the number flags: any of them given seeds a room. */
@@ -144,8 +145,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   }
   const room = Object.fromEntries(ROOM_FIELDS.map((f) => [f, numbers[f]]));
   for (const f of ROOM_FIELDS) delete numbers[f];
+  const { priceAmount, ...rest } = numbers;
+  const priced = priceAmount !== undefined || values.currency !== undefined;
   const parsed = seedRequest.safeParse({
-    ...numbers,
+    ...rest,
+    price: priced ? { amount: priceAmount, currency: values.currency } : undefined,
     waitingRoom: ROOM_FIELDS.some((f) => room[f] !== undefined) ? room : undefined,
     strategy: values.strategy,
     requireSaleToken: values['require-sale-token'] || undefined,
@@ -155,7 +159,12 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       const field = i.path[0] === 'waitingRoom' ? i.path[1] : i.path[0];
-      const flag = flagOf(String(field ?? ''));
+      const flag =
+        i.path[0] === 'price'
+          ? i.path[1] === 'currency'
+            ? 'currency'
+            : 'price'
+          : flagOf(String(field ?? ''));
       // a number flag that was not a number is said once, above
       if (!problems.some((p) => p.startsWith(`  --${flag}:`)))
         problems.push(`  --${flag}: ${i.message}`);
@@ -194,6 +203,7 @@ function seedSummary(result: SeedResult, spec: SeedSpec): string {
     `seeded "${result.productId}" (epoch ${result.epoch}): ${spec.total} units over ${result.segments.length} ` +
       `segment${result.segments.length === 1 ? '' : 's'}, ${spec.strategy} strategy`,
     `  per buyer   ${spec.limitPerUser ?? 1}`,
+    `  price       ${spec.price ? `${spec.price.amount} ${spec.price.currency} (minor units) a unit` : 'none'}`,
     `  payment     ${spec.payWithinSeconds ? `within ${spec.payWithinSeconds} s, or the units go back on sale` : 'none (sales are final)'}`,
     `  sale token  ${spec.requireSaleToken || spec.waitingRoom ? 'required' : 'not required'}`,
     ...(spec.waitingRoom ? [`  room        ${roomLine(spec.waitingRoom)}`] : []),

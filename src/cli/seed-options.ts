@@ -11,6 +11,8 @@ export const SEED_OPTIONS = {
   'admitted-for': { type: 'string' },
   'starts-at': { type: 'string' },
   'ends-at': { type: 'string' },
+  price: { type: 'string' },
+  currency: { type: 'string' },
   force: { type: 'boolean', default: false },
   json: { type: 'boolean', default: false },
 } as const;

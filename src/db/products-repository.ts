@@ -16,3 +16,24 @@ export async function upsertProduct(db: Db, id: string, row: ProductSeedRow): Pr
     .onConflict((oc) => oc.column('id').doUpdateSet({ ...row, updated_at: sql`now()` }))
     .execute();
 }
+
+/**
+ * A sale epoch's price, before the epoch's stock is seeded: every order of the epoch finds it
+ * when its row is inserted. Written again by a retried seed of the same epoch.
+ */
+export async function recordSalePrice(
+  db: Db,
+  productId: string,
+  epoch: number,
+  price: { amount: number; currency: string },
+): Promise<void> {
+  await db
+    .insertInto('sale_prices')
+    .values({ product_id: productId, epoch, unit_amount: price.amount, currency: price.currency })
+    .onConflict((oc) =>
+      oc
+        .columns(['product_id', 'epoch'])
+        .doUpdateSet({ unit_amount: price.amount, currency: price.currency }),
+    )
+    .execute();
+}

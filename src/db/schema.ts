@@ -40,6 +40,35 @@ export interface OrdersTable {
   payment_id: string | null;
   closed_at: Date | null;
   restocked_at: Date | null;
+  /** the sale's unit price when it was sold (minor units; int8, read as a string), or null */
+  unit_amount: ColumnType<string | null, number | null | undefined, never>;
+  /** ISO 4217, with unit_amount */
+  currency: ColumnType<string | null, string | null | undefined, never>;
+  /** unit_amount * quantity */
+  total_amount: ColumnType<string | null, number | null | undefined, never>;
+}
+
+/** A sale epoch's price, written before the epoch's stock: the orders of the epoch copy it. */
+export interface SalePricesTable {
+  product_id: string;
+  epoch: number;
+  /** minor units (int8, read as a string) */
+  unit_amount: ColumnType<string, number, number>;
+  currency: string;
+  created_at: Generated<Date>;
+}
+
+/** A provider's notice refused for what it paid (amount or currency): a refund to make. */
+export interface PaymentRefusalsTable {
+  id: Generated<string>;
+  order_id: string;
+  payment_id: string;
+  reason: string;
+  amount: ColumnType<string | null, number | null, never>;
+  currency: string | null;
+  expected_amount: ColumnType<string | null, number | null, never>;
+  expected_currency: string | null;
+  received_at: Generated<Date>;
 }
 
 /** A payment the buyer started: bound to one order; only the provider's webhook settles it. */
@@ -51,6 +80,9 @@ export interface PaymentIntentsTable {
   /** the order's pay_by */
   expires_at: Date;
   created_at: Generated<Date>;
+  /** the order's total (minor units, read as a string) and currency; null when unpriced */
+  amount: ColumnType<string | null, number | null | undefined, never>;
+  currency: ColumnType<string | null, string | null | undefined, never>;
 }
 
 /** A Standard Webhooks delivery by its webhook-id, with the answer it got. */
@@ -67,6 +99,8 @@ export interface Database {
   orders: OrdersTable;
   payment_intents: PaymentIntentsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  sale_prices: SalePricesTable;
+  payment_refusals: PaymentRefusalsTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

@@ -174,7 +174,7 @@ export const OPERATIONS: Operation[] = [
       400: 'bad body',
       401: 'bad, stale or missing signature',
       404: 'unknown payment intent for that order',
-      409: 'cannot be paid (expired, cancelled, paid otherwise, final), payment id used',
+      409: "cannot be paid (expired, cancelled, paid otherwise, final), payment id used, not the order's total (amount-mismatch)",
       503: 'webhook not configured',
     },
     store: true,

@@ -24,6 +24,12 @@ export const purchaseAccepted = z.strictObject({
   quantity: z.number().int().min(1),
 });
 
+/** An amount in the currency's minor unit, and the currency. */
+export const price = z.strictObject({
+  amount: z.number().int().min(0).describe("in the currency's minor unit (1999: 19.99 EUR)"),
+  currency: z.string().describe('ISO 4217'),
+});
+
 export const orderView = z.strictObject({
   orderId: z.uuid(),
   status: z.enum(['pending', 'persisted', 'awaiting_payment', 'paid', 'cancelled', 'expired']),
@@ -35,6 +41,8 @@ export const orderView = z.strictObject({
   payBy: iso.optional(),
   closedAt: iso.optional(),
   restockedAt: iso.optional(),
+  price: price.optional().describe("a priced sale's unit price when the order was sold"),
+  total: price.optional().describe('price * quantity: what the buyer pays'),
 });
 
 export const paymentIntent = z.strictObject({
@@ -43,6 +51,13 @@ export const paymentIntent = z.strictObject({
   quantity: z.number().int().min(1),
   expiresAt: iso.describe("the order's payBy: it cannot be paid later"),
   status: z.literal('requires_payment'),
+  amount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("a priced order's total, in the currency's minor unit: what the provider charges"),
+  currency: z.string().optional().describe('ISO 4217, with amount'),
 });
 
 export const productPublic = z.strictObject({
@@ -54,6 +69,7 @@ export const productPublic = z.strictObject({
   payWithinSeconds: z.number().int().min(1).nullable(),
   startsAt: iso.nullable(),
   endsAt: iso.nullable(),
+  price: price.nullable().describe('the unit price; null when the sale is unpriced'),
 });
 
 export const saleToken = z.strictObject({

@@ -74,6 +74,20 @@ export function answer(outcome: PaymentOutcome, orderId: string) {
         title: 'Payment id already used',
         detail: 'this payment id settled another order',
       });
+    case 'amount-mismatch': {
+      const { paid, order } = outcome;
+      const named =
+        paid.amount === undefined
+          ? 'names no amount'
+          : `pays ${paid.amount} ${paid.currency ?? ''}`;
+      throw new ProblemError({
+        status: 409,
+        code: 'amount-mismatch',
+        title: "Payment does not match the order's total",
+        detail: `the notice ${named.trim()}; order ${orderId} costs ${order.total!.amount} ${order.total!.currency}: nothing was paid (recorded for a refund)`,
+        extensions: { order },
+      });
+    }
     case 'settling':
       throw new ProblemError({
         status: 503,

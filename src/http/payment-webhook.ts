@@ -27,6 +27,13 @@ export const webhookBody = z.object({
   paymentIntentId: z.string().regex(/^pi_[A-Za-z0-9_-]{22}$/, 'must be a payment intent id'),
   /** the provider's id of the payment */
   paymentId,
+  /** what the provider charged, in the currency's minor unit: a priced order's total must match */
+  amount: z.number().int().min(0).optional(),
+  /** ISO 4217 (any case), with amount */
+  currency: z
+    .string()
+    .regex(/^[A-Za-z]{3}$/, 'must be an ISO 4217 code')
+    .optional(),
 });
 
 export interface WebhookRoutes {
@@ -53,6 +60,8 @@ async function handle(req: Request, deps: WebhookRoutes, db?: Parameters<Payment
       orderId: event.orderId,
       intentId: event.paymentIntentId,
       paymentId: event.paymentId,
+      amount: event.amount,
+      currency: event.currency?.toUpperCase(),
     };
     return { status: 200, body: answer(await deps.pay.settle(settlement, db), event.orderId) };
   } catch (err) {

@@ -101,6 +101,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       payWithinSeconds: s.payWithinSeconds || null,
       startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
+      price: s.price,
     });
   });
 }

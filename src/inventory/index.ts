@@ -59,7 +59,7 @@ export { type ShopperRate } from './sale/shopper-rate.js';
 export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
-export { type RoomSettings } from './records/product-meta.js';
+export { type Price, type RoomSettings } from './records/product-meta.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './catalogue/seeding.js';
 
 export interface Inventory {

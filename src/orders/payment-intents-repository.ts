@@ -32,8 +32,8 @@ export async function startPaymentIntent(
   userId: string,
 ): Promise<StartOutcome> {
   const created = await sql<PaymentIntentRow>`
-    insert into payment_intents (id, order_id, user_id, quantity, expires_at)
-    select ${newIntentId()}, id, user_id, quantity, pay_by from orders
+    insert into payment_intents (id, order_id, user_id, quantity, expires_at, amount, currency)
+    select ${newIntentId()}, id, user_id, quantity, pay_by, total_amount, currency from orders
     where id = ${orderId} and user_id = ${userId}
       and status = 'awaiting_payment' and pay_by > now()
     on conflict (order_id) do nothing

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { OrderRow, PaymentIntentRow } from '../db/schema.js';
 import { findIntent, startPaymentIntent, type StartOutcome } from './payment-intents-repository.js';
+import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
 import {
   deliverOnce,
@@ -26,11 +27,7 @@ export class PaymentRepository extends OrdersRepository {
    * this order's. @returns the paid row; `payment-used` when that provider payment id already
    * paid another order (the unique key); undefined when the transition did not apply.
    */
-  async markPaid(settlement: {
-    orderId: string;
-    intentId: string;
-    paymentId: string;
-  }): Promise<OrderRow | 'payment-used' | undefined> {
+  async markPaid(settlement: Settlement): Promise<OrderRow | 'payment-used' | undefined> {
     // Inside a webhook delivery's transaction a unique violation aborts the whole transaction
     // (the delivery could not be recorded): a savepoint confines it to this statement.
     if (!this.db.isTransaction) return this.markPaidStatement(settlement);
@@ -44,11 +41,9 @@ export class PaymentRepository extends OrdersRepository {
     return row;
   }
 
-  private async markPaidStatement(settlement: {
-    orderId: string;
-    intentId: string;
-    paymentId: string;
-  }): Promise<OrderRow | 'payment-used' | undefined> {
+  private async markPaidStatement(
+    settlement: Settlement,
+  ): Promise<OrderRow | 'payment-used' | undefined> {
     try {
       return await this.db
         .updateTable('orders')
@@ -56,6 +51,11 @@ export class PaymentRepository extends OrdersRepository {
         .where('id', '=', settlement.orderId)
         .where('status', '=', 'awaiting_payment')
         .where('pay_by', '>', sql<Date>`now()`)
+        // a priced order is paid only by its total, in its currency
+        .where(
+          sql<boolean>`(total_amount is null or (total_amount = ${settlement.amount ?? null}
+            and currency = ${settlement.currency ?? null}))`,
+        )
         .where(({ exists, selectFrom }) =>
           exists(
             selectFrom('payment_intents')
@@ -132,6 +132,22 @@ export class PaymentRepository extends OrdersRepository {
 
   startIntent(orderId: string, userId: string): Promise<StartOutcome> {
     return startPaymentIntent(this.db, orderId, userId);
+  }
+
+  async recordRefusal(refusal: PaymentRefusal): Promise<void> {
+    await this.db
+      .insertInto('payment_refusals')
+      .values({
+        order_id: refusal.orderId,
+        payment_id: refusal.paymentId,
+        reason: refusal.reason,
+        amount: refusal.paid.amount ?? null,
+        currency: refusal.paid.currency ?? null,
+        expected_amount: refusal.expected.amount,
+        expected_currency: refusal.expected.currency,
+      })
+      .onConflict((oc) => oc.constraint('payment_refusals_once').doNothing())
+      .execute();
   }
 
   /** Forgets webhook deliveries past their retention. @returns how many */

@@ -24,6 +24,17 @@ export interface PaymentWindowRows {
   findOrder(id: string): Promise<OrderRow | undefined>;
   findIntent(id: string): Promise<{ order_id: string } | undefined>;
   pruneDeliveries(): Promise<number>;
+  /** keeps a notice refused for what it paid (once per payment, order and reason) */
+  recordRefusal(refusal: PaymentRefusal): Promise<void>;
+}
+
+/** A provider's notice refused for what it paid: the shop refunds it. */
+export interface PaymentRefusal {
+  orderId: string;
+  paymentId: string;
+  reason: 'amount-mismatch';
+  paid: { amount?: number | undefined; currency?: string | undefined };
+  expected: { amount: number; currency: string };
 }
 
 /** The Redis this module needs (inventory's OrderStore): a closed order's units go back. */
@@ -55,7 +66,9 @@ export type PayOutcome =
   /** it cannot be paid (any more): paid with another payment, cancelled, expired, final */
   | { code: 'conflict'; order: OrderRow }
   /** that provider payment id already paid another order */
-  | { code: 'payment-used' };
+  | { code: 'payment-used' }
+  /** the notice pays another amount (or currency) than the order's total: nothing paid */
+  | { code: 'amount-mismatch'; order: OrderRow };
 
 /** What the provider's verified notice says was paid. */
 export interface Settlement {
@@ -64,6 +77,10 @@ export interface Settlement {
   intentId: string;
   /** the provider's id of the payment */
   paymentId: string;
+  /** what the provider says it charged (minor units, ISO 4217 upper case): a priced order's
+   * total must match it */
+  amount?: number | undefined;
+  currency?: string | undefined;
 }
 
 /**
@@ -83,6 +100,19 @@ export async function payOrder(
   const current = (await deps.rows.findOrder(settlement.orderId))!;
   if (current.status === 'paid' && current.payment_id === settlement.paymentId) {
     return { code: 'paid', order: current, replayed: true };
+  }
+  if (current.status === 'awaiting_payment' && current.total_amount !== null) {
+    const expected = { amount: Number(current.total_amount), currency: current.currency! };
+    if (settlement.amount !== expected.amount || settlement.currency !== expected.currency) {
+      await deps.rows.recordRefusal({
+        orderId: current.id,
+        paymentId: settlement.paymentId,
+        reason: 'amount-mismatch',
+        paid: { amount: settlement.amount, currency: settlement.currency },
+        expected,
+      });
+      return { code: 'amount-mismatch', order: current };
+    }
   }
   return { code: 'conflict', order: current };
 }

@@ -4,7 +4,12 @@
  * while PostgreSQL is away. Only the buyer or an admin may read an order; to anyone else it does
  * not exist.
  */
-import { orderProductNumber, type PendingOrderRef, type SoldOrder } from '../inventory/index.js';
+import {
+  orderProductNumber,
+  type PendingOrderRef,
+  type Price,
+  type SoldOrder,
+} from '../inventory/index.js';
 import { payBy, type findOrder } from '../orders/index.js';
 
 /** An order row as the orders repository reads it. */
@@ -23,6 +28,8 @@ export interface PendingOrderSource {
 /** The SQL side: the order rows (the orders repository). */
 export interface OrderRowSource {
   findOrder(orderId: string): Promise<OrderRow | undefined>;
+  /** a sale epoch's price (what its orders copy as they are persisted) */
+  salePrice(productId: string, epoch: number): Promise<Price | undefined>;
 }
 
 /**
@@ -46,12 +53,19 @@ export interface OrderView {
   closedAt?: string;
   /** cancelled or expired: when its units were back on sale */
   restockedAt?: string;
+  /** a priced sale's unit price when it was sold, and the order's total */
+  price?: Price;
+  total?: Price;
 }
 
 /** Who asks: a shopper (by id) or an admin. */
 export type OrderReader = { userId: string } | { admin: true };
 
-export const pendingView = (order: SoldOrder): OrderView => {
+/** The unit price and the total of `quantity` units at it. */
+const priced = (price: Price | undefined, quantity: number) =>
+  price && { price, total: { amount: price.amount * quantity, currency: price.currency } };
+
+export const pendingView = (order: SoldOrder, price?: Price): OrderView => {
   const deadline = payBy(order);
   return {
     orderId: order.orderId,
@@ -61,8 +75,15 @@ export const pendingView = (order: SoldOrder): OrderView => {
     quantity: order.quantity,
     deductedAt: new Date(order.deductedAt).toISOString(),
     ...(deadline && { payBy: deadline.toISOString() }),
+    ...priced(price, order.quantity),
   };
 };
+
+/** The price a row copied when it was inserted; undefined when its sale was unpriced. */
+export const rowPrice = (row: OrderRow): Price | undefined =>
+  row.unit_amount === null || row.currency === null
+    ? undefined
+    : { amount: Number(row.unit_amount), currency: row.currency };
 
 export const rowView = (row: OrderRow): OrderView => ({
   orderId: row.id,
@@ -75,6 +96,7 @@ export const rowView = (row: OrderRow): OrderView => ({
   ...(row.pay_by && { payBy: row.pay_by.toISOString() }),
   ...(row.closed_at && { closedAt: row.closed_at.toISOString() }),
   ...(row.restocked_at && { restockedAt: row.restocked_at.toISOString() }),
+  ...priced(rowPrice(row), row.quantity),
 });
 
 export class OrderLookup {
@@ -97,7 +119,7 @@ export class OrderLookup {
     }
     // A final sale in an outbox is pending; one with a payment window may have been paid or
     // cancelled already (those routes persist it first), so its row, if any, says more.
-    if (sale && sale.payWithinSeconds === 0) return pendingView(sale);
+    if (sale && sale.payWithinSeconds === 0) return this.pendingView(sale);
     let row: OrderRow | undefined;
     try {
       row = await this.deps.rows.findOrder(orderId);
@@ -105,8 +127,14 @@ export class OrderLookup {
       if (sale) return pendingView(sale);
       throw err;
     }
-    if (!row) return sale ? pendingView(sale) : null;
+    if (!row) return sale ? this.pendingView(sale) : null;
     return seenBy(row);
+  }
+
+  /** A pending order with its sale's price; without it while PostgreSQL does not answer. */
+  private async pendingView(sale: SoldOrder): Promise<OrderView> {
+    const price = await this.deps.rows.salePrice(sale.productId, sale.epoch).catch(() => undefined);
+    return pendingView(sale, price);
   }
 
   /**

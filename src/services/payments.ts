@@ -29,7 +29,9 @@ export type PaymentOutcome =
   /** the webhook names an intent that does not exist or is bound to another order */
   | { code: 'unknown-intent' }
   /** a spill claim is still taking the order's units: ask again in a moment */
-  | { code: 'settling' };
+  | { code: 'settling' }
+  /** the notice pays another amount or currency than the order's total: nothing paid */
+  | { code: 'amount-mismatch'; order: OrderView; paid: { amount?: number; currency?: string } };
 
 export type ConflictState = 'paid' | 'cancelled' | 'expired' | 'final' | 'window-closed';
 
@@ -42,6 +44,9 @@ export interface IntentView {
   /** the order's payBy: the provider must not charge it later */
   expiresAt: string;
   status: 'requires_payment';
+  /** a priced order's total (minor units) and currency: what the provider must charge */
+  amount?: number;
+  currency?: string;
 }
 
 export type StartPaymentOutcome =
@@ -54,6 +59,7 @@ const intentView = (intent: PaymentIntentRow): IntentView => ({
   quantity: intent.quantity,
   expiresAt: intent.expires_at.toISOString(),
   status: 'requires_payment',
+  ...(intent.amount !== null && { amount: Number(intent.amount), currency: intent.currency! }),
 });
 
 function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
@@ -104,6 +110,13 @@ export class Payments {
     const r = await payOrder({ rows }, settlement);
     if (r.code === 'paid') return { code: 'ok', order: rowView(r.order), replayed: r.replayed };
     if (r.code === 'conflict') return conflictOf(r.order);
+    if (r.code === 'amount-mismatch') {
+      const paid = {
+        ...(settlement.amount !== undefined && { amount: settlement.amount }),
+        ...(settlement.currency !== undefined && { currency: settlement.currency }),
+      };
+      return { code: 'amount-mismatch', order: rowView(r.order), paid };
+    }
     return r;
   }
 

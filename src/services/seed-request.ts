@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { SeedSpec } from '../inventory/index.js';
+import { priceSchema } from './money.js';
 
 /** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
 export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;
@@ -31,6 +32,8 @@ export const seedRequest = z
         admittedForSeconds: z.number().int().min(5).max(3_600),
       })
       .optional(),
+    /** the unit price of this sale's orders (each order copies it as it is sold) */
+    price: priceSchema.optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -54,6 +57,7 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
     payWithinSeconds: request.payWithinSeconds,
     requireSaleToken: request.requireSaleToken,
     waitingRoom: request.waitingRoom,
+    price: request.price,
   };
 }
 

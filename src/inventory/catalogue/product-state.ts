@@ -9,7 +9,7 @@ import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { timeReplyMs } from '../../redis/time.js';
 import { activeProducts } from './active-set.js';
-import { decodeMeta, isSoldOut, type ProductMeta } from '../records/product-meta.js';
+import { decodeMeta, isSoldOut, type Price, type ProductMeta } from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
 
 export interface SegmentView {
@@ -44,6 +44,8 @@ export interface ProductState {
   returned: number;
   status: ProductStatus;
   segments: SegmentView[];
+  /** the unit price of this epoch's sales; null when unpriced */
+  price: Price | null;
 }
 
 export interface StoreDeps {
@@ -149,5 +151,6 @@ export async function readProductState(
     returned: segments.reduce((a, s) => a + s.returned, 0),
     status: statusAt(now ?? Date.now(), meta, unreachable ? Math.max(remaining, 1) : remaining),
     segments,
+    price: meta.price,
   };
 }

@@ -6,7 +6,7 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Db } from '../../db/index.js';
-import { upsertProduct } from '../../db/products-repository.js';
+import { recordSalePrice, upsertProduct } from '../../db/products-repository.js';
 import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { execByNode } from '../../redis/batch.js';
@@ -18,7 +18,13 @@ import { SaleError } from '../errors.js';
 import { splitStock } from '../layout.js';
 import { beginSeed, queueSeedSegment } from '../protocol.js';
 import { encodeEvent } from '../records/product-events.js';
-import { encodeRoomSettings, META_FIELD, type RoomSettings } from '../records/product-meta.js';
+import {
+  encodePrice,
+  encodeRoomSettings,
+  META_FIELD,
+  type Price,
+  type RoomSettings,
+} from '../records/product-meta.js';
 
 export interface SeedSpec {
   total: number;
@@ -35,6 +41,8 @@ export interface SeedSpec {
   requireSaleToken?: boolean | undefined;
   /** purchases need a place in the product's waiting room (docs/waiting-room.md) */
   waitingRoom?: RoomSettings | undefined;
+  /** the unit price of this sale's orders; unset: unpriced */
+  price?: Price | undefined;
 }
 
 export interface SeedResult {
@@ -86,6 +94,7 @@ export async function seedProduct(
     });
   }
   await writeRoomSettings(deps, productId, spec.waitingRoom);
+  await writePrice(deps, productId, begun.epoch, spec.price);
   const stocks = splitStock(spec.total, spec.segments);
   registerScripts(deps.redis);
   const indexes = Array.from(
@@ -130,6 +139,25 @@ export async function seedProduct(
   };
   await upsertProduct(deps.db, productId, row);
   return { productId, epoch: begun.epoch, segments: stocks };
+}
+
+/**
+ * The new epoch's price, before any of its stock is: in PostgreSQL per epoch (the orders of the
+ * epoch copy it as their rows are inserted) and in the meta (the shop's view of the product).
+ */
+async function writePrice(
+  deps: InventoryDeps,
+  productId: string,
+  epoch: number,
+  price: Price | undefined,
+): Promise<void> {
+  const meta = deps.keys.product(productId).meta;
+  if (!price) {
+    await deps.redis.hdel(meta, META_FIELD.price);
+    return;
+  }
+  await recordSalePrice(deps.db, productId, epoch, price);
+  await deps.redis.hset(meta, META_FIELD.price, encodePrice(price));
 }
 
 /** The new epoch's waiting room (or none, a reseed without one), before any process loads it. */

@@ -23,6 +23,8 @@ export const META_FIELD = {
   number: 'n',
   /** the waiting room, "<admitPerSecond> <maxActive> <admittedForSeconds>": written by TypeScript (seeding.ts) */
   waitingRoom: 'room',
+  /** the sale's price, "<amount> <currency>": written by TypeScript (seeding.ts) */
+  price: 'price',
 } as const;
 
 /**

@@ -30,6 +30,21 @@ export interface ProductMeta {
   number: number;
   /** the product's waiting room (docs/waiting-room.md), none when purchases need no place in line */
   waitingRoom: RoomSettings | null;
+  /** the sale's price (docs/events.md#prices), null when unpriced */
+  price: Price | null;
+}
+
+/** A unit's price: an integer amount in the currency's minor unit, an ISO 4217 code. */
+export interface Price {
+  amount: number;
+  currency: string;
+}
+
+export const encodePrice = (price: Price) => `${price.amount} ${price.currency}`;
+
+function decodePrice(text: string | undefined): Price | null {
+  const m = /^(\d+) ([A-Z]{3})$/.exec(text ?? '');
+  return m ? { amount: Number(m[1]), currency: m[2]! } : null;
 }
 
 /** A waiting room's pace and bounds, as seeded. */
@@ -70,6 +85,7 @@ export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
     requireSaleToken: hash[f.requireSaleToken] === '1',
     number: Number(hash[f.number] ?? 0),
     waitingRoom: decodeRoomSettings(hash[f.waitingRoom]),
+    price: decodePrice(hash[f.price]),
   };
 }
 
