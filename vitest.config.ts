@@ -24,6 +24,7 @@ const CLUSTER_FILES = [
   'test/openapi.test.ts',
   'test/waiting-room.test.ts',
   'test/prices.test.ts',
+  'test/ioredis-internals.test.ts',
 ];
 
 export default defineConfig({

@@ -76,7 +76,7 @@ export function withinDeadline<T>(work: Promise<T>, ms: number, what: string): P
 
 /**
  * A command refused before it was sent: its Redis shard ("host:port") failed a moment ago and has
- * not answered a probe since (src/redis/shard-breaker.ts). Nothing ran, so the caller knows the
+ * not answered a probe since (src/redis/shard-health.ts). Nothing ran, so the caller knows the
  * outcome (unlike a timeout): a sale sold nothing, a write wrote nothing.
  */
 export class ShardDownError extends Error {

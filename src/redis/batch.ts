@@ -84,12 +84,6 @@ export async function execByNode<T>(
   );
 }
 
-/** The master holding `key`'s slot ("host:port"), or undefined on one Redis / before slots load. */
-export function nodeOfKey(redis: RedisClient, key: string): string | undefined {
-  if (!(redis instanceof Cluster)) return undefined;
-  return redis.slots[calculateSlot(key)]?.[0];
-}
-
 function groupByNode(redis: RedisClient, indexes: number[], key: (i: number) => string) {
   if (!(redis instanceof Cluster)) return [indexes];
   const groups = new Map<string, number[]>();

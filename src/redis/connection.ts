@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { Cluster, Redis, type NatMap, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
-import { guardShards } from './shard-breaker.js';
+import { guardShards } from './shard-health.js';
 
 export { Cluster, Redis };
 

@@ -4,7 +4,7 @@
  * write the connection sent before it, so the sales of one moment share one WAIT per master (a
  * group commit): a sale arriving while a WAIT is out joins the next one.
  */
-import { nodeOfKey } from './batch.js';
+import { shardOfKey } from './shard-health.js';
 import { Cluster, type Redis, type RedisClient } from './connection.js';
 
 /** The replicas did not confirm in time: the sale stands on the master, but is not yet safe. */
@@ -104,13 +104,13 @@ export class ReplicaWait {
 
   /** The master holding `key` ("host:port"; one name for a single Redis). */
   masterOf(key: string): string {
-    return nodeOfKey(this.redis, key) ?? 'redis';
+    return shardOfKey(this.redis, key) ?? 'redis';
   }
 
   /** The connection the sale's deduct went over: WAIT counts that connection's writes. */
   private connectionFor(key: string): Redis {
     if (!(this.redis instanceof Cluster)) return this.redis;
-    const node = nodeOfKey(this.redis, key);
+    const node = shardOfKey(this.redis, key);
     // a connection that ended (its node died) may linger until the pool notices: never WAIT on it
     const conn = this.redis
       .nodes('master')

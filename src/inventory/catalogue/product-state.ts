@@ -2,7 +2,8 @@
  * A product as it stands in Redis: its meta and every segment's stock, units sold and outbox
  * backlog, read in one pipeline per Redis node, with the status by Redis server time.
  */
-import { nodeOfKey, pipelineByNode, type Reply } from '../../redis/batch.js';
+import { pipelineByNode, type Reply } from '../../redis/batch.js';
+import { shardOfKey } from '../../redis/shard-health.js';
 import { storeOutage } from '../../outages.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Strategy } from '../../db/schema.js';
@@ -59,7 +60,7 @@ export async function readMeta(deps: StoreDeps, productId: string): Promise<Prod
 }
 
 function shardOf(redis: RedisClient, key: string): { shard?: string } {
-  const shard = nodeOfKey(redis, key);
+  const shard = shardOfKey(redis, key);
   return shard ? { shard } : {};
 }
 

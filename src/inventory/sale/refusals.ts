@@ -66,6 +66,16 @@ export function refusalOf(
   }
 }
 
+/** Refused without a command: the segment's Redis shard failed a moment ago. Nothing was sold. */
+export function shardUnavailable(productId: string, seg: number, shard = 'a shard'): SaleError {
+  return new SaleError({
+    code: 'shard-unavailable',
+    message:
+      `segment ${seg} of "${productId}" lives on Redis shard ${shard}, which is not answering; ` +
+      'nothing was sold: try again in a moment',
+  });
+}
+
 /** The sold-out refusal of each product view (a reseed makes a new view). */
 const soldOut = new WeakMap<{ id: string }, SaleError>();
 

@@ -9,6 +9,7 @@ import type { LockClient } from '../../lock/index.js';
 import type { Logger } from '../../log.js';
 import type { Keys, SegmentKeys } from '../../redis/keys.js';
 import { takeRate } from '../../redis/rate-limit.js';
+import { ShardHealth } from '../../redis/shard-health.js';
 import { ServerClock } from '../../redis/time.js';
 import type { RateLimit } from '../../config/index.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
@@ -20,11 +21,10 @@ import { claimSettle, SegmentKeyCache, type DeductReply } from '../protocol.js';
 import { soldOrder, type SoldOrder } from '../records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
 import { keyedHomeDeduct, type FoldedRecord } from './keyed-deduct.js';
-import { refusalOf, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
+import { refusalOf, shardUnavailable, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
 import { bucketToTake, noteBucket, takeBucket, type ShopperRate } from './shopper-rate.js';
-import { ShardHealth, shardUnavailable } from './shard-health.js';
 
 export interface PurchaseRequest {
   productId: string;

@@ -1,16 +1,21 @@
 /**
- * Fail fast on a Redis Cluster shard known to be sick. A master that stops answering (paused,
- * killed, cut off) would otherwise take every command for its slots until each one times out:
- * each purchase with one key there waits the whole command timeout, and its in-flight slot with it.
- * The first command on a shard that fails for want of the shard (a timeout, a closed or refused
- * connection) marks it; from then on a command for its slots is refused before it is sent
- * (ShardDownError, which says nothing ran) until a PING on the shard's own connection answers, or
- * a command already on its way there succeeds. Commands for the other shards never wait on it.
- * A failover moves the slots to another node, which is not marked: they are served again as soon
- * as the client's slot map has the new master. On one Redis there are no shards: nothing is marked.
+ * "Is this Redis Cluster shard sick?", answered in one place. A master that stops answering
+ * (paused, killed, cut off) would otherwise take every command for its slots until each one times
+ * out: each purchase with one key there waits the whole command timeout, and its in-flight slot
+ * with it. Two things mark a shard:
+ *   - the breaker, on the command connection: the first command on a shard that fails for want of
+ *     the shard (a timeout, a closed or refused connection) marks it; from then on a command for
+ *     its slots is refused before it is sent (ShardDownError, which says nothing ran) until a PING
+ *     on the shard's own connection answers, or a command already on its way there succeeds;
+ *   - a hold ({@link ShardHealth.failed}): a caller whose command failed with a store outage
+ *     there skips the shard for SHARD_DOWN_HOLD_MS, whatever a probe says meanwhile.
+ * Commands for the other shards never wait on it. A failover moves the slots to another node,
+ * which is not marked: they are served again as soon as the client's slot map has the new master.
+ * On one Redis there are no shards: nothing is marked.
  */
 import type { Logger } from '../log.js';
-import { ShardDownError, storeOutage } from '../outages.js';
+import { ShardDownError, shardDown, storeOutage } from '../outages.js';
+import calculateSlot from 'cluster-key-slot';
 import { Cluster, type Redis } from 'ioredis';
 
 type RedisClient = Redis | Cluster;
@@ -39,10 +44,6 @@ class ShardBreaker {
 
   isSick(shard: string): boolean {
     return this.sick.size > 0 && this.sick.has(shard);
-  }
-
-  marked(): string[] {
-    return [...this.sick];
   }
 
   /** The shard a command goes to, as the client routes it (undefined: no key, no map yet). */
@@ -126,13 +127,45 @@ export function guardShards(
   } as Send;
 }
 
-/** `shard` when commands for its slots are refused at present; else undefined. */
-export function sickShard(redis: RedisClient, shard: string | undefined): string | undefined {
-  if (shard === undefined || !(redis instanceof Cluster)) return undefined;
-  return breakers.get(redis)?.isSick(shard) ? shard : undefined;
+/** The shard ("host:port") holding `key`'s slot, or undefined on one Redis / before slots load. */
+export function shardOfKey(redis: RedisClient, key: string): string | undefined {
+  if (!(redis instanceof Cluster)) return undefined;
+  return redis.slots[calculateSlot(key)]?.[0];
 }
 
-/** Shards refused at present (for logs and the admin view). */
-export function sickShards(redis: RedisClient): string[] {
-  return redis instanceof Cluster ? (breakers.get(redis)?.marked() ?? []) : [];
+/** How long a shard a caller saw fail is skipped before it is tried again. */
+export const SHARD_DOWN_HOLD_MS = 1_000;
+
+/**
+ * The shards of one connection that failed a moment ago: the breaker's (when installed on it) and
+ * those its callers hold down. A purchase whose home segment lives on one is refused at once
+ * (503); a spill skips segments there.
+ */
+export class ShardHealth {
+  private readonly downUntil = new Map<string, number>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly holdMs = SHARD_DOWN_HOLD_MS,
+  ) {}
+
+  /** The shard ("host:port") holding `key` when it is sick at present; else undefined. */
+  down(key: string): string | undefined {
+    const shard = shardOfKey(this.redis, key);
+    if (!shard) return undefined;
+    if (this.redis instanceof Cluster && breakers.get(this.redis)?.isSick(shard)) return shard;
+    if (this.downUntil.size === 0) return undefined;
+    const until = this.downUntil.get(shard);
+    if (until === undefined) return undefined;
+    if (Date.now() < until) return shard;
+    this.downUntil.delete(shard);
+    return undefined;
+  }
+
+  /** A command on `key` failed: a store outage holds its shard down (refused unsent: the breaker's). */
+  failed(key: string, err: unknown): void {
+    if (!storeOutage(err) || shardDown(err)) return;
+    const shard = shardOfKey(this.redis, key);
+    if (shard) this.downUntil.set(shard, Date.now() + this.holdMs);
+  }
 }
