@@ -132,6 +132,14 @@ describe('src/ layout', () => {
     expect(structureCounts().historyComments).toEqual([]);
   });
 
+  // Issue 47 §1: inventory/ is rooms named for what they hold (catalogue/, sale/, outbox/,
+  // idempotency/, rooms/, migrations/) over a shared bottom; `npm run structure` prints the rules
+  it("keeps inventory/'s rooms to their rules, with no circle between them", () => {
+    const c = structureCounts();
+    expect(c.inventoryRoomBreaches).toEqual([]);
+    expect(c.inventoryCircles).toEqual([]);
+  });
+
   it('keeps SQL in the repositories', () => {
     expect(structureCounts().sqlOutsideRepositories).toEqual([]);
   });

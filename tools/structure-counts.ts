@@ -63,6 +63,13 @@ export interface StructureCounts {
    * comment; the story goes to the commit message or docs/decisions.md
    */
   historyComments: string[];
+  /**
+   * imports that break a rule between inventory/'s rooms (`rule: file -> file`): see
+   * {@link INVENTORY_RULES}
+   */
+  inventoryRoomBreaches: string[];
+  /** circles between inventory/'s rooms (its folders and the shared bottom's files) */
+  inventoryCircles: string[];
 }
 
 /** Every Lua file: the scripts and the includes, by their path under lua/. */
@@ -99,6 +106,72 @@ function luaRecordFormatsOutsideIncludes(): string[] {
         .map((lit) => `${f}: '${lit}'`),
     ].flat();
   });
+}
+
+/**
+ * inventory/'s rooms, each a folder named for what it holds, over the shared bottom (the files
+ * directly under inventory/, and records/): the rule each import between them keeps.
+ */
+const INVENTORY_ROOMS = ['catalogue', 'sale', 'outbox', 'idempotency', 'rooms', 'migrations'];
+const SHARED_BOTTOM = 'the shared bottom';
+
+export const INVENTORY_RULES: Record<string, (from: string, to: string, file: string) => boolean> =
+  {
+    // the waiting rooms, the outbox and the migrations know the catalogue, never the sale
+    'rooms/, outbox/ and migrations/ import no sale/': (from, to) =>
+      ['rooms', 'outbox', 'migrations'].includes(from) && to === 'sale',
+    // Idempotency-Key records are the purchase's business: the door hands them on, no room uses them
+    'only the door (inventory/index.ts) imports idempotency/': (from, to, file) =>
+      to === 'idempotency' && from !== 'idempotency' && file !== 'inventory/index.ts',
+    // the bottom is below every room: protocol, records, layout, order ids, errors
+    'the shared bottom imports no room': (from, to) =>
+      from === SHARED_BOTTOM && INVENTORY_ROOMS.includes(to),
+  };
+
+/** The room of a file of src/ inside inventory/ (undefined outside it, and for the door). */
+function inventoryRoom(file: string): string | undefined {
+  const parts = rel(file).split('/');
+  if (parts[0] !== 'inventory' || rel(file) === 'inventory/index.ts') return undefined;
+  return INVENTORY_ROOMS.includes(parts[1]!) ? parts[1] : SHARED_BOTTOM;
+}
+
+function inventoryRooms(all: string[]): { breaches: string[]; circles: string[] } {
+  const breaches: string[] = [];
+  const arrows = new Map<string, Set<string>>();
+  for (const f of all) {
+    for (const t of importsOf(f)) {
+      const to = inventoryRoom(t);
+      if (to === undefined) continue;
+      const from = inventoryRoom(f) ?? (rel(f) === 'inventory/index.ts' ? 'index.ts' : 'outside');
+      for (const [rule, breaks] of Object.entries(INVENTORY_RULES)) {
+        if (breaks(from, to, rel(f))) breaches.push(`${rule}: ${rel(f)} -> ${rel(t)}`);
+      }
+      if (from !== to && inventoryRoom(f) !== undefined) {
+        let out = arrows.get(from);
+        if (!out) arrows.set(from, (out = new Set()));
+        out.add(to);
+      }
+    }
+  }
+  return { breaches, circles: circlesOf(arrows) };
+}
+
+/** Every circle of a graph, once each (as found from its first room in a depth-first walk). */
+function circlesOf(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[] {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const circles: string[] = [];
+  const visit = (room: string, path: string[]) => {
+    if (state.get(room) === 'done') return;
+    if (state.get(room) === 'visiting') {
+      circles.push([...path.slice(path.indexOf(room)), room].join(' -> '));
+      return;
+    }
+    state.set(room, 'visiting');
+    for (const next of arrows.get(room) ?? []) visit(next, [...path, room]);
+    state.set(room, 'done');
+  };
+  for (const room of arrows.keys()) visit(room, []);
+  return circles;
 }
 
 /** Words of a comment that tells history rather than the rule. */
@@ -201,6 +274,7 @@ export function structureCounts(): StructureCounts {
           .filter((t) => ['redis', 'db'].includes(top(t)))
           .map((t) => `${rel(f)} -> ${rel(t)}`),
       );
+  const rooms = inventoryRooms(all);
   const importing = (target: string) =>
     all.filter((f) => top(f) !== 'redis' && importsOf(f).some((t) => rel(t) === target)).map(rel);
   return {
@@ -214,6 +288,8 @@ export function structureCounts(): StructureCounts {
     oneLetterParams: all.flatMap(oneLetterParams),
     luaRecordFormatsOutsideIncludes: luaRecordFormatsOutsideIncludes(),
     historyComments: historyComments(),
+    inventoryRoomBreaches: rooms.breaches,
+    inventoryCircles: rooms.circles,
   };
 }
 
@@ -223,6 +299,8 @@ if (process.argv[1] === import.meta.filename) {
     console.log(`${name}: ${list.length}`);
     for (const item of list) console.log(`  ${item}`);
   }
+  console.log(`inventory/'s rules (inventoryRoomBreaches):`);
+  for (const rule of Object.keys(INVENTORY_RULES)) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );

@@ -4,7 +4,7 @@
  */
 import { LockClient } from '../lock/index.js';
 import { RateLimitStore } from '../access/index.js';
-import { promRoomMetrics, RoomAdmitter, RoomStore } from '../inventory/index.js';
+import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../inventory/index.js';
 import type { OrderSubmitter } from '../orders/index.js';
 import { Admission, WaitingRoom, type Services } from '../services/index.js';
 import type { Core } from './core.js';
@@ -50,20 +50,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
   return {
     waitingRoom,
     admitter,
-    bought(productId, userId) {
-      const view = inventory.catalogue.known(productId);
-      if (!view?.waitingRoom) return;
-      // Retried a few times a second apart: a seat left taken stops admission until the
-      // admission runs out (up to admittedForSeconds: a paused master that times the release
-      // out would hold the line that long)
-      const free = (tries: number): void => {
-        store.done(productId, view.epoch, userId).catch((err: unknown) => {
-          if (tries > 1) return void setTimeout(() => free(tries - 1), 1_000).unref();
-          core.logger.warn({ err, product: productId }, 'freeing a room seat failed');
-        });
-      };
-      free(5);
-    },
+    bought: seatRelease({ catalogue: inventory.catalogue, store, logger: core.logger }),
   };
 }
 

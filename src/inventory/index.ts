@@ -1,8 +1,17 @@
 /**
- * The inventory of one process: the shared subscriber, the segment locks, the product catalogue and
- * the sale, over connections the composition root hands in; and the Redis stores behind the
- * services' ports (`*-store.ts`: idempotency records, pending orders, products). The rate-limit
- * and admin-session stores are in access/.
+ * The inventory's door: the only way in from above, and where one process's inventory is built
+ * (createInventory: the shared subscriber, the segment locks, the catalogue and the sale, over
+ * connections the composition root hands in). Inside, a room per idea, over a shared bottom
+ * (protocol.ts, the sale scripts' gateway; records/, the codecs; layout.ts, order-ids.ts,
+ * errors.ts):
+ *   catalogue/    what each process knows of a product, seeding, catalogue numbers, the active set
+ *   sale/         a purchase: the deduct under the segment locks, spills, the shopper's rate cell
+ *   outbox/       sold orders on their way to PostgreSQL, and what became of a lost answer
+ *   idempotency/  Idempotency-Key records (the purchase's port, services/idempotency.ts)
+ *   rooms/        waiting rooms: the line, the admitter, the seat a purchase frees
+ *   migrations/   data migrations of Redis keys and records
+ * The rate-limit and admin-session stores are access/'s; `npm run structure` holds the rooms'
+ * rules (test/structure.test.ts).
  */
 import type { Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';
@@ -59,6 +68,7 @@ export { type ShopperRate } from './sale/shopper-rate.js';
 export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
+export { seatRelease } from './rooms/seat-release.js';
 export { type Price, type RoomSettings } from './records/product-meta.js';
 export { seedProduct, type SeedResult, type SeedSpec } from './catalogue/seeding.js';
 
