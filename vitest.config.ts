@@ -25,6 +25,8 @@ const CLUSTER_FILES = [
   'test/waiting-room.test.ts',
   'test/prices.test.ts',
   'test/ioredis-internals.test.ts',
+  'test/cors.test.ts',
+  'test/jwks.test.ts',
 ];
 
 export default defineConfig({

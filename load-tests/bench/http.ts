@@ -15,7 +15,10 @@
  *     per-address limit is asked but set not to refuse) and an Idempotency-Key per purchase;
  *   - after sold out: a sold-out product, answered from memory;
  *   - room poll: GET /products/:id/queue of one shopper in a waiting room's pre-queue, answered
- *     from memory ahead of Express (pollVsRawHttp: against raw node:http).
+ *     from memory ahead of Express (pollVsRawHttp: against raw node:http);
+ *   - CORS: a second API process with CORS_ORIGINS set, sent a shop page's Origin: a sale
+ *     (lockfree N=16) and a sold-out refusal, each against the same without CORS, and the
+ *     preflight a browser sends before a purchase, against raw node:http.
  * Every shopper id is distinct. After each scenario the run waits for persistence and checks the
  * invariants through the admin API (reconciliation clean, accepted == order rows, no oversell).
  * Scenarios run in interleaved rounds (every scenario once per round), so a slow spell of the
@@ -51,7 +54,9 @@ const SOLD_OUT_STOCK = 1_000;
 
 interface Scenario {
   name: string;
-  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out' | 'poll';
+  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out' | 'poll' | 'preflight';
+  /** served by the API process with CORS_ORIGINS set, sent with a shop page's Origin */
+  cors?: true;
   /** served by an API process with FAST_PATH=false (Express answers everything) */
   express?: true;
   strategy?: 'global' | 'segmented' | 'lockfree';
@@ -90,6 +95,16 @@ const SCENARIOS: Scenario[] = [
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
   // one shopper in a waiting room's pre-queue asks its place: answered from memory, ahead of Express
   { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
+  // a shop's page on its own origin: the same purchases, CORS-annotated, and the preflight
+  { name: 'lockfree N=16 + CORS', kind: 'sale', strategy: 'lockfree', segments: 16, cors: true },
+  {
+    name: 'after sold out + CORS',
+    kind: 'sold-out',
+    strategy: 'lockfree',
+    segments: 16,
+    cors: true,
+  },
+  { name: 'CORS preflight', kind: 'preflight', cors: true },
   {
     name: 'after sold out (no fast path)',
     kind: 'sold-out',
@@ -111,6 +126,9 @@ const TARGETS: Record<string, string> = {
   keyedVsUnkeyed: '>= 0.85',
   productionVsLockfree: '>= 0.6',
   pollVsRawHttp: '>= 0.8',
+  corsSaleVsPlain: '>= 0.95',
+  corsRefusalVsPlain: '>= 0.95',
+  preflightVsRawHttp: '>= 0.8',
 };
 
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
@@ -186,7 +204,8 @@ async function main() {
   const run = Date.now().toString(36);
   const delayMs = Number(values['redis-delay-ms'] ?? 0);
   const proxy = delayMs > 0 ? await delayProxy(stack.redisUrl, delayMs) : undefined;
-  const [port, barePort, limitedPort, rawPort, expressPort] = [
+  const [port, barePort, limitedPort, rawPort, expressPort, corsPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -214,6 +233,7 @@ async function main() {
   const bareBase = `http://127.0.0.1:${barePort}`;
   const rawBase = `http://127.0.0.1:${rawPort}`;
   const expressBase = `http://127.0.0.1:${expressPort}`;
+  const corsBase = `http://127.0.0.1:${corsPort}`;
   const driver = pickDriver();
   progress(`load driver: ${driver}`);
   const profDir = values['cpu-prof'];
@@ -241,6 +261,13 @@ async function main() {
         'API (no fast path)',
       )
     : undefined;
+  const withCors = chosen.some((s) => s.cors)
+    ? child(
+        [...profFlags, ...cli('serve')],
+        { ...env, PORT: String(corsPort), CORS_ORIGINS: 'https://shop.example' },
+        'API (CORS)',
+      )
+    : undefined;
   const raw = chosen.some((s) => s.kind === 'raw')
     ? child([join(ROOT, 'load-tests', 'bench', 'raw-http.mjs'), String(rawPort)], env, 'raw')
     : undefined;
@@ -258,6 +285,7 @@ async function main() {
     bare: bare?.pid,
     raw: raw?.pid,
     proxy: proxy?.proc.pid,
+    cors: withCors?.pid,
   };
   const results: Row[] = [];
   const healthzMs: number[] = [];
@@ -267,6 +295,8 @@ async function main() {
     await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
     if (limited)
       await until('the limited API', async () => (await fetch(`${limitedBase}/readyz`)).ok, 60_000);
+    if (withCors)
+      await until('the CORS API', async () => (await fetch(`${corsBase}/readyz`)).ok, 60_000);
     if (bare)
       await until('bare Express', async () => (await fetch(`${bareBase}/healthz`)).ok, 30_000);
     if (raw)
@@ -278,9 +308,10 @@ async function main() {
         60_000,
       );
     const productOf = (s: Scenario) =>
-      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.keyed ? '-keyed' : ''}${s.express ? '-express' : ''}-${run}`;
+      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.keyed ? '-keyed' : ''}${s.express ? '-express' : ''}${s.cors ? '-cors' : ''}-${run}`;
     for (const s of chosen) {
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
+      if (s.kind === 'preflight') continue;
       const productId = productOf(s);
       const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
@@ -324,12 +355,16 @@ async function main() {
                 ? limitedBase
                 : s.express
                   ? expressBase
-                  : base;
+                  : s.cors
+                    ? corsBase
+                    : base;
         const scenarioTiers = s.limited
           ? { ...tiers, API: limited!.pid }
           : s.express
             ? { ...tiers, API: expressOnly!.pid }
-            : tiers;
+            : s.cors
+              ? { ...tiers, API: withCors!.pid }
+              : tiers;
         const productId = productOf(s);
         const path =
           s.kind === 'ceiling'
@@ -341,11 +376,12 @@ async function main() {
         const cpuBefore = cpuSeconds(scenarioTiers);
         const poll = s.kind === 'poll';
         const tag = poll ? `${productId}-shopper` : `${productId}-r${round}`;
+        const shape = poll ? 'poll' : s.kind === 'preflight' ? 'preflight' : s.cors ? 'cors' : '';
         const l = await load(driver, target, path, productId, tag, {
           duration,
           connections,
           ...(s.keyed && { keyed: true }),
-          ...(poll && { scriptArgs: ['poll'] }),
+          ...(shape && { scriptArgs: [shape] }),
         });
         const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
@@ -427,16 +463,18 @@ async function main() {
         violations++;
         checks.push(`${s.name}: ${fiveXX} 5xx, ${l.errors} errors`);
       }
-      if (s.kind === 'poll') {
-        // a poll is an answer of the shopper's place: anything else (404, 429) is not one
-        const places = l.status['200'] ?? 0;
-        const others = Object.values(l.status).reduce((a, n) => a + n, 0) - places;
+      if (s.kind === 'poll' || s.kind === 'preflight') {
+        // a poll is an answer of the shopper's place, a preflight a 204: anything else is not one
+        const expected = s.kind === 'poll' ? '200' : '204';
+        const good = l.status[expected] ?? 0;
+        const others = Object.values(l.status).reduce((a, n) => a + n, 0) - good;
         checks.push(
-          `${s.name}: ${others ? 'VIOLATED' : 'OK'}: ${places} places, ${others} other answers`,
+          `${s.name}: ${others ? 'VIOLATED' : 'OK'}: ${good} answers ${expected}, ${others} other answers`,
         );
         if (others) violations++;
       }
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
+      if (s.kind === 'preflight') continue;
       const r = await persistedAndReconciled(base, productOf(s));
       const sold = r.total - r.remaining;
       const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
@@ -459,7 +497,7 @@ async function main() {
     }
   } finally {
     probe.disconnect();
-    await stopAll([api, worker, limited, expressOnly, raw, bare, proxy?.proc]);
+    await stopAll([api, worker, limited, expressOnly, withCors, raw, bare, proxy?.proc]);
     await stack.stop();
   }
 
@@ -483,6 +521,9 @@ async function main() {
     keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
     productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
     pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
+    corsSaleVsPlain: ratio(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
+    corsRefusalVsPlain: ratio(rps('after sold out + CORS'), refusals),
+    preflightVsRawHttp: ratio(rps('CORS preflight'), rps('raw node:http')),
   };
   // CPU time of each process over the scenario's windows (/proc), divided by its answers
   const us = (name: string, col: string) => {
@@ -501,6 +542,8 @@ async function main() {
       'CPU seconds of each process (/proc/<pid>/stat utime+stime) over the scenario windows, per answer',
     apiUsPerRefusal: us('after sold out', 'API us/req'),
     apiUsPerRefusalNoFastPath: us('after sold out (no fast path)', 'API us/req'),
+    apiUsPerCorsRefusal: us('after sold out + CORS', 'API us/req'),
+    apiUsPerPreflight: us('CORS preflight', 'API us/req'),
     apiUsPerRawHttp: us('raw node:http', 'API us/req'),
     apiUsPerSale:
       perSale('lockfree N=16', 'API') === null
@@ -576,6 +619,7 @@ async function main() {
     '',
     `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
       `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
+    `CORS: API CPU per sold-out refusal ${cpu.apiUsPerCorsRefusal} us (without: ${cpu.apiUsPerRefusal} us), per preflight ${cpu.apiUsPerPreflight} us`,
     `production shape per accepted sale: API + worker ${cpu.productionApiUsPerSale} us, Redis ${cpu.productionRedisUsPerSale} us, ` +
       `${cpu.productionRedisCommandsPerSale} Redis commands (target <= 15)`,
     `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`,

@@ -6,6 +6,8 @@
 --                 that can retry a lost answer safely sends
 --        peer     {"userId":"<tag>-<n>"} (the bench:peer peer: one sale, the shopper in the body)
 --        poll     GET <path> with X-User-Id: <tag> (one shopper who joined a waiting room)
+--        cors     as seckill, from a shop's page: Origin: https://shop.example
+--        preflight  OPTIONS <path> as a browser asks before that purchase (Origin, its method, headers)
 -- stopAfter: stop once this many 2xx answers came back (0, the default: run for the duration)
 local threads = {}
 function setup(thread) table.insert(threads, thread) end
@@ -23,6 +25,15 @@ function request()
   counter = counter + 1
   local user = tag .. '-' .. counter
   if shape == 'poll' then return wrk.format('GET', path, { ['x-user-id'] = tag }) end
+  if shape == 'preflight' then
+    return wrk.format('OPTIONS', path, { ['origin'] = 'https://shop.example',
+      ['access-control-request-method'] = 'POST',
+      ['access-control-request-headers'] = 'content-type, x-user-id' })
+  end
+  if shape == 'cors' then
+    return wrk.format('POST', path, { ['content-type'] = 'application/json', ['x-user-id'] = user,
+      ['origin'] = 'https://shop.example' }, body)
+  end
   if shape == 'peer' then
     return wrk.format('POST', path, { ['content-type'] = 'application/json' },
       '{"userId":"' .. user .. '"}')

@@ -226,7 +226,7 @@ export async function serveWorkerProbes(core: Core): Promise<Server | undefined>
   const { config } = core;
   if (config.http.workerPort === 0) return undefined;
   const app = buildApp({
-    http: config.http,
+    http: { ...config.http, cors: undefined }, // probes and /metrics: no browser calls them
     logger: core.logger,
     registry: core.registry,
     readiness: core.readiness,

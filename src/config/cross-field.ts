@@ -6,8 +6,15 @@
 export function crossFieldProblems(input: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
   const mode = input.AUTH_MODE ?? 'jwt';
-  if (mode === 'jwt' && !input.JWT_SECRET) {
-    problems.push('JWT_SECRET: required when AUTH_MODE=jwt (or set AUTH_MODE=dev for demos)');
+  if (mode === 'jwt' && !input.JWT_SECRET && !input.JWT_JWKS_URL) {
+    problems.push(
+      "JWT_SECRET: AUTH_MODE=jwt needs JWT_SECRET (HS256) or JWT_JWKS_URL (the provider's keys), or both (or set AUTH_MODE=dev for demos)",
+    );
+  }
+  if (input.JWT_JWKS_URL && (!input.JWT_ISSUER || !input.JWT_AUDIENCE)) {
+    problems.push(
+      "JWT_JWKS_URL: needs JWT_ISSUER and JWT_AUDIENCE (a provider signs tokens for many applications: only this one's may buy)",
+    );
   }
   if (input.NODE_ENV === 'production' && mode === 'dev') {
     problems.push(

@@ -46,6 +46,24 @@ const url = (protocols: string[], example: string) =>
     }
   });
 
+/** What is wrong with `text` as a web origin (scheme://host[:port], as a browser sends it). */
+function originProblem(text: string): string | undefined {
+  const example = 'e.g. https://shop.example or http://127.0.0.1:3080';
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    return `${JSON.stringify(text)} is not an origin (${example})`;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    return `${JSON.stringify(text)}: an origin starts with http:// or https://`;
+  }
+  if (parsed.origin !== text) {
+    return `${JSON.stringify(text)} is not an origin as a browser sends it: ${JSON.stringify(parsed.origin)} (no path, no trailing slash, lower case, no default port)`;
+  }
+  return undefined;
+}
+
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
   NODE_ENV: z
@@ -141,8 +159,11 @@ export const envSchema = z.object({
   AUTH_MODE: z
     .enum(['jwt', 'dev'])
     .default('jwt')
-    .describe('jwt: shopper id from a verified HS256 bearer token; dev: trust X-User-Id'),
+    .describe('jwt: shopper id from a verified bearer token (JWT); dev: trust X-User-Id'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+  JWT_JWKS_URL: url(['https:', 'http:'], 'https://id.example/.well-known/jwks.json')
+    .optional()
+    .describe("the identity provider's published keys (JWKS): tokens signed RS256, ES256 or EdDSA"),
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_AUDIENCE: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -183,6 +204,28 @@ export const envSchema = z.object({
     .describe(
       'request bodies one client address (the peer) may have half-sent at once; past it the oldest of them is ended with 408; 0: no bound',
     ),
+  CORS_ORIGINS: z
+    .string()
+    .superRefine((text, ctx) => {
+      for (const o of text.split(',').map((x) => x.trim())) {
+        const bad = originProblem(o);
+        if (bad) ctx.addIssue({ code: 'custom', message: bad });
+      }
+    })
+    .optional()
+    .describe(
+      'origins whose pages may call the API from a browser (CORS), comma-separated, e.g. https://shop.example; unset: none',
+    ),
+  CORS_CREDENTIALS: bool
+    .default(false)
+    .describe('CORS answers allow credentials (cookies, HTTP auth) for the allowed origins'),
+  CORS_MAX_AGE_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(86_400)
+    .default(600)
+    .describe('how long a browser may keep a preflight answer (Chromium keeps at most 7200)'),
   FAST_PATH: bool
     .default(true)
     .describe('answer the probes and POST /seckill ahead of Express (same answers, less CPU)'),

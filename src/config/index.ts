@@ -22,6 +22,8 @@ export interface Config {
     maxUnreadBodiesPerAddress: number;
     /** the API's listen backlog: a burst of connections must not overflow it (SYN retries) */
     listenBacklog: number;
+    /** which browser origins may call the API (CORS); no origins: no CORS answers at all */
+    cors: { origins: readonly string[]; credentials: boolean; maxAgeSeconds: number };
     /** probes and known sold-out refusals answered ahead of Express (FAST_PATH) */
     fastPath: boolean;
     shutdownTimeoutMs: number;
@@ -60,6 +62,8 @@ export interface Config {
   readonly auth: {
     mode: Env['AUTH_MODE'];
     jwtSecret: string | undefined;
+    /** the identity provider's published keys (RS256, ES256, EdDSA) */
+    jwksUrl: string | undefined;
     jwtIssuer: string | undefined;
     jwtAudience: string | undefined;
     adminToken: string | undefined;
@@ -195,6 +199,14 @@ export function loadConfig(
       requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
       maxUnreadBodiesPerAddress: e.MAX_UNREAD_BODIES_PER_ADDRESS,
       listenBacklog: e.LISTEN_BACKLOG,
+      cors: {
+        origins: (e.CORS_ORIGINS ?? '')
+          .split(',')
+          .map((o) => o.trim())
+          .filter((o) => o !== ''),
+        credentials: e.CORS_CREDENTIALS,
+        maxAgeSeconds: e.CORS_MAX_AGE_S,
+      },
       fastPath: e.FAST_PATH,
       shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
       drainMs: e.DRAIN_MS,
@@ -233,6 +245,7 @@ export function loadConfig(
     auth: {
       mode: e.AUTH_MODE,
       jwtSecret: e.JWT_SECRET,
+      jwksUrl: e.JWT_JWKS_URL,
       jwtIssuer: e.JWT_ISSUER,
       jwtAudience: e.JWT_AUDIENCE,
       adminToken: e.ADMIN_TOKEN,

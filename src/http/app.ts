@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './body.js';
+import { corsMiddleware, corsPolicy } from './cors.js';
 import { fastPath } from './fast-path.js';
 import { Inflight, inflightCap } from './inflight.js';
 import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
@@ -20,7 +21,11 @@ import type { Seckill } from './seckill.js';
 import { accessLog, requestContext, RouteTable } from './request-context.js';
 
 export interface AppParts {
-  http: Pick<Config['http'], 'bodyLimitBytes'> & { accessLogIntervalMs?: number };
+  http: Pick<Config['http'], 'bodyLimitBytes'> & {
+    accessLogIntervalMs?: number;
+    /** which browser origins may call (absent or no origins: no CORS answers) */
+    cors?: Config['http']['cors'];
+  };
   /** the cap on requests in flight, and whose X-Forwarded-For names the client */
   admission?: Pick<Config['admission'], 'maxInflight' | 'trustProxy'>;
   logger: Logger;
@@ -57,6 +62,8 @@ export function buildApp(parts: AppParts): App {
   const routes = new RouteTable();
   const metrics = httpMetrics(parts.registry);
   app.use(requestContext({ logger: parts.logger, metrics, access, routes }));
+  const cors = parts.http.cors && corsPolicy(parts.http.cors);
+  if (cors) app.use(corsMiddleware(cors));
   const readiness = new Readiness(parts.readiness).start();
   mountHealth(app, readiness);
   // readiness as a series, for an alert (a probe's 503 is seen by the orchestrator only)
@@ -89,6 +96,7 @@ export function buildApp(parts: AppParts): App {
         {
           seckill: parts.fastPath.seckill,
           queuePoll: parts.fastPath.queuePoll,
+          cors,
           // what Express's req.ip reads: the socket's address, or X-Forwarded-For under TRUST_PROXY
           clientIp: (req) => proxyaddr(req, trust),
           logger: parts.logger,

@@ -1,6 +1,7 @@
 /**
- * Who is asking. Shoppers: a verified HS256 JWT (`sub` is the user id), or in dev mode the
- * `X-User-Id` header (demos and load tests only). Admins: admin-session.ts (a session cookie, or
+ * Who is asking. Shoppers: a verified JWT (`sub` is the user id), HS256 with JWT_SECRET and/or
+ * RS256, ES256 or EdDSA with the identity provider's published keys (JWT_JWKS_URL, jwks.ts), or
+ * in dev mode the `X-User-Id` header (demos and load tests only). Admins: admin-session.ts (a session cookie, or
  * the bearer token, throttled per client address by AdminAccess).
  */
 import { createHmac } from 'node:crypto';
@@ -11,6 +12,7 @@ import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import { ID_PATTERN } from '../ids.js';
 import { isAdminToken, type AdminAccess } from '../services/index.js';
+import { jwksOf, type JwksKeys } from './jwks.js';
 
 const unauthorized = (detail: string) =>
   new ProblemError({
@@ -37,13 +39,21 @@ export const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 /** Clock skew tolerated on exp / nbf, in seconds. */
 const LEEWAY_S = 30;
 
+/** Signatures of the provider's published keys (JWT_JWKS_URL). */
+const JWKS_ALGORITHMS = ['RS256', 'ES256', 'EdDSA', 'Ed25519'];
+
 /** What jose reports, in words a client can act on (never which part of the signature). */
-function whyRefused(err: unknown): string {
+function whyRefused(err: unknown, algorithms: string[]): string {
   if (err instanceof joseErrors.JWTExpired) return 'the token has expired';
   if (err instanceof joseErrors.JWTClaimValidationFailed) {
     return `the token's claims are not valid: ${err.message}`;
   }
-  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'the token must be signed with HS256';
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) {
+    return `the token must be signed with ${algorithms.join(', ')}`;
+  }
+  if (err instanceof joseErrors.JWKSNoMatchingKey) {
+    return "the token's key (kid) is not one of the identity provider's keys";
+  }
   if (err instanceof joseErrors.JWSSignatureVerificationFailed) {
     return 'the token signature is not valid';
   }
@@ -53,28 +63,51 @@ function whyRefused(err: unknown): string {
 const keys = new Map<string, Uint8Array>();
 
 /**
- * Verifies an HS256 JWT with jose and returns its claims: the signature, `exp` (required) and
- * `nbf` as numbers with 30 s leeway, `sub` required, and `iss` / `aud` when configured.
- * @throws ProblemError 401 naming what is wrong.
+ * Verifies a JWT with jose and returns its claims: the signature (HS256 with `secret`, the
+ * provider's algorithms with `jwks`; the header's `alg` picks which, each only with its own keys),
+ * `exp` (required) and `nbf` as numbers with 30 s leeway, `sub` required, and `iss` / `aud` when
+ * configured.
+ * @throws ProblemError 401 naming what is wrong; 503 when the provider's keys cannot be fetched
  */
 export async function verifyJwt(
   token: string,
-  opts: { secret: string; issuer?: string | undefined; audience?: string | undefined },
+  opts: {
+    secret?: string | undefined;
+    jwks?: JwksKeys | undefined;
+    issuer?: string | undefined;
+    audience?: string | undefined;
+  },
 ): Promise<JWTPayload> {
   if (!COMPACT_JWT.test(token)) throw unauthorized('the bearer token is not a JWT');
-  let key = keys.get(opts.secret);
-  if (!key) keys.set(opts.secret, (key = new TextEncoder().encode(opts.secret)));
+  const { secret, jwks } = opts;
+  let key: Uint8Array | undefined;
+  if (secret !== undefined) {
+    key = keys.get(secret);
+    if (!key) keys.set(secret, (key = new TextEncoder().encode(secret)));
+  }
+  const algorithms = [...(key ? ['HS256'] : []), ...(jwks ? JWKS_ALGORITHMS : [])];
+  const hs = key;
   try {
-    const { payload } = await jwtVerify(token, key, {
-      algorithms: ['HS256'],
-      requiredClaims: ['exp', 'sub'],
-      clockTolerance: LEEWAY_S,
-      ...(opts.issuer && { issuer: opts.issuer }),
-      ...(opts.audience && { audience: opts.audience }),
-    });
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => (header.alg === 'HS256' ? hs! : jwks!.keyFor(header)),
+      {
+        algorithms,
+        requiredClaims: ['exp', 'sub'],
+        clockTolerance: LEEWAY_S,
+        ...(opts.issuer && { issuer: opts.issuer }),
+        ...(opts.audience && { audience: opts.audience }),
+      },
+    );
     return payload;
   } catch (err) {
-    throw unauthorized(whyRefused(err));
+    if (err instanceof ProblemError) throw err; // the provider's keys are away: 503
+    throw unauthorized(
+      whyRefused(
+        err,
+        algorithms.filter((a) => a !== 'Ed25519'),
+      ),
+    );
   }
 }
 
@@ -114,7 +147,8 @@ export function shopperId(req: WithHeaders, auth: Config['auth']): string | Prom
 
 async function jwtSubject(token: string, auth: Config['auth']): Promise<string> {
   const claims = await verifyJwt(token, {
-    secret: auth.jwtSecret!,
+    secret: auth.jwtSecret,
+    jwks: auth.jwksUrl === undefined ? undefined : jwksOf(auth.jwksUrl),
     issuer: auth.jwtIssuer,
     audience: auth.jwtAudience,
   });

@@ -23,6 +23,7 @@ import { ProblemError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics.js';
 import { PRE_READ, type PreReadRequest } from './body.js';
+import type { Cors } from './cors.js';
 import { readyAnswer, type Readiness } from './health.js';
 import type { Inflight } from './inflight.js';
 import { problemAnswer, type HttpAnswer } from './problem.js';
@@ -35,6 +36,8 @@ export interface FastPathDeps {
   seckill: Seckill;
   /** GET /products/:id/queue's answer (queue.ts, as Express's route): a poll from memory */
   queuePoll?: QueuePoll | undefined;
+  /** CORS_ORIGINS: every answer annotated, preflights answered here */
+  cors?: Cors | undefined;
   /** the client's address, as Express's req.ip reads it (TRUST_PROXY) */
   clientIp(req: IncomingMessage): string;
   logger: Logger;
@@ -71,7 +74,7 @@ function readable(req: IncomingMessage): number {
 }
 
 export function fastPath(deps: FastPathDeps, next: RequestListener): RequestListener {
-  const { metrics, access, logger, inflight } = deps;
+  const { metrics, access, logger, inflight, cors } = deps;
   const send = (
     req: IncomingMessage,
     res: ServerResponse,
@@ -82,6 +85,10 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
   ) => {
     // one flat list, in the order Express's path sets them (the contract test compares the order)
     const headers = ['x-request-id', id];
+    if (cors) {
+      const h = cors.headersOf(req);
+      for (let i = 0; i < h.length; i++) headers.push(h[i]!);
+    }
     for (const k in answer.headers) headers.push(k, answer.headers[k]!);
     headers.push(
       'Content-Type',
@@ -201,8 +208,16 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     req.once('error', () => res.destroy());
   }
 
+  /** A CORS preflight: answered from the policy's table, whatever the route. */
+  function preflight(req: IncomingMessage, res: ServerResponse) {
+    const started = performance.now();
+    const status = cors!.answerPreflight(req, res, requestIdOf(req));
+    metrics.observe('OPTIONS', 'preflight', status, (performance.now() - started) / 1_000);
+  }
+
   return (req, res) => {
     const url = req.url;
+    if (cors && req.method === 'OPTIONS' && cors.isPreflight(req)) return preflight(req, res);
     if (req.method === 'GET' && (url === '/healthz' || url === '/readyz')) {
       return void probe(req, res, url).catch(() => next(req, res));
     }

@@ -142,7 +142,11 @@ export function openApiDocument(): Record<string, unknown> {
       schemas,
       headers: HEADERS,
       securitySchemes: {
-        shopperJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (HS256, sub = shopper)' },
+        shopperJwt: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT (HS256, or RS256 / ES256 / EdDSA by the JWKS; sub = shopper)',
+        },
         devShopper: {
           type: 'apiKey',
           in: 'header',
