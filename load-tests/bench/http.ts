@@ -7,6 +7,11 @@
  *   - ceiling: POST /bench/noop, the shop's middleware, validation and auth, no Redis;
  *   - global (1 segment, one lock), segmented N = 4, 16, 64, lockfree (16 segments), each on its
  *     own product with stock that outlasts the run, so accepted/s is the strategy's throughput;
+ *   - global and segmented N=16 + restocks: the same sale while something holds its segment
+ *     locks the full way now and then (held-lock.ts's restocker, --restocks-per-s);
+ *   - the held-lock baseline (held-lock.ts): global and segmented N = 4, 16, 64 with this
+ *     project's lock held the full way by the application (acquire, read, write, release), direct
+ *     and behind a delaying proxy at +1 ms each way;
  *   - lockfree + limits: lockfree N=16 through a second API process with rate limits on (per user
  *     and per client address, set so they never refuse here: the cost of asking them);
  *   - lockfree N=16 keyed: an Idempotency-Key per purchase (the record's claim and settle);
@@ -26,14 +31,16 @@
  * with their targets and ends with one JSON line; writes report.md, bench.json and SVG charts to
  * load-tests/results/raw/<run>/ (--update-report: to load-tests/results/, the committed report).
  *
+ * `--rtt` runs the round-trip grid instead (rtt.md): the held-lock baseline and today's global,
+ * segmented N=16 and lockfree N=16, each direct and at +0.5, +1 and +2 ms each way.
+ *
  * Options: --duration 5 (s per scenario per round) --rounds 3 --connections 100
- *          --only <scenario>[,<scenario>...] --no-write --update-report --no-build
- *          --cpu-prof <dir> (V8 profile of each API process) --redis-delay-ms <d>
+ *          --only <scenario>[,<scenario>...] --rtt --no-write --update-report --no-build
+ *          --restocks-per-s 20 --cpu-prof <dir> (V8 profile of each API process)
+ *          --redis-delay-ms <d> (the main API and worker behind a proxy)
  *          --redis-url --database-url (else throwaway servers)
  */
-import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
@@ -44,92 +51,25 @@ import { capacityModel } from './capacity.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
+import {
+  defaultScenarios,
+  parseOnly,
+  ratiosOf,
+  SCENARIOS,
+  TARGETS,
+  type Measured,
+  type Scenario,
+} from './http-scenarios.js';
+import { delayedServers, delayProxy } from './http-servers.js';
+import { HELD_WAITS } from './held-lock.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
-import { machine, percentile, pickScenarios, progress, ratio, table } from './report.js';
+import { machine, percentile, pickScenarios, progress, table } from './report.js';
+import { writeRttReport } from './rtt-report.js';
 import { benchStack } from './stack.js';
 
 /** Outlasts any run here, so accepted/s is never capped by the stock. */
 const BIG_STOCK = 10_000_000;
 const SOLD_OUT_STOCK = 1_000;
-
-interface Scenario {
-  name: string;
-  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'sold-out' | 'poll' | 'preflight';
-  /** served by the API process with CORS_ORIGINS set, sent with a shop page's Origin */
-  cors?: true;
-  /** served by an API process with FAST_PATH=false (Express answers everything) */
-  express?: true;
-  strategy?: 'global' | 'segmented' | 'lockfree';
-  segments?: number;
-  /** served by the API process with admission limits on */
-  limited?: true;
-  /** an Idempotency-Key per purchase */
-  keyed?: true;
-}
-
-const SCENARIOS: Scenario[] = [
-  { name: 'raw node:http', kind: 'raw' },
-  { name: 'bare Express', kind: 'bare' },
-  { name: 'ceiling (no-op route)', kind: 'ceiling' },
-  { name: 'global', kind: 'sale', strategy: 'global', segments: 1 },
-  { name: 'segmented N=4', kind: 'sale', strategy: 'segmented', segments: 4 },
-  { name: 'segmented N=16', kind: 'sale', strategy: 'segmented', segments: 16 },
-  { name: 'segmented N=64', kind: 'sale', strategy: 'segmented', segments: 64 },
-  { name: 'lockfree N=16', kind: 'sale', strategy: 'lockfree', segments: 16 },
-  {
-    name: 'lockfree N=16 + limits',
-    kind: 'sale',
-    strategy: 'lockfree',
-    segments: 16,
-    limited: true,
-  },
-  { name: 'lockfree N=16 keyed', kind: 'sale', strategy: 'lockfree', segments: 16, keyed: true },
-  {
-    name: 'production',
-    kind: 'sale',
-    strategy: 'segmented',
-    segments: 16,
-    limited: true,
-    keyed: true,
-  },
-  { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
-  // one shopper in a waiting room's pre-queue asks its place: answered from memory, ahead of Express
-  { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
-  // a shop's page on its own origin: the same purchases, CORS-annotated, and the preflight
-  { name: 'lockfree N=16 + CORS', kind: 'sale', strategy: 'lockfree', segments: 16, cors: true },
-  {
-    name: 'after sold out + CORS',
-    kind: 'sold-out',
-    strategy: 'lockfree',
-    segments: 16,
-    cors: true,
-  },
-  { name: 'CORS preflight', kind: 'preflight', cors: true },
-  {
-    name: 'after sold out (no fast path)',
-    kind: 'sold-out',
-    strategy: 'lockfree',
-    segments: 16,
-    express: true,
-  },
-];
-
-const TARGETS: Record<string, string> = {
-  refusalVsCeiling: '>= 3',
-  refusalVsRawHttp: '>= 0.6',
-  ceilingVsBareExpress: '>= 0.9',
-  lockfreeVsCeiling: '>= 0.85',
-  soldOutVsCeiling: '>= 0.95',
-  segmented16VsLockfree: '>= 0.75',
-  segmented16VsGlobal: '>= 3',
-  limitsOnVsOff: '>= 0.85',
-  keyedVsUnkeyed: '>= 0.85',
-  productionVsLockfree: '>= 0.6',
-  pollVsRawHttp: '>= 0.8',
-  corsSaleVsPlain: '>= 0.95',
-  corsRefusalVsPlain: '>= 0.95',
-  preflightVsRawHttp: '>= 0.8',
-};
 
 /** Every command Redis has run (scripts' inner ones too), without INFO itself. */
 async function redisCommands(redis: Redis): Promise<number> {
@@ -138,35 +78,6 @@ async function redisCommands(redis: Redis): Promise<number> {
     if (m[1] !== 'info') n += Number(m[2]);
   }
   return n;
-}
-
-/** Redis behind a TCP proxy that delays each direction (the netem stand-in). */
-async function delayProxy(redisUrl: string, delayMs: number) {
-  const port = await freePort();
-  const target = new URL(redisUrl);
-  const proc = child(
-    [
-      '--import',
-      'tsx',
-      join(ROOT, 'load-tests', 'bench', 'delay-proxy.ts'),
-      String(port),
-      `${target.hostname}:${target.port}`,
-      String(delayMs),
-    ],
-    process.env,
-    'delay proxy',
-  );
-  await until(
-    'the delay proxy',
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = connect(port, '127.0.0.1');
-        s.once('connect', () => resolve(s.destroy() !== undefined));
-        s.once('error', () => resolve(false));
-      }),
-    10_000,
-  );
-  return { url: `redis://127.0.0.1:${port}`, proc };
 }
 
 async function main() {
@@ -180,6 +91,8 @@ async function main() {
       'update-report': { type: 'boolean', default: false },
       'no-build': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
+      rtt: { type: 'boolean', default: false },
+      'restocks-per-s': { type: 'string', default: '20' },
       'redis-delay-ms': { type: 'string' },
       'redis-url': { type: 'string' },
       'database-url': { type: 'string' },
@@ -188,11 +101,9 @@ async function main() {
   const duration = Number(values.duration);
   const rounds = Number(values.rounds);
   const connections = Number(values.connections);
-  // comma-separated: no scenario name here has a comma
-  const chosen = pickScenarios(
-    SCENARIOS,
-    values.only?.split(',').map((x) => x.trim()),
-  );
+  const restocksPerS = Number(values['restocks-per-s']);
+  const only = values.only === undefined ? undefined : parseOnly(values.only);
+  const chosen = only ? pickScenarios(SCENARIOS, only) : defaultScenarios(values.rtt);
   if (!values['no-build']) {
     progress('building dist/ (npm run build)');
     execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
@@ -238,6 +149,8 @@ async function main() {
   progress(`load driver: ${driver}`);
   const profDir = values['cpu-prof'];
   const profFlags = profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  // the held-lock servers and the APIs behind delaying proxies (only what `chosen` needs)
+  const servers = await delayedServers(chosen, stack.redisUrl, env);
   const api = child([...profFlags, ...cli('serve')], env, 'API');
   const worker = child(cli('worker'), env, 'worker');
   // every shopper id is new, and wrk is one client address: limits this high are asked on
@@ -275,6 +188,7 @@ async function main() {
     ? child([join(ROOT, 'load-tests', 'bench', 'bare-express.mjs'), String(barePort)], env, 'bare')
     : undefined;
   const probe = createRedis(stack.redisUrl, { name: 'bench-probe' });
+  const restockHolds = new Map<string, number>();
   const tiers: Tiers = {
     API: api.pid,
     worker: worker.pid,
@@ -307,13 +221,15 @@ async function main() {
         async () => (await fetch(`${expressBase}/readyz`)).ok,
         60_000,
       );
-    const productOf = (s: Scenario) =>
-      `${s.kind}-${s.strategy ?? 'noop'}-${s.segments ?? 0}${s.limited ? '-limited' : ''}${s.keyed ? '-keyed' : ''}${s.express ? '-express' : ''}${s.cors ? '-cors' : ''}-${run}`;
+    const productOf = (s: Scenario) => `${s.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${run}`;
+    /** where a scenario's product is seeded and reconciled */
+    const adminBase = (s: Scenario) =>
+      s.kind === 'held' ? servers.held(s.delayMs ?? 0).base : base;
     for (const s of chosen) {
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       if (s.kind === 'preflight') continue;
       const productId = productOf(s);
-      const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
+      const res = await admin(adminBase(s), 'PUT', `/admin/products/${productId}?force=true`, {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
         strategy: s.strategy,
         ...(s.strategy !== 'global' && { segments: s.segments }),
@@ -346,25 +262,25 @@ async function main() {
         progress(
           `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${duration} s`,
         );
-        const target =
-          s.kind === 'raw'
-            ? rawBase
-            : s.kind === 'bare'
-              ? bareBase
+        const d = s.delayMs ?? 0;
+        const served =
+          s.kind === 'held'
+            ? servers.held(d)
+            : s.kind === 'sale' && d
+              ? servers.api(d)
               : s.limited
-                ? limitedBase
+                ? { base: limitedBase, proc: limited! }
                 : s.express
-                  ? expressBase
+                  ? { base: expressBase, proc: expressOnly! }
                   : s.cors
-                    ? corsBase
-                    : base;
-        const scenarioTiers = s.limited
-          ? { ...tiers, API: limited!.pid }
-          : s.express
-            ? { ...tiers, API: expressOnly!.pid }
-            : s.cors
-              ? { ...tiers, API: withCors!.pid }
-              : tiers;
+                    ? { base: corsBase, proc: withCors! }
+                    : { base, proc: api };
+        const target = s.kind === 'raw' ? rawBase : s.kind === 'bare' ? bareBase : served.base;
+        const scenarioTiers = {
+          ...tiers,
+          API: served.proc.pid,
+          ...(d && { proxy: servers.proxy(d)?.pid }),
+        };
         const productId = productOf(s);
         const path =
           s.kind === 'ceiling'
@@ -377,12 +293,27 @@ async function main() {
         const poll = s.kind === 'poll';
         const tag = poll ? `${productId}-shopper` : `${productId}-r${round}`;
         const shape = poll ? 'poll' : s.kind === 'preflight' ? 'preflight' : s.cors ? 'cors' : '';
+        const restocks = s.restocks ? servers.held(0).base : undefined;
+        if (restocks) {
+          const started = await admin(restocks, 'POST', '/bench/restocks', {
+            productId,
+            segments: s.segments,
+            perSecond: restocksPerS,
+          });
+          if (!started.ok) throw new Error(`restocks of ${productId}: ${started.status}`);
+        }
         const l = await load(driver, target, path, productId, tag, {
           duration,
           connections,
           ...(s.keyed && { keyed: true }),
           ...(shape && { scriptArgs: [shape] }),
         });
+        if (restocks) {
+          const { holds } = (await (await admin(restocks, 'DELETE', '/bench/restocks')).json()) as {
+            holds: number;
+          };
+          restockHolds.set(s.name, (restockHolds.get(s.name) ?? 0) + holds);
+        }
         const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
           Object.entries(cpuAfter).map(([t, s]) => [t, s - (cpuBefore[t] ?? s)]),
@@ -395,11 +326,12 @@ async function main() {
         if (t) addLoad(t, measured);
         else totals.set(s.name, measured);
         // the next scenario starts once this one's requests (and sales) are done
-        if (s.kind === 'sale') await persistedAndReconciled(base, productId);
+        if (s.kind === 'sale' || s.kind === 'held')
+          await persistedAndReconciled(adminBase(s), productId);
       }
     }
     // /healthz while 400 connections hammer purchases of a product on sale (lockfree N=16)
-    const hammered = chosen.find((s) => s.name === 'lockfree N=16');
+    const hammered = !values.rtt && chosen.find((s) => s.name === 'lockfree N=16');
     if (hammered) {
       progress(`/healthz under load: 400 connections buying for ${duration} s`);
       // a product of its own: the rounds' invariants count the sales of theirs
@@ -440,13 +372,15 @@ async function main() {
       results.push({
         scenario: s.name,
         'req/s': Math.round(l.requests / l.seconds),
-        'accepted/s': s.kind === 'sale' ? Math.round(accepted / l.seconds) : 0,
+        'accepted/s': s.kind === 'sale' || s.kind === 'held' ? Math.round(accepted / l.seconds) : 0,
         p50ms: l.percentiles?.p50 ?? percentile(l.latencies, 50),
         p95ms: l.percentiles?.p95 ?? percentile(l.latencies, 95),
         p99ms: l.percentiles?.p99 ?? percentile(l.latencies, 99),
         'redis cmd/req': Math.round((l.redisCommands / Math.max(1, l.requests)) * 100) / 100,
         'redis cmd/sale':
-          s.kind === 'sale' ? Math.round((l.redisCommands / Math.max(1, accepted)) * 10) / 10 : '-',
+          s.kind === 'sale' || s.kind === 'held'
+            ? Math.round((l.redisCommands / Math.max(1, accepted)) * 10) / 10
+            : '-',
         ...Object.fromEntries(
           ['API', 'worker', 'Redis', 'PG', 'loadgen'].map((t) => [
             `${t} us/req`,
@@ -475,7 +409,7 @@ async function main() {
       }
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       if (s.kind === 'preflight') continue;
-      const r = await persistedAndReconciled(base, productOf(s));
+      const r = await persistedAndReconciled(adminBase(s), productOf(s));
       const sold = r.total - r.remaining;
       const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
       // the driver stops at each deadline with up to `connections` requests in flight: their
@@ -488,8 +422,10 @@ async function main() {
         (s.kind === 'sold-out'
           ? accepted === 0 && soldHere === 0
           : cutOff >= 0 && cutOff <= connections * rounds);
+      const holds = restockHolds.get(s.name);
       checks.push(
         `${s.name}: ${good ? 'OK' : 'VIOLATED'}: accepted ${accepted} (+${cutOff} cut off in flight), ` +
+          (holds === undefined ? '' : `${holds} restocks held a segment lock, `) +
           `sold ${sold}, order rows ${r.persistedOrders}, remaining ${r.remaining}, ` +
           `reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}`,
       );
@@ -497,6 +433,7 @@ async function main() {
     }
   } finally {
     probe.disconnect();
+    await servers.stop();
     await stopAll([api, worker, limited, expressOnly, withCors, raw, bare, proxy?.proc]);
     await stack.stop();
   }
@@ -504,27 +441,14 @@ async function main() {
   const by = (name: string) => results.find((r) => r.scenario === name);
   const acc = (name: string) => Number(by(name)?.['accepted/s'] ?? 0);
   const rps = (name: string) => Number(by(name)?.['req/s'] ?? 0);
-  const ceiling = rps('ceiling (no-op route)');
-  const refusals = rps('after sold out');
-  const ratios = {
-    refusalVsCeiling: ratio(refusals, ceiling),
-    refusalVsRawHttp: ratio(refusals, rps('raw node:http')),
-    refusalFastVsExpress: ratio(refusals, rps('after sold out (no fast path)')),
-    ceilingVsBareExpress: ratio(ceiling, rps('bare Express')),
-    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
-    soldOutVsCeiling: ratio(rps('after sold out'), ceiling),
-    segmented16VsLockfree: ratio(acc('segmented N=16'), acc('lockfree N=16')),
-    segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
-    segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
-    lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
-    limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
-    keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
-    productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
-    pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
-    corsSaleVsPlain: ratio(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
-    corsRefusalVsPlain: ratio(rps('after sold out + CORS'), refusals),
-    preflightVsRawHttp: ratio(rps('CORS preflight'), rps('raw node:http')),
-  };
+  const ratios = ratiosOf(
+    new Map<string, Measured>(
+      results.map((r) => [
+        String(r.scenario),
+        { accepted: Number(r['accepted/s']), answered: Number(r['req/s']) },
+      ]),
+    ),
+  );
   // CPU time of each process over the scenario's windows (/proc), divided by its answers
   const us = (name: string, col: string) => {
     const v = by(name)?.[col];
@@ -597,6 +521,7 @@ async function main() {
     redisDelayMsEachWay: delayMs,
     results,
     ratios,
+    heldLock: { ...HELD_WAITS, restocksPerS, restockHolds: Object.fromEntries(restockHolds) },
     cpu,
     healthz,
     capacity,
@@ -646,7 +571,8 @@ async function main() {
     const dir = values['update-report']
       ? join(ROOT, 'load-tests', 'results')
       : join(ROOT, 'load-tests', 'results', 'raw', run);
-    writeReport(dir, figures, text);
+    if (values.rtt) writeRttReport(dir, figures);
+    else writeReport(dir, figures, text);
     progress(`report written to ${dir}`);
   }
   process.stdout.write(`${JSON.stringify(figures)}\n`);

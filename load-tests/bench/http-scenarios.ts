@@ -1,0 +1,248 @@
+/**
+ * The scenarios of `npm run bench` (load-tests/bench/http.ts), their ratios and the targets the
+ * ratios are read against. Pure: no process, no Redis, so the ratio arithmetic is tested cheaply
+ * (test/bench-ratios.test.ts).
+ */
+
+export interface Scenario {
+  name: string;
+  kind: 'raw' | 'bare' | 'ceiling' | 'sale' | 'held' | 'sold-out' | 'poll' | 'preflight';
+  /** served by the API process with CORS_ORIGINS set, sent with a shop page's Origin */
+  cors?: true;
+  /** served by an API process with FAST_PATH=false (Express answers everything) */
+  express?: true;
+  strategy?: 'global' | 'segmented' | 'lockfree';
+  segments?: number;
+  /** served by the API process with admission limits on */
+  limited?: true;
+  /** an Idempotency-Key per purchase */
+  keyed?: true;
+  /** ms added each way between the serving process and Redis (a delay proxy of its own) */
+  delayMs?: number;
+  /** something holds the product's segment locks the full way while the sale runs */
+  restocks?: true;
+  /** in the round-trip grid of `--rtt` (rtt.md): 'only' there, 'also' in the default run too */
+  rtt?: 'only' | 'also';
+}
+
+/** Round trips to Redis delayed by this much each way in `--rtt` (0: loopback, no proxy). */
+export const RTT_DELAYS_MS = [0, 0.5, 1, 2];
+
+const at = (delayMs: number) => (delayMs ? `+${delayMs} ms` : '');
+
+/** `global (held lock)`, `segmented N=16 (held lock, +1 ms)`, ... */
+export function heldName(segments: number, delayMs = 0): string {
+  const what = segments === 1 ? 'global' : `segmented N=${segments}`;
+  return `${what} (held lock${delayMs ? `, ${at(delayMs)}` : ''})`;
+}
+
+/** Today's path: `global`, `segmented N=16 (+1 ms)`, ... */
+export function pathName(base: string, delayMs = 0): string {
+  return delayMs ? `${base} (${at(delayMs)})` : base;
+}
+
+const HELD_SEGMENTS = [1, 4, 16, 64];
+const PATH_IN_RTT: Array<Pick<Scenario, 'name' | 'strategy' | 'segments'>> = [
+  { name: 'global', strategy: 'global', segments: 1 },
+  { name: 'segmented N=16', strategy: 'segmented', segments: 16 },
+  { name: 'lockfree N=16', strategy: 'lockfree', segments: 16 },
+];
+
+function heldScenarios(): Scenario[] {
+  return RTT_DELAYS_MS.flatMap((delayMs) =>
+    HELD_SEGMENTS.map((segments): Scenario => {
+      // in every run: loopback, and the 1 ms pair the At1ms ratio reads
+      const everyRun = delayMs === 0 || (delayMs === 1 && (segments === 1 || segments === 16));
+      return {
+        name: heldName(segments, delayMs),
+        kind: 'held',
+        strategy: segments === 1 ? 'global' : 'segmented',
+        segments,
+        ...(delayMs && { delayMs }),
+        rtt: everyRun ? 'also' : 'only',
+      };
+    }),
+  );
+}
+
+function delayedPathScenarios(): Scenario[] {
+  return RTT_DELAYS_MS.filter((d) => d > 0).flatMap((delayMs) =>
+    PATH_IN_RTT.map((s): Scenario => ({
+      ...s,
+      name: pathName(s.name, delayMs),
+      kind: 'sale',
+      delayMs,
+      rtt: 'only',
+    })),
+  );
+}
+
+const inRtt = (name: string) => PATH_IN_RTT.some((s) => s.name === name);
+
+export const SCENARIOS: Scenario[] = [
+  { name: 'raw node:http', kind: 'raw' },
+  { name: 'bare Express', kind: 'bare' },
+  { name: 'ceiling (no-op route)', kind: 'ceiling' },
+  ...[
+    { name: 'global', kind: 'sale', strategy: 'global', segments: 1 } as const,
+    { name: 'segmented N=4', kind: 'sale', strategy: 'segmented', segments: 4 } as const,
+    { name: 'segmented N=16', kind: 'sale', strategy: 'segmented', segments: 16 } as const,
+    { name: 'segmented N=64', kind: 'sale', strategy: 'segmented', segments: 64 } as const,
+    { name: 'lockfree N=16', kind: 'sale', strategy: 'lockfree', segments: 16 } as const,
+  ].map((s): Scenario => (inRtt(s.name) ? { ...s, rtt: 'also' } : s)),
+  { name: 'global + restocks', kind: 'sale', strategy: 'global', segments: 1, restocks: true },
+  {
+    name: 'segmented N=16 + restocks',
+    kind: 'sale',
+    strategy: 'segmented',
+    segments: 16,
+    restocks: true,
+  },
+  ...heldScenarios(),
+  ...delayedPathScenarios(),
+  {
+    name: 'lockfree N=16 + limits',
+    kind: 'sale',
+    strategy: 'lockfree',
+    segments: 16,
+    limited: true,
+  },
+  { name: 'lockfree N=16 keyed', kind: 'sale', strategy: 'lockfree', segments: 16, keyed: true },
+  {
+    name: 'production',
+    kind: 'sale',
+    strategy: 'segmented',
+    segments: 16,
+    limited: true,
+    keyed: true,
+  },
+  { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
+  // one shopper in a waiting room's pre-queue asks its place: answered from memory, ahead of Express
+  { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
+  // a shop's page on its own origin: the same purchases, CORS-annotated, and the preflight
+  { name: 'lockfree N=16 + CORS', kind: 'sale', strategy: 'lockfree', segments: 16, cors: true },
+  {
+    name: 'after sold out + CORS',
+    kind: 'sold-out',
+    strategy: 'lockfree',
+    segments: 16,
+    cors: true,
+  },
+  { name: 'CORS preflight', kind: 'preflight', cors: true },
+  {
+    name: 'after sold out (no fast path)',
+    kind: 'sold-out',
+    strategy: 'lockfree',
+    segments: 16,
+    express: true,
+  },
+];
+
+/**
+ * `--only`'s names: comma-separated, where a name may hold a comma inside its parentheses
+ * ("global (held lock, +1 ms)").
+ */
+export function parseOnly(text: string): string[] {
+  const names: string[] = [];
+  let depth = 0;
+  let name = '';
+  for (const ch of text) {
+    if (ch === ',' && depth === 0) {
+      names.push(name.trim());
+      name = '';
+      continue;
+    }
+    if (ch === '(') depth++;
+    if (ch === ')') depth = Math.max(0, depth - 1);
+    name += ch;
+  }
+  names.push(name.trim());
+  return names.filter(Boolean);
+}
+
+/** The scenarios of a run: the round-trip grid with `--rtt`, else everything else. */
+export function defaultScenarios(rtt: boolean): Scenario[] {
+  return SCENARIOS.filter((s) => (rtt ? s.rtt !== undefined : s.rtt !== 'only'));
+}
+
+export const TARGETS: Record<string, string> = {
+  refusalVsCeiling: '>= 3',
+  refusalVsRawHttp: '>= 0.6',
+  ceilingVsBareExpress: '>= 0.9',
+  lockfreeVsCeiling: '>= 0.85',
+  soldOutVsCeiling: '>= 0.95',
+  segmented16VsLockfree: '>= 0.75',
+  segmented16VsGlobal: '~1 on one Redis',
+  heldSegmented16VsHeldGlobal: '>= 3',
+  heldSegmented16VsHeldGlobalAt1ms: '>= 10',
+  limitsOnVsOff: '>= 0.85',
+  keyedVsUnkeyed: '>= 0.85',
+  productionVsLockfree: '>= 0.6',
+  pollVsRawHttp: '>= 0.8',
+  corsSaleVsPlain: '>= 0.95',
+  corsRefusalVsPlain: '>= 0.95',
+  preflightVsRawHttp: '>= 0.8',
+};
+
+export const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
+
+/** What a run measured of each scenario that the ratios read. */
+export interface Measured {
+  /** sales a second (sale and held scenarios) */
+  accepted: number;
+  /** answers a second */
+  answered: number;
+}
+
+/** Every ratio of a run; a scenario that did not run counts 0 (so does a ratio over it). */
+export function ratiosOf(rows: ReadonlyMap<string, Measured>): Record<string, number> {
+  const acc = (name: string) => rows.get(name)?.accepted ?? 0;
+  const rps = (name: string) => rows.get(name)?.answered ?? 0;
+  const ceiling = rps('ceiling (no-op route)');
+  const refusals = rps('after sold out');
+  const out: Record<string, number> = {
+    refusalVsCeiling: ratio(refusals, ceiling),
+    refusalVsRawHttp: ratio(refusals, rps('raw node:http')),
+    refusalFastVsExpress: ratio(refusals, rps('after sold out (no fast path)')),
+    ceilingVsBareExpress: ratio(ceiling, rps('bare Express')),
+    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
+    soldOutVsCeiling: ratio(refusals, ceiling),
+    segmented16VsLockfree: ratio(acc('segmented N=16'), acc('lockfree N=16')),
+    segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
+    segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
+    lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
+    heldSegmented4VsHeldGlobal: ratio(acc(heldName(4)), acc(heldName(1))),
+    heldSegmented16VsHeldGlobal: ratio(acc(heldName(16)), acc(heldName(1))),
+    heldSegmented64VsHeldGlobal: ratio(acc(heldName(64)), acc(heldName(1))),
+    heldSegmented16VsHeldGlobalAt1ms: ratio(acc(heldName(16, 1)), acc(heldName(1, 1))),
+    // what taking a free lock inside the deduct buys a single lock
+    globalVsHeldGlobal: ratio(acc('global'), acc(heldName(1))),
+    restocksSegmented16VsGlobal: ratio(acc('segmented N=16 + restocks'), acc('global + restocks')),
+    restocksGlobalVsGlobal: ratio(acc('global + restocks'), acc('global')),
+    restocksSegmented16VsSegmented16: ratio(
+      acc('segmented N=16 + restocks'),
+      acc('segmented N=16'),
+    ),
+    limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
+    keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
+    productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
+    pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
+    corsSaleVsPlain: ratio(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
+    corsRefusalVsPlain: ratio(rps('after sold out + CORS'), refusals),
+    preflightVsRawHttp: ratio(rps('CORS preflight'), rps('raw node:http')),
+  };
+  // the round-trip grid's, where it ran
+  for (const d of RTT_DELAYS_MS.filter((x) => x > 0)) {
+    if (!rows.has(heldName(1, d)) && !rows.has(pathName('global', d))) continue;
+    out[`heldSegmented16VsHeldGlobalAt${d}ms`] = ratio(acc(heldName(16, d)), acc(heldName(1, d)));
+    out[`segmented16VsGlobalAt${d}ms`] = ratio(
+      acc(pathName('segmented N=16', d)),
+      acc(pathName('global', d)),
+    );
+    out[`lockfreeVsGlobalAt${d}ms`] = ratio(
+      acc(pathName('lockfree N=16', d)),
+      acc(pathName('global', d)),
+    );
+  }
+  return out;
+}
