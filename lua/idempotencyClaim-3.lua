@@ -5,7 +5,7 @@
   is refused again, or buys what came back); records of purchases that sold or are still running
   are never deleted: with only those left, the claim is refused.
 
-  KEYS[1] the record (src/services/idempotency.ts)
+  KEYS[1] the record (src/inventory/idempotency/idempotency-store.ts)
   KEYS[2] the shopper's index of records: zset member -> expiry (ms)
   KEYS[3] the shopper's index of final refusals: zset member -> expiry (ms)
   ARGV[1] the record's value

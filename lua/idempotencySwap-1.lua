@@ -2,7 +2,7 @@
   idempotencySwap: replaces an Idempotency-Key record only if it is still what the caller read
   (compare and set), so of two retries that both found a stale record, exactly one takes it over.
 
-  KEYS[1] the record (src/services/idempotency.ts)
+  KEYS[1] the record (src/inventory/idempotency/idempotency-store.ts)
   ARGV[1] the value read
   ARGV[2] the new value (the record keeps the expiry its claim gave it)
 

@@ -158,10 +158,11 @@ describe('src/ layout', () => {
   // The Redis client and the key builder are for the storage floors (inventory/, lock/, the
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
   // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door; +1 key
-  // importer when the active set and the sale's leases on it became two files.)
+  // importer when the active set and the sale's leases on it became two files; +1 key importer for
+  // the Idempotency-Key scripts' gateway, inventory/keyed-protocol.ts.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
     expect(c.redisClientImporters.length).toBeLessThanOrEqual(31);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(26);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(27);
   });
 });

@@ -70,6 +70,11 @@ export interface StructureCounts {
   inventoryRoomBreaches: string[];
   /** circles between inventory/'s rooms (its folders and the shared bottom's files) */
   inventoryCircles: string[];
+  /**
+   * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
+   * all (`file: name`): see {@link SCRIPT_GATEWAYS}
+   */
+  scriptsOutsideGateways: string[];
 }
 
 /** Every Lua file: the scripts and the includes, by their path under lua/. */
@@ -172,6 +177,42 @@ function circlesOf(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[] {
   };
   for (const room of arrows.keys()) visit(room, []);
   return circles;
+}
+
+/**
+ * One gateway file per family of Lua scripts: the only file that declares them, with their key
+ * order, arguments and reply tables. A script's family is told by its name.
+ */
+export const SCRIPT_GATEWAYS = {
+  sale: 'inventory/protocol.ts',
+  keyed: 'inventory/keyed-protocol.ts',
+  room: 'inventory/rooms/protocol.ts',
+  rate: 'redis/rate-limit.ts',
+  lock: 'lock/protocol.ts',
+} as const;
+
+export function scriptFamily(name: string): keyof typeof SCRIPT_GATEWAYS {
+  if (/^(lock|fairLock)[A-Z]/.test(name)) return 'lock';
+  if (/^rateLimit/.test(name)) return 'rate';
+  if (/^room[A-Z]/.test(name)) return 'room';
+  if (/^(idempotency|deductKeyed)/.test(name)) return 'keyed';
+  return 'sale';
+}
+
+function scriptsOutsideGateways(all: string[]): string[] {
+  const declared = new Set<string>();
+  const outside = all.flatMap((f) =>
+    [...readFileSync(f, 'utf8').matchAll(/\bluaScript\(\s*'([A-Za-z0-9]+)'/g)].flatMap((m) => {
+      declared.add(m[1]!);
+      return SCRIPT_GATEWAYS[scriptFamily(m[1]!)] === rel(f) ? [] : [`${rel(f)}: ${m[1]}`];
+    }),
+  );
+  const undeclared = luaFiles()
+    .filter((f) => !f.startsWith('includes/'))
+    .map((f) => f.replace(/-\d+\.lua$/, ''))
+    .filter((name) => !declared.has(name))
+    .map((name) => `${SCRIPT_GATEWAYS[scriptFamily(name)]}: ${name} (declared by no gateway)`);
+  return [...outside, ...undeclared];
 }
 
 /** Words of a comment that tells history rather than the rule. */
@@ -290,6 +331,7 @@ export function structureCounts(): StructureCounts {
     historyComments: historyComments(),
     inventoryRoomBreaches: rooms.breaches,
     inventoryCircles: rooms.circles,
+    scriptsOutsideGateways: scriptsOutsideGateways(all),
   };
 }
 

@@ -2,7 +2,8 @@
 -- lua/deductKeyedFree-14.lua) in the same call as the sale: a running record left exactly as
 -- lua/idempotencyClaim-3.lua would leave it, a finished one as lua/idempotencySettle-3.lua would,
 -- without its index entry (keyedRecordAfter says why). The record's value is opaque here:
--- TypeScript encodes it (src/inventory/idempotency/idempotency-store.ts), so its format stays defined once.
+-- TypeScript encodes it (src/inventory/records/idempotency-record.ts), so its format stays defined
+-- once.
 -- The including script defines REPLY with `record` and `full`.
 
 -- What stops the fold before anything changes: the key's record, returned as it is (for the

@@ -1,11 +1,15 @@
 /**
- * The inventory protocol's gateway: every sale script with its key order, arguments and reply
- * table, and the decoding of its reply into a typed result. Lua (lua/deduct-7.lua and the rest of
- * `scripts` below) holds the protocol; callers never see a KEYS array.
+ * The gateway of the sale's scripts: the deduct and the spill claim's settle, seeding and the
+ * sold-out flag, the resolution and return of an order, the outbox's cut, the active set and
+ * catalogue numbers; each with its key order, arguments and reply table, and the decoding of its
+ * reply into a typed result. Lua (lua/deduct-7.lua and the rest of `scripts` below) holds the
+ * protocol; callers never see a KEYS array. The Idempotency-Key scripts have their own gateway
+ * (keyed-protocol.ts), as the room's (rooms/protocol.ts), the lock's (lock/protocol.ts) and the
+ * rate limits' (redis/rate-limit.ts).
  */
 import type { ChainableCommander } from 'ioredis';
 import type { RedisClient } from '../redis/connection.js';
-import type { Keys, ProductKeys, SegmentKeys } from '../redis/keys.js';
+import type { ProductKeys, SegmentKeys } from '../redis/keys.js';
 import { luaScript } from '../redis/scripts.js';
 import { TOUCH_LEASE_MS } from './activity-timing.js';
 import {
@@ -31,6 +35,9 @@ const scripts = {
   restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2, lost: 3 }),
   releaseMarker: luaScript('releaseMarker'),
   clearSoldOut: luaScript('clearSoldOut'),
+  activeTouch: luaScript('activeTouch'),
+  activeArchive: luaScript('activeArchive'),
+  catalogueNumber: luaScript('catalogueNumber'),
 };
 
 export type DeductMode = 'home' | 'claim' | 'spill';
@@ -285,18 +292,35 @@ export async function clearSoldOut(
   return (await scripts.clearSoldOut.run<number>(redis, [productKeys.meta], [epoch])) === 1;
 }
 
-/** Segment keys of a product, built once per (product, segment). */
-export class SegmentKeyCache {
-  private readonly cache = new Map<string, SegmentKeys[]>();
-  constructor(private readonly keys: Keys) {}
+/**
+ * Keeps `productId` in the active set (`active`) until at least `untilMs` plus `quietMs`, and at
+ * least `quietMs` from now (lua/activeTouch-1.lua). @returns the Redis time of the touch.
+ */
+export async function activeTouch(
+  redis: RedisClient,
+  active: string,
+  productId: string,
+  quietMs: number,
+  untilMs: number,
+): Promise<number> {
+  return Number(await scripts.activeTouch.run(redis, [active], [productId, quietMs, untilMs]));
+}
 
-  of(productId: string, segment: number): SegmentKeys {
-    let list = this.cache.get(productId);
-    if (!list) {
-      if (this.cache.size > 10_000) this.cache.clear();
-      list = [];
-      this.cache.set(productId, list);
-    }
-    return (list[segment] ??= this.keys.segment(productId, segment));
-  }
+/** Archives `productId` unless it was touched since its score read `score` (lua/activeArchive-1.lua). */
+export async function activeArchive(
+  redis: RedisClient,
+  active: string,
+  productId: string,
+  score: number,
+): Promise<boolean> {
+  return (await scripts.activeArchive.run(redis, [active], [productId, score])) === 1;
+}
+
+/** `productId`'s catalogue number, given once for good (lua/catalogueNumber-1.lua). */
+export async function catalogueNumber(
+  redis: RedisClient,
+  catalogue: string,
+  productId: string,
+): Promise<number> {
+  return Number(await scripts.catalogueNumber.run(redis, [catalogue], [productId]));
 }

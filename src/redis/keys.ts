@@ -235,3 +235,18 @@ export class Keys {
     return `${this.prefix}:idem-legacy-until`;
   }
 }
+/** Segment keys of a product, built once per (product, segment). */
+export class SegmentKeyCache {
+  private readonly cache = new Map<string, SegmentKeys[]>();
+  constructor(private readonly keys: Keys) {}
+
+  of(productId: string, segment: number): SegmentKeys {
+    let list = this.cache.get(productId);
+    if (!list) {
+      if (this.cache.size > 10_000) this.cache.clear();
+      list = [];
+      this.cache.set(productId, list);
+    }
+    return (list[segment] ??= this.keys.segment(productId, segment));
+  }
+}

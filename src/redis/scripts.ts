@@ -6,8 +6,11 @@
  * decoder share one table.
  *
  * Scripts run by a plain EVALSHA, falling back to their ioredis `defineCommand` (which EVALs) when
- * the server's cache lacks them. Callers go through the typed gateways (lock/protocol.ts, inventory/protocol.ts); they
- * never see a KEYS array.
+ * the server's cache lacks them. Each family of scripts is declared in one gateway, which callers
+ * go through and which alone sees a KEYS array: the sale's (inventory/protocol.ts), the
+ * Idempotency-Key's (inventory/keyed-protocol.ts), the waiting room's (inventory/rooms/
+ * protocol.ts), the rate limits' (redis/rate-limit.ts) and the lock's (lock/protocol.ts);
+ * `npm run structure` counts any script declared elsewhere (scriptsOutsideGateways).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -11,13 +11,8 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
-import { luaScript } from '../../redis/scripts.js';
 import { QUIET_MS } from '../activity-timing.js';
-
-const scripts = {
-  touch: luaScript('activeTouch'),
-  archive: luaScript('activeArchive'),
-};
+import { activeArchive, activeTouch } from '../protocol.js';
 
 /**
  * Keeps `productId` active until at least `untilMs` (its sale's start or end) plus the quiet
@@ -28,9 +23,7 @@ export async function touchActive(
   productId: string,
   untilMs = 0,
 ): Promise<number> {
-  return Number(
-    await scripts.touch.run(deps.redis, [deps.keys.active()], [productId, QUIET_MS, untilMs]),
-  );
+  return activeTouch(deps.redis, deps.keys.active(), productId, QUIET_MS, untilMs);
 }
 
 /** Archives `productId` unless it was touched since its score read `score`. */
@@ -39,7 +32,7 @@ export async function archiveIfUntouched(
   productId: string,
   score: number,
 ): Promise<boolean> {
-  return (await scripts.archive.run(deps.redis, [deps.keys.active()], [productId, score])) === 1;
+  return activeArchive(deps.redis, deps.keys.active(), productId, score);
 }
 
 /** The active products with the time each stays until (ms), or the `max` that stay longest. */

@@ -5,17 +5,15 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
-import { luaScript } from '../../redis/scripts.js';
+import { catalogueNumber } from '../protocol.js';
 import { META_FIELD } from '../records/product-meta.js';
-
-const numberScript = luaScript('catalogueNumber');
 
 /** Gives `productId` its catalogue number (the one it has, if any) and writes it to its meta. */
 export async function giveCatalogueNumber(
   deps: { redis: RedisClient; keys: Keys },
   productId: string,
 ): Promise<number> {
-  const n = Number(await numberScript.run(deps.redis, [deps.keys.catalogue()], [productId]));
+  const n = await catalogueNumber(deps.redis, deps.keys.catalogue(), productId);
   await deps.redis.hset(deps.keys.product(productId).meta, META_FIELD.number, n);
   return n;
 }

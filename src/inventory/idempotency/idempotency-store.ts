@@ -23,9 +23,14 @@
 import { hash } from 'node:crypto';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
-import { luaScript } from '../../redis/scripts.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { FoldedRecord } from '../sale/keyed-deduct.js';
+import {
+  claimRecord,
+  settleRecord,
+  swapRecord,
+  type FoldedRecord,
+  type RecordPlace,
+} from '../keyed-protocol.js';
 import { homeSegment } from '../layout.js';
 import {
   decodeIdempotencyRecord,
@@ -35,10 +40,6 @@ import {
 } from '../records/idempotency-record.js';
 
 export type { IdempotencyRecord, StoredResponse };
-
-const swap = luaScript('idempotencySwap');
-const claim = luaScript('idempotencyClaim', { claimed: 0, exists: 1, full: 2 });
-const settle = luaScript('idempotencySettle');
 
 /** A claimed key: where it lives (its record, the shopper's indexes) and what it holds now. */
 export interface IdempotencyHandle {
@@ -163,20 +164,19 @@ export class IdempotencyStore {
     }
     const { rk, prefix, index } = await this.where(userId, fresh.productId, key);
     const record = this.running(fresh);
-    const [code, value] = await claim.run<[number, string | number]>(
+    const claimed = await claimRecord(
       this.redis,
-      [rk, ...index.keys],
-      [encodeIdempotencyRecord(record), this.ttlSeconds, this.maxPerUser, index.member, prefix],
+      { key: rk, index },
+      {
+        value: encodeIdempotencyRecord(record),
+        ttlSeconds: this.ttlSeconds,
+        cap: this.maxPerUser,
+        prefix,
+      },
     );
-    switch (claim.replyName(code)) {
-      case 'claimed':
-        return { kind: 'new', key: rk, record, index };
-      case 'full':
-        return { kind: 'full', retryAfterMs: Math.max(0, Number(value)) };
-      case 'exists':
-        break;
-    }
-    return this.found({ rk, index }, String(value), fresh);
+    if (claimed.code === 'claimed') return { kind: 'new', key: rk, record, index };
+    if (claimed.code === 'full') return { kind: 'full', retryAfterMs: claimed.retryAfterMs };
+    return this.found({ rk, index }, claimed.value, fresh);
   }
 
   /**
@@ -220,7 +220,7 @@ export class IdempotencyStore {
    */
   async unknownIfRunning(folded: FoldedRecord, handle: IdempotencyHandle): Promise<void> {
     const marked = encodeIdempotencyRecord({ ...handle.record, unknown: true });
-    await swap.run(this.redis, [handle.key], [folded.running, marked]);
+    await swapRecord(this.redis, handle.key, folded.running, marked);
   }
 
   /** What a request finds when its key holds a record already. */
@@ -248,12 +248,13 @@ export class IdempotencyStore {
     next: IdempotencyRecord,
   ): Promise<IdempotencyHandle | null> {
     const record = next.done ? next : this.running(next);
-    const swapped = await swap.run<number>(
+    const swapped = await swapRecord(
       this.redis,
-      [stale.key],
-      [stale.raw, encodeIdempotencyRecord(record)],
+      stale.key,
+      stale.raw,
+      encodeIdempotencyRecord(record),
     );
-    return swapped === 1 ? { key: stale.key, record, index: stale.index } : null;
+    return swapped ? { key: stale.key, record, index: stale.index } : null;
   }
 
   /**
@@ -279,16 +280,8 @@ export class IdempotencyStore {
     );
   }
 
-  private async settle(
-    handle: IdempotencyHandle,
-    mode: 'store' | 'refused' | 'forget',
-    value: string,
-  ) {
-    await settle.run(
-      this.redis,
-      [handle.key, ...handle.index.keys],
-      [mode, value, handle.index.member],
-    );
+  private settle(handle: IdempotencyHandle, mode: 'store' | 'refused' | 'forget', value: string) {
+    return settleRecord(this.redis, handle satisfies RecordPlace, mode, value);
   }
 }
 

@@ -9,44 +9,13 @@
  * rate-limit cell, when asked, is taken by the same call once the record lets it go on, as the
  * plain deduct takes it: noted before NotFolded is thrown, so the usual way takes no second one.
  */
-import { luaScript } from '../../redis/scripts.js';
 import type { DeductCall, PurchaseDeductArgs } from './activity-leases.js';
-import { decodeBucket, decodeDeduct, DEDUCT_REPLY, type Raw } from '../deduct-reply.js';
-import { deductArgs, deductKeys, type DeductReply } from '../protocol.js';
+import { deductKeyed, type FoldedRecord, type KeyedReply } from '../keyed-protocol.js';
+import type { DeductReply } from '../protocol.js';
 import type { SegmentLocking } from './segment-locking.js';
 import { noteBucket, type ShopperRate } from './shopper-rate.js';
 
-const KEYED_REPLY = { ...DEDUCT_REPLY, record: 14, full: 15 } as const;
-const scripts = {
-  deductKeyed: luaScript('deductKeyed', KEYED_REPLY),
-  deductKeyedFree: luaScript('deductKeyedFree', KEYED_REPLY),
-};
-
-/**
- * The key's record as the home deduct writes it (IdempotencyStore.fold): where it lives, its two
- * possible values encoded by the store (the record format stays the store's), and what the
- * deduct left there.
- */
-export interface FoldedRecord {
-  /** the record, the shopper's index of records, of final refusals */
-  keys: [string, string, string];
-  /** the record's name in the index */
-  member: string;
-  /** the home segment whose slot the record shares */
-  segment: number;
-  /** the finished record (the sale's answer), written on a sale */
-  done: string;
-  /** the running record (leased), written on a spill claim */
-  running: string;
-  ttlSeconds: number;
-  /** records a shopper may hold */
-  cap: number;
-  /**
-   * What the purchase left under the key: nothing yet; the finished record; the running one (the
-   * spill goes on, then the record is settled as after a claim); or unknown (no reply came).
-   */
-  written: 'nothing' | 'done' | 'running' | 'unknown';
-}
+export type { FoldedRecord } from '../keyed-protocol.js';
 
 /**
  * The folded call wrote nothing, and the purchase must claim its key the usual way; `found` is
@@ -59,38 +28,11 @@ export class NotFolded extends Error {
   }
 }
 
-type KeyedReply =
-  | DeductReply
-  | { code: 'record'; value: string }
-  | { code: 'full'; bucket?: DeductReply['bucket'] };
 /** a segment's keys, as every deduct call takes them */
 type SegmentKeys = Parameters<DeductCall<KeyedReply>>[1];
 
-/**
- * `record` is answered before the deduct runs: no bucket state follows it. `full` comes at a spill
- * claim, so after the shopper's cell when one was asked: its state follows, as after a deduct's.
- */
-function decode(raw: Raw): KeyedReply {
-  const name = scripts.deductKeyed.replyName(raw[0]);
-  if (name === 'record') return { code: 'record', value: String(raw[1]) };
-  if (name === 'full') {
-    const last = raw[raw.length - 1];
-    return Array.isArray(last) ? { code: 'full', bucket: decodeBucket(last) } : { code: 'full' };
-  }
-  return decodeDeduct(raw);
-}
-
 function run(lockFree: boolean, record: FoldedRecord): DeductCall<KeyedReply> {
-  return async (redis, segment, args) => {
-    const keys = deductKeys(segment, args);
-    const lock = segment.lock;
-    if (lockFree) keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);
-    keys.push(...record.keys);
-    const argv = deductArgs(args);
-    argv.push(record.done, record.running, record.ttlSeconds, record.cap, record.member);
-    const script = lockFree ? scripts.deductKeyedFree : scripts.deductKeyed;
-    return decode(await script.run<Raw>(redis, keys, argv));
-  };
+  return (redis, segment, args) => deductKeyed(redis, segment, args, record, lockFree);
 }
 
 /**
