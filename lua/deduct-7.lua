@@ -58,12 +58,6 @@
     {voided}                      this order id was given up (resolveOrder): nothing sold
     {untouched}                   the touch (ARGV[10]) is older than its lease: touch, retry
 ]]
-local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local spilledKey = KEYS[6]
-local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
-local rateKey, rateInterval, rateBurst = KEYS[7], tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @replies
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
@@ -71,6 +65,4 @@ local rateKey, rateInterval, rateBurst = KEYS[7], tonumber(ARGV[12]), tonumber(A
 --- @include "segmentState"
 --- @include "deductSegment"
 
-return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-  rateBurst)
+return deductSegment(deductInputs())

@@ -25,13 +25,7 @@
                          changed (no cell asked)
     {contended, state}   the same, after the shopper's cell was taken (state as in deduct-7)
 ]]
-local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local spilledKey, rateKey = KEYS[6], KEYS[7]
 local lockKey, fenceKey, lineKey, handoffKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
-local mode, epoch, user = ARGV[1], ARGV[2], ARGV[4]
-local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
-local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @replies
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
@@ -40,18 +34,17 @@ local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
 --- @include "deductSegment"
 --- @include "freeLock"
 
+local keys, args = deductInputs()
 local function takeLock()
-  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, voidKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, keys.void)
 end
 
-if rateInterval == 0 then
+if args.rateInterval == 0 then
   -- no cell to take: a contended lock is answered before anything else is read
   local fence, voidSeen = takeLock()
   if not fence then return {REPLY.contended} end
-  return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, nil, nil, nil, nil,
-    voidSeen)
+  args.fence = fence
+  return deductSegment(keys, args, {voidSeen = voidSeen})
 end
-return deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-  0, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-  rateBurst, takeLock)
+args.fence = 0
+return deductSegment(keys, args, {takeLock = takeLock})

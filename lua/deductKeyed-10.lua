@@ -29,12 +29,7 @@
     {full}            a spill claim met the shopper's index at its cap: nothing was changed (the
                       bucket's state last, when a cell was taken)
 ]]
-local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local spilledKey, rateKey, recordKey, allKey = KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local mode, epoch, fence, user = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
-local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
+local recordKey, allKey = KEYS[8], KEYS[9]
 local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), tonumber(ARGV[17]),
   ARGV[18]
 --- @replies
@@ -45,13 +40,12 @@ local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), 
 --- @include "deductSegment"
 --- @include "keyedRecord"
 
+local keys, args = deductInputs()
 local function beforeSpill()
   return keyedCapReached(allKey, cap)
 end
 
-local stop, rateRead = keyedRecordCheck(recordKey, rateInterval > 0 and rateKey)
+local stop, rateRead = keyedRecordCheck(recordKey, args.rateInterval > 0 and keys.rate)
 if stop then return stop end
-local r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-  fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-  rateBurst, nil, nil, rateRead, beforeSpill)
+local r = deductSegment(keys, args, {rateRead = rateRead, beforeSpill = beforeSpill})
 return keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)

@@ -21,14 +21,8 @@
                          changed (no cell asked)
     {contended, state}   the same, after the shopper's cell was taken (state as in deduct-7)
 ]]
-local stateKey, buyersKey, claimsKey, outboxKey, voidKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
-local spilledKey, rateKey = KEYS[6], KEYS[7]
 local lockKey, fenceKey, lineKey, handoffKey = KEYS[8], KEYS[9], KEYS[10], KEYS[11]
 local recordKey, allKey = KEYS[12], KEYS[13]
-local mode, epoch, user = ARGV[1], ARGV[2], ARGV[4]
-local qty, orderId, productId, segment, home = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8], ARGV[9]
-local touchedAt, touchLease = tonumber(ARGV[10]), tonumber(ARGV[11])
-local rateInterval, rateBurst = tonumber(ARGV[12]), tonumber(ARGV[13])
 local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), tonumber(ARGV[17]),
   ARGV[18]
 --- @replies
@@ -40,27 +34,27 @@ local done, running, ttl, cap, member = ARGV[14], ARGV[15], tonumber(ARGV[16]), 
 --- @include "keyedRecord"
 --- @include "freeLock"
 
+local keys, args = deductInputs()
 local function takeLock()
-  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, voidKey)
+  return freeLockFence(lockKey, fenceKey, lineKey, handoffKey, keys.void)
 end
 
 local function beforeSpill()
   return keyedCapReached(allKey, cap)
 end
 
-local stop, rateRead = keyedRecordCheck(recordKey, rateInterval > 0 and rateKey)
+local stop, rateRead = keyedRecordCheck(recordKey, args.rateInterval > 0 and keys.rate)
 if stop then return stop end
 local r
-if rateInterval == 0 then
+if args.rateInterval == 0 then
   -- no cell to take: a contended lock is answered before anything else is read
   local fence, voidSeen = takeLock()
   if not fence then return {REPLY.contended} end
-  r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch,
-    fence, user, qty, orderId, productId, segment, home, touchedAt, touchLease, nil, nil, nil, nil,
-    voidSeen, nil, beforeSpill)
+  args.fence = fence
+  r = deductSegment(keys, args, {voidSeen = voidSeen, beforeSpill = beforeSpill})
 else
-  r = deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode, epoch, 0,
-    user, qty, orderId, productId, segment, home, touchedAt, touchLease, rateKey, rateInterval,
-    rateBurst, takeLock, nil, rateRead, beforeSpill)
+  args.fence = 0
+  r = deductSegment(keys, args,
+    {takeLock = takeLock, rateRead = rateRead, beforeSpill = beforeSpill})
 end
 return keyedRecordAfter(r, recordKey, allKey, member, done, running, ttl)

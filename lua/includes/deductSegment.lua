@@ -1,21 +1,26 @@
 -- The deduct's checks and writes on one segment, shared by lua/deduct-7.lua (lock-free, or under
--- a held segment lock) and lua/deductFree-11.lua (a free segment lock taken and given back in the
--- same call). The including script defines REPLY (the deduct's table) and passes its KEYS and
--- ARGV through; see lua/deduct-7.lua for what each means and what is returned.
+-- a held segment lock), lua/deductFree-11.lua (a free segment lock taken and given back in the
+-- same call) and the keyed deducts (lua/deductKeyed-10.lua, deductKeyedFree-14.lua). The including
+-- script defines REPLY (the deduct's table). Every deduct script takes the same KEYS[1..7] and
+-- ARGV[1..13] (lua/deduct-7.lua says what each means and what is returned): deductInputs() reads
+-- them into two tables, `keys` and `args`, by name.
 --
--- The shopper's rate-limit bucket is three trailing arguments: its key (in this
--- segment's slot), its GCRA interval in microseconds (0 or nil: no bucket to take) and its burst. It is
--- taken after the answers that make the caller call again (unknown, staleEpoch, untouched: a
--- purchase never takes it twice) and before anything is written: refused, the call answers
--- rateLimited and changes nothing. Every answer after the take carries the bucket's state as a
--- last element, {taken, remaining, resetUs, retryUs} (includes/gcra.lua).
--- `takeLock` (optional) runs right after the bucket: it returns the fence to deduct under and
--- whether this order's void mark exists (includes/freeLock.lua reads it with the lock's keys), or
--- nil when the segment's lock is contended (answered contended, the bucket's state with it).
--- `voidSeen` (optional): the void mark's EXISTS already read by the caller's own takeLock.
--- `rateRead` (optional): the bucket's value as the caller read it (false: no bucket), so a keyed
--- call reads it with the key's record in one MGET. `beforeSpill` (optional) runs before a spill
--- claim is written: a reply it returns is answered instead, nothing written (the keyed call's cap).
+-- The shopper's rate-limit bucket is keys.rate (in this segment's slot), args.rateInterval in
+-- microseconds (0: no bucket to take) and args.rateBurst. It is taken after the answers that make
+-- the caller call again (unknown, staleEpoch, untouched: a purchase never takes it twice) and
+-- before anything is written: refused, the call answers rateLimited and changes nothing. Every
+-- answer after the take carries the bucket's state as a last element, {taken, remaining,
+-- resetUs, retryUs} (includes/gcra.lua).
+-- `hooks` (optional, each field too):
+--   takeLock     runs right after the bucket: it returns the fence to deduct under and whether
+--                this order's void mark exists (includes/freeLock.lua reads it with the lock's
+--                keys), or nil when the segment's lock is contended (answered contended, the
+--                bucket's state with it)
+--   voidSeen     the void mark's EXISTS already read by the caller's own takeLock
+--   rateRead     the bucket's value as the caller read it (false: no bucket), so a keyed call
+--                reads it with the key's record in one MGET
+--   beforeSpill  runs before a spill claim is written: a reply it returns is answered instead,
+--                nothing written (the keyed call's cap)
 --- @include "serverTimeMs"
 --- @include "buyerMarker"
 --- @include "spillClaim"
@@ -28,10 +33,27 @@ local function rated(reply, rate)
   return reply
 end
 
-local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey, spilledKey, mode,
-                             epoch, fence, user, qty, orderId, productId, segment, home,
-                             touchedAt, touchLease, rateKey, rateInterval, rateBurst, takeLock,
-                             voidSeen, rateRead, beforeSpill)
+local function deductInputs()
+  return {
+    state = KEYS[1], buyers = KEYS[2], claims = KEYS[3], outbox = KEYS[4], void = KEYS[5],
+    spilled = KEYS[6], rate = KEYS[7],
+  }, {
+    mode = ARGV[1], epoch = ARGV[2], fence = tonumber(ARGV[3]), user = ARGV[4],
+    qty = tonumber(ARGV[5]), orderId = ARGV[6], productId = ARGV[7], segment = ARGV[8],
+    home = ARGV[9], touchedAt = tonumber(ARGV[10]), touchLease = tonumber(ARGV[11]),
+    rateInterval = tonumber(ARGV[12]), rateBurst = tonumber(ARGV[13]),
+  }
+end
+
+local function deductSegment(keys, args, hooks)
+  local takeLock, voidSeen, rateRead, beforeSpill
+  if hooks then
+    takeLock, voidSeen, rateRead, beforeSpill =
+      hooks.takeLock, hooks.voidSeen, hooks.rateRead, hooks.beforeSpill
+  end
+  local stateKey, buyersKey, claimsKey = keys.state, keys.buyers, keys.claims
+  local user, qty, orderId, mode = args.user, args.qty, args.orderId, args.mode
+  local epoch, fence = args.epoch, args.fence
   local segEpoch, stockText, startsText, endsText, limitText, fenceText, payWithin, soldText =
     stateForDeduct(stateKey)
   if not segEpoch then return {REPLY.unknown} end
@@ -39,11 +61,11 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   local nowUs = serverTimeUs()
   local now = math.floor(nowUs / 1000)
   -- every write below is work for the sweeper: only while the product is surely in its set
-  if now - touchedAt > touchLease then return {REPLY.untouched} end
+  if now - args.touchedAt > args.touchLease then return {REPLY.untouched} end
   local rate = nil
-  if rateInterval and rateInterval > 0 then
-    local taken, remaining, resetUs, retryUs = gcraTake(rateKey, rateInterval, rateBurst, nowUs, 1,
-      rateRead)
+  if args.rateInterval > 0 then
+    local taken, remaining, resetUs, retryUs = gcraTake(keys.rate, args.rateInterval,
+      args.rateBurst, nowUs, 1, rateRead)
     rate = {taken, remaining, resetUs, retryUs}
     if taken == 0 then return {REPLY.rateLimited, rate} end
   end
@@ -60,7 +82,9 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   local stock = tonumber(stockText)
   local units, orders = 0, nil
   if mode ~= 'spill' then
-    if (voidSeen or redis.call('EXISTS', voidKey)) == 1 then return rated({REPLY.voided}, rate) end
+    if (voidSeen or redis.call('EXISTS', keys.void)) == 1 then
+      return rated({REPLY.voided}, rate)
+    end
     local claim = redis.call('HGET', claimsKey, user)
     if claim then return rated({REPLY.claimBusy, (claimRead(claim))}, rate) end
     units, orders = markerRead(redis.call('HGET', buyersKey, user))
@@ -84,10 +108,10 @@ local function deductSegment(stateKey, buyersKey, claimsKey, outboxKey, voidKey,
   elseif mode == 'spill' then
     -- the home marker is on another segment: only this record, written with the unit, can tell
     -- a return or reconciliation that this segment still holds the sale after a failover
-    redis.call('HSET', spilledKey, orderId, qty)
+    redis.call('HSET', keys.spilled, orderId, qty)
   end
-  local id = redis.call('XADD', outboxKey, '*',
-    'o', orderId, 'p', productId, 'u', user, 'q', qty, 's', segment, 'h', home, 't', now, 'e', epoch,
-    'w', payWithin or '0')
+  local id = redis.call('XADD', keys.outbox, '*',
+    'o', orderId, 'p', args.productId, 'u', user, 'q', qty, 's', args.segment, 'h', args.home,
+    't', now, 'e', epoch, 'w', payWithin or '0')
   return rated({REPLY.ok, id, remaining}, rate)
 end
