@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY migrations ./migrations
 COPY lua ./lua
+COPY examples ./examples
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: compiled output and production dependencies only, as the unprivileged node user.

@@ -27,6 +27,7 @@ const CLUSTER_FILES = [
   'test/ioredis-internals.test.ts',
   'test/cors.test.ts',
   'test/jwks.test.ts',
+  'test/storefront.test.ts',
 ];
 
 export default defineConfig({

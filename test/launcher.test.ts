@@ -183,20 +183,30 @@ describe('local services', () => {
 
 describe('seckill up (the README first command)', () => {
   /** Spawns `seckill up` on a free API port (Ctrl-C'd after the test if still running). */
-  async function spawnUp(env: Record<string, string>): Promise<CliRun & { base: string }> {
+  async function spawnUp(
+    env: Record<string, string>,
+  ): Promise<CliRun & { base: string; storefront: string }> {
     const port = await freePort();
-    const run = runCli(['up'], { LOG_LEVEL: 'warn', PORT: String(port), ...env });
+    const shopPort = await freePort();
+    const run = runCli(['up'], {
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      STOREFRONT_PORT: String(shopPort),
+      ...env,
+    });
     cleanups.push(async () => {
       if (run.child.exitCode === null) {
         run.child.kill('SIGINT');
         await run.exited;
       }
     });
-    return { ...run, base: `http://127.0.0.1:${port}` };
+    return { ...run, base: `http://127.0.0.1:${port}`, storefront: `http://127.0.0.1:${shopPort}` };
   }
 
   /** `seckill up`, once /readyz answers 200. */
-  async function up(env: Record<string, string>): Promise<CliRun & { base: string }> {
+  async function up(
+    env: Record<string, string>,
+  ): Promise<CliRun & { base: string; storefront: string }> {
     const run = await spawnUp(env);
     const { base } = run;
     await waitFor(
@@ -270,6 +280,18 @@ describe('seckill up (the README first command)', () => {
         headers: { 'x-user-id': 'alice' },
       });
       expect(joined.status).toBe(200);
+      // the storefront example on its own origin, which the API allows, opening on the demo drop
+      const shop = await fetch(`${run.storefront}/storefront-config.json`);
+      expect(await shop.json()).toEqual({ api: run.base, productId: 'demo-room' });
+      const preflight = await fetch(`${run.base}/products/demo-room/queue`, {
+        method: 'OPTIONS',
+        headers: { origin: run.storefront, 'access-control-request-method': 'POST' },
+      });
+      expect(preflight.headers.get('access-control-allow-origin')).toBe(run.storefront);
+      const drop = (await (await fetch(`${run.base}/products/demo-room`)).json()) as {
+        payWithinSeconds: number;
+      };
+      expect(drop.payWithinSeconds).toBe(300);
 
       run.child.kill('SIGINT');
       expect(await run.exited).toBe(0);

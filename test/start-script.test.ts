@@ -34,6 +34,7 @@ for (const f of ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'l
 }
 file(join(work, 'src/a.ts'), 'export const a = 1;\n');
 file(join(work, 'migrations/a.ts'), 'export const up = 1;\n');
+file(join(work, 'examples/storefront/index.html'), '<!doctype html>\n');
 // `npm run build` stand-in: counts builds and writes a CLI that says which node runs it
 file(
   join(shims, 'npm'),

@@ -19,10 +19,10 @@ if [ "$have" -lt "$major" ]; then
   export PATH
 fi
 
-# What the build reads (tsconfig.build.json's include, lua/ it copies, the configs): a change to
+# What the build reads (tsconfig.build.json's include, lua/ and examples/ it copies, the configs): a change to
 # any of these (or a missing dist/) builds again.
 stamp=dist/.build-inputs
-inputs=$(find src migrations lua tsconfig.json tsconfig.build.json package.json package-lock.json -type f -print0 |
+inputs=$(find src migrations lua examples tsconfig.json tsconfig.build.json package.json package-lock.json -type f -print0 |
   sort -z | xargs -0 sha1sum | sha1sum | cut -d' ' -f1)
 if [ ! -f dist/src/cli.js ] || [ "$(cat "$stamp" 2>/dev/null)" != "$inputs" ]; then
   npm run build --silent

@@ -26,12 +26,14 @@ import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
 import { progress, redactUrl } from './output.js';
+import { startStorefront } from './storefront.js';
 import { assertStoresAnswer } from './stores.js';
 
 export async function up(): Promise<void> {
   const first = loadConfig(process.env, { AUTH_MODE: 'dev' });
   const config = loadConfig(process.env, {
     AUTH_MODE: 'dev',
+    ...storefrontOrigins(first),
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
     PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
     SALE_TOKEN_SECRET: localSaleTokenSecret(first.launcher.dataDir),
@@ -103,6 +105,7 @@ export async function up(): Promise<void> {
     const redisDown = await redisProblem(core);
     if (!redisDown) await redisParts();
     await serveApis(core, queue);
+    await serveStorefront(core);
     if (redisDown) {
       progress(
         `Redis at ${redactUrl(config.redis.url)} does not answer, ${redisDown}: serving ` +
@@ -123,6 +126,37 @@ export async function up(): Promise<void> {
     throw err;
   }
   printReady(config);
+}
+
+/** The storefront's origins, which the API then allows (CORS_ORIGINS, unless given). */
+function storefrontOrigins(config: Config): Record<string, string> {
+  const port = config.launcher.storefrontPort;
+  if (port === 0) return {};
+  return { CORS_ORIGINS: `http://127.0.0.1:${port},http://localhost:${port}` };
+}
+
+/** The storefront example on its own port (examples/storefront, src/cli/storefront.ts). */
+async function serveStorefront(core: Core): Promise<void> {
+  const { config } = core;
+  const port = config.launcher.storefrontPort;
+  if (port === 0) return;
+  try {
+    const server = await startStorefront({
+      host: config.http.host,
+      port,
+      api: `http://127.0.0.1:${config.http.port}`,
+      productId: demoRoomId(config),
+      webhookSecret: config.payments.webhookSecret!,
+    });
+    core.lifecycle.add('storefront', () => new Promise((r) => server.close(() => r())));
+    progress(
+      `storefront example: http://127.0.0.1:${port}/ (its own origin; the API allows it: CORS_ORIGINS)`,
+    );
+  } catch (err) {
+    progress(
+      `storefront example not served: ${messageOf(err)} (STOREFRONT_PORT=${port}; 0 turns it off)`,
+    );
+  }
 }
 
 /** The API: in this process, or API_PROCESSES forked ones sharing the port. */
@@ -182,16 +216,36 @@ function printReady(config: Config): void {
   );
 }
 
-/** The demo sale `up` ends with (seeded once; a later `up` leaves it as it is). */
+/** The storefront's drop: the demo sale's id with `-room`. */
+const demoRoomId = (config: Config) => `${config.demo.productId}-room`;
+
+/** The demo sales `up` ends with (seeded once; a later `up` leaves them as they are). */
 async function seedDemo(core: Core): Promise<void> {
   const { productId, stock } = core.config.demo;
   const existing = await core.products.state(productId);
   if (existing) {
     progress(`demo sale "${productId}": ${existing.status}, ${existing.remaining} left`);
+  } else {
+    await core.products.seed(productId, { total: stock, segments: 4, strategy: 'segmented' });
+    progress(`seeded demo sale "${productId}": ${stock} units over 4 segments, 1 per shopper`);
+  }
+  // the storefront's drop: behind a waiting room, paid within 5 minutes
+  const roomId = demoRoomId(core.config);
+  const room = await core.products.state(roomId);
+  if (room) {
+    progress(`demo drop "${roomId}": ${room.status}, ${room.remaining} left`);
     return;
   }
-  await core.products.seed(productId, { total: stock, segments: 4, strategy: 'segmented' });
-  progress(`seeded demo sale "${productId}": ${stock} units over 4 segments, 1 per shopper`);
+  await core.products.seed(roomId, {
+    total: stock,
+    segments: 4,
+    strategy: 'segmented',
+    payWithinSeconds: 300,
+    waitingRoom: { admitPerSecond: 5, maxActive: 20, admittedForSeconds: 120 },
+  });
+  progress(
+    `seeded demo drop "${roomId}": ${stock} units behind a waiting room (5 admitted a second), paid within 5 minutes`,
+  );
 }
 
 /** `serve` says at start whether the admin API is reachable, and how. */

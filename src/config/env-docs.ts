@@ -12,6 +12,7 @@ const DERIVED_DEFAULTS: Partial<Record<EnvName, string>> = {
   DATABASE_URL: 'postgres://seckill@127.0.0.1:$LOCAL_PG_PORT/seckill (the one `up` runs)',
   AUTH_MODE: 'jwt (one-shot commands and `up`: dev)',
   ADMIN_TOKEN: 'none: the admin API is off (`up` generates one)',
+  CORS_ORIGINS: "none (`up`: the storefront example's origins)",
   PATH: "the shell's PATH",
 };
 

@@ -3,6 +3,7 @@
  * table in docs/configuration.md lists the same), and the rules across variables.
  */
 import { z } from 'zod';
+import { originProblem } from './origins.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -45,24 +46,6 @@ const url = (protocols: string[], example: string) =>
       });
     }
   });
-
-/** What is wrong with `text` as a web origin (scheme://host[:port], as a browser sends it). */
-function originProblem(text: string): string | undefined {
-  const example = 'e.g. https://shop.example or http://127.0.0.1:3080';
-  let parsed: URL;
-  try {
-    parsed = new URL(text);
-  } catch {
-    return `${JSON.stringify(text)} is not an origin (${example})`;
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return `${JSON.stringify(text)}: an origin starts with http:// or https://`;
-  }
-  if (parsed.origin !== text) {
-    return `${JSON.stringify(text)} is not an origin as a browser sends it: ${JSON.stringify(parsed.origin)} (no path, no trailing slash, lower case, no default port)`;
-  }
-  return undefined;
-}
 
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
@@ -137,6 +120,13 @@ export const envSchema = z.object({
     .default(1)
     .describe('HTTP processes serving one port (node:cluster)'),
   LOCAL_PG_PORT: port.default(5433).describe('port of the launcher-run PostgreSQL'),
+  STOREFRONT_PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(3080)
+    .describe('port `up` serves the storefront example on, an origin of its own (0: none)'),
   PATH: z
     .string()
     .default('/usr/local/bin:/usr/bin:/bin')

@@ -54,6 +54,8 @@ export interface Config {
     /** maxmemory of each local redis-server */
     redisMaxmemory: string;
     pgPort: number;
+    /** `up` serves the storefront example here (0: not at all) */
+    storefrontPort: number;
     autoInstall: boolean;
     searchPath: string;
     useExternalRedis: boolean;
@@ -237,6 +239,7 @@ export function loadConfig(
       redisReplicas: e.LOCAL_REDIS_REPLICAS,
       redisMaxmemory: e.LOCAL_REDIS_MAXMEMORY,
       pgPort: e.LOCAL_PG_PORT,
+      storefrontPort: e.STOREFRONT_PORT,
       autoInstall: e.AUTO_INSTALL,
       searchPath: e.PATH,
       useExternalRedis: e.REDIS_URL !== undefined || e.REDIS_CLUSTER_NODES !== undefined,
