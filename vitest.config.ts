@@ -28,6 +28,7 @@ const CLUSTER_FILES = [
   'test/cors.test.ts',
   'test/jwks.test.ts',
   'test/storefront.test.ts',
+  'test/order-events.test.ts',
 ];
 
 export default defineConfig({

@@ -33,6 +33,7 @@ describe('migrations', () => {
       '20261123_0002_payment_window',
       '20261124_0003_payment_intents',
       '20261125_0004_prices',
+      '20261126_0005_order_events',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

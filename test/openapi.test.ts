@@ -242,6 +242,20 @@ describe('/openapi.json', () => {
       headers: admin,
     });
     await call('GET', '/admin/products/{id}', '/admin/products/nope-no-such', { headers: admin });
+    // the order feed: a page, a bad query, the events and a bad cursor
+    const listed = await call('GET', '/admin/orders', `/admin/orders?product=${p}&limit=1`, {
+      headers: admin,
+    });
+    expect((listed.body.orders as unknown[]).length).toBe(1);
+    await call('GET', '/admin/orders', '/admin/orders?status=shipped', { headers: admin });
+    await call('GET', '/admin/orders', '/admin/orders');
+    await call('GET', '/admin/events', '/admin/events');
+    const events = await call('GET', '/admin/events', '/admin/events?limit=5', { headers: admin });
+    expect((events.body.events as unknown[]).length).toBeGreaterThan(0);
+    await call('GET', '/admin/events', `/admin/events?after=${String(events.body.next)}`, {
+      headers: admin,
+    });
+    await call('GET', '/admin/events', '/admin/events?after=nope', { headers: admin });
 
     // refusals every caller meets: no identity, a wrong token, nothing there, a bad body
     const wrong = { authorization: 'Bearer not-the-admin-token-at-all' };
@@ -367,6 +381,8 @@ describe('/openapi.json', () => {
     await call('POST', '/admin/products/{id}/reconcile', `/admin/products/${p}/reconcile`, {
       headers: wrong,
     });
+    await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
+    await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     // past ADMIN_GUESS_LIMIT wrong tokens from one address: 429 with Retry-After, everywhere
     for (let i = 0; i < 12; i++) {
       await fetch(`${app.url}/admin/products/${p}`, { headers: wrong });
@@ -379,6 +395,8 @@ describe('/openapi.json', () => {
     await call('POST', '/admin/products/{id}/reconcile', `/admin/products/${p}/reconcile`, {
       headers: wrong,
     });
+    await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
+    await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });
@@ -473,6 +491,8 @@ function producedElsewhere(answer: string): string | undefined {
   const [, path, status] = answer.split(' ') as [string, string, string];
   if (status === '422' && path === '/admin/products/{id}')
     return 'test/shop-http.test.ts: requireSaleToken without SALE_TOKEN_SECRET (set here)';
+  if (status === '410' && path === '/admin/events')
+    return 'test/order-events.test.ts: a cursor older than the retention';
   if (status === '503' && path === '/readyz')
     return 'test/launcher.test.ts: a Redis that does not answer; test/http.test.ts: draining';
   if (status === '503' && path === '/payments/webhook')

@@ -29,6 +29,8 @@ const LAYERS: Record<string, number> = {
   // who may come in (rate-limit buckets, admin sessions): Redis stores beside the sale's
   access: 3,
   orders: 4,
+  // order events and their webhooks: beside orders, over the same floors
+  events: 4,
   services: 5,
   http: 6,
   composition: 7,

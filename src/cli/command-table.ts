@@ -1,6 +1,7 @@
 /** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
 import type { ParseArgsConfig } from 'node:util';
 import type { CommandHelp } from './help.js';
+import { EXPORT_OPTIONS } from './export-options.js';
 import { SEED_OPTIONS } from './seed-options.js';
 
 // Each command's code (and with it express, ioredis, BullMQ, Kysely) loads when it runs, so
@@ -155,5 +156,27 @@ export const COMMANDS: Command[] = [
       const { seed } = await commands();
       return seed(productId!, values as Parameters<typeof seed>[1]);
     },
+  },
+  {
+    name: 'orders',
+    synopsis: 'export [--product P] [--status S] [--updated-since ISO] [--format ndjson|csv]',
+    what: 'stream every order matching the filters to stdout, page after page (docs/events.md)',
+    options: [
+      { flag: '--product P', what: 'only this product' },
+      {
+        flag: '--status S',
+        what: 'only this status: persisted, awaiting_payment, paid, cancelled or expired',
+      },
+      { flag: '--updated-since ISO', what: 'only orders whose state changed at or after it' },
+      {
+        flag: '--format F',
+        what: 'ndjson (default: one order a line, as GET /orders/:id) or csv (a header line)',
+      },
+    ],
+    env: ['DATABASE_URL', 'LOCAL_PG_PORT'],
+    args: ['action'],
+    flags: EXPORT_OPTIONS,
+    run: async ([action], values) =>
+      (await import('./orders-export.js')).exportOrders(action!, values),
   },
 ];

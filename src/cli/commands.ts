@@ -27,7 +27,7 @@ import { sayAdminApi, warnDevAuth } from './up.js';
  * LOG_LEVEL says otherwise: its output is for a person), closed when `fn` ends. The stores it
  * needs answer first, or it ends with one line saying which did not.
  */
-async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T>): Promise<T> {
+export async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T>): Promise<T> {
   const oneShot = { AUTH_MODE: 'dev', LOG_LEVEL: 'error' };
   // a running `up` on DATA_DIR says where its stores are (what the environment leaves unset)
   const { dataDir } = loadConfig(process.env, oneShot).launcher;

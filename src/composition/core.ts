@@ -19,7 +19,8 @@ import { createRegistry, type Registry } from '../metrics.js';
 import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
 import { OrdersRepository, reconcile } from '../orders/index.js';
-import { OrderLookup, Products } from '../services/index.js';
+import { EventsRepository } from '../events/index.js';
+import { OrderFeed, OrderLookup, Products } from '../services/index.js';
 
 export interface Core {
   config: Config;
@@ -37,6 +38,8 @@ export interface Core {
   pendingOrders: PendingOrderStore;
   products: Products;
   orders: OrderLookup;
+  /** the orders and their events, to read */
+  feed: OrderFeed;
   readiness: ReadinessCheck[];
   /** the Redis side of order persistence (outboxes, claims, returns, reconciliation reads) */
   orderStore: OrderStore;
@@ -123,6 +126,7 @@ export function createCore(
       pending: pendingOrders,
       rows: orderRows,
     }),
+    feed: new OrderFeed({ events: new EventsRepository(db), orders: orderRows }),
     readiness: [
       { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },

@@ -19,22 +19,16 @@ import { mountQueue, queuePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
-  JOB,
-  SWEEP_SCHEDULER,
   createOrderQueue,
   createOrderWorker,
-  createUpkeepQueue,
-  createUpkeepWorker,
   OrderSubmitter,
   PaymentRepository,
   registerOrderGauges,
-  runUpkeep,
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { DashboardRepository } from '../db/dashboard-repository.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
-import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import {
   AdminAccess,
   Checkout,
@@ -46,7 +40,7 @@ import {
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
-import { whenRedisAnswers } from './when-redis-answers.js';
+import { startUpkeep } from './upkeep.js';
 
 /** The order queue on its own BullMQ connection. */
 export function startOrderQueue(core: Core): Queue {
@@ -177,6 +171,7 @@ export async function serveApi(
           products: services.products,
           queues,
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
+          feed: core.feed,
         }),
       (app) => mountOpenApi(app),
     ],
@@ -290,59 +285,6 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   // waits for the batches in hand; a batch cut short by a crash is redelivered instead
   core.lifecycle.add('order worker', () => worker.close());
   exitWhenBullInitFails(core)(worker, 'order worker');
-  await startUpkeep(core, queue, failedAttempts);
+  await startUpkeep(core, queue, paymentWindow, failedAttempts);
   return worker;
-}
-
-/**
- * The sweeper, on its own queue and worker (one sweep at a time): every call it makes is bounded
- * (SWEEP_STEP_MS), and whatever it waits on, the order worker's slots stay free for persistence.
- */
-async function startUpkeep(
-  core: Core,
-  queue: Queue,
-  failedAttempts: Counter<'kind'>,
-): Promise<void> {
-  const c = core.config.orders;
-  const prefix = core.config.redis.queuePrefix;
-  const upkeep = createUpkeepQueue(core.bullConnection('seckill-upkeep'), prefix);
-  upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
-  core.lifecycle.add('upkeep queue', () => upkeep.close());
-  exitWhenBullInitFails(core)(upkeep, 'upkeep queue');
-  const paymentWindow = paymentWindowDeps(core);
-  const worker = createUpkeepWorker({
-    connection: core.bullConnection('seckill-upkeep-worker'),
-    prefix,
-    lockMs: c.workerLockMs,
-    logger: core.logger,
-    sweep: () =>
-      runUpkeep(
-        {
-          store: core.orderStore,
-          rows: core.orderRows,
-          queue,
-          minAgeMs: c.sweepMinAgeMs,
-          claimTtlMs: core.config.sale.claimTtlMs,
-          batchSize: c.workerBatchSize,
-          logger: core.logger,
-        },
-        paymentWindow,
-      ),
-  });
-  worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
-  // a sweep cut short at shutdown is simply run again by the next one
-  core.lifecycle.add('upkeep worker', () => worker.close(true));
-  exitWhenBullInitFails(core)(worker, 'upkeep worker');
-  registerRedisMemoryGauge(core.registry, core.redis);
-  // versions before the upkeep queue scheduled the sweep on the order queue
-  await whenRedisAnswers(core, 'removing the old sweep schedule', () =>
-    queue.removeJobScheduler(SWEEP_SCHEDULER),
-  );
-  await whenRedisAnswers(core, 'scheduling the sweep', () =>
-    upkeep.upsertJobScheduler(
-      SWEEP_SCHEDULER,
-      { every: c.sweepIntervalMs },
-      { name: JOB.sweep, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    ),
-  );
 }

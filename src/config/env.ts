@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { originProblem } from './origins.js';
+import { eventsEnv } from './events.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -331,6 +332,7 @@ export const envSchema = z.object({
     .describe('mount POST /bench/noop: the shop middleware without Redis (the benchmark ceiling)'),
   DEMO_PRODUCT_ID: z.string().default('demo'),
   DEMO_STOCK: positiveInt.default(100),
+  ...eventsEnv,
 });
 
 export { clusterPortSpan, crossFieldProblems } from './cross-field.js';

@@ -6,12 +6,15 @@
 import { parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
+import { eventsConfig, type EventsConfig } from './events.js';
 
 export { clusterPortSpan, envSchema, parseRate, redactText, redactUrl, type RateLimit };
 export { envDefault, envExample, type EnvName } from './env-docs.js';
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
+  /** order events and their webhooks (docs/events.md) */
+  readonly events: EventsConfig;
   readonly http: {
     host: string;
     port: number;
@@ -194,6 +197,7 @@ export function loadConfig(
   const e = parsed.data;
   return deepFreeze({
     env: e.NODE_ENV,
+    events: eventsConfig(e),
     http: {
       host: e.HOST,
       port: e.PORT,

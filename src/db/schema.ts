@@ -46,6 +46,36 @@ export interface OrdersTable {
   currency: ColumnType<string | null, string | null | undefined, never>;
   /** unit_amount * quantity */
   total_amount: ColumnType<string | null, number | null | undefined, never>;
+  /** 1 when inserted, +1 by each change of state (the order_events triggers) */
+  version: Generated<number>;
+  /** the last change of state (set by the same trigger) */
+  updated_at: Generated<Date>;
+}
+
+/**
+ * An order's change of state, written by triggers on `orders` in the statement that made it
+ * (migrations/20261126_0005_order_events.ts).
+ */
+export interface OrderEventsTable {
+  /** evt_<order id>_<version>: the same on every delivery and in the feed */
+  id: string;
+  /** order within a transaction (int8, read as a string) */
+  position: Generated<string>;
+  /** the writing transaction's id (int8, read as a string): the feed's order */
+  txid: Generated<string>;
+  order_id: string;
+  version: number;
+  type: string;
+  occurred_at: Generated<Date>;
+  /** the order at this version */
+  data: unknown;
+}
+
+/** The feed's pruning mark: the newest (txid, position) deleted. */
+export interface OrderEventsPrunedTable {
+  id: number;
+  txid: ColumnType<string, number | string, number | string>;
+  position: ColumnType<string, number | string, number | string>;
 }
 
 /** A sale epoch's price, written before the epoch's stock: the orders of the epoch copy it. */
@@ -101,6 +131,8 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   sale_prices: SalePricesTable;
   payment_refusals: PaymentRefusalsTable;
+  order_events: OrderEventsTable;
+  order_events_pruned: OrderEventsPrunedTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

@@ -16,8 +16,10 @@ import {
   seedRequest,
   seedSpecOf,
   type AdminAccess,
+  type OrderFeed,
   type Products,
 } from '../services/index.js';
+import { mountAdminFeed } from './admin-feed.js';
 import { adminGuard } from './admin-session.js';
 import { bullBoardPageLocal } from './bull-board-page.js';
 import { saleProblem } from './sale-problems.js';
@@ -35,6 +37,8 @@ export interface AdminRoutes {
   queues?: Queue[];
   /** SALE_TOKEN_SECRET is set: a sale may require sale tokens */
   saleTokensOn: boolean;
+  /** the orders and their events, to read (GET /admin/orders, /admin/events) */
+  feed: OrderFeed;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -76,6 +80,8 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
     if (!report) throw saleProblem(unknownProduct(productId));
     res.json(report);
   });
+
+  mountAdminFeed(router, deps.feed);
 
   if (deps.queues?.length) {
     const board = new ExpressAdapter();

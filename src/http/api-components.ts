@@ -4,6 +4,7 @@
  * and the shape of one operation (api-operations.ts lists them; openapi.ts writes the document).
  */
 import { seedRequest } from '../services/index.js';
+import * as events from './api-event-schemas.js';
 import * as answers from './api-schemas.js';
 import { loginBody } from './dashboard.js';
 import { payBody } from './orders.js';
@@ -29,6 +30,9 @@ export const SCHEMAS = {
   Health: answers.health,
   Ready: answers.ready,
   LoginRequest: loginBody,
+  OrderPage: events.orderPage,
+  EventPage: events.eventPage,
+  CloudEvent: events.cloudEvent,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -45,6 +49,14 @@ export type Security = Array<Record<string, string[]>>;
 export const SHOPPER: Security = [{ shopperJwt: [] }, { devShopper: [] }];
 export const ADMIN: Security = [{ admin: [] }];
 export const ADMIN_OR_SESSION: Security = [{ admin: [] }, { adminSession: [] }];
+
+// what an admin route answers a caller without the right token (or after too many wrong ones)
+export const ADMIN_REFUSALS = {
+  401: 'no token',
+  403: 'wrong token',
+  429: 'too many wrong admin tokens from this address',
+} as const;
+export const SESSION_REFUSALS = { 401: 'no token or session', 403: 'wrong token' } as const;
 
 /** Response headers, each defined once (components.headers) and referenced per answer. */
 export const HEADERS = {

@@ -6,20 +6,15 @@
 import {
   ADMIN,
   ADMIN_OR_SESSION,
+  ADMIN_REFUSALS,
   idParam,
+  SESSION_REFUSALS,
   SHOPPER,
   type Media,
   type Operation,
 } from './api-components.js';
+import { FEED_OPERATIONS } from './api-feed-operations.js';
 import { QUEUE_OPERATIONS } from './api-queue-operations.js';
-
-// what an admin route answers a caller without the right token (or after too many wrong ones)
-const ADMIN_REFUSALS = {
-  401: 'no token',
-  403: 'wrong token',
-  429: 'too many wrong admin tokens from this address',
-} as const;
-const SESSION_REFUSALS = { 401: 'no token or session', 403: 'wrong token' } as const;
 
 const product = idParam('id', 'product id');
 const order = idParam('id', 'order id (UUID)');
@@ -230,6 +225,7 @@ export const OPERATIONS: Operation[] = [
     },
     store: true,
   },
+  ...FEED_OPERATIONS,
   {
     method: 'get',
     route: '/admin/dashboard',

@@ -43,6 +43,13 @@ export const orderView = z.strictObject({
   restockedAt: iso.optional(),
   price: price.optional().describe("a priced sale's unit price when the order was sold"),
   total: price.optional().describe('price * quantity: what the buyer pays'),
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("1 when persisted, +1 by each change of state: the order events' orderversion"),
+  updatedAt: iso.optional().describe('its last change of state'),
 });
 
 export const paymentIntent = z.strictObject({

@@ -59,7 +59,10 @@ export {
   OrdersRepository,
   payBy,
   persistedBySegment,
+  listOrders,
+  type OrderFilter,
   type OrderRow,
+  type OrderRowStatus,
   type PaymentIntentRow,
 } from './repository.js';
 export { runUpkeep } from './upkeep.js';

@@ -4,10 +4,18 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
-import type { OrderRow } from '../db/schema.js';
+import type { OrderRow, OrderRowStatus } from '../db/schema.js';
 import type { Price, SoldOrder } from '../inventory/index.js';
 
-export type { OrderRow, PaymentIntentRow } from '../db/schema.js';
+export type { OrderRow, OrderRowStatus, PaymentIntentRow } from '../db/schema.js';
+
+/** Which orders a listing wants (each filter optional). */
+export interface OrderFilter {
+  productId?: string | undefined;
+  status?: OrderRowStatus | undefined;
+  /** changed state at or after this */
+  updatedSince?: Date | undefined;
+}
 
 /** The row's unique `idempotency_key`, `<product>:<epoch>:<orderId>`: the same deduct always yields the same key (not the client's Idempotency-Key). */
 export const orderRowKey = (order: SoldOrder) =>
@@ -73,6 +81,30 @@ export async function ordersOf(db: Db, productId: string, epoch: number) {
     .execute();
 }
 
+/**
+ * Up to `limit` orders matching `filter` with ids after `after`, by id: a keyset page. A row
+ * keeps its id, so paging on it neither repeats nor skips a row that exists throughout.
+ */
+export async function listOrders(
+  db: Db,
+  filter: OrderFilter,
+  after: string | undefined,
+  limit: number,
+): Promise<OrderRow[]> {
+  return db
+    .selectFrom('orders')
+    .selectAll()
+    .$if(filter.productId !== undefined, (q) => q.where('product_id', '=', filter.productId!))
+    .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status!))
+    .$if(filter.updatedSince !== undefined, (q) =>
+      q.where('updated_at', '>=', filter.updatedSince!),
+    )
+    .$if(after !== undefined, (q) => q.where('id', '>', after!))
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
 /** A sale epoch's price; undefined when it was unpriced. */
 export async function salePrice(
   db: Db,
@@ -127,5 +159,9 @@ export class OrdersRepository {
 
   salePrice(productId: string, epoch: number): Promise<Price | undefined> {
     return salePrice(this.db, productId, epoch);
+  }
+
+  listOrders(filter: OrderFilter, after: string | undefined, limit: number) {
+    return listOrders(this.db, filter, after, limit);
   }
 }

@@ -57,6 +57,13 @@ export {
 } from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
 export {
+  MAX_PAGE,
+  OrderFeed,
+  type EventPage,
+  type FeedSources,
+  type OrderPage,
+} from './order-feed.js';
+export {
   PurchaseService,
   type PurchaseAnswers,
   type PurchaseCall,

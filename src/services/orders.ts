@@ -56,6 +56,10 @@ export interface OrderView {
   /** a priced sale's unit price when it was sold, and the order's total */
   price?: Price;
   total?: Price;
+  /** persisted: 1, then +1 by each change of state (the order events' orderversion) */
+  version?: number;
+  /** persisted: its last change of state */
+  updatedAt?: string;
 }
 
 /** Who asks: a shopper (by id) or an admin. */
@@ -97,6 +101,8 @@ export const rowView = (row: OrderRow): OrderView => ({
   ...(row.closed_at && { closedAt: row.closed_at.toISOString() }),
   ...(row.restocked_at && { restockedAt: row.restocked_at.toISOString() }),
   ...priced(rowPrice(row), row.quantity),
+  version: row.version,
+  updatedAt: row.updated_at.toISOString(),
 });
 
 export class OrderLookup {

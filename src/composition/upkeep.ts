@@ -1,0 +1,78 @@
+/**
+ * The upkeep of a worker process: the sweeper on its own queue and worker, one sweep at a time,
+ * on a BullMQ job scheduler; each sweep also prunes the order events past their retention.
+ */
+import type { Queue } from 'bullmq';
+import type { Counter } from 'prom-client';
+import { EventsRepository } from '../events/index.js';
+import {
+  createUpkeepQueue,
+  createUpkeepWorker,
+  JOB,
+  runUpkeep,
+  SWEEP_SCHEDULER,
+  type PaymentWindowDeps,
+} from '../orders/index.js';
+import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
+import { exitWhenBullInitFails } from './bull-init.js';
+import type { Core } from './core.js';
+import { whenRedisAnswers } from './when-redis-answers.js';
+
+/** Events one sweep prunes at most (the next sweep takes the rest). */
+const PRUNE_BATCH = 10_000;
+
+/**
+ * The sweeper, on its own queue and worker (one sweep at a time): every call it makes is bounded
+ * (SWEEP_STEP_MS), and whatever it waits on, the order worker's slots stay free for persistence.
+ */
+export async function startUpkeep(
+  core: Core,
+  queue: Queue,
+  paymentWindow: PaymentWindowDeps,
+  failedAttempts: Counter<'kind'>,
+): Promise<void> {
+  const c = core.config.orders;
+  const prefix = core.config.redis.queuePrefix;
+  const upkeep = createUpkeepQueue(core.bullConnection('seckill-upkeep'), prefix);
+  upkeep.on('error', (err) => core.logger.debug({ err: err.message }, 'upkeep queue error'));
+  core.lifecycle.add('upkeep queue', () => upkeep.close());
+  exitWhenBullInitFails(core)(upkeep, 'upkeep queue');
+  const events = new EventsRepository(core.db);
+  const worker = createUpkeepWorker({
+    connection: core.bullConnection('seckill-upkeep-worker'),
+    prefix,
+    lockMs: c.workerLockMs,
+    logger: core.logger,
+    sweep: async () => ({
+      ...(await runUpkeep(
+        {
+          store: core.orderStore,
+          rows: core.orderRows,
+          queue,
+          minAgeMs: c.sweepMinAgeMs,
+          claimTtlMs: core.config.sale.claimTtlMs,
+          batchSize: c.workerBatchSize,
+          logger: core.logger,
+        },
+        paymentWindow,
+      )),
+      eventsPruned: await events.pruneEvents(core.config.events.retentionHours, PRUNE_BATCH),
+    }),
+  });
+  worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
+  // a sweep cut short at shutdown is simply run again by the next one
+  core.lifecycle.add('upkeep worker', () => worker.close(true));
+  exitWhenBullInitFails(core)(worker, 'upkeep worker');
+  registerRedisMemoryGauge(core.registry, core.redis);
+  // versions before the upkeep queue scheduled the sweep on the order queue
+  await whenRedisAnswers(core, 'removing the old sweep schedule', () =>
+    queue.removeJobScheduler(SWEEP_SCHEDULER),
+  );
+  await whenRedisAnswers(core, 'scheduling the sweep', () =>
+    upkeep.upsertJobScheduler(
+      SWEEP_SCHEDULER,
+      { every: c.sweepIntervalMs },
+      { name: JOB.sweep, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    ),
+  );
+}
