@@ -33,6 +33,10 @@ export interface CrowdHistory {
   lateBuyers: Array<{ arrivedAt: number; boughtAt: number }>;
   /** the sum over shoppers of the time from arrival to their last answer */
   waitingShopperMs: number;
+  /** every shopper's moments (ms since the epoch): arrival, admission, purchase, last answer */
+  people: Array<{ arrivedAt: number; admittedAt?: number; boughtAt?: number; leftAt: number }>;
+  /** when each unit a bot bought was answered */
+  botBuys: number[];
   statuses: Record<string, number>;
 }
 
@@ -59,6 +63,8 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     shopperUnits: 0,
     lateBuyers: [],
     waitingShopperMs: 0,
+    people: [],
+    botBuys: [],
     statuses: {},
   };
   let soldOut = false;
@@ -127,16 +133,20 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
       Math.random() * (plan.arriveBeforeMs + plan.arriveAfterMs);
     await sleep(arrivedAt - Date.now());
     const who = { user: `shopper${i}`, ip: `10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}` };
+    const person: CrowdHistory['people'][number] = { arrivedAt, leftAt: arrivedAt };
+    h.people.push(person);
     try {
       let token: string | undefined;
       while (Date.now() < plan.stopAt) {
         if (plan.room && !token) {
           token = await throughRoom(who, true);
           if (!token) return;
+          person.admittedAt = Date.now();
         }
         const r = await buy(who, token);
         if (r.status === 202) {
           h.shopperUnits++;
+          person.boughtAt = Date.now();
           if (arrivedAt >= plan.opensAt) h.lateBuyers.push({ arrivedAt, boughtAt: Date.now() });
           return;
         }
@@ -145,8 +155,14 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
         await sleep(r.retryAfter * 1_000);
       }
     } finally {
+      person.leftAt = Date.now();
       h.waitingShopperMs += Date.now() - arrivedAt;
     }
+  };
+
+  const botBought = () => {
+    h.botUnits++;
+    h.botBuys.push(Date.now());
   };
 
   /** One of a bot's connections: buys back to back, skipping the line where it can. */
@@ -160,7 +176,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
         // a purchase without a token, in case the room lets it through, while holding a place
         joining ??= throughRoom(who, false);
         const r = await buy(who);
-        if (r.status === 202) h.botUnits++;
+        if (r.status === 202) botBought();
         const settled = await Promise.race([joining, sleep(20).then(() => 'pending' as const)]);
         if (settled !== 'pending') {
           if (!settled) return;
@@ -169,7 +185,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
         continue;
       }
       const r = await buy(who, token);
-      if (r.status === 202) h.botUnits++;
+      if (r.status === 202) botBought();
       else if (r.status === 409 && !soldOut) return; // its limit per shopper reached
     }
   };

@@ -10,19 +10,20 @@
  * Side by side: units bought by bots, Spearman's rank correlation between the arrival order of
  * the shoppers who arrived after the opening and their purchase order, requests reaching the API
  * per unit sold, API CPU per waiting shopper per minute, purchase p99, and whether the books
- * reconcile. A table, then exactly one JSON line.
- *
- * Options: --shoppers 1000 --bots 10 --connections 10 --stock 100 --limit-per-user 4
- *          --admit-per-second 100 --max-active 200 --admitted-for 10
- *          --only 'no room'|room --no-build --no-write --update-report
+ * reconcile. A table (a row per measure, a column per side), a picture of the line over time for
+ * each side (crowd-picture.ts; an SVG beside the report), then exactly one JSON line.
+ * `--help` lists the options (OPTIONS below).
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds } from './cpu.js';
 import { crowd, p99, spearman, type CrowdHistory } from './crowd-clients.js';
+import { lineOverTime, lineSvg, lineText, stepFor } from './crowd-picture.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
@@ -32,31 +33,95 @@ const ARRIVE_BEFORE_MS = 1_000;
 const ARRIVE_AFTER_MS = 2_000;
 const SALE_LIMIT_MS = 60_000;
 
+/** Every option, its default and what it does: parsed from here, and what --help prints. */
+const OPTIONS = {
+  shoppers: ['1000', 'shoppers, each from an address of their own'],
+  bots: ['10', 'bots that buy back to back and skip the line where they can'],
+  connections: ['10', 'connections each bot opens'],
+  stock: ['100', 'units on sale'],
+  'limit-per-user': ['4', 'units one shopper (or bot) may buy'],
+  'admit-per-second': ['100', "the room's pace"],
+  'max-active': ['200', 'shoppers admitted and not yet done, at most'],
+  'admitted-for': ['10', 'seconds an admission lasts'],
+  only: ['', "run one side only: 'no room' or room"],
+  'no-build': [false, 'use dist/ as it is (no npm run build first)'],
+  'no-write': [false, 'write no report'],
+  'update-report': [false, 'write load-tests/results/crowd.md (the committed report)'],
+  help: [false, 'print this and exit'],
+} as const;
+
+function usage(): string {
+  const lines = Object.entries(OPTIONS).map(([name, [def, what]]) => {
+    const flag = typeof def === 'boolean' ? `--${name}` : `--${name} <${def || 'value'}>`;
+    return `  ${flag.padEnd(28)} ${what}`;
+  });
+  return [
+    'npm run bench:crowd [-- options]: a flash crowd against the same sale without and with the waiting room',
+    '',
+    ...lines,
+    '',
+    'Prints a table, a picture of the line over time for each side, and one JSON line; writes',
+    'load-tests/results/raw/<run>/crowd.md and crowd-line-<side>.svg (docs/benchmarks.md).',
+  ].join('\n');
+}
+
+/** The options given, or the usage (exit 0 for --help, 2 for a mistake). */
+function options() {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: Object.fromEntries(
+        Object.entries(OPTIONS).map(([name, [def]]) =>
+          typeof def === 'boolean'
+            ? [name, { type: 'boolean' as const, default: def }]
+            : [name, { type: 'string' as const, ...(def !== '' && { default: def }) }],
+        ),
+      ),
+    });
+  } catch (err) {
+    process.stderr.write(
+      `bench:crowd: ${err instanceof Error ? err.message : String(err)}\n\n${usage()}\n`,
+    );
+    process.exit(2);
+  }
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  if (values.help) {
+    process.stdout.write(`${usage()}\n`);
+    process.exit(0);
+  }
+  const bad = Object.entries(OPTIONS)
+    .filter(([name, [def]]) => typeof def === 'string' && def !== '')
+    .filter(([name]) => !(name === 'bots' ? /^\d+$/ : /^[1-9]\d*$/).test(String(values[name])))
+    .map(
+      ([name]) =>
+        `--${name} must be a whole number${name === 'bots' ? '' : ' above 0'} (got ${String(values[name])})`,
+    );
+  if (values.only !== undefined && values.only !== 'room' && values.only !== 'no room') {
+    bad.push(`--only is 'no room' or room (got ${String(values.only)})`);
+  }
+  if (bad.length) {
+    process.stderr.write(`bench:crowd: ${bad.join('; ')}\n\n${usage()}\n`);
+    process.exit(2);
+  }
+  return values as Record<string, string> & {
+    only?: 'no room' | 'room';
+    'no-build': boolean;
+    'no-write': boolean;
+    'update-report': boolean;
+  };
+}
+
 interface Side {
   variant: 'no room' | 'room';
   history: CrowdHistory;
+  opensAt: number;
   apiCpuS: number;
   sold: number;
   reconciled: boolean;
 }
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      shoppers: { type: 'string', default: '1000' },
-      bots: { type: 'string', default: '10' },
-      connections: { type: 'string', default: '10' },
-      stock: { type: 'string', default: '100' },
-      'limit-per-user': { type: 'string', default: '4' },
-      'admit-per-second': { type: 'string', default: '100' },
-      'max-active': { type: 'string', default: '200' },
-      'admitted-for': { type: 'string', default: '10' },
-      only: { type: 'string' },
-      'no-build': { type: 'boolean', default: false },
-      'no-write': { type: 'boolean', default: false },
-      'update-report': { type: 'boolean', default: false },
-    },
-  });
+  const values = options();
   const n = {
     shoppers: Number(values.shoppers),
     bots: Number(values.bots),
@@ -131,6 +196,7 @@ async function main() {
       sides.push({
         variant,
         history,
+        opensAt,
         apiCpuS,
         sold: r.total - r.remaining,
         reconciled: r.ok && r.persisted + r.remaining === n.stock,
@@ -159,21 +225,70 @@ async function main() {
         ),
       },
   };
+  const pictures = sides.map((s) => {
+    const stepMs = stepFor(s.history);
+    return { variant: s.variant, stepMs, samples: lineOverTime(s.history, s.opensAt, stepMs) };
+  });
   const text = [
     `Flash crowd: ${n.stock} units (${n.limitPerUser} per shopper), ${n.shoppers} shoppers ` +
       `(arriving from ${ARRIVE_BEFORE_MS / 1000} s before to ${ARRIVE_AFTER_MS / 1000} s after the opening), ` +
       `${n.bots} bots x ${n.connectionsPerBot} connections; room: ${JSON.stringify(waitingRoom)}; ` +
       `1 API process, ${machine().cpus} cores`,
     '',
-    table(rows.map((r) => ({ ...r }))),
+    readableTable(rows),
     '',
+    ...pictures.flatMap((p) => [
+      `the line over time, ${p.variant} (from the clients' history, every ${p.stepMs / 1000} s; ` +
+        `${p.variant === 'room' ? 'in line: joined, not yet admitted' : 'in line: arrived, still trying'}; admitted and sold so far):`,
+      lineText(p.samples),
+      '',
+    ]),
     ...sides.map((s) => `${s.variant}: answers ${JSON.stringify(s.history.statuses)}`),
     '',
     JSON.stringify(figures),
   ].join('\n');
   process.stdout.write(`\n${text}\n`);
-  if (!values['no-write']) saveRun('crowd', text, values['update-report']);
+  if (!values['no-write']) {
+    const file = saveRun('crowd', text, values['update-report']);
+    for (const p of pictures) {
+      const svg = join(dirname(file), `crowd-line-${p.variant.replace(' ', '-')}.svg`);
+      writeFileSync(
+        svg,
+        lineSvg(
+          p.samples,
+          `the line over time, ${p.variant}: ${n.shoppers} shoppers, ${n.stock} units`,
+        ),
+      );
+      progress(`picture: ${svg}`);
+    }
+  }
   if (sides.some((s) => !s.reconciled || s.sold > n.stock)) process.exitCode = 1;
+}
+
+/** What each measure is called in the table (the JSON line keeps the keys). */
+const MEASURES: Record<string, string> = {
+  sold: 'units sold',
+  botUnits: 'units bought by bots',
+  shopperUnits: 'units bought by shoppers',
+  arrivalVsPurchaseRho: 'arrival vs purchase order (Spearman rho, late arrivals)',
+  lateBuyers: 'shoppers who arrived after the opening and bought',
+  requests: 'requests sent',
+  requestsPerUnit: 'requests per unit sold',
+  purchaseRequestsPerUnit: 'purchase requests per unit sold',
+  apiCpuS: 'API CPU (s)',
+  apiCpuMsPerWaitingShopperMinute: 'API CPU per waiting shopper per minute (ms)',
+  purchaseP99Ms: 'purchase p99 (ms)',
+  reconciled: 'reconciliation',
+};
+
+/** A row per measure, a column per side. */
+function readableTable(rows: Array<ReturnType<typeof figuresOf>>): string {
+  return table(
+    Object.entries(MEASURES).map(([key, name]) => ({
+      measure: name,
+      ...Object.fromEntries(rows.map((r) => [r.variant, r[key as keyof typeof r]])),
+    })),
+  );
 }
 
 function figuresOf(s: Side) {
