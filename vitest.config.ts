@@ -29,6 +29,7 @@ const CLUSTER_FILES = [
   'test/jwks.test.ts',
   'test/storefront.test.ts',
   'test/order-events.test.ts',
+  'test/audit.test.ts',
 ];
 
 export default defineConfig({

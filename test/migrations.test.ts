@@ -34,6 +34,7 @@ describe('migrations', () => {
       '20261124_0003_payment_intents',
       '20261125_0004_prices',
       '20261126_0005_order_events',
+      '20261127_0006_admin_audit',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

@@ -256,6 +256,9 @@ describe('/openapi.json', () => {
       headers: admin,
     });
     await call('GET', '/admin/events', '/admin/events?after=nope', { headers: admin });
+    await call('GET', '/admin/audit', `/admin/audit?productId=${p}&limit=5`, { headers: admin });
+    await call('GET', '/admin/audit', '/admin/audit?limit=0', { headers: admin });
+    await call('GET', '/admin/audit', '/admin/audit');
 
     // refusals every caller meets: no identity, a wrong token, nothing there, a bad body
     const wrong = { authorization: 'Bearer not-the-admin-token-at-all' };
@@ -383,6 +386,7 @@ describe('/openapi.json', () => {
     });
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
+    await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
     // past ADMIN_GUESS_LIMIT wrong tokens from one address: 429 with Retry-After, everywhere
     for (let i = 0; i < 12; i++) {
       await fetch(`${app.url}/admin/products/${p}`, { headers: wrong });
@@ -397,6 +401,7 @@ describe('/openapi.json', () => {
     });
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
+    await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });

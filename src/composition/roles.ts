@@ -6,7 +6,7 @@
  */
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
-import { Counter, Gauge } from 'prom-client';
+import { Counter } from 'prom-client';
 import { BULL_BOARD_PATH, mountAdmin } from '../http/admin.js';
 import { buildApp } from '../http/app.js';
 import { mountDashboard } from '../http/dashboard.js';
@@ -26,19 +26,19 @@ import {
   registerOrderGauges,
   type PaymentWindowDeps,
 } from '../orders/index.js';
-import { DashboardRepository } from '../db/dashboard-repository.js';
+import { AuditRepository } from '../db/audit-repository.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import {
   AdminAccess,
   Checkout,
-  DashboardFeed,
   Payments,
   PurchaseService,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
+import { dashboardFeed } from './dashboard.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { startUpkeep } from './upkeep.js';
 
@@ -107,24 +107,7 @@ export async function serveApi(
     adminToken: auth.adminToken,
     guessLimit: auth.guessLimit,
   });
-  const dashboardRows = new DashboardRepository(core.db);
-  const feed = new DashboardFeed({
-    source: {
-      productStates: (max) => core.productStore.states(max),
-      orderGroups: (productIds) => dashboardRows.orderGroups(productIds),
-    },
-    queue: queues[0],
-    // several API processes: every process's counters, merged
-    metricsText: extra.metricsText ?? (() => core.registry.metrics()),
-  }).start();
-  new Gauge({
-    name: 'seckill_dashboard_viewers',
-    help: 'Open /admin/dashboard/stream connections in this process',
-    registers: [core.registry],
-    collect() {
-      this.set(feed.viewers);
-    },
-  });
+  const feed = dashboardFeed(core, queues[0], extra.metricsText);
   // POST /seckill's whole answer: Express's route and the fast path in front of it both call it
   const purchase = seckill({
     auth,
@@ -172,6 +155,7 @@ export async function serveApi(
           queues,
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
           feed: core.feed,
+          audit: new AuditRepository(core.db),
         }),
       (app) => mountOpenApi(app),
     ],

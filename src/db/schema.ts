@@ -115,6 +115,26 @@ export interface PaymentIntentsTable {
   currency: ColumnType<string | null, string | null | undefined, never>;
 }
 
+/** An operator's change to a sale: who, when, what was asked and how it ended. */
+export interface AdminAuditTable {
+  /** bigserial, read as a string */
+  id: Generated<string>;
+  at: Generated<Date>;
+  via: 'token' | 'session' | 'cli';
+  session: string | null;
+  operator: string | null;
+  address: string | null;
+  action: string;
+  product_id: string | null;
+  epoch: ColumnType<number | null, number | null | undefined, number | null>;
+  request: ColumnType<unknown, string, never>;
+  outcome: ColumnType<AuditOutcome, AuditOutcome | undefined, AuditOutcome>;
+  result: ColumnType<unknown, never, string>;
+  finished_at: ColumnType<Date | null, never, Date>;
+}
+
+export type AuditOutcome = 'started' | 'done' | 'refused' | 'failed';
+
 /** A Standard Webhooks delivery by its webhook-id, with the answer it got. */
 export interface WebhookDeliveriesTable {
   id: string;
@@ -133,6 +153,7 @@ export interface Database {
   payment_refusals: PaymentRefusalsTable;
   order_events: OrderEventsTable;
   order_events_pruned: OrderEventsPrunedTable;
+  admin_audit: AdminAuditTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

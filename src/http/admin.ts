@@ -2,6 +2,7 @@
  * Admin routes, behind the admin session or the ADMIN_TOKEN bearer (admin-session.ts): seed a product (`PUT /admin/products/:id`)
  * read every segment (`GET /admin/products/:id`), reconcile it
  * (`POST /admin/products/:id/reconcile`), and watch the order queue (Bull Board, /admin/queues).
+ * Every change is recorded in the audit log first (admin-audit.ts: `GET /admin/audit`).
  */
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -12,13 +13,16 @@ import { z } from 'zod';
 import { SaleError, unknownProduct } from '../inventory/index.js';
 import { ProblemError } from '../errors.js';
 import {
+  audited,
   seedRefusal,
   seedRequest,
   seedSpecOf,
   type AdminAccess,
   type OrderFeed,
+  type AuditStore,
   type Products,
 } from '../services/index.js';
+import { actorOf, mountAudit } from './admin-audit.js';
 import { mountAdminFeed } from './admin-feed.js';
 import { adminGuard } from './admin-session.js';
 import { bullBoardPageLocal } from './bull-board-page.js';
@@ -39,6 +43,8 @@ export interface AdminRoutes {
   saleTokensOn: boolean;
   /** the orders and their events, to read (GET /admin/orders, /admin/events) */
   feed: OrderFeed;
+  /** every change recorded (GET /admin/audit reads it) */
+  audit: AuditStore;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -59,13 +65,18 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
         detail: refused,
       });
     }
+    const change = { actor: actorOf(req), action: 'seed', productId, request: { ...body, force } };
     try {
-      const r = await deps.products.seed(productId, seedSpecOf(body), { force: force === 'true' });
+      const r = await audited(deps.audit, change, () =>
+        deps.products.seed(productId, seedSpecOf(body), { force: force === 'true' }),
+      );
       res.status(r.epoch === 1 ? 201 : 200).json(r);
     } catch (err) {
       throw err instanceof SaleError ? saleProblem(err) : err;
     }
   });
+
+  mountAudit(router, deps);
 
   router.get('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);

@@ -6,6 +6,7 @@
 import { seedRequest } from '../services/index.js';
 import * as events from './api-event-schemas.js';
 import * as answers from './api-schemas.js';
+import * as drop from './api-drop-schemas.js';
 import { loginBody } from './dashboard.js';
 import { payBody } from './orders.js';
 import { webhookBody } from './payment-webhook.js';
@@ -33,6 +34,7 @@ export const SCHEMAS = {
   OrderPage: events.orderPage,
   EventPage: events.eventPage,
   CloudEvent: events.cloudEvent,
+  AuditPage: drop.auditPage,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -95,7 +97,7 @@ export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream'
  * mounts exactly these routes and answers only what they say.
  */
 export interface Operation {
-  method: 'get' | 'post' | 'put';
+  method: 'get' | 'post' | 'put' | 'patch';
   /** as mounted, e.g. /orders/:id */
   route: string;
   operationId: string;

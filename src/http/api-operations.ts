@@ -13,6 +13,7 @@ import {
   type Media,
   type Operation,
 } from './api-components.js';
+import { DROP_OPERATIONS } from './api-drop-operations.js';
 import { FEED_OPERATIONS } from './api-feed-operations.js';
 import { QUEUE_OPERATIONS } from './api-queue-operations.js';
 
@@ -341,4 +342,5 @@ export const OPERATIONS: Operation[] = [
     summary: 'No icon: an empty answer a browser may cache, instead of a 404',
     ok: { 204: ['empty', 'no icon'] },
   },
+  ...DROP_OPERATIONS,
 ];

@@ -35,6 +35,14 @@ export {
 } from './payments.js';
 export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
 export {
+  audited,
+  type AuditActor,
+  type AuditedChange,
+  type AuditEntry,
+  type AuditOutcome,
+  type AuditStore,
+} from './audit-log.js';
+export {
   AdminAccess,
   isAdminToken,
   SESSION_MS,

@@ -1,0 +1,35 @@
+/** The live dashboard's feed of one API process, and its gauge of viewers. */
+import type { Queue } from 'bullmq';
+import { Gauge } from 'prom-client';
+import { DashboardRepository } from '../db/dashboard-repository.js';
+import { DashboardFeed } from '../services/index.js';
+import type { Core } from './core.js';
+
+/**
+ * The feed (started): products and their order rows, the order-persistence queue, and the
+ * process's counters (`metricsText`: several API processes' merged, when given).
+ */
+export function dashboardFeed(
+  core: Core,
+  queue: Queue | undefined,
+  metricsText: (() => Promise<string>) | undefined,
+): DashboardFeed {
+  const dashboardRows = new DashboardRepository(core.db);
+  const feed = new DashboardFeed({
+    source: {
+      productStates: (max) => core.productStore.states(max),
+      orderGroups: (productIds) => dashboardRows.orderGroups(productIds),
+    },
+    queue,
+    metricsText: metricsText ?? (() => core.registry.metrics()),
+  }).start();
+  new Gauge({
+    name: 'seckill_dashboard_viewers',
+    help: 'Open /admin/dashboard/stream connections in this process',
+    registers: [core.registry],
+    collect() {
+      this.set(feed.viewers);
+    },
+  });
+  return feed;
+}
