@@ -576,6 +576,83 @@ describe('polls', () => {
   });
 });
 
+describe('polls of a shopper not in line (issue 46)', () => {
+  it("cost one Redis read, not one a poll, and a join here forgets the 'not in line'", async () => {
+    // a place is read in one MULTI (store.place): none of the polls after the first sends one
+    const productId = newProduct();
+    const epoch = await seed(productId, { total: 10, waitingRoom: room() });
+    await opened(productId, epoch);
+    const stranger = `x${randomBytes(3).toString('hex')}`;
+    const first = await poll(b, productId, stranger);
+    expect([first.status, first.body.type]).toEqual([404, 'urn:seckill:problem:not-in-queue']);
+    const count = countCommands(b.rt.redis);
+    try {
+      const again = await Promise.all(
+        Array.from({ length: 50 }, () => poll(b, productId, stranger)),
+      );
+      expect(again.map((r) => r.status)).toEqual(again.map(() => 404));
+      expect(count.byName.get('multi') ?? 0).toBe(0);
+      // joining here forgets it: the next poll answers the place
+      expect((await join(b, productId, stranger)).status).toBe(200);
+      const placed = await poll(b, productId, stranger);
+      expect([placed.status, placed.body.state]).toEqual([200, 'waiting']);
+    } finally {
+      count.stop();
+    }
+  });
+
+  it('answers 404 not-in-queue after the room ended to one who never joined, 200 ended to one who did', async () => {
+    const productId = newProduct();
+    const endsAt = Date.now() + 1_500;
+    await seed(productId, {
+      total: 10,
+      waitingRoom: room(),
+      endsAt: new Date(endsAt).toISOString(),
+    });
+    const member = `m${randomBytes(3).toString('hex')}`;
+    expect((await join(a, productId, member)).status).toBe(200);
+    // the end passes (a condition on the clock this test compares with: endsAt is the server's)
+    await waitFor('the end', async () => Date.now() > endsAt + 50, 10_000, 50);
+    for (const app of [a, b]) {
+      const stranger = await poll(app, productId, `s${randomBytes(3).toString('hex')}`);
+      expect([stranger.status, stranger.body.type]).toEqual([
+        404,
+        'urn:seckill:problem:not-in-queue',
+      ]);
+      const inLine = await poll(app, productId, member);
+      expect([inLine.status, inLine.body.state]).toEqual([200, 'ended']);
+    }
+  });
+
+  it('are limited per client address in memory (RATE_LIMIT_POLL_IP): 429 with Retry-After, no Redis command', async () => {
+    const limited = await startApp(ns.config({ RATE_LIMIT_POLL_IP: '5/m', ROOM_TICK_MS: '1000' }));
+    onTestFinished(() => limited.close());
+    const productId = newProduct();
+    await seed(productId, { total: 10, waitingRoom: room() });
+    const who = `x${randomBytes(3).toString('hex')}`;
+    const first = await poll(limited, productId, who); // loads the product, reads the place
+    expect(first.status).toBe(404);
+    await limited.services.roomAdmitter.stop();
+    const count = countCommands(limited.rt.redis);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => poll(limited, productId, `${who}${i}`)),
+      );
+      const statuses = answers.map((r) => r.status);
+      // the burst (5) less the first poll passes; each of those reads a place it does not know
+      expect(statuses.filter((s) => s === 404)).toHaveLength(4);
+      expect(statuses.filter((s) => s === 429)).toHaveLength(8);
+      const refused = answers.find((r) => r.status === 429)!;
+      expect(refused.body.type).toBe('urn:seckill:problem:rate-limited');
+      expect(Number(refused.retryAfter)).toBeGreaterThanOrEqual(1);
+      // only the four that passed read Redis (one MULTI each)
+      expect(count.byName.get('multi') ?? 0).toBe(4);
+    } finally {
+      count.stop();
+    }
+  });
+});
+
 describe('the admitter', () => {
   it("counts none of an unanswering shard's units, and is not sold out for them", () => {
     // a chaos run: a segment unread counted as "no bound", the admitter admitted a batch past

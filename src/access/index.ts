@@ -6,3 +6,4 @@
  */
 export { AdminSessionStore } from './admin-session-store.js';
 export { RateLimitStore, type RateDecision } from './rate-limit-store.js';
+export { LocalRateLimiter } from './local-rate.js';

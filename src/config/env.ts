@@ -15,6 +15,10 @@ const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
 const shuffleSeed = z.coerce.number().int().min(1).max(2_147_483_646);
 const rate = z.string().regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
+/** A limit that may be turned off: `off`, or a rate as {@link rate}. */
+const rateOrOff = z
+  .string()
+  .regex(/^(off|[1-9]\d{0,8}\/(s|m))$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s, or off');
 
 /** The port of a URL that did not parse, when that is what is wrong with it. */
 function badPort(text: string): string | undefined {
@@ -294,6 +298,11 @@ export const envSchema = z.object({
     .max(1_000_000)
     .optional()
     .describe('requests a client address may send at once (default: the rate)'),
+  RATE_LIMIT_POLL_IP: rateOrOff
+    .default('100/s')
+    .describe(
+      'waiting-room polls (GET /products/:id/queue) per client address and API process, counted in memory (no Redis): bursts of n, past it 429; off: none',
+    ),
   TRUST_PROXY: z
     .string()
     .regex(/^(true|false|\d{1,2}|[\w.:/, -]+)$/, 'must be true, false, a hop count or addresses')

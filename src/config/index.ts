@@ -110,6 +110,8 @@ export interface Config {
     /** undefined: no limit */
     userLimit: RateLimit | undefined;
     ipLimit: RateLimit | undefined;
+    /** waiting-room polls per client address, per process (in memory); undefined: no limit */
+    pollLimit: RateLimit | undefined;
     /** per shopper on the order routes */
     orderLimit: RateLimit;
     trustProxy: boolean | number | string;
@@ -141,7 +143,7 @@ function clusterNodes(env: Env): Config['redis']['cluster'] {
 }
 
 function rateLimit(name: string, text: string | undefined, burst: number | undefined) {
-  if (text === undefined) return undefined;
+  if (text === undefined || text === 'off') return undefined;
   const r = parseRate(text);
   return { name, ...r, burst: burst ?? r.rate };
 }
@@ -290,6 +292,7 @@ export function loadConfig(
       userLimit: rateLimit('user', e.RATE_LIMIT_USER, e.RATE_LIMIT_USER_BURST),
       ipLimit: rateLimit('ip', e.RATE_LIMIT_IP, e.RATE_LIMIT_IP_BURST),
       orderLimit: rateLimit('orders', e.RATE_LIMIT_ORDERS, undefined)!,
+      pollLimit: rateLimit('poll', e.RATE_LIMIT_POLL_IP, undefined),
       trustProxy: trustProxy(e.TRUST_PROXY),
       maxInflight: e.MAX_INFLIGHT,
       saleTokenSecret: e.SALE_TOKEN_SECRET,

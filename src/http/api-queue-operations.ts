@@ -33,7 +33,8 @@ export const QUEUE_OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
-      404: 'unknown product, no waiting room, or a shopper who did not join',
+      404: 'unknown product, no waiting room, or a shopper who holds no place (also after the end)',
+      429: 'over RATE_LIMIT_POLL_IP (polls per client address, counted per process), with Retry-After',
     },
     store: true,
   },

@@ -183,6 +183,7 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
       requestId: id,
       headers: req.headers,
       productId,
+      ip: () => deps.clientIp(req),
     });
     if (!(answer instanceof Promise)) return send(req, res, started, id, route, answer);
     answer.then((a) => send(req, res, started, id, route, a)).catch(() => res.destroy());

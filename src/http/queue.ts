@@ -22,6 +22,8 @@ export interface QueueRequest {
   requestId: string;
   headers: IncomingHttpHeaders;
   productId: string | undefined;
+  /** the client's address (TRUST_PROXY), read only when polls are limited */
+  ip: () => string;
 }
 
 export type QueuePoll = (r: QueueRequest) => HttpAnswer | Promise<HttpAnswer>;
@@ -88,8 +90,8 @@ export function queuePoll(deps: {
       const who = shopperId(request, deps.auth);
       const polled =
         typeof who === 'string'
-          ? deps.room.poll(productId, who)
-          : who.then((userId) => deps.room.poll(productId, userId));
+          ? deps.room.poll(productId, who, request.ip)
+          : who.then((userId) => deps.room.poll(productId, userId, request.ip));
       if (!(polled instanceof Promise)) return answerOf(polled, productId);
       return polled.then((a) => answerOf(a, productId)).catch(fail);
     } catch (err) {
@@ -116,6 +118,7 @@ export function mountQueue(
       requestId: req.id,
       headers: req.headers,
       productId: req.params.id,
+      ip: () => req.ip ?? '',
     });
     if (a.problem) res.locals.problem = a.problem;
     res.status(a.status).set(a.headers).type(a.contentType).send(a.body);

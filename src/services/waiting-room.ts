@@ -3,7 +3,10 @@
  * is answered from this process's memory when it can be: the product's view (sold out, ended) and
  * the served counter come from the notices the catalogue already hears, the shopper's ticket from a
  * small cache filled by their join or first poll here. Only a shopper this process never saw, or
- * one admitted before it heard the batch, costs a Redis read.
+ * one admitted before it heard the batch, costs a Redis read; a shopper found not in line is
+ * remembered as such too (for NOT_HERE_MS while the room takes joins, for good once it ended), so
+ * a stranger polled again and again costs one read, not one a poll. Polls are limited per client
+ * address in memory (RATE_LIMIT_POLL_IP), so made-up ids cannot be sent at will either.
  */
 import type { Config } from '../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
@@ -46,6 +49,14 @@ interface Known {
 
 /** Shoppers whose tickets a process keeps (oldest forgotten first: they are read again). */
 const MAX_KNOWN = 200_000;
+/** Shoppers remembered as not in line (oldest forgotten first: they are read again). */
+const MAX_STRANGERS = 100_000;
+/**
+ * How long "not in line" is trusted while the room takes joins: a join answered by another
+ * process is not heard here, so a shopper who joined there meanwhile may be told 404 this long at
+ * most (and joining again answers the same place). A join answered here forgets it at once.
+ */
+export const NOT_HERE_MS = 2_000;
 /** Polls of a sold-out room: units may come back (a returned order), but not often. */
 const SOLD_OUT_POLL_S = 15;
 
@@ -57,12 +68,14 @@ export interface RoomMetricsPort {
 
 export class WaitingRoom {
   private readonly known = new Map<string, Known>();
+  /** shoppers read not in line: key -> trusted until (ms; Infinity once the room has ended) */
+  private readonly strangers = new Map<string, number>();
 
   constructor(
     private readonly deps: {
       catalogue: Pick<Catalogue, 'known' | 'get'>;
       store: Pick<RoomStore, 'join' | 'place'>;
-      admission: Pick<Admission, 'limit'>;
+      admission: Pick<Admission, 'limit' | 'limitPoll'>;
       config: Config['admission'];
       metrics?: RoomMetricsPort | undefined;
       /** [0, 1): the polls' jitter (tests pin it) */
@@ -79,6 +92,7 @@ export class WaitingRoom {
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const place = await this.deps.store.join(productId, view, userId);
+    this.strangers.delete(keyOf(view, userId));
     if (place.joined) this.deps.metrics?.joined();
     const k = this.remember(view, userId, place);
     const answer = this.answer(view, userId, k, now);
@@ -91,16 +105,26 @@ export class WaitingRoom {
 
   /**
    * The place of a shopper who joined: from memory (a plain value, no promise) when this process
-   * knows enough, else after one Redis read.
+   * knows enough, else after one Redis read. A shopper who holds no place is answered
+   * `not-joined`, also after the room's end: a poll does not tell whether one was ever in line.
+   * @param ip - reads the client's address (RATE_LIMIT_POLL_IP, counted in memory)
    */
-  poll(productId: string, userId: string): QueueAnswer | Promise<QueueAnswer> {
+  poll(productId: string, userId: string, ip: () => string): QueueAnswer | Promise<QueueAnswer> {
+    const refusal = this.deps.admission.limitPoll(ip);
+    if (refusal) return { kind: 'refused', refusal };
     const view = this.deps.catalogue.known(productId);
     if (view?.waitingRoom) {
       const now = Date.now();
-      if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
-      const k = this.known.get(keyOf(view, userId));
-      if (k && this.answersFromMemory(view, k, now)) {
-        return { kind: 'view', view: this.answer(view, userId, k, now) };
+      const key = keyOf(view, userId);
+      const k = this.known.get(key);
+      if (!k) {
+        const until = this.strangers.get(key);
+        if (until !== undefined && now < until) return { kind: 'not-joined' };
+      } else {
+        if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
+        if (this.answersFromMemory(view, k, now)) {
+          return { kind: 'view', view: this.answer(view, userId, k, now) };
+        }
       }
     }
     return this.pollFromStore(productId, userId);
@@ -124,14 +148,22 @@ export class WaitingRoom {
     if (!view.waitingRoom) return { kind: 'no-room' };
     const now = Date.now();
     const place = await this.deps.store.place(productId, view.epoch, userId);
-    if (!place)
-      return ended(view, now) ? this.endedView(view, userId, now) : { kind: 'not-joined' };
+    if (!place) {
+      this.rememberStranger(view, userId, now);
+      return { kind: 'not-joined' };
+    }
     const k = this.remember(view, userId, place);
     return { kind: 'view', view: this.answer(view, userId, k, now) };
   }
 
-  private endedView(view: ProductView, userId: string, now: number): QueueAnswer {
-    return { kind: 'view', view: this.answer(view, userId, null, now) };
+  /** `userId` holds no place in the view's room: trusted NOT_HERE_MS, for good once it ended. */
+  private rememberStranger(view: ProductView, userId: string, now: number): void {
+    const key = keyOf(view, userId);
+    this.strangers.delete(key);
+    if (this.strangers.size >= MAX_STRANGERS) {
+      this.strangers.delete(this.strangers.keys().next().value!);
+    }
+    this.strangers.set(key, ended(view, now) ? Infinity : now + NOT_HERE_MS);
   }
 
   private remember(view: ProductView, userId: string, place: RoomPlace): Known {

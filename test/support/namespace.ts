@@ -68,6 +68,9 @@ export function useNamespace(): TestNamespace {
         AUTH_MODE: 'dev',
         ADMIN_TOKEN: TEST_ADMIN_TOKEN,
         LOG_LEVEL: 'silent',
+        // the product's own defaults limit requests per address: every test client here is one
+        // address (127.0.0.1), so a file turns on the limits it tests
+        RATE_LIMIT_POLL_IP: 'off',
         ...env,
       }),
   };
