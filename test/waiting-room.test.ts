@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Config } from '../src/config/index.js';
 import { RoomStore } from '../src/inventory/index.js';
+import { NOT_HERE_MS } from '../src/services/waiting-room.js';
 import { admissionUnits } from '../src/inventory/rooms/admitter.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
@@ -583,6 +584,7 @@ describe('polls of a shopper not in line (issue 46)', () => {
     const epoch = await seed(productId, { total: 10, waitingRoom: room() });
     await opened(productId, epoch);
     const stranger = `x${randomBytes(3).toString('hex')}`;
+    const since = Date.now();
     const first = await poll(b, productId, stranger);
     expect([first.status, first.body.type]).toEqual([404, 'urn:seckill:problem:not-in-queue']);
     const count = countCommands(b.rt.redis);
@@ -591,7 +593,10 @@ describe('polls of a shopper not in line (issue 46)', () => {
         Array.from({ length: 50 }, () => poll(b, productId, stranger)),
       );
       expect(again.map((r) => r.status)).toEqual(again.map(() => 404));
-      expect(count.byName.get('multi') ?? 0).toBe(0);
+      // "not in line" is trusted NOT_HERE_MS: one read per NOT_HERE_MS of this span at most (none
+      // on a quiet machine), where each of the 50 cost one before
+      const span = Date.now() - since;
+      expect(count.byName.get('multi') ?? 0).toBeLessThanOrEqual(Math.floor(span / NOT_HERE_MS));
       // joining here forgets it: the next poll answers the place
       expect((await join(b, productId, stranger)).status).toBe(200);
       const placed = await poll(b, productId, stranger);
