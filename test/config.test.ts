@@ -24,6 +24,21 @@ describe('config', () => {
     expect(c.redis.queuePrefix).toBe('{skq}');
   });
 
+  it('limits joins, polls and purchases per shopper and per address out of the box (issue 46); off turns each off', () => {
+    const { admission } = loadConfig(base);
+    const of = (l: typeof admission.userLimit) => l && [l.rate, l.periodMs, l.burst];
+    expect(of(admission.userLimit)).toEqual([5, 1_000, 5]);
+    expect(of(admission.ipLimit)).toEqual([200, 1_000, 200]);
+    expect(of(admission.pollLimit)).toEqual([100, 1_000, 100]);
+    const off = loadConfig({
+      ...base,
+      RATE_LIMIT_USER: 'off',
+      RATE_LIMIT_IP: 'off',
+      RATE_LIMIT_POLL_IP: 'off',
+    }).admission;
+    expect([off.userLimit, off.ipLimit, off.pollLimit]).toEqual([undefined, undefined, undefined]);
+  });
+
   it('is deeply frozen', () => {
     const c = loadConfig(base);
     expect(Object.isFrozen(c)).toBe(true);

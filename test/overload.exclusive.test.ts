@@ -17,6 +17,7 @@ import { PubSub } from '../src/redis/pubsub.js';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { freePort } from './support/ports.js';
+import { NO_RATE_LIMITS } from '../src/config/index.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -34,6 +35,7 @@ beforeAll(async () => {
     KEY_PREFIX: ns.id,
     QUEUE_PREFIX: `{${ns.id}q}`,
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     ADMIN_TOKEN: ns.adminToken,
     PORT: String(port),
     MAX_INFLIGHT: String(CAP),

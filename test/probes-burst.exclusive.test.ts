@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { freePort } from './support/ports.js';
+import { NO_RATE_LIMITS } from '../src/config/index.js';
 
 const ns = useNamespace();
 let api: CliRun;
@@ -26,6 +27,7 @@ beforeAll(async () => {
     KEY_PREFIX: ns.id,
     QUEUE_PREFIX: `{${ns.id}q}`,
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     ADMIN_TOKEN: ns.adminToken,
     PORT: String(port),
     API_PROCESSES: '2',

@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { schemaDefault } from '../src/config/env-docs.js';
 import type { Config } from '../src/config/index.js';
 import { RoomStore } from '../src/inventory/index.js';
 import { NOT_HERE_MS } from '../src/services/waiting-room.js';
@@ -214,6 +215,25 @@ describe('joining', () => {
     expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
     const places = new Set(answers.filter((r) => r.status === 200).map((r) => r.body.position));
     expect(places.size).toBe(1);
+  });
+
+  it("limits joins with the product's defaults (issue 46): 15 of one shopper at once, 5 answered, 10 429", async () => {
+    const defaults = Object.fromEntries(
+      (['RATE_LIMIT_USER', 'RATE_LIMIT_IP', 'RATE_LIMIT_POLL_IP'] as const).map((n) => [
+        n,
+        schemaDefault(n)!,
+      ]),
+    );
+    const shop = await startApp(ns.config(defaults));
+    onTestFinished(() => shop.close());
+    const productId = newProduct();
+    await seed(productId, { total: 5, waitingRoom: room() });
+    const [user] = users(1);
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, () => join(shop, productId, user!)),
+    );
+    const statuses = answers.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(200), ...Array(10).fill(429)]);
   });
 
   it('answers 404 to a poll of a shopper who did not join, and for a product without a room', async () => {

@@ -15,7 +15,7 @@
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { createCore } from '../../src/composition/core.js';
 import {
   apiServices,
@@ -76,6 +76,7 @@ async function main() {
     QUEUE_PREFIX: `{bots${run}}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     ADMIN_TOKEN: 'bench-admin-token-0123456789',
     TRUST_PROXY: 'true',
   };

@@ -18,6 +18,7 @@ import { admin, ADMIN_TOKEN } from './admin.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, progress, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const PROBE_EVERY_MS = 100;
 const PROBING_MS = 5_000;
@@ -111,6 +112,7 @@ async function main() {
         KEY_PREFIX: `bu${i}${run}`,
         QUEUE_PREFIX: `{bu${i}${run}}`,
         AUTH_MODE: 'dev',
+        ...NO_RATE_LIMITS,
         ADMIN_TOKEN,
         LOG_LEVEL: 'error',
         PORT: String(port),

@@ -35,6 +35,7 @@ import { registerScripts } from '../../src/redis/scripts.js';
 import { ROOT, until } from './processes.js';
 import { machine, percentile, progress, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const { values: opt } = parseArgs({
   options: {
@@ -157,6 +158,7 @@ async function upUntilReady(root: string, env: Record<string, string>): Promise<
       DATA_DIR: dataDir,
       LOG_LEVEL: 'warn',
       AUTH_MODE: 'dev',
+      ...NO_RATE_LIMITS,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

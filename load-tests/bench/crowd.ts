@@ -27,6 +27,7 @@ import { lineOverTime, lineSvg, lineText, stepFor } from './crowd-picture.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const LEAD_MS = 3_000;
 const ARRIVE_BEFORE_MS = 1_000;
@@ -149,6 +150,7 @@ async function main() {
     KEY_PREFIX: `crowd${run}`,
     QUEUE_PREFIX: `{crowd${run}}`,
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     ADMIN_TOKEN,
     TRUST_PROXY: 'true',
     SALE_TOKEN_SECRET: randomBytes(24).toString('hex'),

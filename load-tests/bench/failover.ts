@@ -25,6 +25,7 @@ import { load, pickDriver } from './http-load.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchCluster, benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const STOCK = 10_000_000;
 
@@ -106,6 +107,7 @@ async function main() {
           KEY_PREFIX: prefix,
           QUEUE_PREFIX: `{fo${wait}${run}}`,
           AUTH_MODE: 'dev',
+          ...NO_RATE_LIMITS,
           ADMIN_TOKEN,
           LOG_LEVEL: 'error',
           PORT: String(port),

@@ -66,6 +66,7 @@ import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, pickScenarios, progress, table } from './report.js';
 import { writeRttReport } from './rtt-report.js';
 import { benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 /** Outlasts any run here, so accepted/s is never capped by the stock. */
 const BIG_STOCK = 10_000_000;
@@ -132,6 +133,7 @@ async function main() {
     KEY_PREFIX: `bench${run}`.slice(0, 16),
     QUEUE_PREFIX: `{bench${run}}`,
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     ADMIN_TOKEN,
     BENCH_ROUTES: 'true',
     SALE_TOKEN_SECRET: 'bench-sale-token-secret-0123456789abcdef',

@@ -16,7 +16,7 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
 import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
 import { SaleError } from '../../src/inventory/index.js';
@@ -152,6 +152,7 @@ async function main() {
     QUEUE_PREFIX: `{bench${id}}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
   });
   const rt = createCore(config, createLogger(config));
   try {

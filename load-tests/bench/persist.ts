@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { Queue, Worker, type Job } from 'bullmq';
 import { sql } from 'kysely';
-import { loadConfig, type Config } from '../../src/config/index.js';
+import { loadConfig, type Config, NO_RATE_LIMITS } from '../../src/config/index.js';
 import type { Db } from '../../src/db/index.js';
 import { clearOutbox, readOutbox, seedProduct } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
@@ -163,6 +163,7 @@ async function main() {
     QUEUE_PREFIX: `{bench${id}}`,
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
     AUTH_MODE: 'dev',
+    ...NO_RATE_LIMITS,
     // the sweeper must not help: it would blur what each path does
     SWEEP_MIN_AGE_MS: '600000',
   };

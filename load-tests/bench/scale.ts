@@ -26,6 +26,7 @@ import { load, pickDriver } from './http-load.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchCluster, benchStack } from './stack.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const STOCK = 10_000_000;
 /** Instances run at most this busy in the model (headroom for bursts and failover). */
@@ -113,6 +114,7 @@ async function main() {
           KEY_PREFIX: `sc${i}${run}`.slice(0, 16),
           QUEUE_PREFIX: `{sc${i}${run}}`,
           AUTH_MODE: 'dev',
+          ...NO_RATE_LIMITS,
           ADMIN_TOKEN,
           LOG_LEVEL: 'warn',
           PORT: String(port),

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { createDb } from '../../src/db/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
@@ -230,6 +230,7 @@ export async function startChaosStack(o: {
       DATABASE_URL: postgres.url,
       HOST: '127.0.0.1',
       AUTH_MODE: 'dev',
+      ...NO_RATE_LIMITS,
       ADMIN_TOKEN,
       PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
       // the waiting-room product's admissions are sale tokens

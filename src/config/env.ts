@@ -279,10 +279,10 @@ export const envSchema = z.object({
     .default(300)
     .describe("a webhook's signed timestamp may be this far from now (replay window)"),
 
-  RATE_LIMIT_USER: rate
-    .optional()
+  RATE_LIMIT_USER: rateOrOff
+    .default('5/s')
     .describe(
-      'requests per shopper on POST /seckill, the sale-token route and waiting-room joins (each its own bucket): <n>/s or <n>/m',
+      'requests per shopper on POST /seckill, the sale-token route and waiting-room joins (each its own bucket): <n>/s or <n>/m; off: none',
     ),
   RATE_LIMIT_USER_BURST: positiveInt
     .max(1_000_000)
@@ -293,7 +293,9 @@ export const envSchema = z.object({
     .describe(
       'requests per shopper on GET /orders/:id, its pay and cancel routes (bursts of n; an admin reading is not limited)',
     ),
-  RATE_LIMIT_IP: rate.optional().describe('requests per client address on the same routes'),
+  RATE_LIMIT_IP: rateOrOff
+    .default('200/s')
+    .describe('requests per client address on the same routes (each its own bucket); off: none'),
   RATE_LIMIT_IP_BURST: positiveInt
     .max(1_000_000)
     .optional()

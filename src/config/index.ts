@@ -3,12 +3,13 @@
  * schema, reports every bad variable at once, and returns a deeply frozen, typed config.
  * Components take their slice of it through their constructors.
  */
-import { parseRate, type RateLimit } from './rate.js';
+import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 
-export { clusterPortSpan, envSchema, parseRate, redactText, redactUrl, type RateLimit };
+export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
+export type { RateLimit };
 export { envDefault, envExample, type EnvName } from './env-docs.js';
 
 export interface Config {

@@ -18,3 +18,14 @@ export function parseRate(text: string): { rate: number; periodMs: number } {
   if (!m || Number(m[1]) < 1) throw new Error('must be <n>/s or <n>/m with n >= 1');
   return { rate: Number(m[1]), periodMs: m[2] === 's' ? 1_000 : 60_000 };
 }
+
+/**
+ * The environment that turns every per-shopper and per-address limit off: a benchmark or a chaos
+ * run sends a crowd from one address (127.0.0.1) and measures the sale, not the limits; each turns
+ * on the limits it measures.
+ */
+export const NO_RATE_LIMITS = {
+  RATE_LIMIT_USER: 'off',
+  RATE_LIMIT_IP: 'off',
+  RATE_LIMIT_POLL_IP: 'off',
+} as const;

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, inject } from 'vitest';
-import { loadConfig, type Config } from '../../src/config/index.js';
+import { loadConfig, NO_RATE_LIMITS, type Config } from '../../src/config/index.js';
 import type { RedisTarget } from '../../src/redis/connection.js';
 
 export interface TestNamespace {
@@ -68,9 +68,9 @@ export function useNamespace(): TestNamespace {
         AUTH_MODE: 'dev',
         ADMIN_TOKEN: TEST_ADMIN_TOKEN,
         LOG_LEVEL: 'silent',
-        // the product's own defaults limit requests per address: every test client here is one
-        // address (127.0.0.1), so a file turns on the limits it tests
-        RATE_LIMIT_POLL_IP: 'off',
+        // the product's own defaults limit requests per shopper and address: every test client
+        // here is one address (127.0.0.1), so a file turns on the limits it tests
+        ...NO_RATE_LIMITS,
         ...env,
       }),
   };

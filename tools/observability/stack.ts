@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadConfig } from '../../src/config/index.js';
+import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { createDb } from '../../src/db/index.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { ensureBinaries, searchDirs } from '../../src/launcher/binaries.js';
@@ -124,6 +124,7 @@ export async function startObservedStack(dir: string): Promise<ObservedStack> {
       DATABASE_URL: postgres.url,
       HOST: '127.0.0.1',
       AUTH_MODE: 'dev',
+      ...NO_RATE_LIMITS,
       ADMIN_TOKEN,
       LOG_LEVEL: 'info',
       KEY_PREFIX: 'obs',
