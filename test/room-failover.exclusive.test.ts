@@ -8,7 +8,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
+import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { guardShards } from '../src/redis/shard-health.js';
+import { ShardDownError } from '../src/outages.js';
 import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -131,7 +134,8 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     process.kill(replicaNode.process.pid, 'SIGSTOP');
     await cluster.admin(victimPort).call('CLIENT', 'KILL', 'TYPE', 'replica');
     const late = Array.from({ length: 5 }, (_, i) => `t${i}x${randomBytes(2).toString('hex')}`);
-    const lateAnswers = late.map((u) => queue('POST', productId, u));
+    // settled as they come, so a failure before they are read leaves no rejection unhandled
+    const lateAnswers = Promise.allSettled(late.map((u) => queue('POST', productId, u)));
     await new Promise((r) => setTimeout(r, 2_500));
     const toldLast = await Promise.all(line.map((u) => queue('GET', productId, u)));
     const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room.served;
@@ -149,6 +153,14 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
       async () => restarts.length > 0 && (await role(victimPort)) === 'slave',
       30_000,
     );
+    // the app's client learns the new master (its breaker reads the map again while the dead
+    // one is marked): the reads below go through it
+    const newOwner = await ownerOf(k.room);
+    await waitFor(
+      "the app's slot map to name the new master",
+      async () => (app.rt.redis as Cluster).slots[calculateSlot(k.room)]?.[0] === newOwner,
+      10_000,
+    );
 
     // nobody's place changed; nobody admitted lost it; the counter is not behind what was heard
     const placesAfter = await app.rt.redis.hgetall(k.places);
@@ -163,7 +175,10 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     }
     // the late joiners were answered (after the failover, if their first try met it) and hold
     // the place they were answered
-    const lateTold = await Promise.all(lateAnswers);
+    const lateTold = (await lateAnswers).map((r) => {
+      if (r.status === 'rejected') throw r.reason;
+      return r.value;
+    });
     expect(lateTold.map((r) => r.state)).toEqual(late.map(() => 'waiting'));
     const lateTickets = await app.rt.redis.hgetall(k.places);
     expect(late.map((u) => Number(lateTickets[u] ?? 0)).sort((x, y) => x - y)).toEqual([
@@ -184,5 +199,61 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     expect(times).toEqual([...times].sort((x, y) => x - y));
     const last = await queue('GET', productId, line[LINE - 1]!);
     expect([last.state, typeof last.saleToken]).toEqual(['admitted', 'string']);
+  });
+});
+
+describe("the shard breaker, a marked master's slots moved to its replica", () => {
+  it('serves them once the breaker reads the new map, without the periodic refresh (issue 46)', async () => {
+    // a live master and its replica; a key on that master
+    let master = 0;
+    for (const n of cluster.nodes) if ((await role(n.port)) === 'master') master = n.port;
+    const replica = await replicaOf(master);
+    let key = '';
+    while (!key) {
+      const k = `breaker:${randomBytes(3).toString('hex')}`;
+      if ((await ownerOf(k)) === `127.0.0.1:${master}`) key = k;
+    }
+    // a client with the breaker alone: no periodic map read, no map read when a node is dropped
+    // (connection.ts adds both), so only what the breaker does can make it learn the failover
+    const client = new Cluster(cluster.masters, {
+      slotsRefreshInterval: 0,
+      retryDelayOnFailover: 0,
+      redisOptions: { commandTimeout: 500, maxRetriesPerRequest: 1 },
+    });
+    client.on('error', () => {});
+    guardShards(client);
+    const masterNode = cluster.nodes.find((n) => n.port === master)!;
+    try {
+      await client.set(key, '1');
+      // the master freezes: a command times out and marks it, the next are refused unsent
+      process.kill(masterNode.process.pid, 'SIGSTOP');
+      await expect(client.get(key)).rejects.toThrow();
+      await expect(client.get(key)).rejects.toBeInstanceOf(ShardDownError);
+      // its replica takes its slots over at once (no vote: the master is frozen)
+      await cluster.admin(replica).call('CLUSTER', 'FAILOVER', 'TAKEOVER');
+      await waitFor(
+        'the replica to own the slot',
+        async () => (await ownerOf(key)) === `127.0.0.1:${replica}`,
+        10_000,
+      );
+      // the frozen master is still marked; its slots are served by the new one
+      await waitFor(
+        'the key served by the new master',
+        async () => {
+          try {
+            await client.get(key);
+            return true;
+          } catch (err) {
+            if (err instanceof ShardDownError) return false;
+            throw err;
+          }
+        },
+        10_000,
+        50,
+      );
+    } finally {
+      process.kill(masterNode.process.pid, 'SIGCONT');
+      client.disconnect();
+    }
   });
 });

@@ -520,6 +520,70 @@ describe('stock-aware', () => {
   });
 });
 
+describe('a return whose notice was lost (issue 46)', () => {
+  it('still admits the next in line: the admitter finds the unit back and announces it', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 1,
+      payWithinSeconds: 600,
+      waitingRoom: room({ admitPerSecond: 20, maxActive: 1 }),
+    });
+    await opened(productId, epoch);
+    const line = users(3);
+    for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
+    const order = await buy(productId, line[0]!, await tokenOf(a, productId, line[0]!));
+    expect(order.status).toBe(202);
+    // both processes hold the view a reload gives a sold-out sale with a payment window: not
+    // sold out for purchases (units may come back), marked sold out for the line
+    const marked = (app: RunningApp) => {
+      const v = app.rt.inventory.catalogue.known(productId);
+      return v !== undefined && v.soldOutMarked && !v.soldOut;
+    };
+    await waitFor(
+      'sold out marked, the view reloaded',
+      async () => {
+        await Promise.all([a, b].map((app) => app.rt.inventory.catalogue.get(productId)));
+        return marked(a) && marked(b);
+      },
+      10_000,
+      100,
+    );
+    // the buyer cancels; the restock notice is lost (dropped on its way out)
+    const publish = a.rt.redis.spublish.bind(a.rt.redis);
+    const dropped: string[] = [];
+    a.rt.redis.spublish = ((channel: string, message: string) => {
+      if (String(message).startsWith('restock')) {
+        dropped.push(String(message));
+        return Promise.resolve(0);
+      }
+      return publish(channel, message);
+    }) as typeof a.rt.redis.spublish;
+    try {
+      for (;;) {
+        const res = await fetch(`${a.url}/orders/${order.orderId}/cancel`, {
+          method: 'POST',
+          headers: { 'x-user-id': line[0]! },
+        });
+        if (res.status === 200) break;
+        expect(res.status, await res.text()).toBe(503);
+      }
+    } finally {
+      a.rt.redis.spublish = publish;
+    }
+    expect(dropped).toHaveLength(1);
+    const next = await waitFor(
+      'the next admitted',
+      async () => {
+        const r = await poll(b, productId, line[1]!);
+        return r.body.state === 'admitted' && r.body.saleToken;
+      },
+      15_000,
+      100,
+    );
+    expect((await buy(productId, line[1]!, next)).status).toBe(202);
+  });
+});
+
 describe('stock bound with limitPerUser above 1', () => {
   it('admits ceil(units left / limitPerUser) shoppers: each can buy their limit, the last maybe short', async () => {
     const productId = newProduct();

@@ -10,7 +10,10 @@
  *   - a hold ({@link ShardHealth.failed}): a caller whose command failed with a store outage
  *     there skips the shard for SHARD_DOWN_HOLD_MS, whatever a probe says meanwhile.
  * Commands for the other shards never wait on it. A failover moves the slots to another node,
- * which is not marked: they are served again as soon as the client's slot map has the new master.
+ * which is not marked: they are served again as soon as the client's slot map has the new master,
+ * so each probe of a marked shard reads the map first (every SHARD_PROBE_MS), not waiting for the
+ * client's periodic refresh or a node dropped from its pool: a slot whose master changed is
+ * refused for one probe period and one map read at most after the cluster elected the new master.
  * On one Redis there are no shards: nothing is marked.
  */
 import type { Logger } from '../log.js';
@@ -75,12 +78,17 @@ class ShardBreaker {
     setTimeout(() => void this.probe(shard), this.opts.probeMs).unref();
   }
 
-  /** One PING on the shard's own connection (bounded by the command timeout). */
+  /**
+   * Reads the slot map (its slots may have a new master by now: a failover), then one PING on the
+   * shard's own connection (each bounded: the map read by slotsRefreshTimeout, the PING by the
+   * command timeout).
+   */
   private async probe(shard: string): Promise<void> {
-    const node = this.cluster
-      .nodes('all')
-      .find((n) => `${n.options.host}:${n.options.port}` === shard);
     try {
+      await this.readMap();
+      const node = this.cluster
+        .nodes('all')
+        .find((n) => `${n.options.host}:${n.options.port}` === shard);
       // No connection to it any more (dropped after a failover or a timeout): let the next command
       // try it, and mark it again if it fails.
       if (node) await node.ping();
@@ -90,6 +98,12 @@ class ShardBreaker {
       this.probing.delete(shard);
       if (this.sick.has(shard)) this.probeLater(shard);
     }
+  }
+
+  /** One read of the slot map (the client merges reads asked meanwhile); a failed one is let be. */
+  private readMap(): Promise<void> {
+    if (this.cluster.status !== 'ready') return Promise.resolve();
+    return new Promise((resolve) => this.cluster.refreshSlotsCache(() => resolve()));
   }
 }
 

@@ -182,12 +182,8 @@ export class Catalogue {
     if (event.epoch < view.epoch) return;
     if (event.kind === 'admit') view.room.heard(event.served, event.at);
     else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
-    else if (event.kind === 'restock') {
-      view.empty.delete(event.segment);
-      view.soldOut = false;
-      view.soldOutMarked = false;
-      view.soldOutAt = 0;
-    } else this.markSoldOutView(view);
+    else if (event.kind === 'restock') this.restocked(view, event.segment);
+    else this.markSoldOutView(view);
   }
 
   /** Drops what is known of a product (the next request reloads it). */
@@ -236,6 +232,28 @@ export class Catalogue {
           : undefined,
       )
       .catch(fail);
+  }
+
+  /**
+   * `segment` was read holding units (the room admitter's read each tick): when this view has it
+   * empty or the product sold out, the units came back without this process hearing of it (a
+   * restock notice lost, or a sold-out mark written from a read older than the return), so it
+   * announces the return itself. A view and a mark that disagree with the segments are healed
+   * within one read, not left until the next return (a line otherwise stays stopped).
+   */
+  noteStocked(view: ProductView, segment: number): void {
+    if (!view.empty.has(segment) && !view.soldOut && !view.soldOutMarked) return;
+    this.restocked(view, segment);
+    this.announceRestock(view.id, view.epoch, segment).catch((err: unknown) =>
+      this.opts.logger?.warn({ err, product: view.id }, 'notice failed'),
+    );
+  }
+
+  private restocked(view: ProductView, segment: number): void {
+    view.empty.delete(segment);
+    view.soldOut = false;
+    view.soldOutMarked = false;
+    view.soldOutAt = 0;
   }
 
   private markSoldOutView(view: ProductView): void {

@@ -132,7 +132,9 @@ export class RoomAdmitter {
   /**
    * The units left, read from the segments (the holder's one pipeline per tick): admission is
    * bounded by them, and the segments found empty are announced as a purchase would, so a room
-   * nobody buys from any more still learns, and tells every process, that it is sold out.
+   * nobody buys from any more still learns, and tells every process, that it is sold out; and a
+   * segment found holding units that the view has empty (or sold out) is announced back, so a
+   * lost restock notice does not stop the line until the next return.
    * A shard that did not answer counts for none of its units: nobody can buy them while it is
    * away (its shoppers are failed fast), and admitting on them would admit a batch that finds
    * nothing. Not known: then
@@ -142,7 +144,9 @@ export class RoomAdmitter {
     const state = await this.opts.store.stock(view.id);
     if (!state || state.epoch !== view.epoch) return { units: 0, known: false };
     for (const s of state.segments) {
-      if (!s.unreachable && s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
+      if (s.unreachable) continue;
+      if (s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
+      else this.opts.catalogue.noteStocked(view, s.segment);
     }
     return admissionUnits(state.segments);
   }
