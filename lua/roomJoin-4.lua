@@ -9,11 +9,13 @@
   KEYS[4] line hash: ticket -> userId
   ARGV[1] userId
   ARGV[2] seconds the room's keys live (the sale's end plus a margin)
+  ARGV[3] most places the room holds: a new shopper past it is refused, nothing written
 
-  Returns {joined (1 new, 0 already there), ticket, served, opened (0/1), pre-queue length}.
+  Returns {joined (1 new, 0 already there, -1 refused: the line is full), ticket, served,
+  opened (0/1), pre-queue length}.
 ]]
 local room, places, pre, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local user, ttl = ARGV[1], tonumber(ARGV[2])
+local user, ttl, cap = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 
 local function state()
   local s = redis.call('HMGET', room, 'served', 'opened', 'pre')
@@ -26,6 +28,7 @@ if held then
   return {0, tonumber(held), served, opened, preCount}
 end
 local served, opened, preCount = state()
+if redis.call('HLEN', places) >= cap then return {-1, 0, served, opened, preCount} end
 local ticket = 0
 if opened == 1 then
   ticket = redis.call('HINCRBY', room, 'next', 1)

@@ -513,7 +513,9 @@ function producedElsewhere(answer: string): string | undefined {
   if (status === '409' && path === '/products/{id}/sale-token')
     return 'test/shop-http.test.ts: a sale that needs no token, where SALE_TOKEN_SECRET is not set';
   if (status === '429' && path === '/products/{id}/queue')
-    return 'test/waiting-room.test.ts: joins over RATE_LIMIT_USER';
+    return 'test/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
+  if (status === '409' && path === '/products/{id}/queue')
+    return 'test/waiting-room.test.ts: a join past ROOM_MAX_PLACES (room-full)';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))
     return 'test/admission.test.ts: RATE_LIMIT_USER / RATE_LIMIT_IP (off in this app)';
   return undefined;

@@ -5,7 +5,7 @@
  * longest single admit call of the opening's shuffle (timed at the client on localhost: the time
  * the shard is blocked, give or take a round trip).
  *
- *   npx tsx tools/room-memory.ts [N=100000] [port=6399]
+ *   npx tsx tools/room-memory.ts [N=100000] [port=6399] [id length=13]
  */
 import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +17,8 @@ import type { RedisClient } from '../src/redis/connection.js';
 
 const n = Number(process.argv[2] ?? 100_000);
 const port = Number(process.argv[3] ?? 6399);
+/** shopper ids of this many characters (128: the longest an id may be) */
+const idLength = Number(process.argv[4] ?? 13);
 const server = spawn('redis-server', ['--port', String(port), '--save', '', '--appendonly', 'no'], {
   stdio: 'ignore',
 });
@@ -28,11 +30,11 @@ try {
   const store = new RoomStore(redis, keys);
   const used = async () => Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1]);
   const sale = { epoch: 1, endsAt: 0 };
-  const id = (i: number) => `user-${String(i).padStart(8, '0')}`; // a 13-character shopper id
+  const id = (i: number) => `user-${String(i).padStart(idLength - 5, '0')}`;
   const base = await used();
   for (let i = 0; i < n; i += 1_000) {
     await Promise.all(
-      Array.from({ length: Math.min(1_000, n - i) }, (_, j) => store.join('p', sale, id(i + j))),
+      Array.from({ length: Math.min(1_000, n - i) }, (_, j) => store.join('p', sale, id(i + j), n)),
     );
   }
   const pre = await used();
@@ -66,7 +68,7 @@ try {
   const admitted = await used();
   const median = [...times].sort((x, y) => x - y)[Math.floor(times.length / 2)]!;
   const per = (bytes: number) => (bytes / n).toFixed(1);
-  console.log(`${n} places, shopper ids of 13 characters`);
+  console.log(`${n} places, shopper ids of ${idLength} characters`);
   console.log(`before the opening (pre-queue): ${per(pre - base)} bytes per place`);
   console.log(`after the opening (tickets):    ${per(opened - base)} bytes per place`);
   console.log(`all admitted (active, times):   ${per(admitted - base)} bytes per place`);

@@ -6,7 +6,7 @@ import { LockClient } from '../lock/index.js';
 import { RateLimitStore } from '../access/index.js';
 import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../inventory/index.js';
 import type { OrderSubmitter } from '../orders/index.js';
-import { Admission, WaitingRoom, type Services } from '../services/index.js';
+import { Admission, PollLimit, WaitingRoom, type Services } from '../services/index.js';
 import type { Core } from './core.js';
 
 /** What the API side's services are: the shared ones, the batching submitter, the admitter. */
@@ -45,6 +45,8 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     store,
     admission,
     config: config.admission,
+    pollLimit: new PollLimit(config.admission.pollLimit),
+    maxPlaces: config.room.maxPlaces,
     metrics,
   });
   return {

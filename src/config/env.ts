@@ -336,6 +336,12 @@ export const envSchema = z.object({
     .describe('sale tokens are issued from this long before the start'),
   ROOM_LEASE_MS: ms.min(500).default(3_000).describe('takeover time of a killed room admitter'),
   ROOM_TICK_MS: ms.min(20).max(1_000).default(100).describe('how often a waiting room admits'),
+  ROOM_MAX_PLACES: positiveInt
+    .max(100_000_000)
+    .default(500_000)
+    .describe(
+      "places a waiting room's line holds; a new shopper past it gets 409 room-full (~450 bytes of Redis a place at the longest shopper id)",
+    ),
   ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the pre-queue shuffle (tests)'),
 
   BENCH_ROUTES: bool

@@ -123,7 +123,13 @@ export interface Config {
     saleTokenLeadSeconds: number;
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
-  readonly room: { leaseMs: number; tickMs: number; shuffleSeed: number | undefined };
+  readonly room: {
+    leaseMs: number;
+    tickMs: number;
+    shuffleSeed: number | undefined;
+    /** places a room's line holds at most */
+    maxPlaces: number;
+  };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -300,7 +306,12 @@ export function loadConfig(
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
     },
-    room: { leaseMs: e.ROOM_LEASE_MS, tickMs: e.ROOM_TICK_MS, shuffleSeed: e.ROOM_SHUFFLE_SEED },
+    room: {
+      leaseMs: e.ROOM_LEASE_MS,
+      tickMs: e.ROOM_TICK_MS,
+      shuffleSeed: e.ROOM_SHUFFLE_SEED,
+      maxPlaces: e.ROOM_MAX_PLACES,
+    },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },
   });

@@ -17,6 +17,7 @@ export const QUEUE_OPERATIONS: Operation[] = [
       400: 'bad id',
       401: 'no identity',
       404: 'unknown product, or one without a waiting room',
+      409: 'room-full: the line holds ROOM_MAX_PLACES places already',
     },
     store: true,
     limited: true,

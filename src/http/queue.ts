@@ -47,6 +47,13 @@ function problemOf(
         title: 'No waiting room',
         detail: 'this product is sold without a waiting room: POST /seckill',
       });
+    case 'room-full':
+      return new ProblemError({
+        status: 409,
+        code: 'room-full',
+        title: 'The line is full',
+        detail: `this waiting room holds ${answer.maxPlaces} places, all taken: nobody new joins this sale`,
+      });
     case 'not-joined':
       return new ProblemError({
         status: 404,

@@ -6,7 +6,7 @@
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
 import type { Config, RateLimit } from '../config/index.js';
-import { LocalRateLimiter, type RateDecision } from '../access/index.js';
+import type { RateDecision } from '../access/index.js';
 import {
   homeSegment,
   type Catalogue,
@@ -119,7 +119,6 @@ export interface RateLimiter {
 export class Admission {
   private readonly limits: RateLimit[];
   private readonly orderLimits: RateLimit[];
-  private readonly polls: { limiter: LocalRateLimiter; limits: RateLimit[] } | undefined;
 
   constructor(
     private readonly deps: {
@@ -132,23 +131,6 @@ export class Admission {
       (l): l is RateLimit => l !== undefined,
     );
     this.orderLimits = [deps.config.orderLimit];
-    const poll = deps.config.pollLimit;
-    this.polls = poll && { limiter: new LocalRateLimiter(poll), limits: [poll] };
-  }
-
-  /**
-   * A waiting-room poll from the address `ip` reads (RATE_LIMIT_POLL_IP): counted in this process's memory, no
-   * Redis command, no promise. A poll answered from memory costs the store nothing, but a poll
-   * of a made-up shopper id costs a read, so a client must not send them at will.
-   * @returns the refusal, or undefined: the poll may go on
-   */
-  limitPoll(ip: () => string): AdmissionRefusal | undefined {
-    const polls = this.polls;
-    if (!polls) return undefined;
-    const decision = polls.limiter.take(ip());
-    if (decision.allowed) return undefined;
-    return checked({ limits: polls.limits, tightest: { limit: polls.limiter.limit, decision } })
-      .refusal;
   }
 
   get limited(): boolean {
@@ -341,7 +323,7 @@ export class Admission {
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
 
 /** The check's answer: the state, and the refusal when its tightest bucket is empty. */
-function checked(state: RateState): LimitCheck {
+export function checked(state: RateState): LimitCheck {
   if (state.tightest.decision.allowed) return { state };
   const refusal: AdmissionRefusal = {
     code: 'rate-limited',

@@ -87,6 +87,7 @@ export {
   type SeedRequest,
 } from './seed-request.js';
 
+export { PollLimit } from './poll-limit.js';
 export {
   WaitingRoom,
   type QueueAnswer,

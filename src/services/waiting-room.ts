@@ -11,6 +11,7 @@
 import type { Config } from '../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
 import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import type { PollLimit } from './poll-limit.js';
 import { signSaleToken } from './sale-token.js';
 
 export type QueueState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
@@ -33,6 +34,8 @@ export type QueueAnswer =
   | { kind: 'unknown-product' }
   | { kind: 'no-room' }
   | { kind: 'not-joined' }
+  /** the line holds `maxPlaces` already (ROOM_MAX_PLACES): nobody new joins */
+  | { kind: 'room-full'; maxPlaces: number }
   | { kind: 'refused'; refusal: AdmissionRefusal };
 
 /** What a poll learns once and keeps. */
@@ -62,6 +65,8 @@ const SOLD_OUT_POLL_S = 15;
 
 export interface RoomMetricsPort {
   joined(): void;
+  /** a new shopper refused: the room's line is full */
+  refusedFull(productId: string): void;
   /** a shopper's admission seen here: the time they waited and what they were told */
   admitted(waitedS: number, predictedS: number): void;
 }
@@ -75,8 +80,12 @@ export class WaitingRoom {
     private readonly deps: {
       catalogue: Pick<Catalogue, 'known' | 'get'>;
       store: Pick<RoomStore, 'join' | 'place'>;
-      admission: Pick<Admission, 'limit' | 'limitPoll'>;
+      admission: Pick<Admission, 'limit'>;
+      /** RATE_LIMIT_POLL_IP, in memory */
+      pollLimit: Pick<PollLimit, 'take'>;
       config: Config['admission'];
+      /** places a room's line holds at most (ROOM_MAX_PLACES) */
+      maxPlaces: number;
       metrics?: RoomMetricsPort | undefined;
       /** [0, 1): the polls' jitter (tests pin it) */
       random?: () => number;
@@ -91,7 +100,12 @@ export class WaitingRoom {
     if (!view.waitingRoom) return { kind: 'no-room' };
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
-    const place = await this.deps.store.join(productId, view, userId);
+    const maxPlaces = this.deps.maxPlaces;
+    const place = await this.deps.store.join(productId, view, userId, maxPlaces);
+    if (place.full) {
+      this.deps.metrics?.refusedFull(productId);
+      return { kind: 'room-full', maxPlaces };
+    }
     this.strangers.delete(keyOf(view, userId));
     if (place.joined) this.deps.metrics?.joined();
     const k = this.remember(view, userId, place);
@@ -110,7 +124,7 @@ export class WaitingRoom {
    * @param ip - reads the client's address (RATE_LIMIT_POLL_IP, counted in memory)
    */
   poll(productId: string, userId: string, ip: () => string): QueueAnswer | Promise<QueueAnswer> {
-    const refusal = this.deps.admission.limitPoll(ip);
+    const refusal = this.deps.pollLimit.take(ip);
     if (refusal) return { kind: 'refused', refusal };
     const view = this.deps.catalogue.known(productId);
     if (view?.waitingRoom) {

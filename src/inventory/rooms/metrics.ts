@@ -10,6 +10,7 @@ import type { AdmitTick } from './store.js';
 export interface RoomMetrics {
   ticked(view: ProductView, tick: AdmitTick & { code: 'ticked' }): void;
   joined(): void;
+  refusedFull(productId: string): void;
   admitted(waitedS: number, predictedS: number): void;
 }
 
@@ -51,6 +52,12 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
     help: 'Places taken in waiting rooms (a shopper joining again is not counted)',
     registers,
   });
+  const full = new Counter({
+    name: 'seckill_room_full_refusals_total',
+    help: 'New shoppers refused a place: the line held ROOM_MAX_PLACES already (409 room-full)',
+    labelNames,
+    registers,
+  });
   const waited = new Histogram({
     name: 'seckill_room_wait_seconds',
     help: 'Time in queue, join to admission (seen by the process that answered the join)',
@@ -74,6 +81,7 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
       if (tick.expired > 0) abandoned.inc({ product }, tick.expired);
     },
     joined: () => joins.inc(),
+    refusedFull: (product) => full.inc({ product }),
     admitted(waitedS, predictedS) {
       waited.observe(waitedS);
       error.observe(waitedS - predictedS);

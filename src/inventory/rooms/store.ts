@@ -82,17 +82,23 @@ export class RoomStore {
     private readonly replicaWait?: ReplicaWait | undefined,
   ) {}
 
-  /** Joins (or finds) the shopper's place: `joined` false when it was there already. */
+  /**
+   * Joins (or finds) the shopper's place: `joined` false when it was there already; `full` when
+   * the room holds `maxPlaces` already and this shopper is not among them (nothing written).
+   */
   async join(
     productId: string,
     sale: { epoch: number; endsAt: number },
     userId: string,
-  ): Promise<RoomPlace & { joined: boolean }> {
+    maxPlaces: number,
+  ): Promise<(RoomPlace & { joined: boolean; full?: undefined }) | { full: true }> {
     const k = this.keys.room(productId, sale.epoch);
     const r = await scripts.roomJoin.run<number[]>(this.redis, roomKeyList(k), [
       userId,
       keepSeconds(sale.endsAt),
+      maxPlaces,
     ]);
+    if (r[0] === -1) return { full: true };
     const [joined, ticket, served, opened, preCount] = r as [
       number,
       number,
