@@ -49,6 +49,11 @@ export interface ProductView {
   soldOutMarked: boolean;
   /** when this process learnt it is sold out (ms), 0 while it is not */
   soldOutAt: number;
+  /**
+   * Counts what this view learnt of units running out (a segment empty, the sale sold out): a
+   * read of the segments started before the last of them may be older than it (noteStocked).
+   */
+  runOuts: number;
 }
 
 interface Entry {
@@ -159,6 +164,7 @@ export class Catalogue {
       soldOut: isSoldOut(meta),
       soldOutMarked: meta.soldOutEpoch === meta.epoch,
       soldOutAt: isSoldOut(meta) ? Date.now() : 0,
+      runOuts: 0,
     };
     entry.view = view;
     entry.stale = false;
@@ -214,6 +220,7 @@ export class Catalogue {
   private addEmpty(view: ProductView, segment: number, announce: boolean): void {
     if (view.empty.has(segment) || !(segment >= 0 && segment < view.segments)) return;
     view.empty.add(segment);
+    view.runOuts++;
     const k = this.opts.keys.product(view.id);
     const fail = (err: unknown) =>
       this.opts.logger?.warn({ err, product: view.id }, 'notice failed');
@@ -240,8 +247,11 @@ export class Catalogue {
    * restock notice lost, or a sold-out mark written from a read older than the return), so it
    * announces the return itself. A view and a mark that disagree with the segments are healed
    * within one read, not left until the next return (a line otherwise stays stopped).
+   * @param runOuts - the view's {@link ProductView.runOuts} when the read was sent: a read older
+   *   than what the view learnt since (a purchase emptied the segment meanwhile) changes nothing
    */
-  noteStocked(view: ProductView, segment: number): void {
+  noteStocked(view: ProductView, segment: number, runOuts: number): void {
+    if (view.runOuts !== runOuts) return;
     if (!view.empty.has(segment) && !view.soldOut && !view.soldOutMarked) return;
     this.restocked(view, segment);
     this.announceRestock(view.id, view.epoch, segment).catch((err: unknown) =>
@@ -257,6 +267,7 @@ export class Catalogue {
   }
 
   private markSoldOutView(view: ProductView): void {
+    view.runOuts++;
     view.soldOut = true;
     view.soldOutMarked = true;
     view.soldOutAt = Date.now();

@@ -141,12 +141,13 @@ export class RoomAdmitter {
    * the room is not sold out for it.
    */
   private async unitsLeft(view: ProductView): Promise<{ units: number; known: boolean }> {
+    const runOuts = view.runOuts;
     const state = await this.opts.store.stock(view.id);
     if (!state || state.epoch !== view.epoch) return { units: 0, known: false };
     for (const s of state.segments) {
       if (s.unreachable) continue;
       if (s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
-      else this.opts.catalogue.noteStocked(view, s.segment);
+      else this.opts.catalogue.noteStocked(view, s.segment, runOuts);
     }
     return admissionUnits(state.segments);
   }
