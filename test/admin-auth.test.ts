@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
 import { problemOf } from './support/payments.js';
+import { PREFIX } from '../src/services/admin-access.js';
 
 const ns = useNamespace();
 /** five wrong tokens at once per address, then one every 12 s */
@@ -59,7 +60,7 @@ async function session(base = a.url, extra: Record<string, string> = {}) {
 const PRODUCTS = '/admin/products/nope-no-such'; // an admin route: 404 once let in
 
 describe('wrong admin tokens are throttled per client address (issue 26 item 9)', () => {
-  it(`bearer: ${GUESSES} wrong tokens answer 403, then 429 with Retry-After for any token from there, across processes; another address still gets in`, async () => {
+  it(`bearer: ${GUESSES} wrong tokens answer 403, then 429 with Retry-After for any guess from there, across processes; the right token still gets in (issue 46), unless the guesses start as it does`, async () => {
     const attacker = freshIp();
     for (let i = 0; i < GUESSES; i++) {
       // alternating processes: the count is shared through Redis
@@ -76,9 +77,22 @@ describe('wrong admin tokens are throttled per client address (issue 26 item 9)'
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await problemOf(limited)).code).toBe('too-many-guesses');
-    // the right token from the throttled address: 429 too (it must not stand out)
+    // the right token from the throttled address gets in (issue 46): guesses that do not start
+    // as it does are in another bucket, so one client behind a shared address cannot lock it out
     const right = await adminGet(b.url, PRODUCTS, { token: ns.adminToken, ip: attacker });
-    expect(right.status).toBe(429);
+    expect(right.status).toBe(404);
+    // guesses that start as the admin token does share its bucket: past the limit, 429 for any
+    // token starting so, the right one included (it must not stand out among them)
+    const near = `${ns.adminToken.slice(0, PREFIX)}-near-guess-0123456789`;
+    for (let i = 0; i < GUESSES; i++) {
+      expect((await adminGet(a.url, PRODUCTS, { token: `${near}${i}`, ip: attacker })).status).toBe(
+        403,
+      );
+    }
+    expect((await adminGet(a.url, PRODUCTS, { token: near, ip: attacker })).status).toBe(429);
+    expect((await adminGet(b.url, PRODUCTS, { token: ns.adminToken, ip: attacker })).status).toBe(
+      429,
+    );
     // the admin elsewhere is not locked out
     expect((await adminGet(a.url, PRODUCTS, { token: ns.adminToken, ip: freshIp() })).status).toBe(
       404,
@@ -87,16 +101,18 @@ describe('wrong admin tokens are throttled per client address (issue 26 item 9)'
     expect((await adminGet(a.url, PRODUCTS, { ip: freshIp() })).status).toBe(401);
   });
 
-  it(`dashboard login: ${GUESSES} wrong tokens answer 401, then 429 for the right one too, and no cookie`, async () => {
+  it(`dashboard login: ${GUESSES} wrong tokens answer 401, then 429 and no cookie; the right one still logs in`, async () => {
     const attacker = freshIp();
     for (let i = 0; i < GUESSES; i++) {
       expect((await login(i % 2 ? b.url : a.url, `wrong-login-${i}`, attacker)).status).toBe(401);
     }
-    const limited = await login(a.url, ns.adminToken, attacker);
+    const limited = await login(a.url, 'wrong-login-again', attacker);
     expect(limited.status).toBe(429);
     expect(limited.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(limited.headers.get('set-cookie')).toBeNull();
     await problemOf(limited);
+    // the right token is in a bucket of its own prefix: the wrong guesses did not lock it out
+    expect((await login(a.url, ns.adminToken, attacker)).status).toBe(204);
     expect((await login(b.url, ns.adminToken, freshIp())).status).toBe(204);
     // bad input is no guess: 400, and counts for nothing
     const ip = freshIp();
@@ -116,7 +132,10 @@ describe('wrong admin tokens are throttled per client address (issue 26 item 9)'
       });
       expect(res.status).toBe(401); // dev mode: not an admin, and no X-User-Id
     }
-    expect((await adminGet(b.url, order, { token: ns.adminToken, ip: attacker })).status).toBe(429);
+    const again = { token: 'order-guess-again-0123456789', ip: attacker };
+    expect((await adminGet(b.url, order, again)).status).toBe(429);
+    // the right token starts otherwise than those guesses: not locked out by them (issue 46)
+    expect((await adminGet(b.url, order, { token: ns.adminToken, ip: attacker })).status).toBe(404);
     expect((await adminGet(b.url, order, { token: ns.adminToken, ip: freshIp() })).status).toBe(
       404,
     );

@@ -2,11 +2,13 @@
  * Who may use the admin routes, shared by every API process through Redis:
  *
  * - The admin token (bearer header or the dashboard's login form), throttled per client
- *   address: every wrong token takes one from the address's GCRA bucket (ADMIN_GUESS_LIMIT,
- *   lua/rateLimit-1.lua), every attempt first asks whether the bucket still has room
- *   (lua/rateLimitPeek-1.lua), so past the limit that address gets 429 for any token, the right
- *   one included (otherwise the one answer that is not 429 would name the right guess). Other
- *   addresses are unaffected, and the bucket refills: no one is locked out for good.
+ *   address and token prefix (docs/admin-access.md): every wrong token takes one from a GCRA
+ *   bucket (ADMIN_GUESS_LIMIT, lua/rateLimit-1.lua) of its address and of whether its first
+ *   PREFIX characters are the admin token's; every attempt first asks whether that bucket still
+ *   has room (lua/rateLimitPeek-1.lua), so past the limit the bucket answers 429 for any token
+ *   in it, the right one included (otherwise the one answer that is not 429 would name the right
+ *   guess). Guesses that do not start as the admin token does, which is every guess of one who
+ *   does not know it, fill a bucket the right token is never in: they cannot lock the admin out.
  * - Sessions (the dashboard and Bull Board in a browser): a random id whose Redis key lives as
  *   long as the session, in a cookie signed with ADMIN_TOKEN. A logout deletes the key, so the
  *   cookie is refused by every process at once; rotating ADMIN_TOKEN still revokes them all.
@@ -18,6 +20,13 @@ import type { RateDecision } from '../access/index.js';
 import { sameSignature } from './sale-token.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/**
+ * Characters of a presented token that choose its guess bucket: the admin token's own first ones
+ * (its bucket), or any other (the address's). What a guesser learns past the limit is whether a
+ * guess starts right (401 or 403 in its own bucket, against 429), 4 characters of at least 16.
+ */
+export const PREFIX = 4;
 
 /** Whether `token` is the admin token, compared in constant time (false when none is set). */
 export function isAdminToken(token: string, adminToken: string | undefined): boolean {
@@ -64,14 +73,17 @@ export class AdminAccess {
    * @throws ProblemError 429 + Retry-After while the address is past ADMIN_GUESS_LIMIT
    */
   async check(token: string, address: string): Promise<boolean> {
-    const { sessions, guessLimit } = this.deps;
-    const right = isAdminToken(token, this.deps.adminToken);
+    const { sessions, guessLimit, adminToken } = this.deps;
+    const right = isAdminToken(token, adminToken);
+    const startsRight =
+      adminToken !== undefined && isAdminToken(token.slice(0, PREFIX), adminToken.slice(0, PREFIX));
+    const bucket = startsRight ? `${address} admin-prefix` : address;
     if (right) {
-      const retryMs = await sessions.peekGuess(address, guessLimit);
+      const retryMs = await sessions.peekGuess(bucket, guessLimit);
       if (retryMs > 0) throw tooManyGuesses(retryMs, guessLimit);
       return true;
     }
-    const d = await sessions.takeGuess(address, guessLimit);
+    const d = await sessions.takeGuess(bucket, guessLimit);
     if (!d.allowed) throw tooManyGuesses(d.retryMs, guessLimit);
     return false;
   }
