@@ -456,6 +456,51 @@ describe('load shedding', () => {
     }
   });
 
+  it('a request timed out on a connection that answered before gets its 408 too: after 100 Continue, keep-alive, pipelined (issue 46)', async () => {
+    const slow = await startApp(ns.config({ HTTP_REQUEST_TIMEOUT_MS: '1000' }));
+    const port = Number(new URL(slow.url).port);
+    const probe = 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n';
+    try {
+      const cases = {
+        // the 100 Continue, then a body that never comes
+        'expect 100-continue': [
+          'POST /seckill HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n' +
+            'content-length: 30\r\nexpect: 100-continue\r\nx-user-id: u1\r\n\r\n',
+        ],
+        // one request answered, then a second whose headers never end
+        'keep-alive': [probe, 'GET /healthz HTTP/1.1\r\nhost: x\r\n'],
+        pipelined: [`${probe}GET /healthz HTTP/1.1\r\nhost: x\r\n`],
+      };
+      const answers = await Promise.all(
+        Object.values(cases).map((writes) => {
+          const socket = connect({ port, host: '127.0.0.1' });
+          let received = '';
+          socket.on('error', () => {});
+          socket.on('data', (d) => {
+            received += d.toString();
+            // the keep-alive case's second request goes once the first is answered
+            if (writes.length > 1 && received.includes('"ok"')) socket.write(writes.splice(1)[0]!);
+          });
+          socket.write(writes[0]!);
+          return new Promise<string>((resolve) => socket.once('close', () => resolve(received)));
+        }),
+      );
+      const names = Object.keys(cases);
+      answers.forEach((answer, i) => {
+        const statuses = [...answer.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => m[1]);
+        expect(statuses, names[i]).toEqual(i === 0 ? ['100', '408'] : ['200', '408']);
+        const last = answer.slice(answer.lastIndexOf('HTTP/1.1 408'));
+        expect(last, names[i]).toContain('\r\nContent-Type: application/problem+json\r\n');
+        expect(JSON.parse(last.split('\r\n\r\n')[1]!)).toMatchObject({
+          type: 'urn:seckill:problem:request-timeout',
+          status: 408,
+        });
+      });
+    } finally {
+      await slow.close();
+    }
+  });
+
   for (const fast of [true, false]) {
     it(`slow bodies hold no in-flight slot, are closed with 408 after HTTP_REQUEST_TIMEOUT_MS, and one address may hold only so many (FAST_PATH=${fast}; issue 37, item 2)`, async () => {
       const capped = await startApp(

@@ -113,9 +113,13 @@ const MALFORMED = {
 
 /** node's default clientError answer (status by error code), as problem+json; then close. */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  // as node does: answer only on a connection that has not started an answer of its own
-  const fresh = (socket as Duplex & { bytesWritten?: number }).bytesWritten === 0;
-  if (err.code !== 'ECONNRESET' && socket.writable && fresh) {
+  // As node's own answer does: only while no answer of the request at hand has begun. A
+  // connection that answered earlier requests (keep-alive, pipelined), or sent `100 Continue` for
+  // this one, has written bytes, but none of this request's answer: it gets its 408 too.
+  const inFlight = (socket as Duplex & { _httpMessage?: { headersSent: boolean } | null })
+    ._httpMessage;
+  const unanswered = !inFlight || !inFlight.headersSent;
+  if (err.code !== 'ECONNRESET' && socket.writable && unanswered) {
     const known = CLIENT_ERRORS[err.code ?? ''] ?? MALFORMED;
     const body = JSON.stringify({
       type: problemType(known.code),
