@@ -27,6 +27,7 @@ import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, table } from './report.js';
 import { benchCluster, benchStack } from './stack.js';
 import { spreadTag } from '../../src/redis/spread.js';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const STOCK = 10_000_000;
 const MASTERS = 3;
@@ -96,6 +97,7 @@ async function main() {
       KEY_PREFIX: `hk${run}`.slice(0, 16),
       QUEUE_PREFIX: queuePrefix,
       AUTH_MODE: 'dev',
+      ...NO_RATE_LIMITS,
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
       PORT: String(port),
