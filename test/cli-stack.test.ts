@@ -7,6 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config/index.js';
 import { runningStackDefaults, STACK_FILE, writeStackFile } from '../src/launcher/stack-file.js';
@@ -131,19 +132,22 @@ describe('the CLI beside a running stack', () => {
     expect(runningStackDefaults(dir, {})).toEqual({});
   });
 
-  it('a plain Redis that is a cluster node: one line naming what to set, exit 1', async () => {
-    const r = await cli(['reconcile', 'p'], {
+  it('LOCAL_REDIS_PORT on a cluster node, LOCAL_REDIS_SHARDS unset: reached as a cluster (issue 46); a REDIS_URL there: one line naming what to set, exit 1', async () => {
+    // the product is seeded on the cluster; the command finds it through the one node it is given
+    const seeded = await cli(['seed', 'lp1', '--total', '7'], {
       DATA_DIR: dataDir(),
       LOCAL_REDIS_PORT: String(firstPort),
-      LOCAL_PG_PORT: String(await freePort()),
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
     });
-    expect(r.code).toBe(1);
-    expect(r.err).toBe(
-      `seckill: Redis at redis://127.0.0.1:${firstPort} is a node of a Redis Cluster: set ` +
-        'LOCAL_REDIS_SHARDS to its number of masters (and LOCAL_REDIS_PORT to its first port), ' +
-        `or REDIS_CLUSTER_NODES=127.0.0.1:${firstPort} (a running "npm start" tells the CLI ` +
-        'itself through DATA_DIR/stack.json: is DATA_DIR the same?)\n',
-    );
+    expect(seeded.err).toBe('');
+    expect(seeded.code).toBe(0);
+    const probe = new Cluster(cluster.masters);
+    try {
+      expect(await probe.exists(`${ns.id}:{lp1}:meta`)).toBe(1);
+    } finally {
+      probe.disconnect();
+    }
     const given = await cli(['reconcile', 'p'], {
       DATA_DIR: dataDir(),
       REDIS_URL: `redis://127.0.0.1:${firstPort}`,

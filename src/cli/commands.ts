@@ -19,7 +19,7 @@ import { createLogger } from '../log.js';
 import { seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
 import { ExitError, progress } from './output.js';
 import { SEED_OPTIONS } from './seed-options.js';
-import { assertStoresAnswer, type Store } from './stores.js';
+import { assertStoresAnswer, LocalClusterNode, type Store } from './stores.js';
 import { sayAdminApi, warnDevAuth } from './up.js';
 
 /**
@@ -31,13 +31,21 @@ export async function withCore<T>(stores: Store[], fn: (core: Core) => Promise<T
   const oneShot = { AUTH_MODE: 'dev', LOG_LEVEL: 'error' };
   // a running `up` on DATA_DIR says where its stores are (what the environment leaves unset)
   const { dataDir } = loadConfig(process.env, oneShot).launcher;
-  const config = loadConfig(process.env, {
-    ...oneShot,
-    ...runningStackDefaults(dataDir, process.env),
-  });
-  const core = createCore(config, createLogger(config));
+  const defaults = { ...oneShot, ...runningStackDefaults(dataDir, process.env) };
+  const first = loadConfig(process.env, defaults);
+  let core = createCore(first, createLogger(first));
   try {
-    await assertStoresAnswer(core, stores);
+    try {
+      await assertStoresAnswer(core, stores);
+    } catch (err) {
+      if (!(err instanceof LocalClusterNode)) throw err;
+      // LOCAL_REDIS_PORT names a cluster's node (LOCAL_REDIS_SHARDS left unset): reach it as one
+      await core.lifecycle.close();
+      const env = { ...process.env, LOCAL_REDIS_PORT: undefined, LOCAL_REDIS_SHARDS: undefined };
+      const config = loadConfig(env, { ...defaults, REDIS_CLUSTER_NODES: err.node });
+      core = createCore(config, createLogger(config));
+      await assertStoresAnswer(core, stores);
+    }
     return await fn(core);
   } finally {
     await core.lifecycle.close();

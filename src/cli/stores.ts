@@ -78,20 +78,29 @@ export async function assertStoresAnswer(core: Core, stores: Store[]): Promise<v
 }
 
 /**
+ * The local Redis (LOCAL_REDIS_PORT, no LOCAL_REDIS_SHARDS) is a node of a Redis Cluster: the
+ * command connects to it as one (`node` as its seed: the client finds the other masters).
+ */
+export class LocalClusterNode extends Error {
+  constructor(readonly node: string) {
+    super(`the local Redis at ${node} is a node of a Redis Cluster`);
+  }
+}
+
+/**
  * A standalone client on a Redis Cluster node answers MOVED (or EXECABORT) to most commands:
- * say so, and what to set, before the command's first key.
+ * the local one is then reached as a cluster ({@link LocalClusterNode}); a REDIS_URL given is
+ * what was asked for, so the command says so, and what to set, before its first key.
  */
 async function assertNotCluster(core: Core): Promise<void> {
   const info = await within(3_000, core.redis.info('cluster')).catch(() => '');
   if (!/^cluster_enabled:1/m.test(info)) return;
   const { redis, launcher } = core.config;
+  if (!launcher.useExternalRedis) throw new LocalClusterNode(new URL(redis.url).host);
   const at = new URL(redis.url).host;
-  const local = launcher.useExternalRedis
-    ? ''
-    : `LOCAL_REDIS_SHARDS to its number of masters (and LOCAL_REDIS_PORT to its first port), or `;
   throw new ExitError(
-    `Redis at ${redactUrl(redis.url)} is a node of a Redis Cluster: set ${local}` +
-      `REDIS_CLUSTER_NODES=${at}${launcher.useExternalRedis ? ' instead of REDIS_URL' : ''} ` +
+    `Redis at ${redactUrl(redis.url)} is a node of a Redis Cluster: set ` +
+      `REDIS_CLUSTER_NODES=${at} instead of REDIS_URL ` +
       `(a running "npm start" tells the CLI itself through DATA_DIR/${STACK_FILE}: ` +
       'is DATA_DIR the same?)',
     1,

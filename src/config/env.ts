@@ -3,6 +3,7 @@
  * table in docs/configuration.md lists the same), and the rules across variables.
  */
 import { z } from 'zod';
+import { rate, rateOrOff } from './rate.js';
 import { originProblem } from './origins.js';
 import { eventsEnv } from './events.js';
 
@@ -14,11 +15,6 @@ const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
 const shuffleSeed = z.coerce.number().int().min(1).max(2_147_483_646);
-const rate = z.string().regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
-/** A limit that may be turned off: `off`, or a rate as {@link rate}. */
-const rateOrOff = z
-  .string()
-  .regex(/^(off|[1-9]\d{0,8}\/(s|m))$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s, or off');
 
 /** The port of a URL that did not parse, when that is what is wrong with it. */
 function badPort(text: string): string | undefined {
@@ -302,9 +298,7 @@ export const envSchema = z.object({
     .describe('requests a client address may send at once (default: the rate)'),
   RATE_LIMIT_POLL_IP: rateOrOff
     .default('100/s')
-    .describe(
-      'waiting-room polls (GET /products/:id/queue) per client address and API process, counted in memory (no Redis): bursts of n, past it 429; off: none',
-    ),
+    .describe('waiting-room polls per client address and API process, in memory; off: none'),
   TRUST_PROXY: z
     .string()
     .regex(/^(true|false|\d{1,2}|[\w.:/, -]+)$/, 'must be true, false, a hop count or addresses')
@@ -339,9 +333,7 @@ export const envSchema = z.object({
   ROOM_MAX_PLACES: positiveInt
     .max(100_000_000)
     .default(500_000)
-    .describe(
-      "places a waiting room's line holds; a new shopper past it gets 409 room-full (~450 bytes of Redis a place at the longest shopper id)",
-    ),
+    .describe("places a waiting room's line holds; a new shopper past it gets 409 room-full"),
   ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the pre-queue shuffle (tests)'),
 
   BENCH_ROUTES: bool

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** A rate limit as configured (RATE_LIMIT_USER, RATE_LIMIT_IP): `<n>/s` or `<n>/m`, a burst. */
 export interface RateLimit {
   /** the policy's name in the RateLimit headers (e.g. "user", "ip") */
@@ -29,3 +31,12 @@ export const NO_RATE_LIMITS = {
   RATE_LIMIT_IP: 'off',
   RATE_LIMIT_POLL_IP: 'off',
 } as const;
+
+/** A limit's variable: `<n>/s` or `<n>/m`. */
+export const rate = z
+  .string()
+  .regex(/^[1-9]\d{0,8}\/(s|m)$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s');
+/** A limit that may be turned off: `off`, or a rate as {@link rate}. */
+export const rateOrOff = z
+  .string()
+  .regex(/^(off|[1-9]\d{0,8}\/(s|m))$/, 'must be <n>/s or <n>/m, n >= 1, e.g. 5/s, or off');
