@@ -25,7 +25,7 @@ import { Keys } from '../src/redis/keys.js';
 import { OrderLookup } from '../src/services/index.js';
 import { useNamespace } from './support/namespace.js';
 import { stackProcess, type StackProcess } from './support/orders.js';
-import { saleProcess } from './support/sale.js';
+import { orderSold, saleProcess } from './support/sale.js';
 
 const ns = useNamespace();
 const config = ns.config();
@@ -127,11 +127,11 @@ describe('order lookups', () => {
     expect(meta.number).toBeGreaterThan(0);
     const sale = s.rt.inventory.sale;
     // sold, not persisted (no worker here): only in an outbox
-    const sold = await sale.purchase({ productId, userId: 'u1', quantity: 1 });
+    const sold = await orderSold(sale.purchase({ productId, userId: 'u1', quantity: 1 }));
     expect(orderProductNumber(sold.orderId)).toBe(meta.number);
     // an order id of the format before catalogue numbers, still in an outbox
     const legacyId = randomUUID();
-    await sale.purchase({ productId, userId: 'u2', quantity: 1, orderId: legacyId });
+    await orderSold(sale.purchase({ productId, userId: 'u2', quantity: 1, orderId: legacyId }));
     expect(orderProductNumber(legacyId)).toBeUndefined();
     const missing = mintOrderId(meta.number);
     const missingElsewhere = mintOrderId(4_000_000);
@@ -172,7 +172,7 @@ describe('the active set', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 10, segments: 2, strategy: 'lockfree' });
     expect(Number(await activeScore(productId))).toBeGreaterThan(Date.now());
-    await s.rt.inventory.sale.purchase({ productId, userId: 'w1', quantity: 1 });
+    await orderSold(s.rt.inventory.sale.purchase({ productId, userId: 'w1', quantity: 1 }));
     await timeRunsOut([productId]);
     // its time ran out, but an order is still only in its outbox: it stays
     await sweepOnce();
@@ -189,7 +189,7 @@ describe('the active set', () => {
     // one's touch is a moment old, while a real archive comes minutes after a lease ran out)
     const other = saleProcess(config);
     try {
-      await other.inv.sale.purchase({ productId, userId: 'w2', quantity: 1 });
+      await orderSold(other.inv.sale.purchase({ productId, userId: 'w2', quantity: 1 }));
     } finally {
       await other.close();
     }
@@ -222,12 +222,12 @@ describe('the active set', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 10, segments: 1, strategy: 'lockfree' });
     const sale = s.rt.inventory.sale;
-    await sale.purchase({ productId, userId: 'early', quantity: 1 });
+    await orderSold(sale.purchase({ productId, userId: 'early', quantity: 1 }));
     // as if this process had stalled: its cached touch is past the lease, though fresh locally
     const leases = (sale as unknown as { leases: { touched: Map<string, object> } }).leases;
     leases.touched.set(productId, { at: Date.now() - TOUCH_LEASE_MS - 5_000, localAt: Date.now() });
     await s.rt.redis.zadd(keys.active(), 'XX', 1, productId);
-    await sale.purchase({ productId, userId: 'late', quantity: 1 });
+    await orderSold(sale.purchase({ productId, userId: 'late', quantity: 1 }));
     expect(Number(await activeScore(productId))).toBeGreaterThan(Date.now());
     expect((await readProductState(deps(), productId))!.remaining).toBe(8);
   });

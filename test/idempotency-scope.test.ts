@@ -23,6 +23,7 @@ import { startApp, type RunningApp } from './support/app.js';
 import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { startTestRedis } from './support/servers.js';
+import { orderSold } from './support/sale.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -166,7 +167,14 @@ describe('Idempotency-Key scope: a shopper and a product', () => {
     const fp = requestFingerprint({ productId, quantity: 1 });
     await app.rt.redis.set(
       old.record(member),
-      encodeIdempotencyRecord({ fp, done: { status: 202, contentType: 'application/json', body } }),
+      encodeIdempotencyRecord({
+        fp,
+        done: {
+          kind: 'sent',
+          response: { status: 202, contentType: 'application/json', body },
+          sold: true,
+        },
+      }),
       'EX',
       600,
     );
@@ -243,11 +251,10 @@ describe('a keyed purchase folded into its home deduct', () => {
     const fp = requestFingerprint({ productId, quantity: 1 });
     const stored = JSON.parse((await app.rt.redis.get(records.record(member)))!) as {
       f: string;
-      d: { s: number; b: string };
+      s: number;
+      o: string;
     };
-    expect(stored.f).toBe(fp);
-    expect(stored.d.s).toBe(202);
-    expect(JSON.parse(stored.d.b)).toMatchObject({ orderId: first.orderId });
+    expect(stored).toEqual({ f: fp, o: first.orderId, p: productId, q: 1, s: 1 });
     expect(await app.rt.redis.pttl(records.record(member))).toBeGreaterThan(590_000);
     expect(await app.rt.redis.exists(records.all, records.refusals)).toBe(0);
     // a replay is one call too, and changes nothing
@@ -326,10 +333,16 @@ describe('a keyed purchase folded into its home deduct', () => {
     }
   });
 
-  it('a sale attempt after its record was written (a reseed met by the spill) runs the usual deduct under it', async () => {
+  it('an attempt after its record was written (a reseed met by the spill) runs the usual deduct, never folds again', async () => {
     const productId = newProduct();
     await seed(productId);
     const user = shopperAt(0);
+    // home empty, the other segments already reseeded: every spill meets the reseed
+    await app.rt.redis.hset(keys.segment(productId, 0).state, 'stock', 0);
+    for (let seg = 1; seg < SEGMENTS; seg++) {
+      await app.rt.redis.hset(keys.segment(productId, seg).state, 'epoch', 2);
+    }
+    const before = await remaining(productId);
     const place = keys.idempotency(productId, 0, user);
     const member = createHash('sha256').update('k-again').digest('base64url');
     const keyed: FoldedRecord = {
@@ -340,19 +353,17 @@ describe('a keyed purchase folded into its home deduct', () => {
       running: 'running',
       ttlSeconds: 600,
       cap: 100,
-      written: 'running',
     };
-    const sold = await app.rt.inventory.sale.purchase({
-      productId,
-      userId: user,
-      quantity: 1,
+    const r = await app.rt.inventory.sale.purchaseFolded(
+      { productId, userId: user, quantity: 1 },
       keyed,
-    });
-    expect(sold.segment).toBe(0);
-    // the record is the caller's to settle: this attempt neither read nor wrote it
-    expect(await app.rt.redis.exists(place.record(member), place.all)).toBe(0);
-    expect(keyed.written).toBe('running');
-    expect(await outboxEntries(productId, sold.orderId)).toBe(1);
+    );
+    // the first attempt wrote the running record with its spill claim; the next ones ran the
+    // usual deduct under it (a fold would have found that record and answered unfolded)
+    expect(r).toMatchObject({ kind: 'refused', record: 'running' });
+    expect(r.kind === 'refused' && r.refusal.code).toBe('reseeding');
+    expect(await app.rt.redis.get(place.record(member))).toBe('running');
+    expect(await remaining(productId)).toBe(before);
   });
 });
 
@@ -364,14 +375,15 @@ describe('what a keyed purchase costs its record', () => {
       const own = new Keys(`${ns.id}cost`);
       const store = new IdempotencyStore(redis, own, { get: () => null }, 600, 5_000, 3);
       const fresh = (i: number) => ({ fp: 'f', orderId: `o${i}`, productId: 'p', quantity: 1 });
-      await store.finish((await store.begin('u', 'warm', fresh(0))) as IdempotencyHandle, {
-        status: 202,
-        contentType: 'application/json',
-        body: '{}',
-      });
+      const soldAnswer = (i: number) =>
+        ({ kind: 'sold', orderId: `o${i}`, productId: 'p', quantity: 1 }) as const;
+      await store.finish(
+        (await store.begin('u', 'warm', fresh(0))) as IdempotencyHandle,
+        soldAnswer(0),
+      );
       await redis.config('RESETSTAT');
       const begun = (await store.begin('u', 'k1', fresh(1))) as IdempotencyHandle;
-      await store.finish(begun, { status: 202, contentType: 'application/json', body: '{}' });
+      await store.finish(begun, soldAnswer(1));
       expect(await commandStats(redis)).toEqual(
         new Map([
           ['evalsha', 2],

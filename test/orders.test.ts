@@ -15,6 +15,7 @@ import {
   waitForDrainedOutbox,
   waitForRows,
 } from './support/orders.js';
+import { orderSold } from './support/sale.js';
 
 const ns = useNamespace();
 const config = ns.config({
@@ -76,7 +77,7 @@ describe('every sale becomes exactly one order row', () => {
     await seedProduct(deps(), productId, { total: 5, segments: 2, strategy: 'lockfree' });
     const sold = await Promise.all(
       Array.from({ length: 5 }, (_, i) =>
-        api[0]!.rt.inventory.sale.purchase({ productId, userId: `b${i}`, quantity: 1 }),
+        orderSold(api[0]!.rt.inventory.sale.purchase({ productId, userId: `b${i}`, quantity: 1 })),
       ),
     );
     for (const p of sold) api[0]!.submit(p);

@@ -15,6 +15,7 @@ import { sleep } from './support/locks.js';
 import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from './support/proxy.js';
+import { orderSold } from './support/sale.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -237,7 +238,9 @@ describe('a request whose process died (its record left running)', () => {
     });
     expect(begun.kind).toBe('new');
     // the dead process had sold (the deduct ran) and never stored its answer
-    await app.rt.inventory.sale.purchase({ productId, userId: 'dead', quantity: 1, orderId });
+    await orderSold(
+      app.rt.inventory.sale.purchase({ productId, userId: 'dead', quantity: 1, orderId }),
+    );
     const early = await buy('dead', { productId }, 'k-dead');
     expect(early.status).toBe(409); // its lease still runs
     await sleep(1_100);

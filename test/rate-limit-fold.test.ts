@@ -8,18 +8,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RateLimit } from '../src/config/index.js';
 import type { Db } from '../src/db/index.js';
-import {
-  readProductState,
-  seedProduct,
-  ShopperRateLimited,
-  type ShopperRate,
-} from '../src/inventory/index.js';
+import { readProductState, seedProduct } from '../src/inventory/index.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import {
+  orderSold,
   saleProcess,
   shopperOf,
   soloSaleProcess,
@@ -50,7 +46,6 @@ const deps = () => ({ redis: procs[0]!.redis, keys, db, catalogue: procs[0]!.inv
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 /** 5 a minute, bursts of 5: nothing refills during a test */
 const fivePerMinute: RateLimit = { name: 'user', rate: 5, periodMs: 60_000, burst: 5 };
-const rateOf = (userId: string): ShopperRate => ({ userId, limit: fivePerMinute });
 const soldOf = async (productId: string) =>
   (await readProductState({ redis: procs[0]!.redis, keys }, productId))!.sold;
 const bucketOf = (productId: string, seg: number, userId: string) =>
@@ -133,19 +128,21 @@ describe('the shopper bucket in the sale', () => {
       const soloDeps = { redis: solo.redis, keys, db, catalogue: solo.inv.catalogue };
       await seedProduct(soloDeps, productId, { total: 100, segments: 4, strategy: 'lockfree' });
       const { sale } = solo.inv;
-      await sale.purchase({ productId, userId: 'warm', quantity: 1 });
+      await orderSold(sale.purchase({ productId, userId: 'warm', quantity: 1 }));
       // the least of five: a background touch of this process's own may land in one
       const cost = async (tag: string, limited: boolean) => {
         let least = Infinity;
         for (let i = 0; i < 5; i++) {
           const userId = shopperOf(1, 4, `${tag}${i}-`);
           const before = await totalCalls(solo.redis);
-          await sale.purchase({
-            productId,
-            userId,
-            quantity: 1,
-            rate: limited ? rateOf(userId) : undefined,
-          });
+          await orderSold(
+            sale.purchase({
+              productId,
+              userId,
+              quantity: 1,
+              rate: limited ? fivePerMinute : undefined,
+            }),
+          );
           least = Math.min(least, (await totalCalls(solo.redis)) - before);
         }
         return least;
@@ -168,12 +165,11 @@ describe('the shopper bucket in the sale', () => {
     // the bucket spent: 5 cells taken 0 ms ago
     const tat = (Date.now() + 5 * 12_000) * 1_000;
     await procs[0]!.redis.set(bucketOf(productId, 2, userId), String(tat), 'PX', 70_000);
-    const rate = rateOf(userId);
-    await expect(
-      procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate }),
-    ).rejects.toBeInstanceOf(ShopperRateLimited);
-    expect(rate.decision).toMatchObject({ allowed: false, remaining: 0, taken: 0 });
-    expect(rate.decision!.retryMs).toBeGreaterThan(0);
+    const rate = fivePerMinute;
+    const r = await procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+    expect(r.kind).toBe('rate-limited');
+    expect(r.bucket).toMatchObject({ allowed: false, remaining: 0, taken: 0 });
+    expect(r.bucket!.retryMs).toBeGreaterThan(0);
     expect(await soldOf(productId)).toBe(0);
     expect(await procs[0]!.redis.hexists(seg.buyers, userId)).toBe(0);
     expect(await procs[0]!.redis.hexists(seg.claims, userId)).toBe(0);
@@ -187,13 +183,15 @@ describe('the shopper bucket in the sale', () => {
     const holder = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 1), {
       leaseMs: 10_000,
     }))!;
-    const rate = rateOf(userId);
+    const rate = fivePerMinute;
     const bought = procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
     await sleep(150);
     expect(await soldOf(productId)).toBe(0); // waiting in the line, its cell taken
-    expect(rate.decision).toMatchObject({ allowed: true, remaining: 4 });
+    expect(await procs[0]!.redis.exists(bucketOf(productId, 1, userId))).toBe(1);
     await holder.release();
-    expect((await bought).segment).toBe(1);
+    const r = await bought;
+    expect(r.bucket).toMatchObject({ allowed: true, remaining: 4 });
+    expect((await orderSold(Promise.resolve(r))).segment).toBe(1);
     expect(await soldOf(productId)).toBe(1);
     // one cell for the purchase (the free call's), none for the deduct under the lock
     const tat = Number(await procs[0]!.redis.get(bucketOf(productId, 1, userId)));
@@ -213,10 +211,9 @@ describe('the shopper bucket in the sale', () => {
     for (const holderProc of [procs[1]!, procs[0]!]) {
       const holder = (await holderProc.inv.locks.acquire(name, { leaseMs: 10_000 }))!;
       const started = Date.now();
-      const rate = rateOf(userId);
-      await expect(
-        procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate }),
-      ).rejects.toBeInstanceOf(ShopperRateLimited);
+      const rate = fivePerMinute;
+      const r = await procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+      expect(r.kind).toBe('rate-limited');
       expect(Date.now() - started).toBeLessThan(1_500); // not the 2 s LOCK_WAIT_MS in the line
       expect(await procs[0]!.redis.exists(keys.segment(productId, 3).lock.queue)).toBe(0);
       await holder.release();
@@ -228,15 +225,18 @@ describe('the shopper bucket in the sale', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 4, segments: 4, strategy: 'lockfree' });
     const userId = shopperOf(0, 4, 'spill-');
-    await procs[0]!.inv.sale.purchase({
-      productId,
-      userId: shopperOf(0, 4, 'first-'),
-      quantity: 1,
-    });
-    const rate = rateOf(userId);
-    const order = await procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+    await orderSold(
+      procs[0]!.inv.sale.purchase({
+        productId,
+        userId: shopperOf(0, 4, 'first-'),
+        quantity: 1,
+      }),
+    );
+    const rate = fivePerMinute;
+    const r = await procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+    const order = await orderSold(Promise.resolve(r));
     expect(order.segment).not.toBe(0);
-    expect(rate.decision).toMatchObject({ allowed: true, remaining: 4 });
+    expect(r.bucket).toMatchObject({ allowed: true, remaining: 4 });
     expect(await procs[0]!.redis.exists(bucketOf(productId, order.segment, userId))).toBe(0);
   });
 

@@ -4,7 +4,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../src/db/index.js';
-import { decodeIdempotencyRecord, IdempotencyStore, seedProduct } from '../src/inventory/index.js';
+import {
+  decodeIdempotencyRecord,
+  encodeIdempotencyRecord,
+  IdempotencyStore,
+  SaleError,
+  seedProduct,
+} from '../src/inventory/index.js';
 import {
   claimSettle,
   clearSoldOut,
@@ -271,13 +277,71 @@ describe('records written by TypeScript', () => {
     expect(running.leaseUntil).toBeGreaterThanOrEqual(before + 5_000);
     await store.markUnknown(begun);
     expect(decodeIdempotencyRecord((await redis.get(begun.key))!).unknown).toBe(true);
-    const response = { status: 202, contentType: 'application/json', body: '{}' };
-    await store.finish(begun, response);
-    // once answered, only what a replay needs is kept
+    const sold = { kind: 'sold', orderId: 'o-1', productId: 'p', quantity: 2 } as const;
+    await store.finish(begun, sold);
+    // once answered, only what a replay needs is kept: the sale's order
+    expect(JSON.parse((await redis.get(begun.key))!)).toEqual({
+      f: 'fp-1',
+      o: 'o-1',
+      p: 'p',
+      q: 2,
+      s: 1,
+    });
     expect(decodeIdempotencyRecord((await redis.get(begun.key))!)).toEqual({
       fp: fresh.fp,
-      done: response,
+      done: sold,
     });
     expect(() => decodeIdempotencyRecord('{"x":1}')).toThrow(/not an idempotency record/);
+  });
+
+  it('idempotency record: a refusal keeps what it means and the request it answered', () => {
+    const refusal = new SaleError({
+      code: 'limit-reached',
+      message: 'already bought 1',
+      orderId: 'o-0',
+    });
+    const request = { id: 'req-1', url: '/seckill' };
+    const raw = encodeIdempotencyRecord({ fp: 'f', done: { kind: 'refused', refusal, request } });
+    const stored = JSON.parse(raw) as Record<string, unknown>;
+    // a lease that never runs out: a process that knows only answered bytes answers 409
+    expect(stored).toEqual({
+      f: 'f',
+      r: { c: 'limit-reached', m: 'already bought 1', o: 'o-0' },
+      i: 'req-1',
+      w: '/seckill',
+      l: Number.MAX_SAFE_INTEGER,
+    });
+    const back = decodeIdempotencyRecord(raw);
+    expect(back.done).toEqual({ kind: 'refused', refusal: expect.any(SaleError), request });
+    const again = back.done?.kind === 'refused' ? back.done.refusal : undefined;
+    expect({ code: again?.code, message: again?.message, orderId: again?.orderId }).toEqual({
+      code: 'limit-reached',
+      message: 'already bought 1',
+      orderId: 'o-0',
+    });
+    expect(back.leaseUntil).toBeUndefined();
+  });
+
+  it('idempotency record: an answer stored as bytes before is replayed as it was', () => {
+    const body = JSON.stringify({ orderId: 'o-9', status: 'pending', productId: 'p', quantity: 1 });
+    const raw = JSON.stringify({ f: 'f', d: { s: 202, b: body, h: { Location: '/orders/o-9' } } });
+    expect(decodeIdempotencyRecord(raw).done).toEqual({
+      kind: 'sent',
+      response: {
+        status: 202,
+        contentType: 'application/json',
+        body,
+        headers: { Location: '/orders/o-9' },
+      },
+      sold: true,
+    });
+    const refusal = JSON.stringify({ f: 'f', d: { s: 409, b: '{}' } });
+    expect(decodeIdempotencyRecord(refusal).done).toEqual({
+      kind: 'sent',
+      response: { status: 409, contentType: 'application/problem+json', body: '{}' },
+      sold: false,
+    });
+    // and written so again, byte for byte
+    expect(encodeIdempotencyRecord(decodeIdempotencyRecord(raw))).toBe(raw);
   });
 });

@@ -13,6 +13,7 @@ import { Keys } from '../src/redis/keys.js';
 import { sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import {
+  orderSold,
   saleProcess,
   shopperOf,
   soloSaleProcess,
@@ -56,14 +57,16 @@ describe('a free segment lock', () => {
       const { sale } = solo.inv;
       const { redis } = solo;
       // warm: the product views and the activity touches are this process's from now on
-      await sale.purchase({ productId: free, userId: 'warm', quantity: 1 });
-      await sale.purchase({ productId: locked, userId: 'warm', quantity: 1 });
+      await orderSold(sale.purchase({ productId: free, userId: 'warm', quantity: 1 }));
+      await orderSold(sale.purchase({ productId: locked, userId: 'warm', quantity: 1 }));
       // the least of five: a background touch of this process's own may land in one
       const cost = async (productId: string, tag: string) => {
         let least = Infinity;
         for (let i = 0; i < 5; i++) {
           const before = await totalCalls(redis);
-          await sale.purchase({ productId, userId: shopperOf(2, 4, `${tag}${i}-`), quantity: 1 });
+          await orderSold(
+            sale.purchase({ productId, userId: shopperOf(2, 4, `${tag}${i}-`), quantity: 1 }),
+          );
           least = Math.min(least, (await totalCalls(redis)) - before);
         }
         return least;
@@ -121,7 +124,7 @@ describe('a free segment lock', () => {
     const holder = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 1), {
       leaseMs: 10_000,
     }))!;
-    const bought = procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 });
+    const bought = orderSold(procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }));
     await sleep(150);
     expect(await soldIn(productId, 1)).toBe(0); // not past the holder
     await holder.release();
@@ -137,7 +140,7 @@ describe('a free segment lock', () => {
     const user = shopperOf(3, 4, 'c');
     const lock = keys.segment(productId, 3).lock;
     await procs[0]!.redis.set(lock.handoff, 'someone:else', 'PX', 400);
-    const bought = procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 });
+    const bought = orderSold(procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }));
     await sleep(150);
     expect(await soldIn(productId, 3)).toBe(0);
     const order = await bought;
@@ -153,7 +156,7 @@ describe('a free segment lock', () => {
       leaseMs: 50,
     }))!;
     await sleep(80);
-    await procs[0]!.inv.sale.purchase({ productId, userId: 'now', quantity: 1 });
+    await orderSold(procs[0]!.inv.sale.purchase({ productId, userId: 'now', quantity: 1 }));
     expect(await fenceOf(productId, 0)).toBe(old.fence + 1);
     const late = await deduct(procs[1]!.redis, keys.segment(productId, 0), {
       mode: 'home',
@@ -181,7 +184,9 @@ describe('a free segment lock', () => {
     });
     const outcomes = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
-        procs[i % 2]!.inv.sale.purchase({ productId, userId: `r${i}`, quantity: 1 }).then(
+        orderSold(
+          procs[i % 2]!.inv.sale.purchase({ productId, userId: `r${i}`, quantity: 1 }),
+        ).then(
           () => 'accepted',
           (err: { code?: string }) => err.code ?? 'error',
         ),

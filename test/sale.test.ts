@@ -8,7 +8,7 @@ import { deduct } from '../src/inventory/protocol.js';
 import { Keys } from '../src/redis/keys.js';
 import { barrier, sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
-import { saleProcess, testDb, totalCalls, type SaleProcess } from './support/sale.js';
+import { orderSold, saleProcess, testDb, totalCalls, type SaleProcess } from './support/sale.js';
 import { startTestRedis } from './support/servers.js';
 
 const ns = useNamespace();
@@ -36,7 +36,7 @@ type Outcome = 'accepted' | SaleError['code'];
 async function buy(p: SaleProcess, productId: string, userId: string, quantity = 1) {
   for (;;) {
     try {
-      await p.inv.sale.purchase({ productId, userId, quantity });
+      await orderSold(p.inv.sale.purchase({ productId, userId, quantity }));
       return 'accepted' as Outcome;
     } catch (err) {
       if (!(err instanceof SaleError)) throw err;
@@ -160,10 +160,12 @@ describe('per-user limit', () => {
   it('a limit-reached refusal names the earlier order', async () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 5, segments: 2, strategy: 'lockfree' });
-    const first = await procs[0]!.inv.sale.purchase({ productId, userId: 'x', quantity: 1 });
-    const again = await procs[1]!.inv.sale
-      .purchase({ productId, userId: 'x', quantity: 1 })
-      .catch((e: unknown) => e);
+    const first = await orderSold(
+      procs[0]!.inv.sale.purchase({ productId, userId: 'x', quantity: 1 }),
+    );
+    const again = await orderSold(
+      procs[1]!.inv.sale.purchase({ productId, userId: 'x', quantity: 1 }),
+    ).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(SaleError);
     expect((again as SaleError).code).toBe('limit-reached');
     expect((again as SaleError).orderId).toBe(first.orderId);
@@ -221,7 +223,9 @@ describe('home segment and spill', () => {
     for (let i = 0; homeSegment(user, 3) !== 0; i++) user = `a${i}`;
     // empty the home segment first
     await procs[0]!.redis.hset(keys.segment(productId, 0).state, 'stock', 0);
-    const p = await procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 });
+    const p = await orderSold(
+      procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }),
+    );
     expect(p.segment).not.toBe(0);
     expect(p.homeSegment).toBe(0);
     expect(await buy(procs[1]!, productId, user)).toBe('limit-reached');
@@ -365,9 +369,9 @@ describe('outside the sale window, from memory', () => {
         Array.from({ length: 40 }, () => ['ended', 'not-started', undefined]),
       );
       // the same refusal the deduct gives
-      const fromRedis = await ps[0]!.inv.sale
-        .purchase({ productId: ended, userId: 'w2', quantity: 1 })
-        .catch((e: unknown) => e as SaleError);
+      const fromRedis = await orderSold(
+        ps[0]!.inv.sale.purchase({ productId: ended, userId: 'w2', quantity: 1 }),
+      ).catch((e: unknown) => e as SaleError);
       const fromMemory = ps[0]!.inv.sale.refusalFromMemory(ended)!;
       expect({ code: fromMemory.code, message: fromMemory.message, at: fromMemory.at }).toEqual({
         code: (fromRedis as SaleError).code,

@@ -23,6 +23,7 @@ import { useNamespace } from './support/namespace.js';
 import { reconcileOver, stackProcess, type StackProcess, waitForRows } from './support/orders.js';
 import { replyLosingProxy } from './support/proxy.js';
 import { binDirs, tempDir } from './support/servers.js';
+import { orderSold } from './support/sale.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -200,20 +201,20 @@ describe('a command is never sent twice', () => {
       lock: { waitMs: 200, leaseMs: 2_000, queueMs: 1_000 },
     });
     try {
-      await inv.sale.purchase({ productId, userId: 'warm', quantity: 1 }); // scripts loaded
+      await orderSold(inv.sale.purchase({ productId, userId: 'warm', quantity: 1 })); // scripts loaded
       proxy.loseReplyTo((chunk) => /evalsha/i.test(chunk) && chunk.includes('lost'), {
         thenClose: true,
       });
-      await expect(inv.sale.purchase({ productId, userId: 'lost', quantity: 1 })).rejects.toThrow(
-        /Connection is closed/,
-      );
+      await expect(
+        orderSold(inv.sale.purchase({ productId, userId: 'lost', quantity: 1 })),
+      ).rejects.toThrow(/Connection is closed/);
       expect(proxy.lost).toBe(1);
       await new Promise((r) => setTimeout(r, 1_000)); // a resend would have landed by now
       const direct = cluster.admin(portOf(owner));
       expect(await direct.hget(seg.state, 'stock')).toBe('3'); // warm + lost: sold once each
       expect(await direct.hget(seg.state, 'sold')).toBe('2'); // (the worker empties the outbox)
       // and the client recovers: the next purchase sells normally
-      await inv.sale.purchase({ productId, userId: 'after', quantity: 1 });
+      await orderSold(inv.sale.purchase({ productId, userId: 'after', quantity: 1 }));
       expect(await direct.hget(seg.state, 'stock')).toBe('2');
     } finally {
       await inv.close();

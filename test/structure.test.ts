@@ -161,10 +161,11 @@ describe('src/ layout', () => {
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
   // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door; +1 key
   // importer when the active set and the sale's leases on it became two files; +1 key importer for
-  // the Idempotency-Key scripts' gateway, inventory/keyed-protocol.ts.)
+  // the Idempotency-Key scripts' gateway, inventory/keyed-protocol.ts; +1 each when the spill left
+  // the sale's file, inventory/sale/spill.ts.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(31);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(27);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(32);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(28);
   });
 });

@@ -203,10 +203,15 @@ try {
       lock: { waitMs: 200, leaseMs: 2_000, queueMs: 200 },
     });
     const sold = await inv.sale.purchase({ productId: 'live', userId: 'buyer', quantity: 1 });
+    if (sold.kind !== 'sold') throw new Error(`the live sale's purchase ended ${sold.kind}`);
     await inv.close();
     subscriber.disconnect();
     const number = (await readMeta({ redis, keys }, 'live'))!.number;
-    const ids = { existing: sold.orderId, missing: mintOrderId(number), legacy: randomUUID() };
+    const ids = {
+      existing: sold.order.orderId,
+      missing: mintOrderId(number),
+      legacy: randomUUID(),
+    };
 
     // an upgrade: the data migrations run once (every product numbered and made active)
     const t = performance.now();

@@ -19,7 +19,6 @@ import { sql } from 'kysely';
 import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { createCore, type Core } from '../../src/composition/core.js';
 import { apiServices, startOrderQueue, startOrderWorker } from '../../src/composition/roles.js';
-import { SaleError } from '../../src/inventory/index.js';
 import { createLogger } from '../../src/log.js';
 import { reconcile } from '../../src/orders/index.js';
 import type { Services } from '../../src/services/index.js';
@@ -58,18 +57,15 @@ async function crowd(
     Array.from({ length: clients }, async () => {
       while (!done()) {
         const buyer = next++;
-        try {
-          const p = await services.checkout.buy({
-            productId,
-            userId: `b${buyer}`,
-            quantity: 1,
-          });
+        const r = await services.checkout.buy({ productId, userId: `b${buyer}`, quantity: 1 });
+        if (r.kind === 'sold') {
           sales++;
-          await onSale(p.orderId, buyer);
-        } catch (err) {
-          if (!(err instanceof SaleError)) throw err;
+          await onSale(r.order.orderId, buyer);
+        } else if (r.kind === 'refused') {
           refusals++;
-          await new Promise((r) => setTimeout(r, 5));
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        } else {
+          throw r.kind === 'failed' ? r.cause : new Error(`a purchase ended ${r.kind}`);
         }
       }
     }),

@@ -69,7 +69,8 @@ async function soldOrders(rt: Core, n: number, checkout?: Checkout) {
       while (next < n) {
         const i = next++;
         const req = { productId, userId: `s${i}`, quantity: 1 };
-        await (checkout ? checkout.buy(req) : rt.inventory.sale.purchase(req));
+        const r = await (checkout ? checkout.buy(req) : rt.inventory.sale.purchase(req));
+        if (r.kind !== 'sold') throw new Error(`purchase ${i} ended ${r.kind}`);
         lastSale = performance.now();
       }
     }),

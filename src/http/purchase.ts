@@ -1,36 +1,44 @@
 /**
- * `POST /seckill`'s answers: the purchase service's outcome mapped to HTTP. The protocol itself
- * (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
+ * `POST /seckill`'s answers: the purchase service's outcome rendered as HTTP, the one place that
+ * does it (an answer given now, and one replayed from its key's record, alike). The protocol
+ * itself (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
  */
 import { ProblemError } from '../errors.js';
-import type {
-  PurchaseAnswers,
-  PurchaseOrder,
-  PurchaseOutcome,
-  StoredResponse,
-} from '../services/index.js';
+import type { PurchaseAnswer, PurchaseOutcome } from '../services/index.js';
 import { admissionProblem } from './admission-problems.js';
-import { problemAnswer } from './problem.js';
+import { problemAnswer, type HttpAnswer } from './problem.js';
 import { saleProblem } from './sale-problems.js';
 
-const accepted = (orderId: string, order: PurchaseOrder): StoredResponse => ({
-  status: 202,
-  contentType: 'application/json',
-  headers: { Location: `/orders/${orderId}` },
-  body: JSON.stringify({
-    orderId,
-    status: 'pending',
-    productId: order.productId,
-    quantity: order.quantity,
-  }),
-});
-
-/** The two answers a purchase stores for replay, written for this request. */
-export const purchaseAnswers = (url: string, requestId: string): PurchaseAnswers => ({
-  accepted,
-  // a refusal is answered (and stored for a replay) as the error handler answers its problem
-  refused: (err) => problemAnswer(url, requestId, saleProblem(err)),
-});
+/**
+ * The HTTP answer of a purchase's answer to the request at `url` (`requestId`); a stored refusal
+ * names the request it first answered, so a replay is the same bytes. `headers` may be the
+ * answer's own: copy before adding to them.
+ */
+export function purchaseAnswer(answer: PurchaseAnswer, url: string, requestId: string): HttpAnswer {
+  switch (answer.kind) {
+    case 'sold':
+      return {
+        status: 202,
+        contentType: 'application/json',
+        headers: { Location: `/orders/${answer.orderId}` },
+        body: JSON.stringify({
+          orderId: answer.orderId,
+          status: 'pending',
+          productId: answer.productId,
+          quantity: answer.quantity,
+        }),
+      };
+    case 'refused': {
+      // a refusal is answered as the error handler answers its problem
+      const first = answer.request;
+      return problemAnswer(first?.url ?? url, first?.id ?? requestId, saleProblem(answer.refusal));
+    }
+    case 'sent': {
+      const { status, contentType, body, headers } = answer.response;
+      return { status, contentType, body, headers: headers ?? {} };
+    }
+  }
+}
 
 /**
  * The answer of an outcome that is not a stored response.

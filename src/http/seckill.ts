@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import { rateLimitHeaders, type PurchaseOutcome, type PurchaseService } from '../services/index.js';
 import { shopperId } from './auth.js';
 import { errorAnswer, type HttpAnswer } from './problem.js';
-import { outcomeProblem, purchaseAnswers } from './purchase.js';
+import { outcomeProblem, purchaseAnswer } from './purchase.js';
 import { parseOr400 } from './validation.js';
 
 /** Largest quantity one request may ask for (the per-user limit is usually far lower). */
@@ -143,19 +143,18 @@ export function seckill(deps: {
       );
       return rate ? { ...a, headers: { ...rate, ...a.headers } } : a;
     }
-    const a = outcome.response;
-    // the refusal of a flood: nothing to add to its stored headers, nothing to copy
-    const headers =
-      rate || outcome.replayed
-        ? { ...rate, ...(outcome.replayed && { 'Idempotent-Replayed': 'true' }), ...a.headers }
-        : (a.headers ?? {});
-    return {
-      status: a.status,
-      contentType: a.contentType,
-      headers,
-      body: a.body,
-      ...(a.problem !== undefined && { problem: a.problem }),
+    const a = purchaseAnswer(outcome.answer, request.url, request.requestId);
+    // the refusal of a flood: nothing to add to its headers, nothing to copy
+    if (!rate && !outcome.replayed) return a;
+    const headers = {
+      ...rate,
+      ...(outcome.replayed && { 'Idempotent-Replayed': 'true' }),
+      ...a.headers,
     };
+    // a replay is counted without its problem's code, as the answer it replays was stored without
+    return outcome.replayed
+      ? { status: a.status, contentType: a.contentType, headers, body: a.body }
+      : { ...a, headers };
   };
   return (r) => {
     try {
@@ -164,21 +163,35 @@ export function seckill(deps: {
       const call = {
         productId: body.productId,
         quantity: body.quantity ?? 1,
-        buyer,
-        ip: r.ip,
         saleToken: typeof saleToken === 'string' ? saleToken : undefined,
         idempotencyKey: idempotencyKeyHeader(r.headers['idempotency-key']),
+        request: { id: r.requestId, url: r.url },
       };
-      const answers = purchaseAnswers(r.url, r.requestId);
       // known without a promise (sold out): answered in this turn
-      const known = deps.purchase.fromMemory(call, answers);
+      const known = deps.purchase.fromMemory(call);
       if (known) return answerOf(r, known);
       return deps.purchase
-        .purchase(call, answers)
+        .purchase({ ...call, shopper: shopperOf(buyer), ip: r.ip() })
         .then((outcome) => answerOf(r, outcome))
         .catch((err: unknown) => errorAnswer(deps.logger, err, facts(r)));
     } catch (err) {
       return errorAnswer(deps.logger, err, facts(r));
     }
   };
+}
+
+/**
+ * Who is buying, made out now: the service awaits it once its guard let the request through, so
+ * a refusal it learns first (a product this process never saw, sold out) is answered before an
+ * identity's 401, as before; a refusal of the identity it never awaits is dropped.
+ */
+function shopperOf(buyer: () => string | Promise<string>): string | Promise<string> {
+  let who: string | Promise<string>;
+  try {
+    who = buyer();
+  } catch (err) {
+    who = Promise.reject(err);
+  }
+  if (typeof who !== 'string') who.catch(() => undefined);
+  return who;
 }

@@ -39,15 +39,3 @@ export class SaleError extends QuietError {
 export function unknownProduct(productId: string): SaleError {
   return new SaleError({ code: 'unknown-product', message: `no product "${productId}"` });
 }
-
-/**
- * The shopper's rate-limit bucket, taken by the purchase's home deduct, refused the cell: nothing
- * was sold or changed. Not a sale refusal: admission answers it (429), with the bucket's state,
- * which the purchase's {@link ShopperRate} holds.
- */
-export class ShopperRateLimited extends QuietError {
-  constructor() {
-    super('over the shopper rate limit');
-    this.name = 'ShopperRateLimited';
-  }
-}

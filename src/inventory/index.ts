@@ -38,10 +38,12 @@ export {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
   type IdempotencyRecord,
+  type PurchaseAnswer,
   type StoredResponse,
 } from './records/idempotency-record.js';
-export { SaleError, ShopperRateLimited, unknownProduct, type SaleErrorCode } from './errors.js';
-export { NotFolded, type FoldedRecord } from './sale/keyed-deduct.js';
+export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
+export { type FoldedRecord } from './keyed-protocol.js';
+export type { FoldedOutcome, RecordWritten, SaleOutcome } from './sale/outcome.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './outbox/pending-orders.js';
 export { PendingOrderStore } from './outbox/pending-order-store.js';
@@ -64,7 +66,6 @@ export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
 export { Sale, type PurchaseRequest } from './sale/sale.js';
-export { type ShopperRate } from './sale/shopper-rate.js';
 export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';

@@ -38,11 +38,6 @@ export interface FoldedRecord {
   ttlSeconds: number;
   /** records a shopper may hold */
   cap: number;
-  /**
-   * What the purchase left under the key: nothing yet; the finished record; the running one (the
-   * spill goes on, then the record is settled as after a claim); or unknown (no reply came).
-   */
-  written: 'nothing' | 'done' | 'running' | 'unknown';
 }
 
 /** The keyed deduct's answer: the deduct's, or the record the key held, or the cap reached. */

@@ -7,12 +7,7 @@
  */
 import type { Config, RateLimit } from '../config/index.js';
 import type { RateDecision } from '../access/index.js';
-import {
-  homeSegment,
-  type Catalogue,
-  type ProductView,
-  type ShopperRate,
-} from '../inventory/index.js';
+import { homeSegment, type Catalogue, type ProductView } from '../inventory/index.js';
 import { shardDown } from '../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
@@ -67,9 +62,11 @@ export type LimitCheck =
   | { state: RateState | undefined; refusal?: undefined }
   | { state: RateState; refusal: AdmissionRefusal };
 
-/** A purchase's limits with the shopper's cell left to its sale (`rate`), the address's taken. */
+/** A purchase's limits with the shopper's cell left to its sale, the address's taken. */
 export interface PendingLimits {
-  rate: ShopperRate;
+  userId: string;
+  /** the shopper's limit, a cell of which the sale's home deduct takes */
+  limit: RateLimit;
   address: RateDecision | undefined;
   view: ProductView;
 }
@@ -164,7 +161,7 @@ export class Admission {
   /**
    * A purchase's limits: the client address's bucket now; the shopper's, when the
    * product's view is known (their bucket lives beside their home segment), left to the sale's
-   * home deduct, which takes its cell in the same call (`rate`, for the sale to fill in). Then
+   * home deduct, which takes its cell in the same call (`limit`, for the sale). Then
    * {@link settlePurchase} gives the same state or refusal {@link limit} would have.
    * @returns a refusal now (the address's bucket: the shopper's is taken too, as {@link limit}
    *   takes both), or what to settle after the sale
@@ -174,30 +171,31 @@ export class Admission {
     const view = this.deps.catalogue.known(productId);
     if (!userLimit || !view) return { check: await this.limit('seckill', userId, ip, productId) };
     const address = ipLimit && (await this.takeAddress('seckill', ip, ipLimit));
-    const rate: ShopperRate = { userId, limit: userLimit };
     if (address && !address.allowed) {
       const home = { productId: view.id, segment: homeSegment(userId, view.segments) };
-      rate.decision = await this.deps.rateLimiter.take('seckill', 'user', userId, userLimit, home);
-      return { check: this.decided(rate.decision, address) };
+      const user = await this.deps.rateLimiter.take('seckill', 'user', userId, userLimit, home);
+      return { check: this.decided(user, address) };
     }
-    return { rate, address, view };
+    return { userId, limit: userLimit, address, view };
   }
 
   /**
    * The state or refusal of a purchase's limits once its sale ran: the shopper's cell as the home
    * deduct took it, or taken now when the sale never asked (it ended before its home deduct, or
    * an Idempotency-Key's answer was replayed), as {@link limit} would have before the sale.
-   * @param unknownOutcome - the sale's answer was lost: its cell is not taken again
+   * @param bucket - the shopper's cell as the home deduct took it (none: taken now, unless `lost`:
+   *   the sale's answer was lost, and its cell is not taken again)
    */
-  async settlePurchase(limits: PendingLimits, unknownOutcome: boolean): Promise<LimitCheck> {
-    const { rate, address, view } = limits;
-    if (!rate.decision && !unknownOutcome) {
-      const home = { productId: view.id, segment: homeSegment(rate.userId, view.segments) };
-      rate.decision = await this.deps.rateLimiter
-        .take('seckill', 'user', rate.userId, rate.limit, home)
+  async settlePurchase(limits: PendingLimits, bucket?: RateDecision, lost = false) {
+    const { userId, limit, address, view } = limits;
+    let user = bucket;
+    if (!user && !lost) {
+      const home = { productId: view.id, segment: homeSegment(userId, view.segments) };
+      user = await this.deps.rateLimiter
+        .take('seckill', 'user', userId, limit, home)
         .catch(failOpenOnSickShard); // the sale answered already (a sick shard: 503)
     }
-    return this.decided(rate.decision, address);
+    return this.decided(user, address);
   }
 
   /**

@@ -7,34 +7,20 @@
  */
 import {
   mintOrderId,
-  NotFolded,
-  SaleError,
-  ShopperRateLimited,
-  type SoldOrder,
-  type PurchaseRequest,
   type Catalogue,
+  type FoldedOutcome,
+  type FoldedRecord,
   type OrderResolution,
+  type PurchaseRequest,
   type Sale,
+  type SaleError,
+  type SaleOutcome,
+  type SoldOrder,
 } from '../inventory/index.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {
   add(order: SoldOrder): void;
-}
-
-/**
- * The purchase failed in a way that leaves its outcome unknown (Redis did not answer, or the
- * connection dropped mid-call): it may have sold under `orderId`. Never simply run it again:
- * resolve it ({@link Checkout.resolve}).
- */
-export class OutcomeUnknown extends Error {
-  constructor(
-    readonly orderId: string,
-    options: { cause: unknown },
-  ) {
-    super(`the purchase of order ${orderId} got no answer from the inventory store`, options);
-    this.name = 'OutcomeUnknown';
-  }
 }
 
 /** Settles a purchase that got no answer at the buyer's home segment (inventory's PendingOrderStore). */
@@ -103,22 +89,20 @@ export class Checkout {
   }
 
   /**
-   * Sells and submits.
-   * @throws SaleError for every refusal; OutcomeUnknown when Redis failed mid-purchase.
+   * Sells and submits. A `failed` outcome may have sold: never simply run it again, resolve it
+   * ({@link resolve}).
    */
-  async buy(req: PurchaseRequest): Promise<SoldOrder> {
-    let p: SoldOrder;
-    try {
-      p = await this.deps.sale.purchase(req);
-    } catch (err) {
-      // a refusal (the shopper's rate limit too) sold nothing: it is an answer, not a lost one;
-      // NotFolded: the keyed deduct wrote and sold nothing (the purchase claims the usual way)
-      const nothingSold = err instanceof SaleError || err instanceof ShopperRateLimited;
-      if (nothingSold || err instanceof NotFolded || req.orderId === undefined) throw err;
-      throw new OutcomeUnknown(req.orderId, { cause: err });
-    }
-    this.deps.orders.add(p);
-    return p;
+  async buy(req: PurchaseRequest): Promise<SaleOutcome> {
+    const r = await this.deps.sale.purchase(req);
+    if (r.kind === 'sold') this.deps.orders.add(r.order);
+    return r;
+  }
+
+  /** {@link buy} with the key's record written by the home deduct itself (Sale.purchaseFolded). */
+  async buyFolded(req: PurchaseRequest, record: FoldedRecord): Promise<FoldedOutcome> {
+    const r = await this.deps.sale.purchaseFolded(req, record);
+    if (r.kind === 'sold') this.deps.orders.add(r.order);
+    return r;
   }
 
   /**

@@ -9,10 +9,11 @@ import type {
   FoldedRecord,
   IdempotencyHandle,
   IdempotencyRecord,
+  PurchaseAnswer,
   StoredResponse,
 } from '../inventory/index.js';
 
-export type { Begin, IdempotencyHandle, IdempotencyRecord, StoredResponse };
+export type { Begin, IdempotencyHandle, IdempotencyRecord, PurchaseAnswer, StoredResponse };
 
 export interface IdempotencyRecords {
   /** The shopper's key for this product, read only; undefined when it holds none. */
@@ -35,7 +36,7 @@ export interface IdempotencyRecords {
     userId: string,
     key: string,
     fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
-    done: StoredResponse,
+    done: PurchaseAnswer,
   ): Promise<{ folded: FoldedRecord; handle: IdempotencyHandle } | undefined>;
   /** What a folded deduct found in the key's record (`raw`), answered as {@link begin} would. */
   foundFolded(handle: IdempotencyHandle, raw: string): Begin;
@@ -50,7 +51,7 @@ export interface IdempotencyRecords {
     next: IdempotencyRecord,
   ): Promise<IdempotencyHandle | null>;
   /** Stores the final answer (a refusal may be evicted at the shopper's cap; a sale never). */
-  finish(handle: IdempotencyHandle, response: StoredResponse): Promise<void>;
+  finish(handle: IdempotencyHandle, answer: PurchaseAnswer): Promise<void>;
   /** Nothing was sold and the answer is not final: forget the key, so a retry runs again. */
   abandon(handle: IdempotencyHandle): Promise<void>;
   /** The purchase ended without knowing whether it sold: the next retry resolves it. */

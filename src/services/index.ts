@@ -10,19 +10,14 @@ import type { Admission } from './admission.js';
 import type { WaitingRoom } from './waiting-room.js';
 import type { Products } from './products.js';
 
-export {
-  Checkout,
-  OutcomeUnknown,
-  type CheckoutDeps,
-  type OrderSink,
-  type Resolution,
-} from './checkout.js';
+export { Checkout, type CheckoutDeps, type OrderSink, type Resolution } from './checkout.js';
 export {
   requestFingerprint,
   type Begin,
   type IdempotencyHandle,
   type IdempotencyRecord,
   type IdempotencyRecords,
+  type PurchaseAnswer,
   type StoredResponse,
 } from './idempotency.js';
 export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
@@ -73,7 +68,6 @@ export {
 } from './order-feed.js';
 export {
   PurchaseService,
-  type PurchaseAnswers,
   type PurchaseCall,
   type PurchaseDeps,
   type PurchaseOrder,

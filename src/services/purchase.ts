@@ -5,55 +5,57 @@
  * lost Redis reply, a crashed process) is resolved from the sale's own state on the next retry,
  * never simply run again; only final answers are stored and replayed.
  *
- * The answers stored for replay are HTTP-shaped (StoredResponse), so the caller renders them
- * through {@link PurchaseAnswers}; everything else comes back as an outcome the caller maps.
+ * Everything comes back as an outcome the caller renders: a sale and a refusal as what they mean
+ * (PurchaseAnswer), the same whether answered now or replayed from the key's record.
  */
-import { NotFolded, SaleError, ShopperRateLimited, type ShopperRate } from '../inventory/index.js';
+import type { RateDecision } from '../access/index.js';
+import type { RateLimit } from '../config/index.js';
+import type { SaleOutcome } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import type { Admission, PendingLimits, RateState } from './admission.js';
-import { OutcomeUnknown, type Checkout } from './checkout.js';
+import type { Checkout } from './checkout.js';
 import {
   requestFingerprint,
   type Begin,
   type IdempotencyHandle,
   type IdempotencyRecords,
-  type StoredResponse,
 } from './idempotency.js';
 import {
+  answered,
   boughtAll,
   FINAL,
   RATE_LIMITED,
   refused,
+  sold,
   unknown,
+  type Ended,
   type PurchaseOutcome,
 } from './purchase-outcome.js';
 
 export { type PurchaseOutcome } from './purchase-outcome.js';
 
+/** A purchase as the sale takes it. */
 export interface PurchaseOrder {
   productId: string;
   userId: string;
   quantity: number;
-  /** the shopper's rate limit, for the sale's home deduct to take (not part of any answer) */
-  rate?: ShopperRate | undefined;
 }
 
 export interface PurchaseCall {
   productId: string;
   quantity: number;
-  /** who is buying: asked only once the cheap guard let the request through */
-  buyer: () => string | Promise<string>;
-  /** the client address, for the per-address rate limit (asked only when a limit applies) */
-  ip: () => string;
+  /**
+   * who is buying, as the caller made it out (a promise while a token is checked): awaited only
+   * once the guard let the request through, so a known refusal never waits on it
+   */
+  shopper: string | Promise<string>;
+  /** the client address, for the per-address rate limit */
+  ip: string;
   saleToken?: string | undefined;
   /** a validated Idempotency-Key, if the client sent one */
   idempotencyKey?: string | undefined;
-}
-
-/** How the caller writes the two answers a purchase stores: accepted, and a sale refusal. */
-export interface PurchaseAnswers {
-  accepted(orderId: string, order: PurchaseOrder): StoredResponse;
-  refused(err: SaleError): StoredResponse;
+  /** this request, as a refusal stored under its key names it (a replay names the first one) */
+  request: { id: string; url: string };
 }
 
 export interface PurchaseDeps {
@@ -66,6 +68,15 @@ export interface PurchaseDeps {
   logger: Logger;
 }
 
+/** A claimed or folded key's purchase: the order, the call, and the shopper's limit if any. */
+interface Keyed {
+  order: PurchaseOrder;
+  key: string;
+  call: PurchaseCall;
+  /** the shopper's limit, for the home deduct to take a cell of (none: no limit, or taken) */
+  rate: RateLimit | undefined;
+}
+
 export class PurchaseService {
   constructor(private readonly deps: PurchaseDeps) {}
 
@@ -75,30 +86,31 @@ export class PurchaseService {
    * answer from it without a promise (the fast path's refusal flood); {@link purchase} asks it
    * first too.
    */
-  fromMemory(call: PurchaseCall, answers: PurchaseAnswers): PurchaseOutcome | undefined {
+  fromMemory(
+    call: Pick<PurchaseCall, 'productId' | 'idempotencyKey'>,
+  ): PurchaseOutcome | undefined {
     // "Sold out? Outside the window?" is asked twice on the way: here (this process's memory:
     // refused before identity, tokens or limits; it tells nothing GET /products/:id does not), and
     // in the deduct script in Redis, which settles the race. A keyed request is not refused here
     // (its retry must see the answer stored under its key), it only skips admission.
     if (call.idempotencyKey !== undefined) return undefined;
     const known = this.deps.checkout.refusalFromMemory(call.productId);
-    return known && { kind: 'answer', response: answers.refused(known), replayed: false };
+    return known && refused(known);
   }
 
-  async purchase(call: PurchaseCall, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
+  async purchase(call: PurchaseCall): Promise<PurchaseOutcome> {
     const { checkout, admission } = this.deps;
-    const known = this.fromMemory(call, answers);
+    const known = this.fromMemory(call);
     if (known) return known;
     // a product this process never saw: its view first, so the guard answers here as anywhere
     const learning = checkout.learn(call.productId);
     if (learning) {
       await learning;
-      const learnt = this.fromMemory(call, answers);
+      const learnt = this.fromMemory(call);
       if (learnt) return learnt;
     }
     const refusedAnyway = checkout.knownRefusal(call.productId);
-    const who = call.buyer();
-    const userId = typeof who === 'string' ? who : await who;
+    const userId = typeof call.shopper === 'string' ? call.shopper : await call.shopper;
     let rate: RateState | undefined;
     let pending: PendingLimits | undefined;
     if (admission && !refusedAnyway) {
@@ -107,7 +119,7 @@ export class PurchaseService {
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limitPurchase(userId, call.ip(), call.productId);
+        const limited = await admission.limitPurchase(userId, call.ip, call.productId);
         if (limited.check?.refusal) {
           return { kind: 'admission-refused', refusal: limited.check.refusal };
         }
@@ -115,23 +127,22 @@ export class PurchaseService {
         else pending = limited;
       }
     }
-    // the shopper's cell is the home deduct's to take (pending.rate), in the sale's own call
+    // the shopper's cell is the home deduct's to take (pending.limit), in the sale's own call
     const order = { productId: call.productId, userId, quantity: call.quantity };
-    const sale = { ...order, rate: pending?.rate };
-    const outcome =
-      call.idempotencyKey === undefined
-        ? await this.once(sale, answers)
-        : (refusedAnyway && (await this.knownWithKey(order, call.idempotencyKey, answers))) ||
-          (await this.withKey(sale, call.idempotencyKey, answers));
+    const key = call.idempotencyKey;
+    const { bucket, ...outcome }: Ended =
+      key === undefined
+        ? await this.once(order, pending?.limit)
+        : (refusedAnyway && (await this.knownWithKey(order, key))) ||
+          (await this.withKey({ order, key, call, rate: pending?.limit }));
     if (pending && admission) {
-      const settled = await admission.settlePurchase(pending, outcome.kind === 'outcome-unknown');
+      const unknownOutcome = outcome.kind === 'outcome-unknown';
+      const settled = await admission.settlePurchase(pending, bucket, unknownOutcome);
       // the home deduct refused the cell (nothing sold), or the cell taken now was refused
       if (settled.refusal) return { kind: 'admission-refused', refusal: settled.refusal };
       rate = settled.state;
     }
-    // A waiting room's seat is done with once its shopper has bought: a sale (a replay too: the
-    // first answer may have been lost, a 503 that sold), or limit-reached (an earlier try sold)
-    if (outcome.kind === 'answer' && boughtAll(outcome.response)) {
+    if (outcome.kind === 'answer' && boughtAll(outcome.answer, outcome.replayed)) {
       this.deps.bought?.(call.productId, userId);
     }
     return { ...outcome, rate };
@@ -143,84 +154,85 @@ export class PurchaseService {
    * nowhere (one read; a key must not buy a bot a write per request past the limits, which a
    * known refusal skips). Undefined: the key's first run is still open, settle it as usual.
    */
-  private async knownWithKey(
-    order: PurchaseOrder,
-    key: string,
-    answers: PurchaseAnswers,
-  ): Promise<PurchaseOutcome | undefined> {
+  private async knownWithKey(order: PurchaseOrder, key: string): Promise<Ended | undefined> {
     const refusal = this.deps.checkout.refusalFromMemory(order.productId);
     if (!refusal) return undefined;
     const record = await this.deps.idempotency.peek(order.userId, order.productId, key);
-    if (!record) return { kind: 'answer', response: answers.refused(refusal), replayed: false };
+    if (!record) return refused(refusal);
     const fp = requestFingerprint({ productId: order.productId, quantity: order.quantity });
     if (record.fp !== fp) return { kind: 'key-reused' };
-    return record.done && { kind: 'answer', response: record.done, replayed: true };
+    return record.done && answered(record.done, true);
   }
 
   /** A purchase without a key: a lost answer names the order id it may have sold. */
-  private async once(order: PurchaseOrder, answers: PurchaseAnswers): Promise<PurchaseOutcome> {
+  private async once(order: PurchaseOrder, rate: RateLimit | undefined): Promise<Ended> {
     const minted = this.deps.checkout.newOrderId(order.productId);
     const orderId = typeof minted === 'string' ? minted : await minted;
-    try {
-      await this.deps.checkout.buy({ ...order, orderId });
-      return { kind: 'answer', response: answers.accepted(orderId, order), replayed: false };
-    } catch (err) {
-      if (err instanceof SaleError) {
-        return { kind: 'answer', response: answers.refused(err), replayed: false };
-      }
-      if (err instanceof ShopperRateLimited) return RATE_LIMITED;
-      if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
-      throw err;
+    const r = await this.deps.checkout.buy({ ...order, orderId, rate });
+    switch (r.kind) {
+      case 'sold':
+        return { ...answered(sold(orderId, order)), bucket: r.bucket };
+      case 'refused':
+        return { ...refused(r.refusal), bucket: r.bucket };
+      case 'rate-limited':
+        return { ...RATE_LIMITED, bucket: r.bucket };
+      case 'failed':
+        return { ...unknown(orderId, r.cause), bucket: r.bucket };
     }
   }
 
   /** A purchase under an Idempotency-Key. */
-  private async withKey(
-    purchase: PurchaseOrder,
-    key: string,
-    answers: PurchaseAnswers,
-  ): Promise<PurchaseOutcome> {
+  private async withKey(keyed: Keyed): Promise<Ended> {
     const { idempotency, checkout } = this.deps;
+    const { order, key } = keyed;
     // the parsed request, defaults applied: {"productId":"x"} and {..., "quantity":1} are one
-    const fp = requestFingerprint({ productId: purchase.productId, quantity: purchase.quantity });
+    const fp = requestFingerprint({ productId: order.productId, quantity: order.quantity });
     const fresh = async () => ({
       fp,
-      orderId: await checkout.newOrderId(purchase.productId),
-      productId: purchase.productId,
-      quantity: purchase.quantity,
+      orderId: await checkout.newOrderId(order.productId),
+      productId: order.productId,
+      quantity: order.quantity,
     });
-    const folded = await this.folded(purchase, key, await fresh(), answers);
+    const folded = await this.folded(keyed, await fresh());
     if (folded && 'outcome' in folded) return folded.outcome;
-    const begun = folded?.begun ?? (await idempotency.begin(purchase.userId, key, await fresh()));
+    // the folded call took the shopper's cell: the usual way takes none
+    const bucket = folded?.bucket;
+    const usual = bucket ? { ...keyed, rate: undefined } : keyed;
+    const begun = folded?.begun ?? (await idempotency.begin(order.userId, key, await fresh()));
     switch (begun.kind) {
       case 'replay':
-        return { kind: 'answer', response: begun.response, replayed: true };
+        return { ...answered(begun.answer, true), bucket };
       case 'mismatch':
-        return { kind: 'key-reused' };
+        return { kind: 'key-reused', bucket };
       case 'in-progress':
-        return { kind: 'key-in-use', orderId: begun.orderId, retrying: false };
+        return { kind: 'key-in-use', orderId: begun.orderId, retrying: false, bucket };
       case 'full':
-        return { kind: 'key-records-full', retryAfterMs: begun.retryAfterMs };
+        return { kind: 'key-records-full', retryAfterMs: begun.retryAfterMs, bucket };
       case 'new':
-        return this.run(purchase, begun, answers);
+        return this.withBucket(await this.run(usual, begun), bucket);
       case 'stale':
         break;
     }
     // The first run ended without an answer (or died): settle its order before anything runs.
     const old = begun.record;
     const resolution = old.orderId
-      ? await checkout.resolve(purchase.productId, purchase.userId, old.orderId)
+      ? await checkout.resolve(order.productId, order.userId, old.orderId)
       : 'not-sold';
-    if (resolution === 'pending') return unknown(old.orderId!, undefined, true);
+    if (resolution === 'pending') return { ...unknown(old.orderId!, undefined, true), bucket };
     if (resolution === 'sold') {
-      const response = answers.accepted(old.orderId!, purchase);
+      const answer = sold(old.orderId!, order);
       const { unknown: _, ...rest } = old;
-      await idempotency.takeOver(begun, { ...rest, done: response });
-      return { kind: 'answer', response, replayed: true };
+      await idempotency.takeOver(begun, { ...rest, done: answer });
+      return { ...answered(answer, true), bucket };
     }
     const handle = await idempotency.takeOver(begun, await fresh());
-    if (!handle) return { kind: 'key-in-use', retrying: true };
-    return this.run(purchase, handle, answers);
+    if (!handle) return { kind: 'key-in-use', retrying: true, bucket };
+    return this.withBucket(await this.run(usual, handle), bucket);
+  }
+
+  /** The cell the folded call took, unless the run that followed took it (it then took none). */
+  private withBucket(ended: Ended, bucket: RateDecision | undefined): Ended {
+    return bucket && !ended.bucket ? { ...ended, bucket } : ended;
   }
 
   /**
@@ -228,91 +240,96 @@ export class PurchaseService {
    * the key's record and writes it as the claim and the settle would (inventory/sale/keyed-deduct.ts);
    * a spill goes on under the record it wrote, settled as after a claim.
    * @returns the outcome; or the record the key held (`begun`: answered as a claim that found it);
-   * or undefined when nothing was written or sold: claim the key the usual way.
+   * or undefined when nothing was written or sold: claim the key the usual way (with `bucket`,
+   * the shopper's cell, when the call took it).
    */
   private async folded(
-    order: PurchaseOrder,
-    key: string,
+    keyed: Keyed,
     fresh: Parameters<IdempotencyRecords['fold']>[2],
-    answers: PurchaseAnswers,
-  ): Promise<{ outcome: PurchaseOutcome } | { begun: Begin } | undefined> {
+  ): Promise<
+    { outcome: Ended } | { begun?: Begin; bucket?: RateDecision | undefined } | undefined
+  > {
     const { idempotency, checkout } = this.deps;
+    const { order, key, rate } = keyed;
     const orderId = fresh.orderId!;
-    const response = answers.accepted(orderId, order);
-    const fold = await idempotency.fold(order.userId, key, fresh, response);
+    const answer = sold(orderId, order);
+    const fold = await idempotency.fold(order.userId, key, fresh, answer);
     if (!fold) return undefined;
     const { folded, handle } = fold;
-    try {
-      await checkout.buy({ ...order, orderId, keyed: folded });
-    } catch (err) {
-      if (err instanceof NotFolded) {
-        return err.found === undefined
-          ? undefined
-          : { begun: idempotency.foundFolded(handle, err.found) };
-      }
+    const r = await checkout.buyFolded({ ...order, orderId, rate }, folded);
+    const { bucket } = r;
+    switch (r.kind) {
+      case 'unfolded':
+        return r.found === undefined
+          ? { bucket }
+          : { begun: idempotency.foundFolded(handle, r.found), bucket };
       // the shopper's bucket refused the cell in the folded call: nothing written, nothing sold,
       // and no claim the usual way (its deduct would take another cell)
-      if (err instanceof ShopperRateLimited) return { outcome: RATE_LIMITED };
-      // refused before the deduct was sent (sold out, a reseed): nothing written, nothing sold
-      if (folded.written === 'nothing') return undefined;
-      if (folded.written === 'running') return { outcome: await this.ended(handle, err, answers) };
-      // no reply: a running record it may have left is marked for the retry to resolve at once
-      if (folded.written === 'unknown') {
-        await this.note(orderId, 'mark unknown', idempotency.unknownIfRunning(folded, handle));
-        // a command refused unsent (its shard failed a moment ago) sold nothing
-        if (err instanceof SaleError) return { outcome: refused(answers.refused(err)) };
-      }
-      if (err instanceof OutcomeUnknown) return { outcome: unknown(orderId, err.cause) };
-      throw err;
+      case 'rate-limited':
+        return { outcome: { ...RATE_LIMITED, bucket } };
+      case 'sold':
+        // a spill sold under the running record: settle it as after a claim
+        if (r.record === 'running') {
+          await this.note(orderId, 'store', idempotency.finish(handle, answer));
+        }
+        return { outcome: { ...answered(answer), bucket } };
+      case 'refused':
+      case 'failed':
+        break;
     }
-    // a spill sold under the running record: settle it as after a claim
-    if (folded.written === 'running') {
-      await this.note(orderId, 'store', idempotency.finish(handle, response));
+    // refused before the deduct was sent (sold out, a reseed): nothing written, nothing sold
+    if (r.record === 'nothing') return { bucket };
+    if (r.record === 'running') {
+      return { outcome: { ...(await this.ended(handle, keyed, r)), bucket } };
     }
-    return { outcome: { kind: 'answer', response, replayed: false } };
+    // no reply: a running record it may have left is marked for the retry to resolve at once
+    if (r.record === 'unknown') {
+      await this.note(orderId, 'mark unknown', idempotency.unknownIfRunning(folded, handle));
+      // a command refused unsent (its shard failed a moment ago) sold nothing
+      if (r.kind === 'refused') return { outcome: { ...refused(r.refusal), bucket } };
+    }
+    const cause = r.kind === 'failed' ? r.cause : undefined;
+    return { outcome: { ...unknown(orderId, cause), bucket } };
   }
 
   /** Runs the purchase the key was claimed for, and records how it ended. */
-  private async run(
-    order: PurchaseOrder,
-    handle: IdempotencyHandle,
-    answers: PurchaseAnswers,
-  ): Promise<PurchaseOutcome> {
+  private async run(keyed: Keyed, handle: IdempotencyHandle): Promise<Ended> {
     const orderId = handle.record.orderId!;
-    try {
-      await this.deps.checkout.buy({ ...order, orderId });
-    } catch (err) {
-      return this.ended(handle, err, answers);
-    }
-    const response = answers.accepted(orderId, order);
-    await this.note(orderId, 'store', this.deps.idempotency.finish(handle, response));
-    return { kind: 'answer', response, replayed: false };
+    const r = await this.deps.checkout.buy({ ...keyed.order, orderId, rate: keyed.rate });
+    if (r.kind !== 'sold') return { ...(await this.ended(handle, keyed, r)), bucket: r.bucket };
+    const answer = sold(orderId, keyed.order);
+    await this.note(orderId, 'store', this.deps.idempotency.finish(handle, answer));
+    return { ...answered(answer), bucket: r.bucket };
   }
 
-  /** A claimed key's purchase failed with `err`: records how it ended. */
+  /** A claimed key's purchase ended without a sale: records how it ended. */
   private async ended(
     handle: IdempotencyHandle,
-    err: unknown,
-    answers: PurchaseAnswers,
+    keyed: Keyed,
+    end: Exclude<SaleOutcome, { kind: 'sold' }>,
   ): Promise<PurchaseOutcome> {
     const { idempotency } = this.deps;
     const orderId = handle.record.orderId!;
-    if (err instanceof SaleError) {
-      const response = answers.refused(err);
-      // a transient refusal sold nothing: forget the key, so the retry runs again
-      if (FINAL.has(err.code))
-        await this.note(orderId, 'store', idempotency.finish(handle, response));
-      else await this.note(orderId, 'forget', idempotency.abandon(handle));
-      return refused(response);
+    switch (end.kind) {
+      case 'refused': {
+        // a transient refusal sold nothing: forget the key, so the retry runs again
+        if (FINAL.has(end.refusal.code)) {
+          const request = keyed.call.request;
+          const answer = { kind: 'refused', refusal: end.refusal, request } as const;
+          await this.note(orderId, 'store', idempotency.finish(handle, answer));
+        } else {
+          await this.note(orderId, 'forget', idempotency.abandon(handle));
+        }
+        return refused(end.refusal);
+      }
+      case 'rate-limited':
+        // nothing sold, as for a transient refusal: forget the key, so the retry runs again
+        await this.note(orderId, 'forget', idempotency.abandon(handle));
+        return RATE_LIMITED;
+      case 'failed':
+        await this.note(orderId, 'mark unknown', idempotency.markUnknown(handle));
+        return unknown(orderId, end.cause);
     }
-    if (err instanceof ShopperRateLimited) {
-      // nothing sold, as for a transient refusal: forget the key, so the retry runs again
-      await this.note(orderId, 'forget', idempotency.abandon(handle));
-      return RATE_LIMITED;
-    }
-    await this.note(orderId, 'mark unknown', idempotency.markUnknown(handle));
-    if (err instanceof OutcomeUnknown) return unknown(orderId, err.cause);
-    throw err;
   }
 
   /** A failure to record is not the purchase's failure: the lease runs out and a retry resolves. */

@@ -11,6 +11,7 @@ import { OrdersRepository, reconcile } from '../../src/orders/index.js';
 import type { RedisClient } from '../../src/redis/connection.js';
 import type { Keys } from '../../src/redis/keys.js';
 import { waitFor } from './cli.js';
+import { orderSold } from './sale.js';
 
 export interface StackProcess {
   rt: Core;
@@ -43,7 +44,9 @@ export async function stackProcess(
       for (;;) {
         try {
           const req = { productId, userId, quantity: 1 };
-          await ((opts.submit ?? true) ? checkout.buy(req) : rt.inventory.sale.purchase(req));
+          await orderSold(
+            (opts.submit ?? true) ? checkout.buy(req) : rt.inventory.sale.purchase(req),
+          );
           return 'accepted';
         } catch (err) {
           if (!(err instanceof SaleError)) throw err;

@@ -1,6 +1,12 @@
 import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
-import { createInventory, type Inventory } from '../../src/inventory/index.js';
+import {
+  createInventory,
+  type FoldedOutcome,
+  type Inventory,
+  type SaleOutcome,
+  type SoldOrder,
+} from '../../src/inventory/index.js';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Cluster, createRedisClient, type RedisClient } from '../../src/redis/connection.js';
 import { Keys } from '../../src/redis/keys.js';
@@ -84,4 +90,16 @@ export async function totalCalls(redis: RedisClient): Promise<number> {
 /** The first shopper id `<tag><n>` whose home segment is `seg` of `segments`. */
 export function shopperOf(seg: number, segments: number, tag: string): string {
   for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
+}
+
+/**
+ * The order a purchase sold, or its end thrown, as tests assert it: the refusal (a SaleError),
+ * the store's failure (its cause), or an Error naming any other end.
+ */
+export async function orderSold(outcome: Promise<SaleOutcome | FoldedOutcome>): Promise<SoldOrder> {
+  const r = await outcome;
+  if (r.kind === 'sold') return r.order;
+  if (r.kind === 'refused') throw r.refusal;
+  if (r.kind === 'failed') throw r.cause;
+  throw new Error(`the purchase ended ${r.kind}`);
 }

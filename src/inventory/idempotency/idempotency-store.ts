@@ -36,10 +36,10 @@ import {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
   type IdempotencyRecord,
-  type StoredResponse,
+  type PurchaseAnswer,
 } from '../records/idempotency-record.js';
 
-export type { IdempotencyRecord, StoredResponse };
+export type { IdempotencyRecord, PurchaseAnswer };
 
 /** A claimed key: where it lives (its record, the shopper's indexes) and what it holds now. */
 export interface IdempotencyHandle {
@@ -51,7 +51,8 @@ export interface IdempotencyHandle {
 
 export type Begin =
   | ({ kind: 'new' } & IdempotencyHandle)
-  | { kind: 'replay'; response: StoredResponse }
+  /** the key's request was answered: its final answer, to replay */
+  | { kind: 'replay'; answer: PurchaseAnswer }
   /** the first request with this key is still running (its lease has not run out) */
   | { kind: 'in-progress'; orderId: string | undefined }
   /** the key was used with another request */
@@ -190,7 +191,7 @@ export class IdempotencyStore {
     userId: string,
     key: string,
     fresh: Omit<IdempotencyRecord, 'leaseUntil'> & { productId: string },
-    done: StoredResponse,
+    done: PurchaseAnswer,
   ): Promise<{ folded: FoldedRecord; handle: IdempotencyHandle } | undefined> {
     const legacyUntil = this.legacyUntil();
     if (typeof legacyUntil !== 'number' || legacyUntil > Date.now()) return undefined;
@@ -204,7 +205,6 @@ export class IdempotencyStore {
       running: encodeIdempotencyRecord(record),
       ttlSeconds: this.ttlSeconds,
       cap: this.maxPerUser,
-      written: 'nothing',
     };
     return { folded, handle: { key: rk, record, index } };
   }
@@ -231,7 +231,7 @@ export class IdempotencyStore {
   ): Begin {
     const found = decodeIdempotencyRecord(raw);
     if (found.fp !== fresh.fp) return { kind: 'mismatch' };
-    if (found.done) return { kind: 'replay', response: found.done };
+    if (found.done) return { kind: 'replay', answer: found.done };
     if (found.unknown || (found.leaseUntil ?? 0) <= Date.now()) {
       return { kind: 'stale', key: where.rk, record: found, raw, index: where.index };
     }
@@ -258,12 +258,12 @@ export class IdempotencyStore {
   }
 
   /**
-   * Stores the final answer (kept until the key's expiry). A refusal (4xx) may be evicted at the
+   * Stores the final answer (kept until the key's expiry). A refusal may be evicted at the
    * shopper's cap; an answer that sold never is.
    */
-  async finish(handle: IdempotencyHandle, response: StoredResponse): Promise<void> {
-    const rec = encodeIdempotencyRecord({ ...handle.record, done: response });
-    await this.settle(handle, response.status >= 400 ? 'refused' : 'store', rec);
+  async finish(handle: IdempotencyHandle, answer: PurchaseAnswer): Promise<void> {
+    const rec = encodeIdempotencyRecord({ ...handle.record, done: answer });
+    await this.settle(handle, answer.kind === 'refused' ? 'refused' : 'store', rec);
   }
 
   /** Nothing was sold and the answer is not final: forget the key, so a retry runs again. */

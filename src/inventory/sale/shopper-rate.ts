@@ -1,48 +1,37 @@
 /**
- * A purchase's per-shopper rate limit folded into its sale: the shopper's bucket lives
- * in the home segment's slot, so the home deduct takes its cell in the same call
- * (lua/deduct-7.lua KEYS[7], lua/deductFree-11.lua), with the deduct's own TIME; one script less
- * per purchase than a take of its own.
+ * A purchase's per-shopper rate limit folded into its sale: the shopper's bucket lives in the home
+ * segment's slot, so the home deduct takes its cell in the same call (lua/deduct-7.lua KEYS[7],
+ * lua/deductFree-11.lua), with the deduct's own TIME; one script less per purchase than a take of
+ * its own. The first home call that gets past the answers that make it call again (unknown,
+ * staleEpoch, untouched) takes the cell; the purchase's later calls (a retry on a new view, the
+ * deduct under a lock the free call found contended, a claim) take none, and spills never do.
+ * Refused, the purchase ends rate-limited, having changed nothing.
  */
 import type { RateLimit } from '../../config/index.js';
 import { intervalUs, type RateDecision } from '../../redis/rate-limit.js';
-import { ShopperRateLimited } from '../errors.js';
 import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from '../protocol.js';
+import type { Trip } from './outcome.js';
 
-/**
- * The shopper's limit, handed to the sale: the first home call that gets past the answers that
- * make it call again (unknown, staleEpoch, untouched) takes the cell and the sale sets `decision`;
- * the purchase's later calls (a retry on a new view, the deduct under a lock the free call found
- * contended, a claim) take none, and spills never do. Refused: the sale throws
- * ShopperRateLimited, having changed nothing.
- */
-export interface ShopperRate {
-  userId: string;
-  limit: RateLimit;
-  /** the bucket's answer, once a call of this purchase asked it */
-  decision?: RateDecision | undefined;
-}
-
-/** The deduct's bucket arguments: none once this purchase's cell was asked for. */
-export function bucketToTake(rate: ShopperRate | undefined): DeductArgs['bucket'] {
-  if (!rate || rate.decision) return undefined;
-  return { intervalUs: intervalUs(rate.limit), burst: rate.limit.burst };
+/** The deduct's bucket arguments: none without a limit, or once this purchase's cell was taken. */
+export function bucketToTake(limit: RateLimit | undefined, trip: Trip): DeductArgs['bucket'] {
+  if (!limit || trip.bucket) return undefined;
+  return { intervalUs: intervalUs(limit), burst: limit.burst };
 }
 
 /**
- * Records the bucket's answer a home call brought; the purchase's later calls ask none.
- * @throws ShopperRateLimited when it refused the cell
+ * Notes the bucket's answer a home call brought; the purchase's later calls ask none.
+ * @returns whether the bucket refused the cell
  */
 export function noteBucket(
   args: { bucket?: DeductArgs['bucket'] },
-  rate: ShopperRate | undefined,
+  trip: Trip,
   /** a deduct's reply, or the keyed deduct's (its `full` carries the bucket too) */
   reply: Pick<DeductReply, 'bucket'> & { code: string },
-): void {
-  if (!reply.bucket || !rate) return;
-  rate.decision = reply.bucket;
+): boolean {
+  if (!reply.bucket) return false;
+  trip.bucket = reply.bucket;
   args.bucket = undefined;
-  if (reply.code === 'rate-limited') throw new ShopperRateLimited();
+  return reply.code === 'rate-limited';
 }
 
 /**
@@ -54,9 +43,9 @@ export async function takeBucket(
   takeRate: (key: string, limit: RateLimit) => Promise<RateDecision>,
   /** the home segment's keys (redis/keys.ts SegmentKeys) */
   homeKeys: { shopperRateLimit(route: string, userId: string): string },
-  rate: ShopperRate & { userId: string },
+  userId: string,
+  limit: RateLimit,
 ): Promise<DeductReply> {
-  const key = homeKeys.shopperRateLimit(PURCHASE_ROUTE, rate.userId);
-  const bucket = await takeRate(key, rate.limit);
+  const bucket = await takeRate(homeKeys.shopperRateLimit(PURCHASE_ROUTE, userId), limit);
   return { code: bucket.allowed ? 'contended' : 'rate-limited', bucket };
 }
