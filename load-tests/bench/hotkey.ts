@@ -23,6 +23,7 @@ import { load, pickDriver } from './http-load.js';
 import { redisBound } from './hotkey-direct.js';
 import { busiestShare, ceilings, ownerOf, segmentsPerMaster, splitCosts } from './hotkey-model.js';
 import { writeHotkeyReport } from './hotkey-report.js';
+import { updateWhySegments } from './why-segments.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, table } from './report.js';
 import { benchCluster, benchStack } from './stack.js';
@@ -280,6 +281,21 @@ async function main() {
       : join(ROOT, 'load-tests', 'results', 'raw', run);
     writeHotkeyReport(dir, figures, text);
     progress(`report written to ${dir}`);
+    if (values['update-report']) {
+      await updateWhySegments({
+        hotkey: {
+          date: new Date().toISOString().slice(0, 10),
+          load1: figures.machine.load1,
+          busiestMasterShare: hotKey.busiestMasterShare,
+          ceilings: fromHttp.map((c) => ({
+            masters: c.masters,
+            global: c.global,
+            segmented16: c.segmented16,
+          })),
+          deductUs: { one: d1['Redis us/deduct'], sixteen: d16['Redis us/deduct'] },
+        },
+      });
+    }
   }
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   if (violations > 0) process.exitCode = 1;

@@ -43,7 +43,7 @@ export async function delayProxy(redisUrl: string, delayMs: number) {
   return { url: `redis://127.0.0.1:${port}`, proc };
 }
 
-async function heldServer(env: NodeJS.ProcessEnv, redisUrl: string, label: string) {
+export async function heldServer(env: NodeJS.ProcessEnv, redisUrl: string, label: string) {
   const port = await freePort();
   const proc = child(
     ['--import', 'tsx', join(ROOT, 'load-tests', 'bench', 'held-lock-server.ts')],
@@ -55,7 +55,7 @@ async function heldServer(env: NodeJS.ProcessEnv, redisUrl: string, label: strin
   return { base, proc };
 }
 
-async function apiServer(env: NodeJS.ProcessEnv, redisUrl: string, label: string) {
+export async function apiServer(env: NodeJS.ProcessEnv, redisUrl: string, label: string) {
   const port = await freePort();
   const proc = child(cli('serve'), { ...env, REDIS_URL: redisUrl, PORT: String(port) }, label);
   const base = `http://127.0.0.1:${port}`;

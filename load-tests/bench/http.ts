@@ -65,6 +65,7 @@ import { HELD_WAITS } from './held-lock.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, pickScenarios, progress, table } from './report.js';
 import { writeRttReport } from './rtt-report.js';
+import { updateWhySegments } from './why-segments.js';
 import { benchStack } from './stack.js';
 import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
@@ -576,6 +577,22 @@ async function main() {
     if (values.rtt) writeRttReport(dir, figures);
     else writeReport(dir, figures, text);
     progress(`report written to ${dir}`);
+    if (values['update-report'] && !values.rtt) {
+      const m = machine();
+      await updateWhySegments({
+        bench: {
+          date: new Date().toISOString().slice(0, 10),
+          load1: m.load1,
+          heldSegmented16VsHeldGlobal: ratios.heldSegmented16VsHeldGlobal!,
+          heldSegmented16VsHeldGlobalAt1ms: ratios.heldSegmented16VsHeldGlobalAt1ms!,
+          segmented16VsGlobal: ratios.segmented16VsGlobal!,
+          globalVsHeldGlobal: ratios.globalVsHeldGlobal!,
+          restocksSegmented16VsGlobal: ratios.restocksSegmented16VsGlobal!,
+          restocksGlobalVsGlobal: ratios.restocksGlobalVsGlobal!,
+          restocksPerS,
+        },
+      });
+    }
   }
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   if (violations > 0) process.exitCode = 1;

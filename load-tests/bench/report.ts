@@ -3,7 +3,7 @@
  * compared by tools. Also percentiles and a description of the machine.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,12 +45,20 @@ export function table(rows: Array<Record<string, string | number>>): string {
   ].join('\n');
 }
 
-export function machine(): { cpus: number; model: string; memGiB: number; node: string } {
+export function machine(): {
+  cpus: number;
+  model: string;
+  memGiB: number;
+  node: string;
+  /** load average over the last minute when asked: how much else ran on these cores */
+  load1: number;
+} {
   return {
     cpus: cpus().length,
     model: cpus()[0]?.model ?? 'unknown',
     memGiB: Math.round(totalmem() / 2 ** 30),
     node: process.version,
+    load1: Math.round(loadavg()[0]! * 10) / 10,
   };
 }
 
