@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   defaultScenarios,
+  heldArithmetic,
   heldName,
   parseOnly,
   pathName,
@@ -64,5 +65,21 @@ describe('the HTTP bench scenarios', () => {
     // a scenario that did not run makes its ratios 0, not NaN
     expect(ratios.heldSegmented64VsHeldGlobal).toBe(0);
     expect(ratios.lockfreeVsGlobalAt1ms).toBe(0);
+  });
+
+  it('says what bounds the held-lock ratio: the round trip for one lock, the CPU for 16', () => {
+    // global: 1 000 sales/s = one per 4 round trips of 250 us; N=16: the server 200 us a sale
+    const h = heldArithmetic(
+      { accepted: 1000, serverUs: 300, allUs: 600 },
+      { accepted: 3000, serverUs: 200, allUs: 500 },
+      2,
+    );
+    expect(h).toEqual({
+      roundTripUs: 250,
+      serverCeiling: 5000,
+      machineCeiling: 4000,
+      coresBusy: 1.5,
+      maxRatio: 4,
+    });
   });
 });

@@ -3,7 +3,8 @@
  * type-checked by `npm test`, and this file says so). A short run of one strategy each, against
  * the real API and an order worker, with the scripts' own thresholds and teardown invariants.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -151,6 +152,66 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     expect(accepted).toBeGreaterThan(150);
     expect(accepted).toBeLessThanOrEqual(201);
     expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+  });
+
+  it('compare.js: the held-lock family and restocks through the sale, against the held-lock server', async () => {
+    // the bench's held-lock baseline, sharing the API's key prefix so its restocker names the
+    // sale's own segment locks
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const held = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'load-tests', 'bench', 'held-lock-server.ts')],
+      {
+        cwd: ROOT,
+        env: {
+          ...process.env,
+          REDIS_URL: ns.redisUrl,
+          KEY_PREFIX: ns.id,
+          ADMIN_TOKEN: ns.adminToken,
+          PORT: String(port),
+        },
+        stdio: 'ignore',
+      },
+    );
+    try {
+      const heldUrl = `http://127.0.0.1:${port}`;
+      for (let i = 0; i < 100; i++) {
+        if (
+          await fetch(`${heldUrl}/healthz`).then(
+            (r) => r.ok,
+            () => false,
+          )
+        )
+          break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const run = await runK6('compare.js', {
+        HELD_URL: heldUrl,
+        VARIANTS: 'held_global,held_16,global_restocks',
+        STOCK: '1000',
+        RATE: '50',
+        DURATION: '2s',
+        GAP_S: '0',
+      });
+      expect(run.code, run.output).toBe(0);
+      expect(run.output).toMatch(/heldSegmented16VsHeldGlobal [\d.]+/);
+      // the restocker held the sale's segment lock, and said how often
+      const holds = /global_restocks__restocker: \S*holds\D*(\d+)/.exec(run.output);
+      expect(Number(holds?.[1]), run.output).toBeGreaterThan(0);
+      const summary = JSON.parse(readFileSync(join(results.path, 'compare.json'), 'utf8'));
+      // every purchase sold (stock outlasts it), each variant reconciled in teardown
+      expect(count(summary, 'seckill_accepted')).toBeGreaterThan(200);
+      expect(count(summary, 'seckill_errors')).toBe(0);
+      expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+      expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+    } finally {
+      held.kill('SIGTERM');
+    }
   });
 
   it('payments.js: with buyers who never pay, every unit ends paid and reconciliation is clean', async () => {

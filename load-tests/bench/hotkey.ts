@@ -202,6 +202,9 @@ async function main() {
   const queuePerSale = queueUs.length
     ? Math.round((queueUs.reduce((a, b) => a + b, 0) / queueUs.length) * 10) / 10
     : null;
+  // the same shares with the order queue's own cost taken off its master: the product's part
+  const withoutQueue = (p: typeof g, q: number | undefined) =>
+    busiestShare(p.us.map((u, i) => (i === queueMaster ? Math.max(0, u - (q ?? 0)) : u)));
   const fromHttp = ceilings(productOf(s16.name), 16, served, MASTER_COUNTS);
   const [d1, d16] = direct!.rows as [(typeof direct.rows)[0], (typeof direct.rows)[0]];
   const fromDirect = ceilings(
@@ -221,6 +224,10 @@ async function main() {
   const hotKey = {
     masters: MASTERS,
     busiestMasterShare: { global: busiestShare(g.us), segmented16: busiestShare(s16.us) },
+    busiestMasterShareWithoutQueue: {
+      global: withoutQueue(g, split.global.queue),
+      segmented16: withoutQueue(s16, split.segmented.queue),
+    },
     usPerSalePerMaster: { global: g.us, segmented16: s16.us },
     acceptedPerS: Object.fromEntries(
       perMaster.map((p) => [p.name, Math.round(p.t.accepted / p.t.seconds)]),
@@ -248,6 +255,7 @@ async function main() {
     '',
     `each master's idle CPU (${idlePerS.map((x) => `${(x * 1000).toFixed(1)}`).join(' / ')} ms/s, measured before the rounds) taken out of its window`,
     `busiest master's share of Redis CPU (even: ${(1 / MASTERS).toFixed(2)}): global ${hotKey.busiestMasterShare.global}, segmented N=16 ${hotKey.busiestMasterShare.segmented16}`,
+    `the same without the order queue's cost on its master (the product's own part): global ${hotKey.busiestMasterShareWithoutQueue.global}, segmented N=16 ${hotKey.busiestMasterShareWithoutQueue.segmented16}`,
     `accepted/s: ${Object.entries(hotKey.acceptedPerS)
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
@@ -287,6 +295,7 @@ async function main() {
           date: new Date().toISOString().slice(0, 10),
           load1: figures.machine.load1,
           busiestMasterShare: hotKey.busiestMasterShare,
+          busiestMasterShareWithoutQueue: hotKey.busiestMasterShareWithoutQueue,
           ceilings: fromHttp.map((c) => ({
             masters: c.masters,
             global: c.global,

@@ -246,3 +246,33 @@ export function ratiosOf(rows: ReadonlyMap<string, Measured>): Record<string, nu
   }
   return out;
 }
+
+/** What a held-lock row's figures say about its lock and its CPU (`heldArithmetic`). */
+export interface HeldRow {
+  accepted: number;
+  /** the held-lock server's CPU µs per sale */
+  serverUs: number;
+  /** every measured tier's CPU µs per sale (server, Redis, load generator, ...) */
+  allUs: number;
+}
+
+/**
+ * Why the held-lock ratio is what it is, from the run's own rows: one lock sells one sale per
+ * four round trips, so global's rate gives the round trip; 16 locks sell up to 16 times that
+ * unless the held-lock server (one process: one core at most) or the machine runs out of CPU.
+ */
+export function heldArithmetic(global: HeldRow, sixteen: HeldRow, cores: number) {
+  const roundTripUs = global.accepted ? Math.round(1e6 / (4 * global.accepted)) : 0;
+  const serverCeiling = sixteen.serverUs ? Math.round(1e6 / sixteen.serverUs) : 0;
+  const machineCeiling = sixteen.allUs ? Math.round((cores * 1e6) / sixteen.allUs) : 0;
+  const coresBusy = Math.round(((sixteen.accepted * sixteen.allUs) / 1e6) * 100) / 100;
+  const bound = (c: number) => (global.accepted ? ratio(c, global.accepted) : 0);
+  return {
+    roundTripUs,
+    serverCeiling,
+    machineCeiling,
+    coresBusy,
+    /** the most N=16 could sell over global: 16, or what the CPU allowed */
+    maxRatio: Math.min(16, bound(serverCeiling), bound(machineCeiling)),
+  };
+}

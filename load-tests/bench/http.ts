@@ -53,10 +53,13 @@ import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
 import {
   defaultScenarios,
+  heldArithmetic,
+  heldName,
   parseOnly,
   ratiosOf,
   SCENARIOS,
   TARGETS,
+  type HeldRow,
   type Measured,
   type Scenario,
 } from './http-scenarios.js';
@@ -463,6 +466,21 @@ async function main() {
     const perReq = Number(row[`${tier} us/req`]);
     return Number.isFinite(perReq) ? Math.round((perReq * rps(name)) / acc(name)) : null;
   };
+  // the held-lock rows' lock and CPU, direct and at +1 ms: why their ratio is what it is
+  const heldRow = (name: string): HeldRow => ({
+    accepted: acc(name),
+    serverUs: perSale(name, 'API') ?? 0,
+    allUs: ['API', 'Redis', 'loadgen', 'worker', 'PG'].reduce(
+      (a, t) => a + (perSale(name, t) ?? 0),
+      0,
+    ),
+  });
+  const held = [0, 1]
+    .filter((d) => by(heldName(1, d)) && by(heldName(16, d)))
+    .map((d) => ({
+      delayMs: d,
+      ...heldArithmetic(heldRow(heldName(1, d)), heldRow(heldName(16, d)), machine().cpus),
+    }));
   healthzMs.sort((a, b) => a - b);
   const cpu = {
     method:
@@ -524,7 +542,12 @@ async function main() {
     redisDelayMsEachWay: delayMs,
     results,
     ratios,
-    heldLock: { ...HELD_WAITS, restocksPerS, restockHolds: Object.fromEntries(restockHolds) },
+    heldLock: {
+      ...HELD_WAITS,
+      arithmetic: held,
+      restocksPerS,
+      restockHolds: Object.fromEntries(restockHolds),
+    },
     cpu,
     healthz,
     capacity,
@@ -547,6 +570,13 @@ async function main() {
     '',
     `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
       `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
+    ...held.map(
+      (h) =>
+        `held lock${h.delayMs ? ` at +${h.delayMs} ms` : ''}: global sells one sale per 4 round trips of ${h.roundTripUs} us; ` +
+        `N=16's CPU: held-lock server ${heldRow(heldName(16, h.delayMs)).serverUs} us a sale (one core: ${h.serverCeiling}/s), ` +
+        `all tiers ${heldRow(heldName(16, h.delayMs)).allUs} us (${machine().cpus} cores: ${h.machineCeiling}/s; ${h.coresBusy} cores were busy): ` +
+        `N=16 could sell at most ${h.maxRatio}x global`,
+    ),
     `CORS: API CPU per sold-out refusal ${cpu.apiUsPerCorsRefusal} us (without: ${cpu.apiUsPerRefusal} us), per preflight ${cpu.apiUsPerPreflight} us`,
     `production shape per accepted sale: API + worker ${cpu.productionApiUsPerSale} us, Redis ${cpu.productionRedisUsPerSale} us, ` +
       `${cpu.productionRedisCommandsPerSale} Redis commands (target <= 15)`,
@@ -590,6 +620,12 @@ async function main() {
           restocksSegmented16VsGlobal: ratios.restocksSegmented16VsGlobal!,
           restocksGlobalVsGlobal: ratios.restocksGlobalVsGlobal!,
           restocksPerS,
+          arithmetic: held.map((h) => ({
+            delayMs: h.delayMs,
+            roundTripUs: h.roundTripUs,
+            serverCeiling: h.serverCeiling,
+            maxRatio: h.maxRatio,
+          })),
         },
       });
     }

@@ -25,9 +25,18 @@ export interface WhyFigures {
     restocksSegmented16VsGlobal: number;
     restocksGlobalVsGlobal: number;
     restocksPerS: number;
+    /** heldArithmetic (http-scenarios.ts) direct and at +1 ms */
+    arithmetic?: Array<{
+      delayMs: number;
+      roundTripUs: number;
+      serverCeiling: number;
+      maxRatio: number;
+    }>;
   };
   hotkey?: Measured & {
     busiestMasterShare: { global: number; segmented16: number };
+    /** the same with the order queue's own cost taken off its master */
+    busiestMasterShareWithoutQueue?: { global: number; segmented16: number };
     /** one product's ceiling (sales/s) by masters, from the HTTP run */
     ceilings: Array<{ masters: number; global: number; segmented16: number }>;
     /** Redis µs per deduct, the deduct alone at one pinned redis-server */
@@ -85,6 +94,12 @@ export function docsBlock(f: WhyFigures): string {
       x(b?.globalVsHeldGlobal),
       when(b, '`npm run bench`'),
     ],
+    ...(b?.arithmetic ?? []).map((a) => [
+      '1. held lock',
+      `${a.delayMs ? `at +${a.delayMs} ms` : 'on loopback'}: round trip (1 / (4 x global's rate)), N=16's ceiling on the server's one core, the most N=16 could sell over global`,
+      `${a.roundTripUs} µs, ${perS(a.serverCeiling)}, ${a.maxRatio}x`,
+      when(b, '`npm run bench`'),
+    ]),
     [
       "2. today's path",
       '`segmented16VsGlobal` (one Redis)',
@@ -113,6 +128,12 @@ export function docsBlock(f: WhyFigures): string {
       '3. hot key',
       '`hotKey.busiestMasterShare.segmented16`',
       String(h?.busiestMasterShare.segmented16 ?? '?'),
+      when(h, '`npm run bench:hotkey`'),
+    ],
+    [
+      '3. hot key',
+      "the same without the order queue's cost on its master: global / segmented N=16",
+      `${h?.busiestMasterShareWithoutQueue?.global ?? '?'} / ${h?.busiestMasterShareWithoutQueue?.segmented16 ?? '?'}`,
       when(h, '`npm run bench:hotkey`'),
     ],
     ...[1, 3, 24].map((m) => [
@@ -149,8 +170,15 @@ export function readmeBlock(f: WhyFigures): string {
     `  what 16 segments sell (${x(b?.segmented16VsGlobal)}). The lock bites again when something holds a segment the full`,
     `  way: with restocks holding locks at ${b?.restocksPerS ?? '?'}/s, 16 segments sold ${x(b?.restocksSegmented16VsGlobal)} what global sold.`,
     `- **A hot product across masters**: one segment puts ${h?.busiestMasterShare.global ?? '?'} of its Redis CPU on one master of 3, 16 put`,
-    `  ${h?.busiestMasterShare.segmented16 ?? '?'} (even: 0.33); one product's ceiling grows from ${perS(ceilingAt(f, 3)?.segmented16)} on 3 masters to ${perS(ceilingAt(f, 24)?.segmented16)} on 24`,
+    `  ${h?.busiestMasterShare.segmented16 ?? '?'} (even: 0.33; the order queue's master included); one product's ceiling grows from ${perS(ceilingAt(f, 3)?.segmented16)} on 3 masters to ${perS(ceilingAt(f, 24)?.segmented16)} on 24`,
     `  where a global product stays at ${perS(ceilingAt(f, 3)?.global)}.`,
+    '',
+    `(${[
+      b && `\`npm run bench\` ${b.date}, load average ${b.load1}`,
+      h && `\`bench:hotkey\` ${h.date}, load average ${h.load1}`,
+    ]
+      .filter(Boolean)
+      .join('; ')}; everything on one 2-core machine.)`,
   ].join('\n');
 }
 
