@@ -18,6 +18,7 @@ import { execFile, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { NO_RATE_LIMITS } from '../../src/config/index.js';
 import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN } from './admin.js';
 import { load, pickDriver } from './http-load.js';
@@ -116,6 +117,8 @@ async function main() {
       WORKER_PORT: '0',
       DATABASE_URL: stack.databaseUrl,
       AUTH_MODE: 'dev',
+      // k6 is one client address sending a crowd: the rate limits are not what is measured
+      ...NO_RATE_LIMITS,
       ADMIN_TOKEN,
       LOG_LEVEL: 'warn',
     };
