@@ -9,8 +9,7 @@
   past ARGV[5] admitted and not yet done, nor past the units left (ARGV[9]) at ARGV[11] units a
   seat, and none while the product is sold out.
 
-  KEYS[1] room hash (next, served, opened, pre, shuffled, rng, admitterFence, credit, lastAt,
-          openedAt)
+  KEYS[1] room hash (fields: includes/roomState.lua)
   KEYS[2] places hash: userId -> ticket (0 until the shuffle reaches it)
   KEYS[3] pre-queue hash: arrival index 1..pre -> userId (emptied by the shuffle)
   KEYS[4] line hash: ticket -> userId
@@ -29,35 +28,37 @@
   ARGV[11] units an admitted shopper may buy (limitPerUser): admitted and not yet done are at
            most ceil(units left / ARGV[11])
 
-  Returns {1, served, next, admitted now, expired now, active, now ms, opened, places left to
-  shuffle (0 before the opening)}
-  or {0, newer fence} when a newer admitter has written.
+  Returns {ticked, served, next, admitted now, expired now, active, now ms, opened, places left
+  to shuffle (0 before the opening)}
+  or {fenced, newer fence} when a newer admitter has written.
 ]]
 local room, places, pre, line, active, admitted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local fence, startsAt, seed = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local steps, perShopper = tonumber(ARGV[10]), tonumber(ARGV[11])
+--- @replies
 --- @include "serverTimeMs"
+--- @include "roomState"
 
-local seen = tonumber(redis.call('HGET', room, 'admitterFence') or '0')
-if fence < seen then return {0, seen} end
-redis.call('HSET', room, 'admitterFence', fence)
+local seen = tonumber(redis.call('HGET', room, ROOM_ADMITTER_FENCE) or '0')
+if fence < seen then return {REPLY.fenced, seen} end
+redis.call('HSET', room, ROOM_ADMITTER_FENCE, fence)
 local now = serverTimeMs()
 
-local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt', 'pre', 'shuffled',
-  'rng')
+local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT, ROOM_LAST_AT,
+  ROOM_PRE_COUNT, ROOM_SHUFFLED, ROOM_RNG)
 local opened = s[1] == '1'
 local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
 local preCount, shuffled, rng = tonumber(s[6] or '0'), tonumber(s[7] or '0'), tonumber(s[8] or seed)
 if not opened and now >= startsAt then
   -- the line's head is the pre-queue, tickets 1..preCount; joins from now on take the next ones
   opened, nextTicket, shuffled, rng = true, preCount, 0, seed
-  redis.call('HSET', room, 'opened', 1, 'next', preCount, 'served', 0, 'openedAt', now)
+  redis.call('HSET', room, ROOM_OPENED, 1, ROOM_NEXT, preCount, ROOM_SERVED, 0, ROOM_OPENED_AT, now)
   for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
 end
 if not opened then
-  return {1, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0}
+  return {REPLY.ticked, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0}
 end
 if shuffled < preCount then
   -- step i draws j in i..preCount, puts the shopper at j in ticket i for good, and the one at i
@@ -76,7 +77,7 @@ if shuffled < preCount then
     redis.call('HSET', line, i, user)
   end
   shuffled = last
-  redis.call('HSET', room, 'shuffled', shuffled, 'rng', rng)
+  redis.call('HSET', room, ROOM_SHUFFLED, shuffled, ROOM_RNG, rng)
 end
 -- admission only from the shuffled prefix (the whole line once the shuffle is done)
 local ready = nextTicket
@@ -100,9 +101,9 @@ for _ = 1, n do
     redis.call('HSET', admitted, user, now)
   end
 end
-redis.call('HSET', room, 'served', served, 'credit', credit - n, 'lastAt', now)
+redis.call('HSET', room, ROOM_SERVED, served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
 if n > 0 then
   redis.call('EXPIRE', active, ttl)
   redis.call('EXPIRE', admitted, ttl)
 end
-return {1, served, nextTicket, n, expired, busy + n, now, 1, preCount - shuffled}
+return {REPLY.ticked, served, nextTicket, n, expired, busy + n, now, 1, preCount - shuffled}

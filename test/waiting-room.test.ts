@@ -16,6 +16,7 @@ import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
+import { ROOM_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const SEED = 20_260_127;
@@ -135,7 +136,7 @@ const keysOf = (productId: string, epoch: number) => a.rt.keys.room(productId, e
 const opened = (productId: string, epoch: number) =>
   waitFor(
     'the opening',
-    async () => (await a.rt.redis.hget(keysOf(productId, epoch).room, 'opened')) === '1',
+    async () => (await a.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.opened)) === '1',
     10_000,
     50,
   );
@@ -144,7 +145,7 @@ async function tickets(productId: string, epoch: number): Promise<Record<string,
   return Object.fromEntries(Object.entries(h).map(([u, t]) => [u, Number(t)]));
 }
 const served = async (productId: string, epoch: number) =>
-  Number((await a.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
+  Number((await a.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.served)) ?? 0);
 
 /**
  * The admit script's shuffle, written again: Fisher-Yates from the front over Park-Miller from
@@ -328,7 +329,7 @@ describe('fairness', () => {
     // the arrival order, as the pre-queue holds it, read before the opening
     const k = keysOf(productId, epoch);
     const arrivals = await preQueue(productId, epoch);
-    expect(await a.rt.redis.hget(k.room, 'opened')).toBeNull();
+    expect(await a.rt.redis.hget(k.room, ROOM_FIELD.opened)).toBeNull();
     expect(arrivals).toHaveLength(12);
     await opened(productId, epoch);
     const t = await tickets(productId, epoch);
@@ -851,7 +852,7 @@ describe('the admitter', () => {
     const k = keysOf(productId, epoch);
     const [[, servedNow], [, admittedNow]] = (await a.rt.redis
       .multi()
-      .hget(k.room, 'served')
+      .hget(k.room, ROOM_FIELD.served)
       .hgetall(k.admitted)
       .exec()) as [[null, string], [null, Record<string, string>]];
     const admitted = Object.keys(admittedNow);
