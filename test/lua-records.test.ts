@@ -390,16 +390,16 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
 describe('the room hash: lua/includes/roomState.lua and records/room-state.ts agree', () => {
   it('TypeScript reads the counters Lua reads, as Lua wrote them', async () => {
     const key = freshKey('room');
-    await redis.hset(key, ROOM_FIELD.served, 7, ROOM_FIELD.opened, 1, ROOM_FIELD.preCount, 12);
-    const [served, opened, preCount] = (await luaOn(
+    await redis.hset(key, ROOM_FIELD.served, 7, ROOM_FIELD.opened, 1, ROOM_FIELD.lobbyCount, 12);
+    const [served, opened, lobbyCount] = (await luaOn(
       'roomState',
       key,
       'return {roomPlaceCounters(KEYS[1])}',
     )) as number[];
-    expect({ served, opened: opened === 1, preCount }).toEqual(
+    expect({ served, opened: opened === 1, lobbyCount }).toEqual(
       decodeRoomCounters(await redis.hmget(key, ...ROOM_COUNTER_FIELDS)),
     );
-    expect({ served, opened, preCount }).toEqual({ served: 7, opened: 1, preCount: 12 });
+    expect({ served, opened, lobbyCount }).toEqual({ served: 7, opened: 1, lobbyCount: 12 });
     // a room never joined: all zero, on both sides
     const none = freshKey('room');
     expect(await luaOn('roomState', none, 'return {roomPlaceCounters(KEYS[1])}')).toEqual([
@@ -408,7 +408,7 @@ describe('the room hash: lua/includes/roomState.lua and records/room-state.ts ag
     expect(decodeRoomCounters(await redis.hmget(none, ...ROOM_COUNTER_FIELDS))).toEqual({
       served: 0,
       opened: false,
-      preCount: 0,
+      lobbyCount: 0,
     });
   });
 });

@@ -139,7 +139,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     const lateAnswers = Promise.allSettled(late.map((u) => queue('POST', productId, u)));
     await new Promise((r) => setTimeout(r, 2_500));
     const toldLast = await Promise.all(line.map((u) => queue('GET', productId, u)));
-    const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room.served;
+    const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room!.heard.served;
     const node = cluster.nodes.find((n) => n.port === victimPort)!;
     node.process.kill();
     await node.process.exited;

@@ -6,12 +6,12 @@
 local ROOM_NEXT = 'next'
 -- every ticket up to this one is admitted
 local ROOM_SERVED = 'served'
--- 1 once the room opened (its pre-queue shuffled into the line's head)
+-- 1 once the room opened (its lobby shuffled into the line's head)
 local ROOM_OPENED = 'opened'
 local ROOM_OPENED_AT = 'openedAt'
 -- shoppers who joined before the opening
-local ROOM_PRE_COUNT = 'pre'
--- pre-queue places shuffled into tickets so far, and the shuffle's generator state
+local ROOM_LOBBY_COUNT = 'pre'
+-- lobby places shuffled into tickets so far, and the shuffle's generator state
 local ROOM_SHUFFLED = 'shuffled'
 local ROOM_RNG = 'rng'
 -- the newest admitter fencing token that wrote
@@ -20,8 +20,8 @@ local ROOM_ADMITTER_FENCE = 'admitterFence'
 local ROOM_CREDIT = 'credit'
 local ROOM_LAST_AT = 'lastAt'
 
--- what a shopper's place is answered with, as numbers: served, opened (0/1), pre-queue length
+-- what a shopper's place is answered with, as numbers: served, opened (0/1), lobby length
 local function roomPlaceCounters(room)
-  local s = redis.call('HMGET', room, ROOM_SERVED, ROOM_OPENED, ROOM_PRE_COUNT)
+  local s = redis.call('HMGET', room, ROOM_SERVED, ROOM_OPENED, ROOM_LOBBY_COUNT)
   return tonumber(s[1] or '0'), tonumber(s[2] or '0'), tonumber(s[3] or '0')
 end

@@ -57,12 +57,12 @@ export const ROOM_FIELD = {
   next: 'next',
   /** every ticket up to this one is admitted */
   served: 'served',
-  /** "1" once the room opened (its pre-queue shuffled into the line's head) */
+  /** "1" once the room opened (its lobby shuffled into the line's head) */
   opened: 'opened',
   openedAt: 'openedAt',
   /** shoppers who joined before the opening */
-  preCount: 'pre',
-  /** pre-queue places shuffled into tickets so far, and the shuffle's generator state */
+  lobbyCount: 'pre',
+  /** lobby places shuffled into tickets so far, and the shuffle's generator state */
   shuffled: 'shuffled',
   rng: 'rng',
   /** the newest admitter fencing token that wrote */

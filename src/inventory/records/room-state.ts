@@ -10,17 +10,17 @@ export interface RoomCounters {
   /** every ticket up to this one is admitted */
   served: number;
   opened: boolean;
-  /** shoppers in the pre-queue (before the opening) */
-  preCount: number;
+  /** shoppers in the lobby (before the opening) */
+  lobbyCount: number;
 }
 
 /** The fields of the counters, in the order {@link decodeRoomCounters} reads them (HMGET). */
-export const ROOM_COUNTER_FIELDS = [ROOM_FIELD.served, ROOM_FIELD.opened, ROOM_FIELD.preCount];
+export const ROOM_COUNTER_FIELDS = [ROOM_FIELD.served, ROOM_FIELD.opened, ROOM_FIELD.lobbyCount];
 
 export function decodeRoomCounters(values: ReadonlyArray<string | null>): RoomCounters {
   return {
     served: Number(values[0] ?? 0),
     opened: values[1] === '1',
-    preCount: Number(values[2] ?? 0),
+    lobbyCount: Number(values[2] ?? 0),
   };
 }

@@ -15,7 +15,7 @@ const scripts = {
   admit: luaScript('roomAdmit', ADMIT_REPLY),
 };
 
-const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.pre, room.line];
+const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.lobby, room.line];
 
 /** A join: a new place, the shopper's place already (`held`), or none (`full`). */
 export type JoinReply =
@@ -27,12 +27,12 @@ export async function joinRoom(
   room: RoomKeys,
   join: { userId: string; keepSeconds: number; maxPlaces: number },
 ): Promise<JoinReply> {
-  const [code, ticket, served, opened, preCount] = await scripts.join.run<number[]>(
+  const [code, ticket, served, opened, lobbyCount] = await scripts.join.run<number[]>(
     redis,
     roomKeyList(room),
     [join.userId, join.keepSeconds, join.maxPlaces],
   );
-  const counters = { served: served!, opened: opened === 1, preCount: preCount! };
+  const counters = { served: served!, opened: opened === 1, lobbyCount: lobbyCount! };
   const name = scripts.join.replyName(code);
   return name === 'full'
     ? { code: name, ...counters }
@@ -51,7 +51,7 @@ export interface AdmitCall {
   keepSeconds: number;
   /** units left on sale; -1 when unknown */
   unitsLeft: number;
-  /** pre-queue places this call shuffles at most */
+  /** lobby places this call shuffles at most */
   shuffleSteps: number;
   /** units one admitted shopper may buy */
   limitPerUser: number;
@@ -68,7 +68,7 @@ export type AdmitReply =
       active: number;
       now: number;
       opened: boolean;
-      /** pre-queue places not yet shuffled into tickets (admission waits for them) */
+      /** lobby places not yet shuffled into tickets (admission waits for them) */
       shuffleLeft: number;
     }
   | { code: 'fenced'; newer: number };

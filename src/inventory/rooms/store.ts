@@ -13,8 +13,8 @@ import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { admitRoom, joinRoom, type AdmitReply } from './protocol.js';
 
 /**
- * Pre-queue places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
- * milliseconds of the shard's time however long the pre-queue (measured: docs/waiting-room.md).
+ * Lobby places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
+ * milliseconds of the shard's time however long the lobby (measured: docs/waiting-room.md).
  */
 export const SHUFFLE_STEPS = 1_000;
 
@@ -23,12 +23,12 @@ const ROOM_KEEP_S = 86_400;
 
 /** A shopper's place, as Redis holds it. */
 export interface RoomPlace {
-  /** 0 while in the pre-queue (shuffled at the opening) */
+  /** 0 while in the lobby (shuffled at the opening) */
   ticket: number;
   served: number;
   opened: boolean;
-  /** shoppers in the pre-queue (before the opening) */
-  preCount: number;
+  /** shoppers in the lobby (before the opening) */
+  lobbyCount: number;
   /** when the shopper was admitted (ms); 0 while waiting */
   admittedAt: number;
 }
@@ -47,7 +47,7 @@ export interface AdmitArgs {
   unitsLeft: number;
   /** units one admitted shopper may buy */
   limitPerUser: number;
-  /** pre-queue places this call shuffles at most (default SHUFFLE_STEPS) */
+  /** lobby places this call shuffles at most (default SHUFFLE_STEPS) */
   shuffleSteps?: number | undefined;
 }
 
@@ -79,13 +79,13 @@ export class RoomStore {
       maxPlaces,
     });
     if (r.code === 'full') return { full: true };
-    const { ticket, served, opened, preCount } = r;
+    const { ticket, served, opened, lobbyCount } = r;
     // a second join answers the place too: confirmed as well, since the first one's WAIT may
     // have failed (503) and left the place on the master alone
     await this.replicaWait?.confirm(k.room);
     let admittedAt = 0;
     if (ticket > 0 && ticket <= served) admittedAt = await this.admittedAt(k, userId);
-    return { joined: r.code === 'joined', ticket, served, opened, preCount, admittedAt };
+    return { joined: r.code === 'joined', ticket, served, opened, lobbyCount, admittedAt };
   }
 
   /** The shopper's place; null when they never joined this sale's room. */
