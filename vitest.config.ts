@@ -30,6 +30,7 @@ const CLUSTER_FILES = [
   'test/storefront.test.ts',
   'test/order-events.test.ts',
   'test/audit.test.ts',
+  'test/webhooks.test.ts',
 ];
 
 export default defineConfig({

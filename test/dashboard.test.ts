@@ -279,6 +279,8 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
       await expect
         .poll(() => page.textContent('[data-testid=persisted]'), { timeout: 10_000 })
         .not.toBe('–');
+      // webhook orders pending / dead-lettered (no endpoint registered here)
+      expect(await page.textContent('[data-testid=webhooks]')).toBe('0 / 0');
     } finally {
       await context.close();
     }

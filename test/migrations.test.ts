@@ -35,6 +35,7 @@ describe('migrations', () => {
       '20261125_0004_prices',
       '20261126_0005_order_events',
       '20261127_0006_admin_audit',
+      '20261128_0007_webhook_endpoints',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

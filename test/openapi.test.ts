@@ -259,6 +259,55 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/audit', `/admin/audit?productId=${p}&limit=5`, { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit?limit=0', { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit');
+    // webhook endpoints: register (and refusals), list, disable, enable, rotate, replay, dead letters
+    const hook = { url: 'https://warehouse.example/hooks', events: ['order.paid'] };
+    const ep = await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
+      body: hook,
+      headers: admin,
+    });
+    expect(ep.status).toBe(201);
+    const epPath = `/admin/webhook-endpoints/${String(ep.body.id)}`;
+    await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
+      body: { ...hook, url: 'http://127.0.0.1/hooks' },
+      headers: admin,
+    });
+    await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
+      body: { url: 'x' },
+      headers: admin,
+    });
+    await call('GET', '/admin/webhook-endpoints', '/admin/webhook-endpoints', { headers: admin });
+    for (const action of ['disable', 'enable', 'rotate']) {
+      const template = `/admin/webhook-endpoints/{id}/${action}`;
+      await call('POST', template, `${epPath}/${action}`, { headers: admin });
+      await call('POST', template, `/admin/webhook-endpoints/ep_nope/${action}`, {
+        headers: admin,
+      });
+    }
+    const replayPath = '/admin/webhook-endpoints/{id}/replay';
+    await call('POST', replayPath, `${epPath}/replay`, { body: { from: '0.0' }, headers: admin });
+    await call('POST', replayPath, `${epPath}/replay`, { body: { from: 'x' }, headers: admin });
+    await call('POST', replayPath, '/admin/webhook-endpoints/ep_nope/replay', {
+      body: { from: '0.0' },
+      headers: admin,
+    });
+    const deadPath = '/admin/webhook-endpoints/{id}/dead-letters';
+    await call('GET', deadPath, `${epPath}/dead-letters`, { headers: admin });
+    await call('GET', deadPath, `${epPath}/dead-letters?limit=0`, { headers: admin });
+    await call('GET', deadPath, '/admin/webhook-endpoints/ep_nope/dead-letters', {
+      headers: admin,
+    });
+    const webhookCalls = [
+      ['POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints'],
+      ['GET', '/admin/webhook-endpoints', '/admin/webhook-endpoints'],
+      ['POST', '/admin/webhook-endpoints/{id}/disable', `${epPath}/disable`],
+      ['POST', '/admin/webhook-endpoints/{id}/enable', `${epPath}/enable`],
+      ['POST', '/admin/webhook-endpoints/{id}/rotate', `${epPath}/rotate`],
+      ['POST', replayPath, `${epPath}/replay`],
+      ['GET', deadPath, `${epPath}/dead-letters`],
+    ] as const;
+    for (const [m, template, path] of webhookCalls) {
+      await call(m, template, path, m === 'POST' ? { body: {} } : {});
+    }
 
     // refusals every caller meets: no identity, a wrong token, nothing there, a bad body
     const wrong = { authorization: 'Bearer not-the-admin-token-at-all' };
@@ -387,6 +436,9 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    for (const [m, template, path] of webhookCalls.slice(0, 2)) {
+      await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
+    }
     // past ADMIN_GUESS_LIMIT wrong tokens from one address: 429 with Retry-After, everywhere
     for (let i = 0; i < 12; i++) {
       await fetch(`${app.url}/admin/products/${p}`, { headers: wrong });
@@ -402,6 +454,9 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    for (const [m, template, path] of webhookCalls) {
+      await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
+    }
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });
@@ -496,6 +551,8 @@ function producedElsewhere(answer: string): string | undefined {
   const [, path, status] = answer.split(' ') as [string, string, string];
   if (status === '422' && path === '/admin/products/{id}')
     return 'test/shop-http.test.ts: requireSaleToken without SALE_TOKEN_SECRET (set here)';
+  if (status === '403' && path.startsWith('/admin/webhook-endpoints'))
+    return 'test/webhooks.test.ts: a wrong admin token (past ADMIN_GUESS_LIMIT here: 429)';
   if (status === '410' && path === '/admin/events')
     return 'test/order-events.test.ts: a cursor older than the retention';
   if (status === '503' && path === '/readyz')

@@ -1,7 +1,7 @@
 /** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
 import type { ParseArgsConfig } from 'node:util';
 import type { CommandHelp } from './help.js';
-import { EXPORT_OPTIONS } from './export-options.js';
+import { EXPORT_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
 import { SEED_OPTIONS } from './seed-options.js';
 
 // Each command's code (and with it express, ioredis, BullMQ, Kysely) loads when it runs, so
@@ -178,5 +178,21 @@ export const COMMANDS: Command[] = [
     flags: EXPORT_OPTIONS,
     run: async ([action], values) =>
       (await import('./orders-export.js')).exportOrders(action!, values),
+  },
+  {
+    name: 'webhooks',
+    synopsis:
+      'add|list|disable|enable|rotate|replay|dead-letters [--url U] [--events T] [--id ID] [--from CURSOR]',
+    what: 'manage webhook endpoints (as the admin API does): add prints the whsec_ secret, once',
+    options: [
+      { flag: '--url U', what: 'add: the receiver (https, or http to an allowed host)' },
+      { flag: '--events T', what: 'add: event types, comma-separated (default: *, all)' },
+      { flag: '--id ID', what: 'disable, enable, rotate, replay, dead-letters: the endpoint' },
+      { flag: '--from CURSOR', what: 'replay: every event after this cursor is sent again' },
+    ],
+    env: ['DATABASE_URL', 'LOCAL_PG_PORT', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_HTTP_HOSTS'],
+    args: ['action'],
+    flags: WEBHOOK_OPTIONS,
+    run: async ([action], values) => (await import('./webhooks.js')).webhooks(action!, values),
   },
 ];

@@ -37,6 +37,8 @@ export async function up(): Promise<void> {
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
     PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
     SALE_TOKEN_SECRET: localSaleTokenSecret(first.launcher.dataDir),
+    // a developer's own machine: a webhook receiver on localhost is the point (docs/events.md)
+    WEBHOOK_ALLOW_PRIVATE: 'true',
   });
   // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
   if (isApiProcess()) return serveApiProcess(config);

@@ -19,8 +19,8 @@ import { createRegistry, type Registry } from '../metrics.js';
 import { closeRedis, createRedisClient, pingRedis, type RedisClient } from '../redis/connection.js';
 import { Keys } from '../redis/keys.js';
 import { OrdersRepository, reconcile } from '../orders/index.js';
-import { EventsRepository } from '../events/index.js';
-import { OrderFeed, OrderLookup, Products } from '../services/index.js';
+import { EndpointsRepository, EventsRepository, LanesRepository } from '../events/index.js';
+import { OrderFeed, OrderLookup, Products, WebhookEndpoints } from '../services/index.js';
 
 export interface Core {
   config: Config;
@@ -40,6 +40,8 @@ export interface Core {
   orders: OrderLookup;
   /** the orders and their events, to read */
   feed: OrderFeed;
+  /** the webhook endpoints the admin registers (their deliveries run in the worker role) */
+  webhooks: WebhookEndpoints;
   readiness: ReadinessCheck[];
   /** the Redis side of order persistence (outboxes, claims, returns, reconciliation reads) */
   orderStore: OrderStore;
@@ -127,6 +129,11 @@ export function createCore(
       rows: orderRows,
     }),
     feed: new OrderFeed({ events: new EventsRepository(db), orders: orderRows }),
+    webhooks: new WebhookEndpoints({
+      endpoints: new EndpointsRepository(db),
+      lanes: new LanesRepository(db),
+      rules: config.events.webhook,
+    }),
     readiness: [
       { name: 'redis', check: () => pingRedis(probe) },
       { name: 'postgres', check: () => pingDb(db) },

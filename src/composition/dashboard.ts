@@ -19,6 +19,7 @@ export function dashboardFeed(
     source: {
       productStates: (max) => core.productStore.states(max),
       orderGroups: (productIds) => dashboardRows.orderGroups(productIds),
+      webhookBacklog: () => core.webhooks.backlog(),
     },
     queue,
     metricsText: metricsText ?? (() => core.registry.metrics()),

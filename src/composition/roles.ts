@@ -15,7 +15,7 @@ import { mountOrders } from '../http/orders.js';
 import { createApiServer } from '../http/server.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { seckill } from '../http/seckill.js';
-import { mountRoom, placePoll } from '../http/queue.js';
+import { mountQueue, queuePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
@@ -40,6 +40,7 @@ import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import { dashboardFeed } from './dashboard.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
+import { startEventDelivery } from './events.js';
 import { startUpkeep } from './upkeep.js';
 
 /** The order queue on its own BullMQ connection. */
@@ -121,7 +122,7 @@ export async function serveApi(
     logger: core.logger,
   });
   const poll =
-    services.waitingRoom && placePoll({ auth, room: services.waitingRoom, logger: core.logger });
+    services.waitingRoom && queuePoll({ auth, room: services.waitingRoom, logger: core.logger });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -145,7 +146,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
+      (app) => mountQueue(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
@@ -156,10 +157,11 @@ export async function serveApi(
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
           feed: core.feed,
           audit: new AuditRepository(core.db),
+          webhooks: core.webhooks,
         }),
       (app) => mountOpenApi(app),
     ],
-    ...(config.http.fastPath && { fastPath: { seckill: purchase, placePoll: poll } }),
+    ...(config.http.fastPath && { fastPath: { seckill: purchase, queuePoll: poll } }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.
@@ -270,5 +272,6 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   core.lifecycle.add('order worker', () => worker.close());
   exitWhenBullInitFails(core)(worker, 'order worker');
   await startUpkeep(core, queue, paymentWindow, failedAttempts);
+  await startEventDelivery(core);
   return worker;
 }

@@ -14,6 +14,7 @@ const DERIVED_DEFAULTS: Partial<Record<EnvName, string>> = {
   ADMIN_TOKEN: 'none: the admin API is off (`up` generates one)',
   CORS_ORIGINS: "none (`up`: the storefront example's origins)",
   PATH: "the shell's PATH",
+  WEBHOOK_ALLOW_PRIVATE: 'false (`up`: true)',
 };
 
 /** The schema's default of a variable, or undefined when it has none. */

@@ -143,6 +143,49 @@ export interface WebhookDeliveriesTable {
   received_at: Generated<Date>;
 }
 
+/** A receiver of order events (docs/events.md#webhooks). */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  types: string[];
+  /** whsec_...: signs every delivery */
+  secret: string;
+  /** the secret before the last rotation: deliveries are signed with it too until then */
+  previous_secret: ColumnType<string | null, string | null | undefined, unknown>;
+  previous_secret_until: ColumnType<Date | null, Date | null | undefined, unknown>;
+  status: ColumnType<'active' | 'disabled', 'active' | 'disabled' | undefined>;
+  disabled_reason: ColumnType<string | null, string | null | undefined>;
+  disabled_at: ColumnType<Date | null, Date | null | undefined, unknown>;
+  created_at: Generated<Date>;
+}
+
+/** The delivery of one order's events to one endpoint, in version order. */
+export interface WebhookLanesTable {
+  endpoint_id: string;
+  order_id: string;
+  /** the newest version the relay handed on */
+  wanted_version: number;
+  /** the newest version the receiver acknowledged */
+  acked_version: Generated<number>;
+  /** when the oldest event not yet acknowledged was committed; null when none is pending */
+  pending_since: Date | null;
+  /** failed attempts of the event now being delivered */
+  attempts: Generated<number>;
+  last_error: string | null;
+  next_attempt_at: Date | null;
+  enqueued_at: Generated<Date>;
+  /** dead-lettered from this version on (the last retry failed); null while live */
+  dead_version: number | null;
+  dead_at: Date | null;
+}
+
+/** How far in the feed the relay handed events on. */
+export interface WebhookRelayTable {
+  id: number;
+  txid: ColumnType<string, number | string, number | string>;
+  position: ColumnType<string, number | string, number | string>;
+}
+
 /** The typed view of PostgreSQL every repository function takes first. */
 export interface Database {
   products: ProductsTable;
@@ -154,6 +197,9 @@ export interface Database {
   order_events: OrderEventsTable;
   order_events_pruned: OrderEventsPrunedTable;
   admin_audit: AdminAuditTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_lanes: WebhookLanesTable;
+  webhook_relay: WebhookRelayTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

@@ -17,3 +17,46 @@ export {
   type OrderEvent,
 } from './cloud-event.js';
 export { EventsRepository } from './events-repository.js';
+export {
+  EndpointsRepository,
+  type Endpoint,
+  type EndpointBacklog,
+} from './endpoints-repository.js';
+export {
+  LanesRepository,
+  type DeadLetter,
+  type HandOn,
+  type Lane,
+  type LaneRef,
+} from './lanes-repository.js';
+export {
+  checkReceiverHost,
+  checkReceiverUrl,
+  isPrivateAddress,
+  ReceiverRefused,
+  type ReceiverRules,
+} from './receiver-policy.js';
+export { newSecret, signDelivery } from './signing.js';
+export { createSender, retryAfterMs, type SendOutcome, type Sender } from './sender.js';
+export { retryDelay, JITTER, MAX_RETRY_AFTER_MS } from './retry-schedule.js';
+export {
+  DeadLettered,
+  deliverLane,
+  DeliveryFailed,
+  type DeliveryDeps,
+  type DeliveryMetrics,
+  type LaneResult,
+} from './delivery.js';
+export { relay, RELAY_PAGE, STRANDED_AFTER_MS, type RelayDeps } from './relay.js';
+export {
+  createDeliveryWorker,
+  createEventQueues,
+  createRelayWorker,
+  JOB as EVENT_JOB,
+  LANE_JOB_OPTIONS,
+  laneJobId,
+  queueLanes,
+  RELAY_SCHEDULER,
+  WEBHOOKS_QUEUE,
+} from './queue.js';
+export { registerDeliveryMetrics } from './metrics.js';

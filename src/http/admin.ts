@@ -21,9 +21,11 @@ import {
   type OrderFeed,
   type AuditStore,
   type Products,
+  type WebhookEndpoints,
 } from '../services/index.js';
 import { actorOf, mountAudit } from './admin-audit.js';
 import { mountAdminFeed } from './admin-feed.js';
+import { mountAdminWebhooks } from './admin-webhooks.js';
 import { adminGuard } from './admin-session.js';
 import { bullBoardPageLocal } from './bull-board-page.js';
 import { saleProblem } from './sale-problems.js';
@@ -45,6 +47,8 @@ export interface AdminRoutes {
   feed: OrderFeed;
   /** every change recorded (GET /admin/audit reads it) */
   audit: AuditStore;
+  /** the webhook endpoints (POST/GET /admin/webhook-endpoints, ...) */
+  webhooks: WebhookEndpoints;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -93,6 +97,7 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
   });
 
   mountAdminFeed(router, deps.feed);
+  mountAdminWebhooks(router, deps.webhooks);
 
   if (deps.queues?.length) {
     const board = new ExpressAdapter();

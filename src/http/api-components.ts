@@ -10,6 +10,7 @@ import * as drop from './api-drop-schemas.js';
 import { loginBody } from './dashboard.js';
 import { payBody } from './orders.js';
 import { webhookBody } from './payment-webhook.js';
+import { endpointBody, replayBody } from './admin-webhooks.js';
 import { purchaseBody } from './seckill.js';
 
 export const SCHEMAS = {
@@ -35,6 +36,12 @@ export const SCHEMAS = {
   EventPage: events.eventPage,
   CloudEvent: events.cloudEvent,
   AuditPage: drop.auditPage,
+  WebhookEndpointRequest: endpointBody,
+  WebhookEndpoint: events.webhookEndpoint,
+  WebhookEndpoints: events.webhookEndpoints,
+  ReplayRequest: replayBody,
+  ReplayAccepted: events.replayAccepted,
+  DeadLetters: events.deadLetters,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -85,7 +92,10 @@ export const HEADERS = {
       'true when this is the stored answer of an earlier request with the same Idempotency-Key',
     schema: { type: 'string', enum: ['true'] },
   },
-  Location: { description: 'the order this purchase made', schema: { type: 'string' } },
+  Location: {
+    description: 'what was made: the order of a purchase, a registered webhook endpoint',
+    schema: { type: 'string' },
+  },
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 

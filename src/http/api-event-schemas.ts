@@ -32,3 +32,59 @@ export const eventPage = z.strictObject({
   events: z.array(cloudEvent).describe('in commit order'),
   next: z.string().describe('pass as `after` to resume after the last event (the same if none)'),
 });
+
+const iso = z.iso.datetime({ offset: true });
+
+/** A webhook endpoint; `secret` only in the answers of its registration and of a rotation. */
+export const webhookEndpoint = z.strictObject({
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.enum(EVENT_TYPES)),
+  status: z.enum(['active', 'disabled']),
+  disabledReason: z.string().optional().describe('an admin, or the receiver answered 410'),
+  disabledAt: iso.optional(),
+  createdAt: iso,
+  pending: z.number().int().min(0).optional().describe('orders with events not yet acknowledged'),
+  deadLetters: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('orders whose delivery is dead-lettered'),
+  oldestPendingSeconds: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('age of the oldest event not yet acknowledged (0: none)'),
+  secret: z
+    .string()
+    .optional()
+    .describe('whsec_...: verify deliveries with it (Standard Webhooks); shown this once'),
+});
+
+export const webhookEndpoints = z.strictObject({ endpoints: z.array(webhookEndpoint) });
+
+export const deadLetters = z.strictObject({
+  deadLetters: z.array(
+    z.strictObject({
+      orderId: z.uuid(),
+      eventId: z.string(),
+      type: z.enum(EVENT_TYPES),
+      version: z.number().int().min(1),
+      cursor: z.string().describe('replay { from: cursor } sends it and what follows again'),
+      events: z
+        .number()
+        .int()
+        .min(1)
+        .describe("the order's events held behind it, itself included"),
+      attempts: z.number().int().min(0),
+      error: z.string().nullable().describe("the last attempt's failure"),
+      deadAt: iso,
+    }),
+  ),
+});
+
+export const replayAccepted = z.strictObject({
+  orders: z.number().int().min(0).describe('orders whose events after the cursor are due again'),
+});

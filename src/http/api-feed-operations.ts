@@ -1,5 +1,8 @@
 /** The order feed's operations (docs/events.md#the-feed), part of api-operations.ts's table. */
-import { ADMIN, ADMIN_REFUSALS, type Operation } from './api-components.js';
+import { ADMIN, ADMIN_REFUSALS, idParam, type Operation } from './api-components.js';
+
+const endpoint = idParam('id', 'webhook endpoint id (ep_...)');
+const UNKNOWN = { 404: 'no such endpoint' } as const;
 
 const query = (name: string, description: string, schema: Record<string, unknown>) => ({
   name,
@@ -58,6 +61,85 @@ export const FEED_OPERATIONS: Operation[] = [
       ...ADMIN_REFUSALS,
       410: 'the cursor is older than the retention (EVENT_RETENTION_HOURS)',
     },
+    store: true,
+  },
+  {
+    method: 'post',
+    route: '/admin/webhook-endpoints',
+    operationId: 'registerWebhookEndpoint',
+    tag: 'admin',
+    summary: 'Register a receiver of order events: its whsec_ secret is in this answer only',
+    security: ADMIN,
+    body: { schema: 'WebhookEndpointRequest', required: true },
+    ok: { 201: ['WebhookEndpoint', 'registered, with its secret', ['Location']] },
+    problems: {
+      400: 'bad body',
+      ...ADMIN_REFUSALS,
+      422: 'the URL is refused: not https (nor an allowed http host), private, credentials',
+    },
+    store: true,
+  },
+  {
+    method: 'get',
+    route: '/admin/webhook-endpoints',
+    operationId: 'listWebhookEndpoints',
+    tag: 'admin',
+    summary: 'Every webhook endpoint with its backlog (no secrets)',
+    security: ADMIN,
+    ok: { 200: ['WebhookEndpoints', 'the endpoints'] },
+    problems: ADMIN_REFUSALS,
+    store: true,
+  },
+  ...(['disable', 'enable'] as const).map((action): Operation => ({
+    method: 'post',
+    route: `/admin/webhook-endpoints/:id/${action}`,
+    operationId: `${action}WebhookEndpoint`,
+    tag: 'admin',
+    summary:
+      action === 'disable'
+        ? 'Stop delivering to an endpoint (its events wait)'
+        : 'Deliver to an endpoint again (after a disable or a 410): what waited is sent',
+    security: ADMIN,
+    parameters: [endpoint],
+    ok: { 200: ['WebhookEndpoint', 'the endpoint'] },
+    problems: { ...ADMIN_REFUSALS, ...UNKNOWN },
+    store: true,
+  })),
+  {
+    method: 'post',
+    route: '/admin/webhook-endpoints/:id/rotate',
+    operationId: 'rotateWebhookSecret',
+    tag: 'admin',
+    summary: 'A new secret (in this answer only); the old one keeps signing for 24 h',
+    security: ADMIN,
+    parameters: [endpoint],
+    ok: { 200: ['WebhookEndpoint', 'the endpoint, with its new secret'] },
+    problems: { ...ADMIN_REFUSALS, ...UNKNOWN },
+    store: true,
+  },
+  {
+    method: 'post',
+    route: '/admin/webhook-endpoints/:id/replay',
+    operationId: 'replayWebhookEvents',
+    tag: 'admin',
+    summary: "Deliver every event after a cursor again (same ids, each order's in version order)",
+    security: ADMIN,
+    parameters: [endpoint],
+    body: { schema: 'ReplayRequest', required: true },
+    ok: { 202: ['ReplayAccepted', 'the orders due again; their dead letters live again'] },
+    problems: { 400: 'bad body', ...ADMIN_REFUSALS, ...UNKNOWN },
+    store: true,
+  },
+  {
+    method: 'get',
+    route: '/admin/webhook-endpoints/:id/dead-letters',
+    operationId: 'listDeadLetters',
+    tag: 'admin',
+    summary: "An endpoint's dead letters: deliveries whose last retry failed",
+    security: ADMIN,
+    parameters: [endpoint, limit],
+    ok: { 200: ['DeadLetters', 'newest first'] },
+    problems: { 400: 'bad query', ...ADMIN_REFUSALS, ...UNKNOWN },
     store: true,
   },
 ];

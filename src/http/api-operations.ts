@@ -15,7 +15,7 @@ import {
 } from './api-components.js';
 import { DROP_OPERATIONS } from './api-drop-operations.js';
 import { FEED_OPERATIONS } from './api-feed-operations.js';
-import { ROOM_OPERATIONS } from './api-queue-operations.js';
+import { QUEUE_OPERATIONS } from './api-queue-operations.js';
 
 const product = idParam('id', 'product id');
 const order = idParam('id', 'order id (UUID)');
@@ -93,7 +93,7 @@ export const OPERATIONS: Operation[] = [
     store: true,
     limited: true,
   },
-  ...ROOM_OPERATIONS,
+  ...QUEUE_OPERATIONS,
   {
     method: 'get',
     route: '/orders/:id',

@@ -188,6 +188,8 @@ events.onmessage = (e) => {
   setText($('queue'), [q.waiting, q.active, q.delayed, q.failed].map(num).join(' / '));
   setText($('outbox'), num(s.outboxBacklog));
   setText($('persisted'), num(s.persistedTotal));
+  const w = s.webhooks;
+  setText($('webhooks'), w ? num(w.pending) + ' / ' + num(w.deadLetters) : '–');
   kindsTable(s);
   history.push({ at: s.at, accepted: r.accepted, refusals: r.refusals });
   while (history.length > 1 && history[0].at < s.at - span) history.shift();

@@ -89,6 +89,7 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <div class="tile"><b id="queue">–</b><span>queue waiting / active / delayed / failed</span></div>
   <div class="tile"><b data-testid="outbox" id="outbox">–</b><span>outbox lag (orders)</span></div>
   <div class="tile"><b data-testid="persisted" id="persisted">–</b><span>units persisted</span></div>
+  <div class="tile"><b data-testid="webhooks" id="webhooks">–</b><span>webhook orders pending / dead-lettered</span></div>
 </div>
 <div class="charts">
   <div class="card"><span class="muted">accepted / s, last 2 min <span id="acceptedMax"></span></span><canvas id="acceptedChart"></canvas></div>

@@ -66,6 +66,14 @@ export interface DashboardSnapshot {
   queue: Record<string, number>;
   outboxBacklog: number;
   persistedTotal: number;
+  /** order events webhook endpoints have not acknowledged, and dead-lettered; null: unknown */
+  webhooks: WebhookBacklog | null;
+}
+
+/** Every webhook endpoint's backlog, summed (orders with events pending, dead-lettered). */
+export interface WebhookBacklog {
+  pending: number;
+  deadLetters: number;
 }
 
 /** What the feed reads: product states from Redis, order groups from PostgreSQL. */
@@ -74,6 +82,8 @@ export interface DashboardFeedSource {
   productStates(max: number): Promise<ProductState[]>;
   /** the order rows of these products summed per sale and status (the dashboard repository) */
   orderGroups(productIds: readonly string[]): Promise<OrderGroup[]>;
+  /** the webhook endpoints' backlog (their service) */
+  webhookBacklog?: () => Promise<WebhookBacklog>;
 }
 
 export interface DashboardFeedDeps {
@@ -213,6 +223,7 @@ export class DashboardFeed {
         (a, p) => a + Object.values(p.orders).reduce((x, y) => x + y, 0),
         0,
       ),
+      webhooks: (await this.deps.source.webhookBacklog?.().catch(() => null)) ?? null,
     };
   }
 

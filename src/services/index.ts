@@ -60,6 +60,13 @@ export {
 } from './sale-token.js';
 export { Products, type AdminProductView } from './products.js';
 export {
+  ROTATION_GRACE_HOURS,
+  WebhookEndpoints,
+  type DeadLetterView,
+  type EndpointView,
+  type Registration,
+} from './webhook-endpoints.js';
+export {
   MAX_PAGE,
   OrderFeed,
   type EventPage,
@@ -84,9 +91,9 @@ export {
 export { PollLimit } from './poll-limit.js';
 export {
   WaitingRoom,
-  type PlaceAnswer,
-  type PlaceState,
-  type PlaceView,
+  type QueueAnswer,
+  type QueueState,
+  type QueueView,
   type RoomMetricsPort,
 } from './waiting-room.js';
 

@@ -32,11 +32,10 @@ export interface ProductView {
   readonly requireSaleToken: boolean;
   /** catalogue number, carried by its order ids (0 until given: v4 ids) */
   readonly number: number;
-  /**
-   * the product's waiting room: its settings, and what this process heard of its admissions
-   * (admit notices, room-heard.ts); null: the product has none
-   */
-  readonly room: { readonly settings: RoomSettings; readonly heard: RoomHeard } | null;
+  /** the waiting room's settings; null: no room */
+  readonly waitingRoom: RoomSettings | null;
+  /** what this process heard of the room's admissions (admit notices): room-heard.ts */
+  readonly room: RoomHeard;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
@@ -159,7 +158,8 @@ export class Catalogue {
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
       number: meta.number,
-      room: meta.waitingRoom && { settings: meta.waitingRoom, heard: new RoomHeard() },
+      waitingRoom: meta.waitingRoom,
+      room: new RoomHeard(),
       empty: new Set(),
       soldOut: isSoldOut(meta),
       soldOutMarked: meta.soldOutEpoch === meta.epoch,
@@ -186,7 +186,7 @@ export class Catalogue {
       return;
     }
     if (event.epoch < view.epoch) return;
-    if (event.kind === 'admit') view.room?.heard.hear(event.served, event.at);
+    if (event.kind === 'admit') view.room.heard(event.served, event.at);
     else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') this.restocked(view, event.segment);
     else this.markSoldOutView(view);

@@ -23,9 +23,9 @@ export interface RoomAdmitterOptions {
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
   locks: LockClient;
   tickMs: number;
-  /** the lobby's shuffle seed (tests); unset: a random one at each opening */
+  /** the pre-queue's shuffle seed (tests); unset: a random one at each opening */
   shuffleSeed?: number | undefined;
-  /** lobby places one admit call shuffles (tests: small, to cross call boundaries) */
+  /** pre-queue places one admit call shuffles (tests: small, to cross call boundaries) */
   shuffleSteps?: number | undefined;
   logger?: Logger | undefined;
   /** each tick's outcome, for the metrics */
@@ -72,7 +72,7 @@ export class RoomAdmitter {
 
   private async tickRoom(productId: string): Promise<void> {
     const view = await this.opts.catalogue.get(productId);
-    if (!view?.room || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
+    if (!view?.waitingRoom || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
       await this.drop(productId);
       return;
     }
@@ -102,7 +102,7 @@ export class RoomAdmitter {
           startsAt: view.startsAt,
           endsAt: view.endsAt,
           seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
-          settings: view.room!.settings,
+          settings: view.waitingRoom!,
           soldOut: view.soldOut || view.soldOutMarked || (known && units === 0),
           unitsLeft: units,
           limitPerUser: view.limitPerUser,

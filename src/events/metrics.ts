@@ -1,0 +1,79 @@
+/**
+ * Webhook delivery metrics (per worker process; sum the counters across processes, take the
+ * max of the gauges): events delivered, failed attempts by reason, dead letters, endpoints
+ * disabled by a 410, the delivery lag (commit to 2xx), and per endpoint, read from PostgreSQL at
+ * each scrape, the age of the oldest event not yet acknowledged and the dead letters waiting.
+ */
+import { Counter, Gauge, Histogram } from 'prom-client';
+import type { Registry } from '../metrics.js';
+import type { DeliveryMetrics } from './delivery.js';
+import type { EndpointBacklog } from './endpoints-repository.js';
+
+export function registerDeliveryMetrics(
+  registry: Registry,
+  backlog: () => Promise<Array<EndpointBacklog & { id: string }>>,
+): DeliveryMetrics {
+  const delivered = new Counter({
+    name: 'seckill_webhook_deliveries_total',
+    help: 'Order events a receiver acknowledged (2xx)',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
+  const failed = new Counter({
+    name: 'seckill_webhook_failed_attempts_total',
+    help: 'Webhook attempts that failed, by reason (4xx, 5xx, timeout, network, refused); each is retried on the schedule',
+    labelNames: ['endpoint', 'reason'],
+    registers: [registry],
+  });
+  const dead = new Counter({
+    name: 'seckill_webhook_dead_letters_total',
+    help: "Lanes dead-lettered: an event's last retry failed (it and the order's later events wait for a replay)",
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
+  const disabled = new Counter({
+    name: 'seckill_webhook_endpoints_disabled_total',
+    help: 'Endpoints disabled because their receiver answered 410 Gone',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
+  const lag = new Histogram({
+    name: 'seckill_webhook_delivery_seconds',
+    help: "From an order event's commit to its receiver's 2xx",
+    labelNames: ['endpoint'],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 36000],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'seckill_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest order event an endpoint has not acknowledged (dead letters aside); 0 when none',
+    labelNames: ['endpoint'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const e of await backlog().catch(() => [])) {
+        const age = e.oldestPendingAt ? (Date.now() - e.oldestPendingAt.getTime()) / 1_000 : 0;
+        this.set({ endpoint: e.id }, Math.max(0, age));
+      }
+    },
+  });
+  new Gauge({
+    name: 'seckill_webhook_dead_letters',
+    help: 'Orders whose delivery to an endpoint is dead-lettered, waiting for a replay',
+    labelNames: ['endpoint'],
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const e of await backlog().catch(() => [])) this.set({ endpoint: e.id }, e.deadLetters);
+    },
+  });
+  return {
+    delivered: (endpoint, seconds) => {
+      delivered.inc({ endpoint });
+      lag.observe({ endpoint }, Math.max(0, seconds));
+    },
+    failedAttempt: (endpoint, reason) => failed.inc({ endpoint, reason }),
+    deadLettered: (endpoint) => dead.inc({ endpoint }),
+    disabled: (endpoint) => disabled.inc({ endpoint }),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The BullMQ side of event delivery: the `events` queue, whose job scheduler runs the relay every
+ * EVENT_RELAY_INTERVAL_MS on one worker slot, and the `webhooks` queue, one job per lane (its id
+ * names the endpoint and order, so a lane is never queued twice), delivered by workers with
+ * WEBHOOK_CONCURRENCY slots; a failed attempt waits the delay the delivery chose.
+ */
+import {
+  Queue,
+  UnrecoverableError,
+  Worker,
+  type ConnectionOptions,
+  type Job,
+  type JobsOptions,
+} from 'bullmq';
+import type { Logger } from '../log.js';
+import { DeadLettered, DeliveryFailed } from './delivery.js';
+import type { LaneRef } from './lanes-repository.js';
+
+export const EVENTS_QUEUE = 'events';
+export const WEBHOOKS_QUEUE = 'webhooks';
+export const RELAY_SCHEDULER = 'relay';
+export const JOB = { relay: 'relay', lane: 'lane' } as const;
+
+// BullMQ refuses custom ids with ":" (its key separator)
+export const laneJobId = (ref: LaneRef) => `l-${ref.endpointId}-${ref.orderId}`;
+
+/**
+ * A lane's job: retried until the delivery dead-letters it (its own count, per event), each
+ * retry after the delay it chose; gone once done, so the lane can be queued again.
+ */
+export const LANE_JOB_OPTIONS: JobsOptions = {
+  attempts: 100_000,
+  backoff: { type: 'webhook' },
+  removeOnComplete: true,
+  removeOnFail: true,
+};
+
+export function createEventQueues(connection: ConnectionOptions, prefix: string) {
+  return {
+    events: new Queue(EVENTS_QUEUE, { connection, prefix }),
+    webhooks: new Queue(WEBHOOKS_QUEUE, {
+      connection,
+      prefix,
+      defaultJobOptions: LANE_JOB_OPTIONS,
+    }),
+  };
+}
+
+/** Queues a delivery per lane (a lane with a job already is left alone). */
+export async function queueLanes(webhooks: Queue, lanes: readonly LaneRef[]): Promise<void> {
+  for (let i = 0; i < lanes.length; i += 500) {
+    await webhooks.addBulk(
+      lanes.slice(i, i + 500).map((ref) => ({
+        name: JOB.lane,
+        data: ref,
+        opts: { ...LANE_JOB_OPTIONS, jobId: laneJobId(ref) },
+      })),
+    );
+  }
+}
+
+export function createRelayWorker(opts: {
+  connection: ConnectionOptions;
+  prefix: string;
+  run: () => Promise<unknown>;
+  logger?: Logger | undefined;
+}): Worker {
+  const worker = new Worker(
+    EVENTS_QUEUE,
+    async (job: Job) => {
+      if (job.name === JOB.relay) return opts.run();
+      throw new Error(`unknown job ${job.name}`);
+    },
+    { connection: opts.connection, prefix: opts.prefix, concurrency: 1 },
+  );
+  worker.on('failed', (job, err) =>
+    opts.logger?.warn({ err: err.message }, 'event relay failed; the next run takes over'),
+  );
+  worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'event relay worker error'));
+  return worker;
+}
+
+export function createDeliveryWorker(opts: {
+  connection: ConnectionOptions;
+  prefix: string;
+  concurrency: number;
+  /** longest a lane's delivery holds its job before another worker may take it */
+  lockMs: number;
+  deliver: (ref: LaneRef) => Promise<unknown>;
+  logger?: Logger | undefined;
+}): Worker {
+  const worker = new Worker(
+    WEBHOOKS_QUEUE,
+    async (job: Job<LaneRef>) => {
+      try {
+        return await opts.deliver(job.data);
+      } catch (err) {
+        // the lane is dead-lettered: no retry
+        if (err instanceof DeadLettered) throw new UnrecoverableError(err.message);
+        throw err;
+      }
+    },
+    {
+      connection: opts.connection,
+      prefix: opts.prefix,
+      concurrency: opts.concurrency,
+      lockDuration: opts.lockMs,
+      stalledInterval: opts.lockMs,
+      maxStalledCount: 10,
+      settings: {
+        backoffStrategy: (_attempts: number, _type?: string, err?: Error) =>
+          err instanceof DeliveryFailed ? err.delayMs : 1_000,
+      },
+    },
+  );
+  worker.on('failed', (job, err) =>
+    opts.logger?.debug({ job: job?.id, err: err.message }, 'webhook delivery attempt failed'),
+  );
+  worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'webhook worker error'));
+  return worker;
+}

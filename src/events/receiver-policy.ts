@@ -1,0 +1,168 @@
+/**
+ * Where webhooks may go. A webhook sender makes requests to URLs an admin typed in, from inside
+ * the shop's network: an SSRF door to whatever listens there (the cloud's metadata service at
+ * 169.254.169.254, a database's HTTP port, an admin panel on localhost). So a receiver must be
+ * https, or plain http to a host the admin allowed (WEBHOOK_HTTP_HOSTS); and it must resolve to
+ * public addresses only, unless private ones are allowed (WEBHOOK_ALLOW_PRIVATE: a developer's
+ * own machine, `npm start`), where plain http is allowed too. The check runs when an endpoint is
+ * registered and again on every connection (the address actually connected to, so a name that
+ * resolves elsewhere later is caught); redirects are never followed (sender.ts).
+ */
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { BlockList, isIP } from 'node:net';
+
+export interface ReceiverRules {
+  allowPrivate: boolean;
+  /** hosts (lower case, a port optional) reachable over plain http */
+  httpHosts: readonly string[];
+}
+
+const PRIVATE = new BlockList();
+for (const [net, bits] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  PRIVATE.addSubnet(net, bits, 'ipv4');
+}
+for (const [net, bits] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
+] as const) {
+  PRIVATE.addSubnet(net, bits, 'ipv6');
+}
+
+/** The IPv4 address an IPv6 one carries (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d). */
+function embeddedV4(address: string): string | undefined {
+  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (m) return m[1];
+  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex) return undefined;
+  const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** Private, loopback, link-local, reserved or multicast: not the public internet. */
+export function isPrivateAddress(address: string): boolean {
+  const v4 = isIP(address) === 6 ? embeddedV4(address) : undefined;
+  if (v4) return PRIVATE.check(v4, 'ipv4');
+  return PRIVATE.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+}
+
+export class ReceiverRefused extends Error {}
+
+/** The URL's host as sent (brackets off an IPv6 literal), lower case. */
+const hostOf = (url: URL) => url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+
+/**
+ * Checks a receiver URL's form and, when its host is an address, that address.
+ * @throws ReceiverRefused saying why, in words for the admin
+ */
+export function checkReceiverUrl(text: string, rules: ReceiverRules): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ReceiverRefused('is not a URL (e.g. https://warehouse.example/hooks/seckill)');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ReceiverRefused('must be https:// (or http:// to a host WEBHOOK_HTTP_HOSTS allows)');
+  }
+  if (url.username || url.password) {
+    throw new ReceiverRefused('must not carry credentials: each delivery is signed instead');
+  }
+  if (url.hash) throw new ReceiverRefused('must not have a #fragment');
+  const host = hostOf(url);
+  const literal = isIP(host) !== 0;
+  if (literal && isPrivateAddress(host) && !rules.allowPrivate) {
+    throw new ReceiverRefused(
+      `${host} is a private, loopback or link-local address: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
+    );
+  }
+  if (url.protocol === 'http:' && !httpAllowed(url, rules, literal && isPrivateAddress(host))) {
+    throw new ReceiverRefused(
+      `plain http to ${url.host} is not allowed: use https, or list the host in WEBHOOK_HTTP_HOSTS`,
+    );
+  }
+  return url;
+}
+
+function httpAllowed(url: URL, rules: ReceiverRules, privateLiteral: boolean): boolean {
+  const host = hostOf(url);
+  if (rules.httpHosts.includes(host) || rules.httpHosts.includes(url.host.toLowerCase())) {
+    return true;
+  }
+  // a private network is the admin's own: there, http is allowed with private addresses
+  return rules.allowPrivate && (privateLiteral || host === 'localhost' || !host.includes('.'));
+}
+
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for http.request that refuses a name resolving to a private address (unless
+ * allowed): the check is on the addresses the socket connects to.
+ */
+export function guardedLookup(rules: ReceiverRules) {
+  return (hostname: string, options: object, callback: LookupCallback): void => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, []);
+      const list = addresses as LookupAddress[];
+      const bad = list.find((a) => isPrivateAddress(a.address));
+      if (bad && !rules.allowPrivate) {
+        const refused = new ReceiverRefused(
+          `${hostname} resolves to ${bad.address}, a private address (WEBHOOK_ALLOW_PRIVATE is off)`,
+        ) as NodeJS.ErrnoException;
+        refused.code = 'ERECEIVERREFUSED';
+        return callback(refused, []);
+      }
+      if ((options as { all?: boolean }).all) return callback(null, list);
+      callback(null, list[0]!.address, list[0]!.family);
+    });
+  };
+}
+
+/** The address check for a URL whose host is an address (no lookup runs for those). */
+export function checkLiteralHost(url: URL, rules: ReceiverRules): void {
+  const host = hostOf(url);
+  if (isIP(host) !== 0 && isPrivateAddress(host) && !rules.allowPrivate) {
+    throw new ReceiverRefused(`${host} is a private address (WEBHOOK_ALLOW_PRIVATE is off)`);
+  }
+}
+
+/**
+ * At registration: a name that resolves (now) to a private address is refused unless allowed.
+ * A name that does not resolve is let through: deliveries check every connection anyway.
+ */
+export async function checkReceiverHost(url: URL, rules: ReceiverRules): Promise<void> {
+  checkLiteralHost(url, rules);
+  const host = hostOf(url);
+  if (isIP(host) !== 0 || rules.allowPrivate) return;
+  const addresses = await new Promise<LookupAddress[]>((resolve) =>
+    dnsLookup(host, { all: true }, (err, list) => resolve(err ? [] : list)),
+  );
+  const bad = addresses.find((a) => isPrivateAddress(a.address));
+  if (bad) {
+    throw new ReceiverRefused(
+      `${host} resolves to ${bad.address}, a private address: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
+    );
+  }
+}

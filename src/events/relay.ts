@@ -1,0 +1,51 @@
+/**
+ * The relay: hands the feed's new events on to the endpoints that take them, active or not (a lane per
+ * endpoint and order, in PostgreSQL, with the relay's cursor in the same transaction), then asks
+ * for their deliveries (BullMQ jobs, one per lane: a lane already queued, waiting to retry or
+ * being delivered is not queued twice). A lane left with something due and no job (a crash
+ * between the commit and the enqueue, a replay, an endpoint enabled again) is found by the same
+ * run once it has been left alone a while.
+ */
+import type { EventType } from './cloud-event.js';
+import type { HandOn, LaneRef } from './lanes-repository.js';
+
+export interface RelayDeps {
+  endpoints: {
+    all(): Promise<Array<{ id: string; types: EventType[]; status: 'active' | 'disabled' }>>;
+  };
+  lanes: {
+    handOn(
+      endpoints: ReadonlyArray<{ id: string; types: readonly EventType[] }>,
+      limit: number,
+    ): Promise<HandOn>;
+    stranded(idleMs: number, limit: number): Promise<LaneRef[]>;
+  };
+  /** queues a delivery per lane (once: a lane with a job already is left alone) */
+  deliver(lanes: readonly LaneRef[]): Promise<void>;
+}
+
+/** Events one hand-on reads, and hand-ons one run makes at most. */
+export const RELAY_PAGE = 1_000;
+const PAGES_PER_RUN = 20;
+
+/** A lane left this long with something due and no job queued is queued again. */
+export const STRANDED_AFTER_MS = 5_000;
+
+export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: number }> {
+  const endpoints = await deps.endpoints.all();
+  const active = new Set(endpoints.filter((e) => e.status === 'active').map((e) => e.id));
+  let events = 0;
+  let lanes = 0;
+  for (let page = 0; page < PAGES_PER_RUN; page++) {
+    const step = await deps.lanes.handOn(endpoints, RELAY_PAGE);
+    // a disabled endpoint's lanes wait (enabled again, they are found stranded)
+    const due = step.lanes.filter((l) => active.has(l.endpointId));
+    if (due.length) await deps.deliver(due);
+    events += step.events;
+    lanes += due.length;
+    if (!step.ran || step.events < RELAY_PAGE) break;
+  }
+  const stranded = await deps.lanes.stranded(STRANDED_AFTER_MS, RELAY_PAGE);
+  if (stranded.length) await deps.deliver(stranded);
+  return { events, lanes: lanes + stranded.length };
+}

@@ -1,0 +1,186 @@
+/**
+ * The admin's webhook endpoints (docs/events.md#webhooks): register a receiver for some event
+ * types (its `whsec_` secret is in that answer and a rotation's, never again), list them with
+ * their backlog, disable and enable, rotate the secret (the old one keeps signing for a day),
+ * read the dead letters, and replay everything after a cursor.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  checkReceiverHost,
+  checkReceiverUrl,
+  encodeCursor,
+  EVENT_TYPES,
+  newSecret,
+  ReceiverRefused,
+  type DeadLetter,
+  type Endpoint,
+  type EndpointBacklog,
+  type EventType,
+  type FeedCursor,
+  type ReceiverRules,
+} from '../events/index.js';
+
+/** How long a rotated-out secret still signs, so receivers can switch without a gap. */
+export const ROTATION_GRACE_HOURS = 24;
+
+export interface EndpointRecords {
+  create(endpoint: {
+    id: string;
+    url: string;
+    types: readonly EventType[];
+    secret: string;
+  }): Promise<Endpoint>;
+  get(id: string): Promise<Endpoint | undefined>;
+  list(): Promise<Array<Endpoint & EndpointBacklog>>;
+  setStatus(
+    id: string,
+    status: 'active' | 'disabled',
+    reason?: string,
+  ): Promise<Endpoint | undefined>;
+  rotate(id: string, secret: string, graceHours: number): Promise<Endpoint | undefined>;
+}
+
+export interface LaneRecords {
+  replay(endpointId: string, types: readonly EventType[], from: FeedCursor): Promise<number>;
+  deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]>;
+}
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  events: EventType[];
+  status: 'active' | 'disabled';
+  disabledReason?: string;
+  disabledAt?: string;
+  createdAt: string;
+  /** orders with events not yet acknowledged (dead letters aside) */
+  pending?: number;
+  deadLetters?: number;
+  /** the age of the oldest event not yet acknowledged */
+  oldestPendingSeconds?: number;
+}
+
+export interface DeadLetterView {
+  orderId: string;
+  eventId: string;
+  type: EventType;
+  version: number;
+  /** replay from just before it: POST .../replay { from: cursorBefore } */
+  cursor: string;
+  events: number;
+  attempts: number;
+  error: string | null;
+  deadAt: string;
+}
+
+function view(endpoint: Endpoint, backlog?: EndpointBacklog): EndpointView {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.types,
+    status: endpoint.status,
+    ...(endpoint.disabledReason && { disabledReason: endpoint.disabledReason }),
+    ...(endpoint.disabledAt && { disabledAt: endpoint.disabledAt.toISOString() }),
+    createdAt: endpoint.createdAt.toISOString(),
+    ...(backlog && {
+      pending: backlog.pending,
+      deadLetters: backlog.deadLetters,
+      oldestPendingSeconds: backlog.oldestPendingAt
+        ? Math.max(0, Math.round((Date.now() - backlog.oldestPendingAt.getTime()) / 1_000))
+        : 0,
+    }),
+  };
+}
+
+/** The cursor just before `cursor` (its own position minus one): a replay from it includes it. */
+const before = (cursor: FeedCursor): FeedCursor => ({
+  txid: cursor.txid,
+  position: cursor.position > 0n ? cursor.position - 1n : 0n,
+});
+
+export type Registration =
+  | { code: 'created'; endpoint: EndpointView & { secret: string } }
+  | { code: 'refused'; reason: string };
+
+export class WebhookEndpoints {
+  constructor(
+    private readonly deps: {
+      endpoints: EndpointRecords;
+      lanes: LaneRecords;
+      rules: ReceiverRules;
+    },
+  ) {}
+
+  /** @param types - event types, or `*` for all of them */
+  async register(url: string, types: readonly string[]): Promise<Registration> {
+    let checked: URL;
+    try {
+      checked = checkReceiverUrl(url, this.deps.rules);
+      await checkReceiverHost(checked, this.deps.rules);
+    } catch (err) {
+      if (err instanceof ReceiverRefused) return { code: 'refused', reason: err.message };
+      throw err;
+    }
+    const wanted = types.includes('*')
+      ? [...EVENT_TYPES]
+      : EVENT_TYPES.filter((t) => types.includes(t));
+    const secret = newSecret();
+    const endpoint = await this.deps.endpoints.create({
+      id: `ep_${randomBytes(12).toString('base64url')}`,
+      url: checked.href,
+      types: wanted,
+      secret,
+    });
+    return { code: 'created', endpoint: { ...view(endpoint), secret } };
+  }
+
+  /** Every endpoint's backlog, summed: what the dashboard shows. */
+  async backlog(): Promise<{ pending: number; deadLetters: number }> {
+    const all = await this.deps.endpoints.list();
+    return {
+      pending: all.reduce((n, e) => n + e.pending, 0),
+      deadLetters: all.reduce((n, e) => n + e.deadLetters, 0),
+    };
+  }
+
+  async list(): Promise<EndpointView[]> {
+    return (await this.deps.endpoints.list()).map((e) => view(e, e));
+  }
+
+  async setStatus(id: string, status: 'active' | 'disabled'): Promise<EndpointView | undefined> {
+    const endpoint = await this.deps.endpoints.setStatus(id, status);
+    return endpoint && view(endpoint);
+  }
+
+  /** A new secret, answered once; the old one keeps signing for ROTATION_GRACE_HOURS. */
+  async rotate(id: string): Promise<(EndpointView & { secret: string }) | undefined> {
+    const secret = newSecret();
+    const endpoint = await this.deps.endpoints.rotate(id, secret, ROTATION_GRACE_HOURS);
+    return endpoint && { ...view(endpoint), secret };
+  }
+
+  /**
+   * Every event of the endpoint's types after `from` is delivered again (the same ids), each
+   * order's in version order; its dead letters live again. @returns how many orders
+   */
+  async replay(id: string, from: FeedCursor): Promise<{ orders: number } | undefined> {
+    const endpoint = await this.deps.endpoints.get(id);
+    if (!endpoint) return undefined;
+    return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+  }
+
+  async deadLetters(id: string, limit: number): Promise<DeadLetterView[] | undefined> {
+    if (!(await this.deps.endpoints.get(id))) return undefined;
+    return (await this.deps.lanes.deadLetters(id, limit)).map((d) => ({
+      orderId: d.orderId,
+      eventId: d.eventId,
+      type: d.type,
+      version: d.version,
+      cursor: encodeCursor(before(d.cursor)),
+      events: d.events,
+      attempts: d.attempts,
+      error: d.error,
+      deadAt: d.deadAt.toISOString(),
+    }));
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * A real HTTP receiver of order events, as a warehouse would run one: it verifies each
+ * delivery's Standard Webhooks signature (the `standardwebhooks` package), reads the order's row
+ * when the event arrives (so an event sent before its commit would show), and answers as told:
+ * 200, an error status (with Retry-After), a redirect, no answer at all (a timeout), or dies
+ * mid-delivery (the socket destroyed with the request read). It can stop and start again on
+ * the same port (a receiver restarted).
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+export type Answer =
+  { status: number; headers?: Record<string, string> } | { hang: true } | { die: true };
+
+export interface Arrival {
+  id: string;
+  type: string;
+  orderId: string;
+  version: number;
+  /** what the receiver answered (0: it hung or died) */
+  answered: number;
+  /** the signature verified with one of the secrets it knows */
+  verified: boolean;
+  /** how many signatures the header carried */
+  signatures: number;
+  /** the order's row when the event arrived: its version, or null when there was none */
+  rowVersion: number | null;
+  seq: number;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  /** every request, in arrival order */
+  arrivals: Arrival[];
+  /** the secrets it verifies with */
+  secrets: string[];
+  /** how it answers: per request (first match wins), else `fallback` */
+  answer: (arrival: Omit<Arrival, 'answered' | 'seq'>) => Answer;
+  /** acknowledged (2xx) deliveries, the first of each id, in arrival order */
+  acked(): Arrival[];
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(
+  rowVersion: (orderId: string) => Promise<number | null>,
+  port = 0,
+): Promise<Receiver> {
+  const sockets = new Set<Socket>();
+  let seq = 0;
+  const receiver: Receiver = {
+    url: '',
+    port,
+    arrivals: [],
+    secrets: [],
+    answer: () => ({ status: 200 }),
+    acked() {
+      const seen = new Set<string>();
+      return receiver.arrivals.filter((a) => {
+        if (a.answered < 200 || a.answered >= 300 || seen.has(a.id)) return false;
+        seen.add(a.id);
+        return true;
+      });
+    },
+    async stop() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      });
+    },
+    async start() {
+      await listen(receiver.port);
+    },
+    close: () => receiver.stop(),
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void (async () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const headers = {
+          'webhook-id': String(req.headers['webhook-id'] ?? ''),
+          'webhook-timestamp': String(req.headers['webhook-timestamp'] ?? ''),
+          'webhook-signature': String(req.headers['webhook-signature'] ?? ''),
+        };
+        const verified = receiver.secrets.some((secret) => {
+          try {
+            new Webhook(secret).verify(body, headers);
+            return true;
+          } catch {
+            return false;
+          }
+        });
+        const event = JSON.parse(body) as {
+          id: string;
+          type: string;
+          subject: string;
+          orderversion: number;
+        };
+        const arrival = {
+          id: event.id,
+          type: event.type,
+          orderId: event.subject,
+          version: event.orderversion,
+          verified,
+          signatures: headers['webhook-signature'].split(' ').length,
+          rowVersion: await rowVersion(event.subject),
+        };
+        const answer = receiver.answer(arrival);
+        const record = (answered: number) =>
+          receiver.arrivals.push({ ...arrival, answered, seq: seq++ });
+        if ('die' in answer) {
+          record(0);
+          req.socket.destroy();
+          return;
+        }
+        if ('hang' in answer) {
+          record(0);
+          return; // never answers: the sender's timeout ends it
+        }
+        record(answer.status);
+        res.writeHead(answer.status, answer.headers).end();
+      })();
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const listen = (at: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(at, '127.0.0.1', () => {
+        server.off('error', reject);
+        receiver.port = (server.address() as AddressInfo).port;
+        receiver.url = `http://127.0.0.1:${receiver.port}/hooks`;
+        resolve();
+      });
+    });
+  await listen(port);
+  return receiver;
+}
