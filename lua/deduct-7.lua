@@ -36,7 +36,7 @@
   ARGV[8] this segment's index
   ARGV[9] the shopper's home segment index
   ARGV[10] Redis time (ms) of the caller's latest touch of the product in the active set
-           (lua/activeTouch-1.lua): the sweeper walks only active products
+           (lua/activeTouch-2.lua): the sweeper walks only active products
   ARGV[11] how old that touch may be (ms); older, nothing is written: the caller touches again
   ARGV[12] the bucket's emission interval (us); 0: take no cell (limits off, a spill, or the
            purchase's cell already taken by an earlier call)

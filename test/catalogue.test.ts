@@ -252,4 +252,36 @@ describe('the active set', () => {
     expect(shown).toContain(live);
     for (const id of archived) expect(shown).not.toContain(id);
   });
+
+  it('a quiet product costs a sweep no read until something touches it (issue 46)', async () => {
+    const seedQuiet = async (howMany: number) => {
+      const ids = Array.from({ length: howMany }, newProduct);
+      for (const id of ids) {
+        await seedProduct(deps(), id, { total: 5, segments: 4, strategy: 'lockfree' });
+        // touched long before the sweep that finds it quiet (seeded a while ago)
+        await s.rt.redis.zadd(keys.activity().touches, 'XX', Date.now() - 600_000, id);
+      }
+      return ids;
+    };
+    const first = await seedQuiet(10);
+    await sweepOnce(); // reads them, finds no work, marks them quiet
+    const withTen = await cost(sweepOnce);
+    const more = await seedQuiet(40);
+    await sweepOnce();
+    const report = await sweepOnce();
+    expect(report.untouched).toBeGreaterThanOrEqual(50);
+    // fifty quiet products cost a sweep what ten did: no command per product
+    expect(await cost(sweepOnce)).toBe(withTen);
+    // a purchase touches one (before its deduct writes anything): the next sweep reads it again
+    const other = saleProcess(config);
+    try {
+      await other.inv.sale.purchase({ productId: first[0]!, userId: 'q1', quantity: 1 });
+    } finally {
+      await other.close();
+    }
+    const after = await sweepOnce();
+    expect(after.untouched).toBe(report.untouched - 1);
+    expect(await cost(sweepOnce)).toBeGreaterThan(withTen);
+    expect(more).toHaveLength(40);
+  });
 });

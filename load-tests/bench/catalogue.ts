@@ -4,9 +4,12 @@
  * outbox: Redis commands and time of an order lookup (an existing id, a missing one, a missing id
  * of the older format), the sweeper's commands per tick (the first after an upgrade, which
  * archives the quiet sales, then a steady one), and the time from `seckill up` to /readyz 200 on
- * that data (a restart: the data migrations already applied).
+ * that data (a restart: the data migrations already applied). Then, for --quiet 100,1000,10000
+ * products seeded for a sale tomorrow (4 segments each) and nothing sold, the Redis commands a
+ * second of a running `seckill up` (its API and worker: the sweeper every 5 s), counted by the
+ * server (INFO's total_commands_processed) over 20 s after two sweeps.
  *
- * Options: --sizes 0,1000,10000  --lookups 20 (timed repetitions)  --update (write
+ * Options: --sizes 0,1000,10000  --quiet 100,1000,10000  --lookups 20 (timed repetitions)  --update (write
  * load-tests/results/catalogue.md)  --baseline DIR (another checkout of the project, its
  * node_modules linked: its lookups, sweep and `up` measured on the same data, as "before").
  * Ends with ONE JSON line of figures.
@@ -40,12 +43,14 @@ import { NO_RATE_LIMITS } from '../../src/config/index.js';
 const { values: opt } = parseArgs({
   options: {
     sizes: { type: 'string', default: '0,1000,10000' },
+    quiet: { type: 'string', default: '100,1000,10000' },
     lookups: { type: 'string', default: '20' },
     baseline: { type: 'string' },
     update: { type: 'boolean', default: false },
   },
 });
 const SIZES = opt.sizes.split(',').map(Number);
+const QUIET = opt.quiet.split(',').filter(Boolean).map(Number);
 const LOOKUPS = Number(opt.lookups);
 const PREFIX = 'bcat';
 const QUEUE_PREFIX = '{bcatq}';
@@ -176,6 +181,50 @@ async function upUntilReady(root: string, env: Record<string, string>): Promise<
   }
 }
 
+/** Commands Redis has processed (the whole server: this bench is its only client). */
+async function processed(redis: Redis): Promise<number> {
+  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))![1]);
+}
+
+/**
+ * `seckill up` of `root` beside `size` quiet products (seeded already): Redis commands a second
+ * over 20 s, after 12 s (two sweeps: the first reads every product, and may mark it quiet).
+ */
+async function quietCommandsPerS(root: string, env: Record<string, string>): Promise<number> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'seckill-bench-quiet-'));
+  const c = spawn(process.execPath, ['--import', 'tsx', join(root, 'src', 'cli.ts'), 'up'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      AUTH_MODE: 'dev',
+      STOREFRONT_PORT: '0',
+      ...NO_RATE_LIMITS,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await until(
+      `${root}: /readyz`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
+      600_000,
+    );
+    await new Promise((r) => setTimeout(r, 12_000));
+    const before = await processed(redis);
+    const t = performance.now();
+    await new Promise((r) => setTimeout(r, 20_000));
+    return ((await processed(redis)) - before) / ((performance.now() - t) / 1_000);
+  } finally {
+    c.kill('SIGTERM');
+    await new Promise((r) => (c.exitCode !== null ? r(null) : c.once('exit', r)));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 const stack = await benchStack({});
 const redis = new Redis(stack.redisUrl);
 const db = createDb(stack.databaseUrl);
@@ -262,9 +311,49 @@ try {
         'sweep cmds (1st/steady)': `${f.sweepFirstTickCmds}/${f.sweepTickCmds}`,
         'up to ready s': restartMs / 1000,
         'migrations once s': code.label === 'this' ? migrateMs / 1000 : '-',
+        'quiet Redis cmds/s': '-',
       });
     }
     await queue.close();
+  }
+  const tomorrow = new Date(Date.now() + 86_400_000);
+  for (const size of QUIET) {
+    progress(`${size} quiet products (a sale tomorrow), nothing sold: seckill up's commands/s`);
+    await redis.flushall();
+    await db.deleteFrom('orders').execute();
+    const CHUNK = 200;
+    for (let from = 0; from < size; from += CHUNK) {
+      await Promise.all(
+        Array.from({ length: Math.min(CHUNK, size - from) }, (_, i) =>
+          seedProduct({ redis, keys, db }, `quiet-${from + i}`, {
+            total: 100,
+            segments: 4,
+            strategy: 'lockfree',
+            startsAt: tomorrow,
+          }),
+        ),
+      );
+    }
+    const env = {
+      REDIS_URL: stack.redisUrl,
+      DATABASE_URL: stack.databaseUrl,
+      KEY_PREFIX: PREFIX,
+      QUEUE_PREFIX,
+    };
+    for (const code of codes) {
+      const perS = await quietCommandsPerS(code.root, env);
+      figures[`${code.label}-quiet-${size}`] = { quietCommandsPerS: perS };
+      rows.push({
+        code: code.label,
+        products: `${size} quiet`,
+        'lookup cmds (existing/missing/v4)': '-',
+        'lookup ms (existing/missing)': '-',
+        'sweep cmds (1st/steady)': '-',
+        'up to ready s': '-',
+        'migrations once s': '-',
+        'quiet Redis cmds/s': Math.round(perS),
+      });
+    }
   }
 } finally {
   redis.disconnect();

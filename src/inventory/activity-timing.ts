@@ -13,3 +13,9 @@ export const TOUCH_REFRESH_MS = 20_000;
 
 /** How long a product stays active after its last touch, or its sale's start or end (ms). */
 export const QUIET_MS = 300_000;
+
+/**
+ * Clock skew allowed between Redis servers (the sweeper's clock, the active set's, a segment's)
+ * when a product untouched since a quiet read is trusted to have no new work (ms).
+ */
+export const SKEW_MS = 10_000;

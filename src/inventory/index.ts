@@ -24,7 +24,13 @@ import { Catalogue } from './catalogue/catalogue.js';
 import { ReplicaWait } from '../redis/replica-wait.js';
 import { Sale, type SaleMetrics } from './sale/sale.js';
 
-export { activeProducts, archiveIfUntouched, touchActive } from './catalogue/active-set.js';
+export {
+  activeProducts,
+  archiveIfUntouched,
+  touchActive,
+  untouchedSinceQuiet,
+  type Quiet,
+} from './catalogue/active-set.js';
 export { type PurchaseDeductArgs } from './sale/activity-leases.js';
 export { Catalogue, type ProductView } from './catalogue/catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue/catalogue-numbers.js';

@@ -294,16 +294,23 @@ export async function clearSoldOut(
 
 /**
  * Keeps `productId` in the active set (`active`) until at least `untilMs` plus `quietMs`, and at
- * least `quietMs` from now (lua/activeTouch-1.lua). @returns the Redis time of the touch.
+ * least `quietMs` from now, and records the touch in `touches` (lua/activeTouch-2.lua).
+ * @returns the Redis time of the touch.
  */
 export async function activeTouch(
   redis: RedisClient,
-  active: string,
+  keys: { active: string; touches: string },
   productId: string,
   quietMs: number,
   untilMs: number,
 ): Promise<number> {
-  return Number(await scripts.activeTouch.run(redis, [active], [productId, quietMs, untilMs]));
+  return Number(
+    await scripts.activeTouch.run(
+      redis,
+      [keys.active, keys.touches],
+      [productId, quietMs, untilMs],
+    ),
+  );
 }
 
 /** Archives `productId` unless it was touched since its score read `score` (lua/activeArchive-1.lua). */

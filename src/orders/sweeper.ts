@@ -7,7 +7,13 @@
  * is up and that have no work left: its cost follows the sales under way, not the catalogue.
  */
 import type { Queue } from 'bullmq';
-import { ReplicaLagError, type SoldOrder, type SpillClaim } from '../inventory/index.js';
+import {
+  ReplicaLagError,
+  untouchedSinceQuiet,
+  type Quiet,
+  type SoldOrder,
+  type SpillClaim,
+} from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import { storeOutage, withinDeadline } from '../outages.js';
 import { JOB, sweptBatchJobId, type PersistJob } from './jobs.js';
@@ -18,6 +24,10 @@ export interface SweepStore {
   activeProducts(): Promise<Array<{ productId: string; until: number }>>;
   readMeta(productId: string): Promise<{ maxSegments: number } | null>;
   archiveIfUntouched(productId: string, until: number): Promise<boolean>;
+  /** each active product's last touch and last quiet read */
+  readQuiet(): Promise<Quiet>;
+  /** a sweep that began at `at` found no work in any segment of `productId` */
+  markQuiet(productId: string, at: number, until: number): Promise<void>;
   readOutbox(
     productId: string,
     segment: number,
@@ -60,6 +70,8 @@ export interface SweepReport {
   claimsReleased: number;
   /** products taken out of the active set (quiet, nothing left to do) */
   archived: number;
+  /** active products left unread: untouched since a sweep found them without work */
+  untouched: number;
   /** segments ("product:segment") whose Redis shard did not answer this time */
   unreachable: string[];
 }
@@ -101,30 +113,22 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
     claimsFinalised: 0,
     claimsReleased: 0,
     archived: 0,
+    untouched: 0,
     unreachable: [],
   };
   const now = await step(deps.store.serverNowMs(), 'server time');
   /** masters whose replicas did not confirm this sweep: their other segments wait a sweep */
   const lagging = new Set<string>();
-  for (const { productId, until } of await step(deps.store.activeProducts(), 'active products')) {
-    const segments = (await step(deps.store.readMeta(productId), 'meta'))?.maxSegments ?? 0;
+  const active = await step(deps.store.activeProducts(), 'active products');
+  const quiet: Quiet = await step(deps.store.readQuiet(), 'quiet marks');
+  for (const { productId, until } of active) {
     // its time is up: archived below if no segment has work (each read after `now`)
     const due = until < now;
-    let idle = due;
-    for (let seg = 0; seg < segments; seg++) {
-      const master = deps.store.masterOf(productId, seg);
-      try {
-        if (master && lagging.has(master)) throw new ReplicaLagError(`${master} lags`);
-        if (await sweepSegment(deps, report, { productId, seg, segments, now, due })) idle = false;
-      } catch (err) {
-        // A Redis Cluster shard that is down must not stop the sweep of the live ones.
-        if (!storeOutage(err)) throw err;
-        if (master && err instanceof ReplicaLagError) lagging.add(master);
-        report.unreachable.push(`${productId}:${seg}`);
-        idle = false;
-      }
-    }
-    if (idle && (await step(deps.store.archiveIfUntouched(productId, until), 'archive')))
+    // nothing happened since a sweep found it without work: no segment is read
+    let idle = untouchedSinceQuiet(quiet, productId, until);
+    if (idle) report.untouched++;
+    else idle = await sweepProduct(deps, report, { productId, until, now }, lagging);
+    if (idle && due && (await step(deps.store.archiveIfUntouched(productId, until), 'archive')))
       report.archived++;
   }
   if (report.reenqueued > 0) deps.logger?.info(report, 'sweeper re-enqueued outbox orders');
@@ -137,11 +141,42 @@ export async function sweep(deps: SweepDeps): Promise<SweepReport> {
   return report;
 }
 
-/** @returns whether the segment has work (outbox entries, claims); read only when `due` */
+/**
+ * Sweeps every segment of a product; one found without work in any segment is marked quiet (the
+ * next sweeps read none of it until something touches it).
+ * @returns whether no segment has work
+ */
+async function sweepProduct(
+  deps: SweepDeps,
+  report: SweepReport,
+  at: { productId: string; until: number; now: number },
+  lagging: Set<string>,
+): Promise<boolean> {
+  const { productId, now } = at;
+  const segments = (await step(deps.store.readMeta(productId), 'meta'))?.maxSegments ?? 0;
+  let idle = true;
+  for (let seg = 0; seg < segments; seg++) {
+    const master = deps.store.masterOf(productId, seg);
+    try {
+      if (master && lagging.has(master)) throw new ReplicaLagError(`${master} lags`);
+      if (await sweepSegment(deps, report, { productId, seg, segments, now })) idle = false;
+    } catch (err) {
+      // A Redis Cluster shard that is down must not stop the sweep of the live ones.
+      if (!storeOutage(err)) throw err;
+      if (master && err instanceof ReplicaLagError) lagging.add(master);
+      report.unreachable.push(`${productId}:${seg}`);
+      idle = false;
+    }
+  }
+  if (idle) await step(deps.store.markQuiet(productId, now, at.until), 'quiet mark');
+  return idle;
+}
+
+/** @returns whether the segment has work (outbox entries, claims) */
 async function sweepSegment(
   deps: SweepDeps,
   report: SweepReport,
-  at: { productId: string; seg: number; segments: number; now: number; due: boolean },
+  at: { productId: string; seg: number; segments: number; now: number },
 ): Promise<boolean> {
   const { productId, seg, segments, now } = at;
   const { store } = deps;
@@ -175,7 +210,6 @@ async function sweepSegment(
     else report.claimsReleased++;
     deps.logger?.info({ productId, userId, orderId, sold }, 'settled an abandoned spill claim');
   }
-  if (!at.due) return true;
   return (
     stale.length > 0 ||
     claims.length > 0 ||

@@ -188,6 +188,17 @@ export class Keys {
   }
 
   /**
+   * Beside the active set, in its slot (the tag is its whole name): `touches`, a zset of each
+   * product's last touch (Redis ms), and `quiet`, a hash of when the sweeper last found a product
+   * with no work (`<found at ms>:<its active score then>`). A product untouched since it was found
+   * quiet has no new work: the sweeper reads none of its segments.
+   */
+  activity(): { touches: string; quiet: string } {
+    const tag = `{${this.prefix}:active}`;
+    return { touches: `${tag}:touches`, quiet: `${tag}:quiet` };
+  }
+
+  /**
    * Hash of catalogue numbers: `n:<number>` -> product id, `p:<product id>` -> number, `seq` ->
    * the last number given. An order id carries its product's number (inventory/order-ids.ts).
    */

@@ -9,7 +9,14 @@ import { execByNode } from '../../redis/batch.js';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { serverNowMs } from '../../redis/time.js';
-import { activeProducts, archiveIfUntouched } from '../catalogue/active-set.js';
+import {
+  activeProducts,
+  archiveIfUntouched,
+  forgetQuiet,
+  markQuiet,
+  readQuiet,
+  type Quiet,
+} from '../catalogue/active-set.js';
 import { readMeta } from '../catalogue/product-state.js';
 import { claimSettle, releaseMarker, restock, type RestockReply } from '../protocol.js';
 import { decodeClaim, type SpillClaim } from '../records/claim.js';
@@ -122,8 +129,20 @@ export class OrderStore {
   }
 
   /** Archives `productId` unless it was touched since its score read `until`. */
-  archiveIfUntouched(productId: string, until: number): Promise<boolean> {
-    return archiveIfUntouched(this.deps, productId, until);
+  async archiveIfUntouched(productId: string, until: number): Promise<boolean> {
+    const archived = await archiveIfUntouched(this.deps, productId, until);
+    if (archived) await forgetQuiet(this.deps, productId);
+    return archived;
+  }
+
+  /** Each active product's last touch and last quiet read (catalogue/active-set.ts). */
+  readQuiet(): Promise<Quiet> {
+    return readQuiet(this.deps);
+  }
+
+  /** A sweep that began at `at` found no work in any segment of `productId`. */
+  markQuiet(productId: string, at: number, until: number): Promise<void> {
+    return markQuiet(this.deps, productId, at, until);
   }
 
   // -- spill claims (sweeper)

@@ -6,6 +6,8 @@
   always sees that work first (src/inventory/catalogue/active-set.ts).
 
   KEYS[1] active zset: product id -> ms until which it stays
+  KEYS[2] touches zset: product id -> the Redis time of its last touch (the sweeper reads no
+          segment of a product untouched since it found it quiet; same slot as KEYS[1])
   ARGV[1] product id
   ARGV[2] quiet period (ms) kept after the touch
   ARGV[3] ms the product stays at least until (its sale's start or end), before the quiet period
@@ -18,4 +20,5 @@ local productId, quietMs, floorMs = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]
 
 local now = serverTimeMs()
 redis.call('ZADD', activeKey, 'GT', math.max(now, floorMs) + quietMs, productId)
+redis.call('ZADD', KEYS[2], 'GT', now, productId)
 return now
