@@ -17,6 +17,7 @@ import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import type { Core } from './core.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
+import { inBackground } from '../redis/background.js';
 
 /** Events one sweep prunes at most (the next sweep takes the rest). */
 const PRUNE_BATCH = 10_000;
@@ -43,21 +44,23 @@ export async function startUpkeep(
     prefix,
     lockMs: c.workerLockMs,
     logger: core.logger,
-    sweep: async () => ({
-      ...(await runUpkeep(
-        {
-          store: core.orderStore,
-          rows: core.orderRows,
-          queue,
-          minAgeMs: c.sweepMinAgeMs,
-          claimTtlMs: core.config.sale.claimTtlMs,
-          batchSize: c.workerBatchSize,
-          logger: core.logger,
-        },
-        paymentWindow,
-      )),
-      eventsPruned: await events.pruneEvents(core.config.events.retentionHours, PRUNE_BATCH),
-    }),
+    // a loop of its own: its commands are no request's (redis/background.ts)
+    sweep: () =>
+      inBackground('upkeep', async () => ({
+        ...(await runUpkeep(
+          {
+            store: core.orderStore,
+            rows: core.orderRows,
+            queue,
+            minAgeMs: c.sweepMinAgeMs,
+            claimTtlMs: core.config.sale.claimTtlMs,
+            batchSize: c.workerBatchSize,
+            logger: core.logger,
+          },
+          paymentWindow,
+        )),
+        eventsPruned: await events.pruneEvents(core.config.events.retentionHours, PRUNE_BATCH),
+      })),
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));
   // a sweep cut short at shutdown is simply run again by the next one

@@ -1,9 +1,12 @@
 /**
  * Counts the commands one connection sends, by name, pipelines included (every command of an
  * ioredis connection or cluster goes through its sendCommand): how tests and benchmarks measure
- * what a code path costs in Redis without MONITOR or server-wide INFO (shared servers).
+ * what a code path costs in Redis without MONITOR or server-wide INFO (shared servers). Commands
+ * a background loop sends (run by background.ts's inBackground: the rooms' admitter) are not a
+ * request's cost and are not counted.
  */
 import type { Cluster, Redis } from 'ioredis';
+import { backgroundLoop } from './background.js';
 
 export interface CommandCount {
   /** commands sent since the start (or the last reset), by lower-case name */
@@ -24,6 +27,7 @@ export function countCommands(conn: Redis | Cluster): CommandCount {
   };
   const original = target.sendCommand;
   target.sendCommand = function (cmd, ...rest) {
+    if (backgroundLoop() !== undefined) return original.call(this, cmd, ...rest);
     const name = cmd.name.toLowerCase();
     byName.set(name, (byName.get(name) ?? 0) + 1);
     if (name === 'evalsha') {
