@@ -28,6 +28,9 @@
   ARGV[10] most pre-queue places this call shuffles
   ARGV[11] units an admitted shopper may buy (limitPerUser): admitted and not yet done are at
            most ceil(units left / ARGV[11])
+  ARGV[12] the room's count of seats freed by a purchase (`done`) as read before the units left:
+           a seat freed since may be of a purchase the units read did not see, so each one counts
+           as a seat still taken (under-admits until the next tick, never over)
 
   Returns {1, served, next, admitted now, expired now, active, now ms, opened, places left to
   shuffle (0 before the opening)}
@@ -37,7 +40,7 @@ local room, places, pre, line, active, admitted = KEYS[1], KEYS[2], KEYS[3], KEY
 local fence, startsAt, seed = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
-local steps, perShopper = tonumber(ARGV[10]), tonumber(ARGV[11])
+local steps, perShopper, doneAtRead = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 --- @include "serverTimeMs"
 
 local seen = tonumber(redis.call('HGET', room, 'admitterFence') or '0')
@@ -46,7 +49,7 @@ redis.call('HSET', room, 'admitterFence', fence)
 local now = serverTimeMs()
 
 local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt', 'pre', 'shuffled',
-  'rng')
+  'rng', 'done')
 local opened = s[1] == '1'
 local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
 local preCount, shuffled, rng = tonumber(s[6] or '0'), tonumber(s[7] or '0'), tonumber(s[8] or seed)
@@ -90,7 +93,10 @@ local busy = redis.call('ZCARD', active)
 local n = math.min(math.floor(credit), maxActive - busy, ready - served)
 -- each seat not yet used may buy perShopper units: admit while the units left cover them, the
 -- last one maybe short (rounded up, so a last odd unit still finds a buyer)
-if unitsLeft >= 0 then n = math.min(n, math.ceil(unitsLeft / perShopper) - busy) end
+local freedSinceRead = math.max(0, tonumber(s[9] or '0') - doneAtRead)
+if unitsLeft >= 0 then
+  n = math.min(n, math.ceil(unitsLeft / perShopper) - busy - freedSinceRead)
+end
 if soldOut or n < 0 then n = 0 end
 for _ = 1, n do
   served = served + 1

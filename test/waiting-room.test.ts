@@ -378,6 +378,7 @@ describe('fairness', () => {
           soldOut: false,
           unitsLeft: -1,
           limitPerUser: 1,
+          doneAtRead: 0,
           shuffleSteps: 5,
         },
         false,
@@ -772,6 +773,33 @@ describe('polls of a shopper not in line (issue 46)', () => {
   });
 });
 
+describe('the admitter is a background loop (issue 46)', () => {
+  it("its commands are not counted as a request's cost on the connection it shares", async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 100,
+      waitingRoom: room({ admitPerSecond: 5, maxActive: 100 }),
+    });
+    await opened(productId, epoch);
+    for (const u of users(10)) expect((await join(b, productId, u)).status).toBe(200);
+    const count = countCommands(a.rt.redis);
+    try {
+      // a admits (it holds the rooms' leases here, or competes for them: SMEMBERS, lock tries)
+      const at = Number((await b.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
+      await waitFor(
+        'admissions',
+        async () =>
+          Number((await b.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0) >= at + 3,
+        10_000,
+        50,
+      );
+      expect(Object.fromEntries(count.byName)).toEqual({});
+    } finally {
+      count.stop();
+    }
+  });
+});
+
 describe('the admitter', () => {
   it("counts none of an unanswering shard's units, and is not sold out for them", () => {
     // a chaos run: a segment unread counted as "no bound", the admitter admitted a batch past
@@ -803,12 +831,50 @@ describe('the admitter', () => {
           soldOut: false,
           unitsLeft: -1,
           limitPerUser: 1,
+          doneAtRead: 0,
         },
         false,
       );
     expect((await tick(5)).code).toBe('ticked');
     expect(await tick(4)).toEqual({ code: 'fenced', newer: 5 });
     expect((await tick(6)).code).toBe('ticked');
+  });
+
+  it('counts a seat freed after its units read as still taken: a stale read admits nobody extra (issue 46)', async () => {
+    // not a seeded product: the store alone, as the admitter drives it, with the read it makes
+    const productId = newProduct();
+    const store = new RoomStore(a.rt.redis, a.rt.keys);
+    const sale = { epoch: 1, endsAt: 0 };
+    const line = users(4);
+    const tick = (unitsLeft: number, doneAtRead: number) =>
+      store.admit(
+        productId,
+        {
+          epoch: 1,
+          fence: 1,
+          startsAt: 0,
+          endsAt: 0,
+          seed: 7,
+          settings: room({ admitPerSecond: 100, maxActive: 10 }),
+          soldOut: false,
+          unitsLeft,
+          limitPerUser: 2,
+          doneAtRead,
+        },
+        false,
+      );
+    await tick(3, 0); // the opening
+    for (const u of line) await store.join(productId, sale, u, 100);
+    // 3 units at 2 a shopper: 2 seats
+    expect(await tick(3, 0)).toMatchObject({ code: 'ticked', served: 2 });
+    // the admitter reads the freed-seat count, then the units (3: the first buyer's 2 units
+    // not yet gone); the first buyer's purchase lands and frees their seat; then the tick
+    const doneAtRead = await store.doneCount(productId, 1);
+    await store.done(productId, 1, line[0]!);
+    // 1 unit is left, the second shopper's seat covers it: nobody more (3 said one more)
+    expect(await tick(3, doneAtRead)).toMatchObject({ code: 'ticked', served: 2 });
+    // the next tick reads the units after the purchase: still nobody (1 unit, 1 seat)
+    expect(await tick(1, await store.doneCount(productId, 1))).toMatchObject({ served: 2 });
   });
 
   it('is taken over by another process when its process dies, and nobody changes place', async () => {

@@ -48,6 +48,7 @@ try {
     soldOut: false,
     unitsLeft: -1,
     limitPerUser: 1,
+    doneAtRead: 0,
     settings,
   };
   // the opening and its shuffle, call after call as the admitter makes them, nobody admitted

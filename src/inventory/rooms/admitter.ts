@@ -9,6 +9,7 @@
 import { randomInt } from 'node:crypto';
 import type { HeldLock, LockClient } from '../../lock/index.js';
 import type { Logger } from '../../log.js';
+import { inBackground } from '../../redis/background.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import type { AdmitTick, RoomStore } from './store.js';
 
@@ -46,7 +47,8 @@ export class RoomAdmitter {
   start(): void {
     const loop = () => {
       if (this.stopped) return;
-      this.running = this.tick()
+      // a loop of its own: its commands are no request's (background.ts)
+      this.running = inBackground('room admitter', () => this.tick())
         .catch((err: unknown) => this.opts.logger?.warn({ err }, 'room admitter tick failed'))
         .finally(() => {
           if (!this.stopped) this.timer = setTimeout(loop, this.opts.tickMs);
@@ -89,6 +91,8 @@ export class RoomAdmitter {
       this.held.set(productId, held);
       this.opts.logger?.info({ product: productId, fence: held.fence }, 'room admitter took over');
     }
+    // before the units: a purchase whose seat is freed after this read counts as a seat taken
+    const doneAtRead = await this.opts.store.doneCount(productId, view.epoch);
     const { units, known } = await this.unitsLeft(view);
     const last = this.announced.get(productId) ?? 0;
     const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
@@ -107,6 +111,7 @@ export class RoomAdmitter {
           unitsLeft: units,
           limitPerUser: view.limitPerUser,
           shuffleSteps: this.opts.shuffleSteps,
+          doneAtRead,
         },
         announce,
       );

@@ -67,6 +67,8 @@ export interface AdmitArgs {
   limitPerUser: number;
   /** pre-queue places this call shuffles at most (default SHUFFLE_STEPS) */
   shuffleSteps?: number | undefined;
+  /** the room's freed-seat count ({@link RoomStore.doneCount}) read before `unitsLeft` */
+  doneAtRead: number;
 }
 
 const keepSeconds = (endsAt: number) =>
@@ -159,6 +161,7 @@ export class RoomStore {
         a.unitsLeft,
         a.shuffleSteps ?? SHUFFLE_STEPS,
         a.limitPerUser,
+        a.doneAtRead,
       ],
     );
     if (r[0] === 0) return { code: 'fenced', newer: r[1]! };
@@ -203,8 +206,17 @@ export class RoomStore {
     return readProductState({ redis: this.redis, keys: this.keys }, productId);
   }
 
-  /** The shopper bought: their seat is free for the next in line. */
+  /**
+   * The shopper bought: their seat is free for the next in line, and the room counts it (the
+   * admitter bounds admission by a units read that may not have seen this purchase yet).
+   */
   async done(productId: string, epoch: number, userId: string): Promise<void> {
-    await this.redis.zrem(this.keys.room(productId, epoch).active, userId);
+    const k = this.keys.room(productId, epoch);
+    await this.redis.multi().zrem(k.active, userId).hincrby(k.room, 'done', 1).exec();
+  }
+
+  /** Seats freed by purchases so far: read before the units left, for {@link admit}. */
+  async doneCount(productId: string, epoch: number): Promise<number> {
+    return Number((await this.redis.hget(this.keys.room(productId, epoch).room, 'done')) ?? 0);
   }
 }
