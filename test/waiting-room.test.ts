@@ -600,7 +600,8 @@ describe('a return whose notice was lost (issue 46)', () => {
     } finally {
       a.rt.redis.spublish = publish;
     }
-    expect(dropped).toHaveLength(1);
+    // the cancel's notice (and any the admitter sent meanwhile through this connection) dropped
+    expect(dropped.length).toBeGreaterThanOrEqual(1);
     const next = await waitFor(
       'the next admitted',
       async () => {

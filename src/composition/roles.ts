@@ -42,6 +42,7 @@ import { dashboardFeed } from './dashboard.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { startEventDelivery } from './events.js';
 import { startUpkeep } from './upkeep.js';
+import { inBackground } from '../redis/background.js';
 
 /** The order queue on its own BullMQ connection. */
 export function startOrderQueue(core: Core): Queue {
@@ -258,6 +259,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
     onPersisted: (rows) => persisted.inc(rows),
     queue,
     expire: (orderId) => expireOrder(paymentWindow, orderId),
+    background: (fn) => inBackground('order worker', fn),
   });
   // per process (each counts its own attempts): sum-correct across replicas
   const failedAttempts = new Counter({

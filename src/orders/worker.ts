@@ -39,6 +39,8 @@ export interface OrderWorkerOptions {
   expire?: (orderId: string) => Promise<unknown>;
   logger?: Logger;
   onPersisted?: (rows: number, orders: number) => void;
+  /** runs each job as the process's background work (its commands are no request's) */
+  background?: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 export function createOrderWorker(opts: OrderWorkerOptions): Worker {
@@ -59,31 +61,29 @@ export function createOrderWorker(opts: OrderWorkerOptions): Worker {
     opts.onPersisted?.(inserted, orders.length);
     return { inserted, orders: orders.length };
   };
-  const worker = new Worker(
-    ORDER_QUEUE,
-    async (job: Job) => {
-      if (job.name === JOB.persist) return persist(job as Job<PersistJob>);
-      if (job.name === JOB.expire) {
-        // bounded: a store that does not answer fails the job (retried), not the slot for good
-        const { orderId } = job.data as ExpireJob;
-        return opts.expire && withinDeadline(opts.expire(orderId), EXPIRE_MS, `expire ${orderId}`);
-      }
-      // left on this queue by a version that swept here; the upkeep queue sweeps now
-      if (job.name === JOB.sweep) return 'moved to the upkeep queue';
-      throw new Error(`unknown job ${job.name}`);
-    },
-    {
-      connection: opts.connection,
-      prefix: opts.prefix,
-      concurrency: opts.concurrency,
-      lockDuration: opts.lockMs,
-      // look for stalled jobs (a crashed worker's) as often as a lock can lapse
-      stalledInterval: opts.lockMs,
-      // a crashed worker's batch is redelivered; many redeliveries mean something else is wrong
-      maxStalledCount: 10,
-      settings: { backoffStrategy: cappedBackoff },
-    },
-  );
+  const work = async (job: Job) => {
+    if (job.name === JOB.persist) return persist(job as Job<PersistJob>);
+    if (job.name === JOB.expire) {
+      // bounded: a store that does not answer fails the job (retried), not the slot for good
+      const { orderId } = job.data as ExpireJob;
+      return opts.expire && withinDeadline(opts.expire(orderId), EXPIRE_MS, `expire ${orderId}`);
+    }
+    // left on this queue by a version that swept here; the upkeep queue sweeps now
+    if (job.name === JOB.sweep) return 'moved to the upkeep queue';
+    throw new Error(`unknown job ${job.name}`);
+  };
+  const background = opts.background ?? (<T>(fn: () => Promise<T>) => fn());
+  const worker = new Worker(ORDER_QUEUE, (job: Job) => background(() => work(job)), {
+    connection: opts.connection,
+    prefix: opts.prefix,
+    concurrency: opts.concurrency,
+    lockDuration: opts.lockMs,
+    // look for stalled jobs (a crashed worker's) as often as a lock can lapse
+    stalledInterval: opts.lockMs,
+    // a crashed worker's batch is redelivered; many redeliveries mean something else is wrong
+    maxStalledCount: 10,
+    settings: { backoffStrategy: cappedBackoff },
+  });
   worker.on('failed', (job, err) =>
     opts.logger?.warn(
       { job: job?.id, attempts: job?.attemptsMade, err: err.message },
