@@ -788,7 +788,7 @@ describe('the admitter is a background loop (issue 46)', () => {
       // a admits (it holds the rooms' leases here, or competes for them: SMEMBERS, lock tries)
       // read through b's connection: a's is the one counted
       const servedB = async () =>
-        Number((await b.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.served)) ?? 0);
+        Number((await b.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
       const at = await servedB();
       await waitFor('admissions', async () => (await servedB()) >= at + 3, 10_000, 50);
       expect(Object.fromEntries(count.byName)).toEqual({});
