@@ -31,6 +31,7 @@ const CLUSTER_FILES = [
   'test/order-events.test.ts',
   'test/audit.test.ts',
   'test/webhooks.test.ts',
+  'test/stripe-webhook.test.ts',
 ];
 
 export default defineConfig({

@@ -18,6 +18,7 @@ import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 
 const ns = useNamespace();
+const STRIPE_SECRET = 'whsec_openapi_test_0123456789ABCDEFGH';
 const WEBHOOK_SECRET = 'openapi-test-webhook-secret-0123456789';
 let app: RunningApp;
 let doc: {
@@ -32,6 +33,7 @@ beforeAll(async () => {
       // test/fast-path.test.ts)
       FAST_PATH: 'false',
       SALE_TOKEN_SECRET: 'openapi-test-sale-token-secret-0123456',
+      STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
     }),
     { worker: true },
   );
@@ -348,6 +350,42 @@ describe('/openapi.json', () => {
       raw: unknownIntent,
       headers: { 'seckill-signature': signWebhook(unknownIntent, WEBHOOK_SECRET) },
     });
+    // Stripe's event: another type (200), no intent started (404), a cancelled order (409),
+    // malformed (400), unsigned (401)
+    const stripe = (event: unknown) => {
+      const raw = JSON.stringify(event);
+      return { raw, headers: { 'stripe-signature': signWebhook(raw, STRIPE_SECRET) } };
+    };
+    const succeededFor = (orderId: string, metadata: Record<string, string> = {}) => ({
+      id: `evt_oa${randomBytes(4).toString('hex')}`,
+      type: 'payment_intent.succeeded',
+      data: {
+        object: { id: 'pi_oa1', amount: 1, currency: 'eur', metadata: { orderId, ...metadata } },
+      },
+    });
+    await call(
+      'POST',
+      '/payments/stripe',
+      '/payments/stripe',
+      stripe({
+        id: 'evt_oa0',
+        type: 'charge.refunded',
+        data: { object: { id: 'ch_1' } },
+      }),
+    );
+    await call('POST', '/payments/stripe', '/payments/stripe', stripe(succeededFor(none)));
+    await call(
+      'POST',
+      '/payments/stripe',
+      '/payments/stripe',
+      stripe(
+        succeededFor(other, {
+          paymentIntentId: String(started.body.paymentIntentId),
+        }),
+      ),
+    );
+    await call('POST', '/payments/stripe', '/payments/stripe', stripe({ id: 'evt_oa1', data: 1 }));
+    await call('POST', '/payments/stripe', '/payments/stripe', { raw: '{}' });
     // a sale not started, one ended, one that needs a sale token, a key reused for another body
     const later = `oa${randomBytes(3).toString('hex')}`;
     const over = `oa${randomBytes(3).toString('hex')}`;

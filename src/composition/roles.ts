@@ -14,6 +14,7 @@ import { mountOpenApi } from '../http/openapi.js';
 import { mountOrders } from '../http/orders.js';
 import { createApiServer } from '../http/server.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
+import { mountStripeWebhook } from '../http/stripe-webhook.js';
 import { seckill } from '../http/seckill.js';
 import { mountQueue, queuePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
@@ -150,6 +151,7 @@ export async function serveApi(
       (app) => mountQueue(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountStripeWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) =>
         mountAdmin(app, {
           access,

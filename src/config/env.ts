@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { rate, rateOrOff } from './rate.js';
 import { originProblem } from './origins.js';
 import { eventsEnv } from './events.js';
+import { paymentsEnv } from './payments.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -262,18 +263,7 @@ export const envSchema = z.object({
     .describe(
       'a buyer whose order was cancelled or expired may buy again (the units count no more)',
     ),
-  PAYMENT_WEBHOOK_SECRET: z
-    .string()
-    .min(32, 'must be at least 32 characters')
-    .optional()
-    .describe('HMAC-SHA256 key of POST /payments/webhook; unset: the webhook is off (503)'),
-  PAYMENT_WEBHOOK_TOLERANCE_S: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(3_600)
-    .default(300)
-    .describe("a webhook's signed timestamp may be this far from now (replay window)"),
+  ...paymentsEnv,
 
   RATE_LIMIT_USER: rateOrOff
     .default('5/s')

@@ -106,6 +106,8 @@ export interface Config {
     /** undefined: the payment webhook is off */
     webhookSecret: string | undefined;
     webhookToleranceSeconds: number;
+    /** Stripe's endpoint secret (POST /payments/stripe); undefined: that route is off */
+    stripeWebhookSecret: string | undefined;
   };
   readonly admission: {
     /** undefined: no limit */
@@ -294,6 +296,7 @@ export function loadConfig(
       returnFreesLimit: e.RETURN_FREES_LIMIT,
       webhookSecret: e.PAYMENT_WEBHOOK_SECRET,
       webhookToleranceSeconds: e.PAYMENT_WEBHOOK_TOLERANCE_S,
+      stripeWebhookSecret: e.STRIPE_WEBHOOK_SECRET,
     },
     admission: {
       userLimit: rateLimit('user', e.RATE_LIMIT_USER, e.RATE_LIMIT_USER_BURST),

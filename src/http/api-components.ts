@@ -12,6 +12,7 @@ import { payBody } from './orders.js';
 import { webhookBody } from './payment-webhook.js';
 import { endpointBody, replayBody } from './admin-webhooks.js';
 import { purchaseBody } from './seckill.js';
+import { stripeEvent } from './stripe-webhook.js';
 
 export const SCHEMAS = {
   Problem: answers.problem,
@@ -21,6 +22,8 @@ export const SCHEMAS = {
   PayRequest: payBody,
   PaymentIntent: answers.paymentIntent,
   PaymentNotification: webhookBody,
+  StripeEvent: stripeEvent,
+  StripeAnswer: answers.stripeAnswer,
   WebhookAck: answers.webhookAck,
   Product: answers.productPublic,
   SaleToken: answers.saleToken,

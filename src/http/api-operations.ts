@@ -15,6 +15,7 @@ import {
 } from './api-components.js';
 import { DROP_OPERATIONS } from './api-drop-operations.js';
 import { FEED_OPERATIONS } from './api-feed-operations.js';
+import { PROVIDER_OPERATIONS } from './api-provider-operations.js';
 import { QUEUE_OPERATIONS } from './api-queue-operations.js';
 
 const product = idParam('id', 'product id');
@@ -175,6 +176,7 @@ export const OPERATIONS: Operation[] = [
     },
     store: true,
   },
+  ...PROVIDER_OPERATIONS,
   {
     method: 'put',
     route: '/admin/products/:id',

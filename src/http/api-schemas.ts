@@ -164,3 +164,6 @@ export const ready = z.strictObject({
 });
 
 export const webhookAck = z.strictObject({ received: z.literal(true), ignored: z.string() });
+
+/** Stripe's webhook answers the order, or acknowledges an event that changes nothing. */
+export const stripeAnswer = z.union([orderView, webhookAck]);

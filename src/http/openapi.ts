@@ -167,6 +167,12 @@ export function openApiDocument(): Record<string, unknown> {
           name: 'webhook-signature',
           description: 'Standard Webhooks: with webhook-id and webhook-timestamp',
         },
+        stripeSignature: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Stripe-Signature',
+          description: 't=<unix seconds>,v1=<hex HMAC-SHA256>, keyed with STRIPE_WEBHOOK_SECRET',
+        },
       },
     },
     paths,

@@ -109,21 +109,30 @@ export function verifyWebhook(
     }
     return { webhookId: id };
   }
-  verifySeckillSignature(one(SIGNATURE_HEADER), body, opts);
+  if (!one(SIGNATURE_HEADER)) {
+    throw invalid(`send the ${SIGNATURE_HEADER} header, or the Standard Webhooks headers`);
+  }
+  verifyTimestampedHmac(one(SIGNATURE_HEADER)!, body, opts, SIGNATURE_HEADER);
   return {};
 }
 
-function verifySeckillSignature(header: string | undefined, body: Buffer, opts: VerifyOptions) {
-  if (!header) {
-    throw invalid(`send the ${SIGNATURE_HEADER} header, or the Standard Webhooks headers`);
-  }
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">[,v1=...]`: Seckill-Signature, and
+ * Stripe-Signature (the same scheme; Stripe sends a v1 per active secret and may add v0 or other
+ * schemes, which are ignored). One matching v1 is enough.
+ */
+export function verifyTimestampedHmac(
+  header: string,
+  body: Buffer,
+  opts: VerifyOptions,
+  name: string,
+): void {
   // Strict: every part is `<key>=<value>`, the value everything after the one '=' (no empty
   // part, no second '=', one `t`); unknown keys (a future scheme) are allowed, as Stripe's are.
   let t: string | undefined;
   let times = 0;
   const signatures: string[] = [];
-  const malformed = () =>
-    invalid(`${SIGNATURE_HEADER} must be t=<unix seconds>,v1=<hex HMAC-SHA256>`);
+  const malformed = () => invalid(`${name} must be t=<unix seconds>,v1=<hex HMAC-SHA256>`);
   for (const raw of header.split(',')) {
     const part = /^\s*([a-z][a-z0-9]*)=([^=\s]+)\s*$/.exec(raw);
     if (!part) throw malformed();

@@ -60,3 +60,15 @@ export async function startPaymentIntent(
 export async function findIntent(db: Db, id: string): Promise<PaymentIntentRow | undefined> {
   return db.selectFrom('payment_intents').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** The intent the order's buyer started, if any (one per order). */
+export async function intentOfOrder(
+  db: Db,
+  orderId: string,
+): Promise<PaymentIntentRow | undefined> {
+  return db
+    .selectFrom('payment_intents')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .executeTakeFirst();
+}

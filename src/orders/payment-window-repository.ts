@@ -8,7 +8,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { OrderRow, PaymentIntentRow } from '../db/schema.js';
-import { findIntent, startPaymentIntent, type StartOutcome } from './payment-intents-repository.js';
+import {
+  findIntent,
+  intentOfOrder,
+  startPaymentIntent,
+  type StartOutcome,
+} from './payment-intents-repository.js';
 import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
 import {
@@ -128,6 +133,10 @@ export class PaymentRepository extends OrdersRepository {
 
   findIntent(id: string): Promise<PaymentIntentRow | undefined> {
     return findIntent(this.db, id);
+  }
+
+  intentOfOrder(orderId: string): Promise<PaymentIntentRow | undefined> {
+    return intentOfOrder(this.db, orderId);
   }
 
   startIntent(orderId: string, userId: string): Promise<StartOutcome> {

@@ -71,6 +71,8 @@ function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }
 /** The SQL payments need beyond the window's (orders' PaymentRepository). */
 export interface PaymentRecords extends PaymentWindowRows {
   startIntent(orderId: string, userId: string): Promise<StartOutcome>;
+  /** the intent the order's buyer started, if any */
+  intentOfOrder(orderId: string): Promise<{ id: string } | undefined>;
   insertOrders(orders: readonly SoldOrder[]): Promise<number>;
   /** runs `handle` once per webhook delivery, in a transaction (`tx`: the rows inside it) */
   deliverOnce(
@@ -118,6 +120,14 @@ export class Payments {
       return { code: 'amount-mismatch', order: rowView(r.order), paid };
     }
     return r;
+  }
+
+  /**
+   * The order's payment intent (the one its buyer started), for a provider whose notice names
+   * the order, not the intent (Stripe's metadata).
+   */
+  async intentOf(orderId: string): Promise<string | undefined> {
+    return (await this.deps.rows.intentOfOrder(orderId))?.id;
   }
 
   /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
