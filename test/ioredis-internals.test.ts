@@ -5,7 +5,9 @@
  * finds (so the breaker's wrapper sees a command's final outcome, after redirections); the slot
  * map `cluster.slots` ("host:port" of each slot's master first) and `nodes()`. An upgrade of
  * ioredis that changes any of them fails here, by name, rather than turning the breaker off
- * without a sound. On the cluster project, a real Redis Cluster shows them at work.
+ * without a sound. On the cluster project, a real Redis Cluster shows them at work. The command
+ * timeout (src/redis/connection.ts) reads a Command's `isSettled` and sets its timer where
+ * ioredis's own goes (`_commandTimeoutTimer`, cleared when the command settles).
  */
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Command, Pipeline } from 'ioredis';
@@ -45,6 +47,30 @@ describe('the internals the breaker patches, as installed', () => {
     const err = new Error('refused');
     refused.reject(err);
     await expect(refused.promise).rejects.toBe(err);
+  });
+
+  it('a Command says it settled (isSettled) and then clears the timer set in _commandTimeoutTimer', async () => {
+    // the command timeout (src/redis/connection.ts) sets its own timer there and reads isSettled
+    type Timed = Pick<Command, 'promise' | 'resolve' | 'reject'> & {
+      isSettled: boolean;
+      _commandTimeoutTimer?: NodeJS.Timeout;
+    };
+    const timers: NodeJS.Timeout[] = [];
+    for (const settle of ['resolve', 'reject'] as const) {
+      const c = new Command('get', ['ioredis-internals:timer']) as unknown as Timed;
+      c.promise.catch(() => {});
+      expect(c.isSettled).toBe(false);
+      const timer = setTimeout(() => {}, 60_000);
+      timers.push(timer);
+      c._commandTimeoutTimer = timer;
+      if (settle === 'resolve') c.resolve('value');
+      else c.reject(new Error('refused'));
+      expect(c.isSettled).toBe(true);
+      expect(c._commandTimeoutTimer).toBeUndefined();
+    }
+    const clears = (Command.prototype as unknown as { _clearTimers(): void })._clearTimers;
+    expect(clears.toString()).toMatch(/_commandTimeoutTimer;[^]*clearTimeout\(existingTimer\)/);
+    for (const t of timers) clearTimeout(t);
   });
 
   it('a cluster client has a slot map and its nodes before it connects', () => {

@@ -167,7 +167,7 @@ export const envSchema = z.object({
 
   REDIS_COMMAND_TIMEOUT_MS: ms
     .default(2_000)
-    .describe('a Redis command without a reply this long fails (and its connection reconnects)'),
+    .describe('a Redis command unanswered this long once sent fails (its connection reconnects)'),
   PG_CONNECT_TIMEOUT_MS: ms.default(2_000).describe('longest wait for a PostgreSQL connection'),
   PG_STATEMENT_TIMEOUT_MS: ms
     .default(5_000)

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import { Cluster, Redis, type NatMap, type RedisOptions } from 'ioredis';
 import { messageOf } from '../errors.js';
 import type { Logger } from '../log.js';
+import { timeOutCommands } from './command-timeout.js';
 import { guardShards } from './shard-health.js';
 
 export { Cluster, Redis };
@@ -27,8 +28,9 @@ export interface RedisConnectionOptions {
   role?: RedisRole;
   logger?: Logger;
   /**
-   * A command without a reply this long fails ('Command timed out'), and the connection
-   * reconnects: a stalled connection must not hold every later command behind the lost reply.
+   * A command whose reply is not read this long after it was written fails ('Command timed
+   * out'), and the connection reconnects: a stalled connection must not hold every later command
+   * behind the lost reply. Time this process's event loop was too busy to read does not count.
    * Command role only.
    */
   commandTimeoutMs?: number | undefined;
@@ -63,7 +65,6 @@ function nodeOptions(opts: RedisConnectionOptions): RedisOptions {
     // request path answers 503 at once instead of hanging on a dead store.
     maxRetriesPerRequest: role === 'bullmq' ? null : 1,
     ...(role === 'bullmq' && { enableReadyCheck: false }),
-    ...(role === 'command' && opts.commandTimeoutMs && { commandTimeout: opts.commandTimeoutMs }),
   };
 }
 
@@ -102,7 +103,9 @@ export function createCluster(
   );
   cluster.on('+node', (node: Redis) => {
     if (role !== 'subscriber') node.on('connect', () => coalesceWrites(node));
-    if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(node, opts, false);
+    if (role === 'command' && opts.commandTimeoutMs) {
+      timeOutCommands(node, { ...opts, timeoutMs: opts.commandTimeoutMs }, false);
+    }
     if (role === 'bullmq') failInFlightOnClose(node, opts);
   });
   // a node gone (killed, failed over): learn the new map at once rather than at the next round
@@ -149,7 +152,9 @@ export function createRedis(url: string, opts: RedisConnectionOptions): Redis {
     ...opts.overrides,
   });
   if (role !== 'subscriber') redis.on('connect', () => coalesceWrites(redis));
-  if (role === 'command' && opts.commandTimeoutMs) reconnectOnTimeout(redis, opts, true);
+  if (role === 'command' && opts.commandTimeoutMs) {
+    timeOutCommands(redis, { ...opts, timeoutMs: opts.commandTimeoutMs }, true);
+  }
   if (role === 'bullmq' || role === 'subscriber') failInFlightOnClose(redis, opts);
   watchErrors(redis, opts);
   return redis;
@@ -199,33 +204,6 @@ function failInFlightOnClose(redis: Redis, opts: RedisConnectionOptions): void {
     lastLogged = Date.now();
     failed = 0;
   });
-}
-
-/**
- * A command that timed out leaves its connection in doubt (stalled, or its reply lost, after
- * which every later reply would be matched to the wrong command): drop that connection and
- * reconnect, once per connection, so later commands neither queue behind it nor get another's
- * reply. Commands in flight on it fail (their callers treat that as an unknown outcome, as they
- * do the timeout itself).
- */
-function reconnectOnTimeout(redis: Redis, opts: RedisConnectionOptions, reconnect: boolean): void {
-  let generation = 0;
-  let recycled = -1;
-  redis.on('connect', () => generation++);
-  const send = redis.sendCommand;
-  redis.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
-    const sentOn = generation;
-    const out = send.apply(this, args);
-    args[0].promise.catch((err: unknown) => {
-      if (!(err instanceof Error) || err.message !== 'Command timed out') return;
-      if (sentOn !== generation || recycled === sentOn) return; // that connection is gone already
-      recycled = sentOn;
-      opts.logger?.warn({ redis: opts.name }, 'a command timed out: reconnecting');
-      // a cluster node's connection is replaced by the cluster client, not reconnected
-      redis.disconnect(reconnect);
-    });
-    return out;
-  } as Redis['sendCommand'];
 }
 
 /** Set while {@link sendNow}'s callback runs: its commands leave at the end of this tick. */

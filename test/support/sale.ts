@@ -18,9 +18,12 @@ export interface SaleProcess {
   close(): Promise<void>;
 }
 
-/** The inventory of one API process: its own command and subscriber connections. */
-export function saleProcess(config: Config): SaleProcess {
-  const redis = createRedisClient(config.redis, { name: 'test-sale' });
+/**
+ * The inventory of one API process: its own command and subscriber connections (the command one
+ * with a command timeout, as `seckill serve`'s, when `commandTimeoutMs` is given).
+ */
+export function saleProcess(config: Config, opts: { commandTimeoutMs?: number } = {}): SaleProcess {
+  const redis = createRedisClient(config.redis, { name: 'test-sale', ...opts });
   const subscriber = createRedisClient(config.redis, {
     name: 'test-sale-sub',
     role: 'subscriber',
