@@ -32,6 +32,7 @@ const CLUSTER_FILES = [
   'test/audit.test.ts',
   'test/webhooks.test.ts',
   'test/stripe-webhook.test.ts',
+  'test/drop-controls.test.ts',
 ];
 
 export default defineConfig({

@@ -13,14 +13,17 @@
   ARGV[4] endsAt (ms, 0 = open-ended)
   ARGV[5] limit per user (units)
   ARGV[6] payment window (seconds; 0 = every sale is final)
+  ARGV[7] '1': answer the buyer markers dropped (the previous epoch's purchase counts, which the
+          seed carries into the new epoch: catalogue/carry.ts)
 
-  Returns 1.
+  Returns the dropped markers, userId, marker, ... (empty unless ARGV[7] is '1').
 ]]
 local stateKey, buyersKey, claimsKey, spilledKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local epoch, stock, startsAt, endsAt, limit = ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5]
-local payWithin = ARGV[6]
+local payWithin, carry = ARGV[6], ARGV[7] == '1'
 --- @include "segmentState"
 
+local dropped = carry and redis.call('HGETALL', buyersKey) or {}
 redis.call('DEL', buyersKey, claimsKey, spilledKey)
 stateSeed(stateKey, epoch, stock, startsAt, endsAt, limit, payWithin)
-return 1
+return dropped

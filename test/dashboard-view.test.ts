@@ -122,6 +122,7 @@ const segment = (i: number, stock: number, sold: number, extra: Partial<SegmentV
   stock,
   sold,
   returned: 0,
+  added: 0,
   pending: 0,
   ...extra,
 });
@@ -136,6 +137,8 @@ function state(id: string, status: ProductState['status'], over: Partial<Product
     strategy: 'segmented',
     limitPerUser: 1,
     payWithinSeconds: 0,
+    paused: false,
+    waitingRoom: null,
     startsAt: 0,
     endsAt: 0,
     soldOut: remaining === 0,

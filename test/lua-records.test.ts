@@ -158,9 +158,11 @@ describe('the loader folds the constants of the hash includes', () => {
       'deductFree',
       'deductKeyed',
       'deductKeyedFree',
+      'dropUnits',
       'markSoldOut',
       'restock',
       'seedSegment',
+      'segmentWindow',
     ]);
     for (const name of users) {
       const lua = renderScript(name, {});
@@ -200,6 +202,7 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     number: 12,
     waitingRoom: { admitPerSecond: 50, maxActive: 200, admittedForSeconds: 120 },
     price: { amount: 12_999, currency: 'EUR' },
+    paused: false,
   };
 
   it('TypeScript reads what Lua writes: a new epoch, its sold-out mark, the next epoch', async () => {
@@ -288,7 +291,14 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
   it('TypeScript reads what Lua writes: a seed, a fenced sale, a return, a reseed', async () => {
     const key = freshKey('state');
     await seed(key, 3, 10);
-    expect(await read(key)).toEqual({ epoch: 3, stock: 10, sold: 0, returned: 0, fence: 0 });
+    expect(await read(key)).toEqual({
+      epoch: 3,
+      stock: 10,
+      sold: 0,
+      returned: 0,
+      fence: 0,
+      added: 0,
+    });
     expect(
       await luaOn(
         'segmentState',
@@ -298,7 +308,14 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
          return {left, stateReturn(KEYS[1], 1)}`,
       ),
     ).toEqual([8, 9]);
-    expect(await read(key)).toEqual({ epoch: 3, stock: 9, sold: 2, returned: 1, fence: 7 });
+    expect(await read(key)).toEqual({
+      epoch: 3,
+      stock: 9,
+      sold: 2,
+      returned: 1,
+      fence: 7,
+      added: 0,
+    });
     // every field Lua wrote, under the name TypeScript gives it
     const f = STATE_FIELD;
     expect(await redis.hgetall(key)).toEqual({
@@ -312,10 +329,18 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       [f.limitPerUser]: String(window.limit),
       [f.payWithinSeconds]: String(window.payWithin),
       [f.recordsSpills]: '1',
+      [f.added]: '0',
     });
     // a reseed starts the counts again and keeps the fence (an old lock holder stays refused)
     await seed(key, 4, 5);
-    expect(await read(key)).toEqual({ epoch: 4, stock: 5, sold: 0, returned: 0, fence: 7 });
+    expect(await read(key)).toEqual({
+      epoch: 4,
+      stock: 5,
+      sold: 0,
+      returned: 0,
+      fence: 7,
+      added: 0,
+    });
   });
 
   it('Lua reads what TypeScript names', async () => {
@@ -361,7 +386,14 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
         'local _, _, _, _, _, fence = stateForDeduct(KEYS[1]); return fence',
       ),
     ).toBe('9');
-    expect(await read(key)).toEqual({ epoch: 6, stock: 40, sold: 11, returned: 1, fence: 9 });
+    expect(await read(key)).toEqual({
+      epoch: 6,
+      stock: 40,
+      sold: 11,
+      returned: 1,
+      fence: 9,
+      added: 0,
+    });
     // an epoch an older version seeded records no spill; one seeded now does
     const recordsSpills = () =>
       luaOn('segmentState', key, 'return stateRecordsSpills(KEYS[1]) and 1 or 0');

@@ -310,6 +310,44 @@ describe('/openapi.json', () => {
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, m === 'POST' ? { body: {} } : {});
     }
+    // the drop's controls, on a sale of their own
+    const d = `drop${randomBytes(3).toString('hex')}`;
+    await call('PUT', '/admin/products/{id}', `/admin/products/${d}`, {
+      body: seed,
+      headers: admin,
+    });
+    const ctl = (action: string, path = `/admin/products/${d}/${action}`, o = {}) =>
+      call('POST', `/admin/products/{id}/${action}`, path, { headers: admin, ...o });
+    await ctl('pause');
+    await ctl('pause', `/admin/products/nope-no-such/pause`);
+    await ctl('pause', `/admin/products/${d}/pause`, {
+      headers: { ...admin, 'x-operator': 'semi;colon' },
+    });
+    await ctl('resume');
+    await ctl('units', undefined, { body: { add: 2 } });
+    await ctl('units', undefined, { body: { withdraw: 100 } });
+    await ctl('units', undefined, { body: { add: 0 } });
+    await ctl('units', '/admin/products/nope-no-such/units', { body: { add: 1 } });
+    const pace = (path: string, body: unknown) =>
+      call('PATCH', '/admin/products/{id}/waiting-room', path, { headers: admin, body });
+    await pace(`/admin/products/${r}/waiting-room`, { admitPerSecond: 20 });
+    await pace(`/admin/products/${d}/waiting-room`, { admitPerSecond: 20 });
+    await pace(`/admin/products/${d}/waiting-room`, {});
+    await pace('/admin/products/nope-no-such/waiting-room', { maxActive: 2 });
+    await ctl('end');
+    // over: every control is refused 409
+    for (const action of ['end', 'pause', 'resume']) await ctl(action);
+    await ctl('units', undefined, { body: { add: 1 } });
+    await ctl('resume', '/admin/products/nope-no-such/resume');
+    await ctl('end', '/admin/products/nope-no-such/end');
+    await ctl('resume', `/admin/products/bad%20id!/resume`);
+    await ctl('end', `/admin/products/bad%20id!/end`);
+    await ctl('units', `/admin/products/bad%20id!/units`, { body: { add: 1 } });
+    await pace(`/admin/products/bad%20id!/waiting-room`, { maxActive: 2 });
+    for (const action of ['pause', 'resume', 'end', 'units']) {
+      await call('POST', `/admin/products/{id}/${action}`, `/admin/products/${d}/${action}`);
+    }
+    await call('PATCH', '/admin/products/{id}/waiting-room', `/admin/products/${d}/waiting-room`);
 
     // refusals every caller meets: no identity, a wrong token, nothing there, a bad body
     const wrong = { authorization: 'Bearer not-the-admin-token-at-all' };
@@ -495,6 +533,14 @@ describe('/openapi.json', () => {
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
     }
+    for (const action of ['pause', 'resume', 'end', 'units']) {
+      await call('POST', `/admin/products/{id}/${action}`, `/admin/products/${p}/${action}`, {
+        headers: wrong,
+      });
+    }
+    await call('PATCH', '/admin/products/{id}/waiting-room', `/admin/products/${p}/waiting-room`, {
+      headers: wrong,
+    });
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });
@@ -607,6 +653,11 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/admission.test.ts: RATE_LIMIT_ORDERS';
   if (status === '409' && path === '/products/{id}/sale-token')
     return 'test/shop-http.test.ts: a sale that needs no token, where SALE_TOKEN_SECRET is not set';
+  if (
+    status === '403' &&
+    /^\/admin\/products\/\{id\}\/(pause|resume|end|units|waiting-room)$/.test(path)
+  )
+    return 'test/drop-controls.test.ts: a wrong admin token (here the address is past its guesses)';
   if (status === '429' && path === '/products/{id}/queue')
     return 'test/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
   if (status === '409' && path === '/products/{id}/queue')

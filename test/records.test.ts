@@ -182,6 +182,7 @@ describe('records written by the Lua scripts', () => {
       waitingRoom: null,
       price: null,
       number: expect.any(Number),
+      paused: false,
     });
     expect(meta!.number).toBeGreaterThan(0);
     expect(decodeMeta({})).toBeNull();
@@ -194,7 +195,7 @@ describe('records written by the Lua scripts', () => {
       'ok',
     );
     const state = decodeSegmentState(await redis.hmget(seg.state, ...SEGMENT_STATE_FIELDS));
-    expect(state).toEqual({ epoch, stock: 3, sold: 2, returned: 0, fence: 7 });
+    expect(state).toEqual({ epoch, stock: 3, sold: 2, returned: 0, fence: 7, added: 0 });
     expect(decodeSegmentState([null, null, null, null])).toBeNull();
   });
 

@@ -119,7 +119,7 @@ describe('admin seeding', () => {
     const productId = newProduct();
     const res = await seed(productId, { total: 10, segments: 4, strategy: 'segmented' });
     expect(res.status).toBe(201);
-    expect(await res.json()).toEqual({ productId, epoch: 1, segments: [3, 3, 2, 2] });
+    expect(await res.json()).toEqual({ productId, epoch: 1, segments: [3, 3, 2, 2], carried: 0 });
     const view = (await (
       await fetch(`${app.url}/admin/products/${productId}`, { headers: admin })
     ).json()) as { segments: Array<{ stock: number }>; status: string; remaining: number };

@@ -117,14 +117,22 @@ function luaRecordFormatsOutsideIncludes(): string[] {
  * inventory/'s rooms, each a folder named for what it holds, over the shared bottom (the files
  * directly under inventory/, and records/): the rule each import between them keeps.
  */
-const INVENTORY_ROOMS = ['catalogue', 'sale', 'outbox', 'idempotency', 'rooms', 'migrations'];
+const INVENTORY_ROOMS = [
+  'catalogue',
+  'sale',
+  'outbox',
+  'idempotency',
+  'rooms',
+  'migrations',
+  'drop',
+];
 const SHARED_BOTTOM = 'the shared bottom';
 
 export const INVENTORY_RULES: Record<string, (from: string, to: string, file: string) => boolean> =
   {
     // the waiting rooms, the outbox and the migrations know the catalogue, never the sale
-    'rooms/, outbox/ and migrations/ import no sale/': (from, to) =>
-      ['rooms', 'outbox', 'migrations'].includes(from) && to === 'sale',
+    'rooms/, outbox/, migrations/ and drop/ import no sale/': (from, to) =>
+      ['rooms', 'outbox', 'migrations', 'drop'].includes(from) && to === 'sale',
     // Idempotency-Key records are the purchase's business: the door hands them on, no room uses them
     'only the door (inventory/index.ts) imports idempotency/': (from, to, file) =>
       to === 'idempotency' && from !== 'idempotency' && file !== 'inventory/index.ts',
@@ -187,6 +195,8 @@ export const SCRIPT_GATEWAYS = {
   sale: 'inventory/protocol.ts',
   keyed: 'inventory/keyed-protocol.ts',
   room: 'inventory/rooms/protocol.ts',
+  drop: 'inventory/drop/protocol.ts',
+  window: 'inventory/window-protocol.ts',
   rate: 'redis/rate-limit.ts',
   lock: 'lock/protocol.ts',
 } as const;
@@ -195,6 +205,8 @@ export function scriptFamily(name: string): keyof typeof SCRIPT_GATEWAYS {
   if (/^(lock|fairLock)[A-Z]/.test(name)) return 'lock';
   if (/^rateLimit/.test(name)) return 'rate';
   if (/^room[A-Z]/.test(name)) return 'room';
+  if (/^drop[A-Z]/.test(name)) return 'drop';
+  if (name === 'segmentWindow') return 'window';
   if (/^(idempotency|deductKeyed)/.test(name)) return 'keyed';
   return 'sale';
 }

@@ -1,6 +1,9 @@
 -- The buyer marker: a shopper's field of a segment's buyers hash, "<units>:<orderId>,<orderId>,..."
--- (units bought this epoch, the orders that bought them, oldest first). Defined here only; its
--- TypeScript codec is src/inventory/records/marker.ts (test/lua-records.test.ts holds them equal).
+-- (units bought this epoch, the orders that bought them, oldest first). A reseed may start the
+-- list with "^<units>": what the shopper bought in the product's earlier epochs, carried in so it
+-- counts against this epoch's limit (in <units> too; never an order, never released). Defined here
+-- only; its TypeScript codec is src/inventory/records/marker.ts (test/lua-records.test.ts holds
+-- them equal).
 
 -- units (0 without a marker) and the orders list (nil without a marker)
 local function markerRead(marker)

@@ -18,6 +18,9 @@ local META_NUMBER = 'n'
 local META_WAITING_ROOM = 'room'
 -- the sale's price: written by TypeScript (seeding.ts), never by a script
 local META_PRICE = 'price'
+-- '1' while an operator has paused the sale: written by TypeScript (inventory/drop/), and cleared
+-- by a new epoch
+local META_PAUSED = 'paused'
 
 -- what a new epoch decides on, as stored (false when missing):
 -- epoch, startsAt, endsAt, soldOut, segments, maxSegments
@@ -34,7 +37,7 @@ local function metaBegin(key, total, segments, strategy, startsAt, endsAt, limit
   redis.call('HSET', key, META_TOTAL, total, META_SEGMENTS, segments, META_STRATEGY, strategy,
     META_STARTS_AT, startsAt, META_ENDS_AT, endsAt, META_LIMIT_PER_USER, limit,
     META_SOLD_OUT_EPOCH, 0, META_PAY_WITHIN_SECONDS, payWithin, META_REQUIRE_SALE_TOKEN, token,
-    META_MAX_SEGMENTS, maxSegments)
+    META_MAX_SEGMENTS, maxSegments, META_PAUSED, 0)
   return epoch
 end
 

@@ -17,12 +17,15 @@ local STATE_PAY_WITHIN_SECONDS = 'payWithin'
 -- without its record was lost. Absent on an epoch an older version seeded (no records then): its
 -- spills are trusted, as that version did
 local STATE_RECORDS_SPILLS = 'recordsSpills'
+-- units an operator put on sale (+) or took off it (-) in this epoch, net (lua/dropUnits-1.lua):
+-- the segment's seeded share plus this is stock + sold - returned
+local STATE_ADDED = 'added'
 
 -- a new epoch: nothing sold or returned yet, its spills recorded; the fence is left as it was
 local function stateSeed(key, epoch, stock, startsAt, endsAt, limit, payWithin)
   redis.call('HSET', key, STATE_EPOCH, epoch, STATE_STOCK, stock, STATE_SOLD, 0, STATE_RETURNED, 0,
     STATE_STARTS_AT, startsAt, STATE_ENDS_AT, endsAt, STATE_LIMIT_PER_USER, limit,
-    STATE_PAY_WITHIN_SECONDS, payWithin, STATE_RECORDS_SPILLS, 1)
+    STATE_PAY_WITHIN_SECONDS, payWithin, STATE_RECORDS_SPILLS, 1, STATE_ADDED, 0)
 end
 
 -- whether a spill sale of this epoch without its record was lost (STATE_RECORDS_SPILLS)
@@ -59,4 +62,24 @@ end
 local function stateReturn(key, qty)
   redis.call('HINCRBY', key, STATE_RETURNED, qty)
   return redis.call('HINCRBY', key, STATE_STOCK, qty)
+end
+
+-- the sale window an operator set (startsAt, endsAt: nil keeps each): pause, resume, end now
+local function stateSetWindow(key, startsAt, endsAt)
+  if startsAt then redis.call('HSET', key, STATE_STARTS_AT, startsAt) end
+  if endsAt then redis.call('HSET', key, STATE_ENDS_AT, endsAt) end
+end
+
+-- what an operator's change of units checks: epoch, stock, fence
+local function stateForUnits(key)
+  local s = redis.call('HMGET', key, STATE_EPOCH, STATE_STOCK, STATE_FENCE)
+  return s[1], s[2], s[3]
+end
+
+-- `units` put on sale (> 0) or taken off it (< 0), counted in STATE_ADDED; the newest fence
+-- when it moved (nil: unchanged): the stock now
+local function stateAdjust(key, units, fence)
+  redis.call('HINCRBY', key, STATE_ADDED, units)
+  if fence then redis.call('HSET', key, STATE_FENCE, fence) end
+  return redis.call('HINCRBY', key, STATE_STOCK, units)
 end

@@ -27,7 +27,6 @@ import {
   registerOrderGauges,
   type PaymentWindowDeps,
 } from '../orders/index.js';
-import { AuditRepository } from '../db/audit-repository.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import {
@@ -40,6 +39,7 @@ import {
 import type { Core } from './core.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import { dashboardFeed } from './dashboard.js';
+import { dropParts } from './drop.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { startEventDelivery } from './events.js';
 import { startUpkeep } from './upkeep.js';
@@ -159,8 +159,8 @@ export async function serveApi(
           queues,
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
           feed: core.feed,
-          audit: new AuditRepository(core.db),
           webhooks: core.webhooks,
+          ...dropParts(core),
         }),
       (app) => mountOpenApi(app),
     ],

@@ -20,10 +20,12 @@ import {
   type AdminAccess,
   type OrderFeed,
   type AuditStore,
+  type DropService,
   type Products,
   type WebhookEndpoints,
 } from '../services/index.js';
 import { actorOf, mountAudit } from './admin-audit.js';
+import { mountDropControls } from './admin-drop.js';
 import { mountAdminFeed } from './admin-feed.js';
 import { mountAdminWebhooks } from './admin-webhooks.js';
 import { adminGuard } from './admin-session.js';
@@ -34,7 +36,16 @@ import { parseOr400, productIdParam } from './validation.js';
 /** Where Bull Board is mounted (when the process has queues): the dashboard links to it. */
 export const BULL_BOARD_PATH = '/admin/queues';
 
-const forceQuery = z.strictObject({ force: z.enum(['true', 'false']).optional() });
+const DISCARDS = ['line', 'purchase-counts'] as const;
+const seedQuery = z.strictObject({
+  force: z.enum(['true', 'false']).optional(),
+  discard: z
+    .string()
+    .refine((text) => text.split(',').every((d) => (DISCARDS as readonly string[]).includes(d)), {
+      message: `a comma-separated list of ${DISCARDS.join(', ')}`,
+    })
+    .optional(),
+});
 
 export interface AdminRoutes {
   access: AdminAccess;
@@ -49,6 +60,8 @@ export interface AdminRoutes {
   audit: AuditStore;
   /** the webhook endpoints (POST/GET /admin/webhook-endpoints, ...) */
   webhooks: WebhookEndpoints;
+  /** the drop's controls: pause, resume, end, units, the room's pace */
+  drop: DropService;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -59,7 +72,8 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
   router.put('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const body = parseOr400(seedRequest, req.body, 'seed');
-    const { force } = parseOr400(forceQuery, req.query, 'query');
+    const { force, discard } = parseOr400(seedQuery, req.query, 'query');
+    const discards = discard?.split(',') ?? [];
     const refused = seedRefusal(body, deps.saleTokensOn);
     if (refused) {
       throw new ProblemError({
@@ -69,10 +83,21 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
         detail: refused,
       });
     }
-    const change = { actor: actorOf(req), action: 'seed', productId, request: { ...body, force } };
+    const change = {
+      actor: actorOf(req),
+      action: 'seed',
+      productId,
+      request: { ...body, force, discard },
+    };
     try {
       const r = await audited(deps.audit, change, () =>
-        deps.products.seed(productId, seedSpecOf(body), { force: force === 'true' }),
+        deps.products.seed(productId, seedSpecOf(body), {
+          force: force === 'true',
+          discard: {
+            line: discards.includes('line'),
+            purchaseCounts: discards.includes('purchase-counts'),
+          },
+        }),
       );
       res.status(r.epoch === 1 ? 201 : 200).json(r);
     } catch (err) {
@@ -81,6 +106,7 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
   });
 
   mountAudit(router, deps);
+  mountDropControls(router, deps);
 
   router.get('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);

@@ -7,6 +7,7 @@ import { seedRequest } from '../services/index.js';
 import * as events from './api-event-schemas.js';
 import * as answers from './api-schemas.js';
 import * as drop from './api-drop-schemas.js';
+import { paceBody, unitsBody } from './admin-drop.js';
 import { loginBody } from './dashboard.js';
 import { payBody } from './orders.js';
 import { webhookBody } from './payment-webhook.js';
@@ -45,6 +46,9 @@ export const SCHEMAS = {
   ReplayRequest: replayBody,
   ReplayAccepted: events.replayAccepted,
   DeadLetters: events.deadLetters,
+  DropResult: drop.dropResult,
+  UnitsRequest: unitsBody,
+  PaceRequest: paceBody,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;

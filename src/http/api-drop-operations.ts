@@ -1,5 +1,50 @@
 /** The operator's routes for a drop (docs/operations.md#running-a-drop), part of api-operations.ts's table. */
-import { ADMIN_OR_SESSION, ADMIN_REFUSALS, type Operation } from './api-components.js';
+import { ADMIN_OR_SESSION, ADMIN_REFUSALS, idParam, type Operation } from './api-components.js';
+
+const product = idParam('id', 'product id');
+const operator = {
+  name: 'X-Operator',
+  in: 'header',
+  required: false,
+  description: 'who acts, as the audit log records it (1-64 letters, digits, spaces, . _ @ -)',
+  schema: { type: 'string', maxLength: 64 },
+};
+
+/** A reseed's query parameter (PUT /admin/products/:id): what it may throw away. */
+export const DISCARD = {
+  name: 'discard',
+  in: 'query',
+  required: false,
+  description:
+    "what a reseed may throw away: line (the room's places), purchase-counts (kept by default: a shopper's purchases count against the limit across epochs)",
+  schema: { type: 'string', examples: ['line', 'line,purchase-counts'] },
+};
+
+/** What every control answers besides its own. */
+const CONTROL_PROBLEMS = {
+  400: 'bad id or X-Operator',
+  ...ADMIN_REFUSALS,
+  404: 'unknown product',
+  409: 'the sale is over, or was reseeded meanwhile',
+  503: 'another control of this product is running (Retry-After)',
+} as const;
+
+const control = (
+  action: 'pause' | 'resume' | 'end',
+  operationId: string,
+  summary: string,
+): Operation => ({
+  method: 'post',
+  route: `/admin/products/:id/${action}`,
+  operationId,
+  tag: 'admin',
+  summary,
+  security: ADMIN_OR_SESSION,
+  parameters: [product, operator],
+  ok: { 200: ['DropResult', 'done (changed: false when it already was so)'] },
+  problems: CONTROL_PROBLEMS,
+  store: true,
+});
 
 export const DROP_OPERATIONS: Operation[] = [
   {
@@ -27,6 +72,45 @@ export const DROP_OPERATIONS: Operation[] = [
     ],
     ok: { 200: ['AuditPage', 'newest first'] },
     problems: { 400: 'bad query', ...ADMIN_REFUSALS },
+    store: true,
+  },
+  control(
+    'pause',
+    'pauseSale',
+    'Pause the sale: purchases refused (503 sale-paused), the room admits nobody, the line kept',
+  ),
+  control('resume', 'resumeSale', 'Resume a paused sale'),
+  control('end', 'endSale', 'End the sale now: ended to everyone; unpaid orders keep their window'),
+  {
+    method: 'post',
+    route: '/admin/products/:id/units',
+    operationId: 'changeUnits',
+    tag: 'admin',
+    summary: 'Put units on sale ({add}) or take unsold ones off ({withdraw}), in the same sale',
+    security: ADMIN_OR_SESSION,
+    parameters: [product, operator],
+    body: { schema: 'UnitsRequest', required: true },
+    ok: { 200: ['DropResult', 'done: `units` says how many'] },
+    problems: {
+      ...CONTROL_PROBLEMS,
+      409: 'the sale is over, reseeded meanwhile, or fewer unsold units than asked to withdraw',
+    },
+    store: true,
+  },
+  {
+    method: 'patch',
+    route: '/admin/products/:id/waiting-room',
+    operationId: 'paceWaitingRoom',
+    tag: 'admin',
+    summary: "Change the waiting room's pace and bound on admitted shoppers, from its next tick",
+    security: ADMIN_OR_SESSION,
+    parameters: [product, operator],
+    body: { schema: 'PaceRequest', required: true },
+    ok: { 200: ['DropResult', 'done: `waitingRoom` holds the settings now'] },
+    problems: {
+      ...CONTROL_PROBLEMS,
+      409: 'the sale is over, reseeded meanwhile, or the product has no waiting room',
+    },
     store: true,
   },
 ];

@@ -33,3 +33,36 @@ export const auditPage = z.strictObject({
   entries: z.array(auditEntry).describe('newest first'),
   next: z.string().nullable().describe('the next (older) page, when there may be one'),
 });
+
+const roomSettings = z.strictObject({
+  admitPerSecond: z.number().int(),
+  maxActive: z.number().int(),
+  admittedForSeconds: z.number().int(),
+});
+
+/** What a drop control did, and the product as it stands after. */
+export const dropResult = z.strictObject({
+  action: z.enum(['pause', 'resume', 'end', 'units', 'waiting-room']),
+  productId: z.string(),
+  epoch: z.number().int().describe('the sale acted on: controls never start a new one'),
+  changed: z.boolean().describe('false: it already was so (a second pause), nothing written'),
+  endsAt: iso.optional().describe('end: when the sale ended (Redis time)'),
+  asked: z.number().int().optional().describe('units: > 0 asked on sale, < 0 asked off'),
+  units: z
+    .number()
+    .int()
+    .optional()
+    .describe('units: what was done (a withdrawal takes less if units sold meanwhile)'),
+  waitingRoom: roomSettings.optional().describe('waiting-room: the settings now'),
+  product: z
+    .strictObject({
+      status: z.enum(['upcoming', 'live', 'paused', 'sold out', 'ended']),
+      paused: z.boolean(),
+      total: z.number().int(),
+      remaining: z.number().int(),
+      startsAt: iso.nullable(),
+      endsAt: iso.nullable(),
+      waitingRoom: roomSettings.nullable(),
+    })
+    .nullable(),
+});

@@ -13,7 +13,7 @@ import {
   type Media,
   type Operation,
 } from './api-components.js';
-import { DROP_OPERATIONS } from './api-drop-operations.js';
+import { DISCARD, DROP_OPERATIONS } from './api-drop-operations.js';
 import { FEED_OPERATIONS } from './api-feed-operations.js';
 import { PROVIDER_OPERATIONS } from './api-provider-operations.js';
 import { QUEUE_OPERATIONS } from './api-queue-operations.js';
@@ -187,13 +187,14 @@ export const OPERATIONS: Operation[] = [
     parameters: [
       product,
       { name: 'force', in: 'query', required: false, schema: { enum: ['true', 'false'] } },
+      DISCARD,
     ],
     body: { schema: 'SeedRequest', required: true },
     ok: { 200: ['SeedResult', 'reseeded'], 201: ['SeedResult', 'seeded'] },
     problems: {
       400: 'invalid seed',
       ...ADMIN_REFUSALS,
-      409: 'the sale is live (add ?force=true)',
+      409: 'the sale is live (add ?force=true), or its room holds a line (add ?discard=line)',
       422: 'requireSaleToken where no sale tokens can be issued (SALE_TOKEN_SECRET is not set)',
     },
     store: true,

@@ -67,9 +67,21 @@ export const paymentIntent = z.strictObject({
   currency: z.string().optional().describe('ISO 4217, with amount'),
 });
 
+/** A waiting room as a storefront sees it: its state and public settings. */
+export const publicRoom = z.strictObject({
+  state: z
+    .enum(['lobby', 'open', 'paused', 'sold-out', 'ended'])
+    .describe(
+      'lobby: before the opening (joins are shuffled into the line at it); open: admitting in order; paused by the shop',
+    ),
+  admitPerSecond: z.number().int().min(1),
+  maxActive: z.number().int().min(1),
+  admittedForSeconds: z.number().int().min(1),
+});
+
 export const productPublic = z.strictObject({
   productId: z.string(),
-  status: z.enum(['upcoming', 'live', 'sold out', 'ended']),
+  status: z.enum(['upcoming', 'live', 'paused', 'sold out', 'ended']),
   remaining: z.number().int().min(0),
   total: z.number().int().min(0),
   limitPerUser: z.number().int().min(1),
@@ -77,6 +89,10 @@ export const productPublic = z.strictObject({
   startsAt: iso.nullable(),
   endsAt: iso.nullable(),
   price: price.nullable().describe('the unit price; null when the sale is unpriced'),
+  paused: z.boolean().describe('the shop paused the sale: purchases wait for it to resume'),
+  waitingRoom: publicRoom
+    .nullable()
+    .describe('null: sold without a waiting room (POST /seckill); else join it first'),
 });
 
 export const saleToken = z.strictObject({
@@ -89,7 +105,11 @@ const seconds = z.number().int().min(0);
 
 /** A shopper's place in a waiting room (docs/waiting-room.md). */
 export const queuePlace = z.strictObject({
-  state: z.enum(['waiting', 'admitted', 'sold-out', 'ended']),
+  state: z
+    .enum(['waiting', 'paused', 'admitted', 'expired', 'sold-out', 'ended'])
+    .describe(
+      'paused: the shop paused the sale, the place is kept; expired: the admission ran out before a purchase',
+    ),
   position: z
     .number()
     .int()
@@ -109,12 +129,24 @@ export const queuePlace = z.strictObject({
     .optional()
     .describe('once admitted: send it as Sale-Token on POST /seckill'),
   saleTokenExpiresAt: iso.optional(),
+  final: z
+    .boolean()
+    .optional()
+    .describe('sold-out: true when no unit can come back (no unpaid order is still open)'),
+  detail: z.string().optional().describe('paused, expired, sold-out: what it means, in words'),
 });
 
 export const seedResult = z.strictObject({
   productId: z.string(),
   epoch: z.number().int().min(1),
   segments: z.array(z.number().int().min(0)).describe('units seeded into each segment'),
+  carried: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      "shoppers whose earlier purchases count against this sale's limit (0: none, or ?discard=purchase-counts)",
+    ),
 });
 
 export const adminProduct = z.looseObject({
@@ -124,7 +156,7 @@ export const adminProduct = z.looseObject({
   remaining: z.number().int(),
   sold: z.number().int(),
   returned: z.number().int(),
-  status: z.enum(['upcoming', 'live', 'sold out', 'ended']),
+  status: z.enum(['upcoming', 'live', 'paused', 'sold out', 'ended']),
   segments: z.array(
     z.looseObject({
       segment: z.number().int(),
@@ -139,7 +171,8 @@ export const adminProduct = z.looseObject({
 export const reconcileReport = z.looseObject({
   productId: z.string(),
   epoch: z.number().int(),
-  total: z.number().int(),
+  total: z.number().int().describe('units on sale: the seeded total plus `added`'),
+  added: z.number().int().describe('net units operators put on sale (+) or took off it (-)'),
   remaining: z.number().int(),
   pending: z.number().int(),
   persisted: z.number().int(),

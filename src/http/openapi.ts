@@ -113,6 +113,8 @@ export function openApiDocument(): Record<string, unknown> {
     'PaymentNotification',
     'SeedRequest',
     'LoginRequest',
+    'UnitsRequest',
+    'PaceRequest',
   ];
   const schemas = Object.fromEntries(
     Object.entries(SCHEMAS).map(([name, s]) => [

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IRouter, Response } from 'express';
 import type { Config } from '../config/index.js';
-import { unknownProduct } from '../inventory/index.js';
+import { unknownProduct, type ProductState } from '../inventory/index.js';
 import type { Logger } from '../log.js';
 import { rateLimitHeaders, type Admission, type Products } from '../services/index.js';
 import { admissionProblem } from './admission-problems.js';
@@ -25,6 +25,14 @@ export interface ShopRoutes {
   logger: Logger;
   /** mount POST /bench/noop (the benchmark ceiling) */
   benchRoutes: boolean;
+}
+
+/** A waiting room's state as a storefront shows it (the sale's status, from the room's side). */
+function roomState(state: ProductState): 'lobby' | 'open' | 'paused' | 'sold-out' | 'ended' {
+  const { status } = state;
+  if (status === 'ended' || status === 'paused') return status;
+  if (status === 'sold out') return 'sold-out';
+  return status === 'upcoming' ? 'lobby' : 'open';
 }
 
 /** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
@@ -101,6 +109,8 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       payWithinSeconds: s.payWithinSeconds || null,
       startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
+      paused: s.paused,
+      waitingRoom: s.waitingRoom && { state: roomState(s), ...s.waitingRoom },
       price: s.price,
     });
   });

@@ -4,6 +4,7 @@
  * last element, when the call took a cell) decoded as lua/rateLimit-1.lua's reply.
  */
 import { rateDecision, type RateDecision } from '../redis/rate-limit.js';
+import { isOrderEntry } from './records/marker.js';
 
 export const DEDUCT_REPLY = {
   ok: 0,
@@ -80,7 +81,7 @@ function decodeOutcome(raw: Raw): DeductOutcome {
     case 'limit':
       return {
         code: 'limit',
-        lastOrderId: raw[1] ? String(raw[1]) : undefined,
+        lastOrderId: raw[1] && isOrderEntry(String(raw[1])) ? String(raw[1]) : undefined,
         units: Number(raw[2]),
       };
     case 'empty':

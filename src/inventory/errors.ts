@@ -11,10 +11,14 @@ export type SaleErrorCode =
   | 'limit-reached'
   | 'purchase-in-progress'
   | 'not-started'
+  /** an operator paused the sale: nothing sells until it is resumed */
+  | 'sale-paused'
   | 'ended'
   | 'lock-timeout'
   | 'reseeding'
   | 'sale-live'
+  /** a reseed would throw a waiting room's line away, and the request did not say so */
+  | 'line-discarded'
   | 'order-voided'
   /** a Redis Cluster shard holding the segment failed a moment ago (nothing was sold) */
   | 'shard-unavailable';

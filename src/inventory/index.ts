@@ -9,6 +9,7 @@
  *   outbox/       sold orders on their way to PostgreSQL, and what became of a lost answer
  *   idempotency/  Idempotency-Key records (the purchase's port, services/idempotency.ts)
  *   rooms/        waiting rooms: the line, the admitter, the seat a purchase frees
+ *   drop/         an operator's controls of a sale under way: pause, end, pace, units
  *   migrations/   data migrations of Redis keys and records
  * The rate-limit and admin-session stores are access/'s; `npm run structure` holds the rooms'
  * rules (test/structure.test.ts).
@@ -77,7 +78,16 @@ export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { seatRelease } from './rooms/seat-release.js';
 export { type Price, type RoomSettings } from './records/product-meta.js';
-export { seedProduct, type SeedResult, type SeedSpec } from './catalogue/seeding.js';
+export {
+  seedProduct,
+  type SeedOptions,
+  type SeedResult,
+  type SeedSpec,
+} from './catalogue/seeding.js';
+export { DropControls, type DropChange, type DropDeps, type UnitsChange } from './drop/controls.js';
+export { DropRefusal, type DropRefusalCode } from './drop/refusal.js';
+export { DropStore } from './drop/protocol.js';
+export { PAUSED_STARTS_AT } from './records/segment-state.js';
 
 export interface Inventory {
   keys: Keys;
@@ -181,6 +191,7 @@ export {
   clearOutbox,
   OrderStore,
   readOutbox,
+  compareStreamIds,
   streamIdMs,
   type ReturnedOrder,
 } from './outbox/order-store.js';

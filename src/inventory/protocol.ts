@@ -21,6 +21,7 @@ import {
 } from './deduct-reply.js';
 
 export { PURCHASE_ROUTE, type DeductReply } from './deduct-reply.js';
+export { setWindow, type WindowReply } from './window-protocol.js';
 
 const scripts = {
   deduct: luaScript('deduct', DEDUCT_REPLY),
@@ -171,6 +172,8 @@ export interface SegmentSeed {
   limitPerUser: number;
   /** seconds buyers have to pay; 0: every sale is final */
   payWithinSeconds: number;
+  /** answer the buyer markers it drops (the purchase counts a reseed carries) */
+  carry?: boolean;
 }
 
 export function queueSeedSegment(
@@ -181,7 +184,15 @@ export function queueSeedSegment(
   return scripts.seedSegment.queue(
     pipeline,
     [segmentKeys.state, segmentKeys.buyers, segmentKeys.claims, segmentKeys.spilled],
-    [seed.epoch, seed.stock, seed.startsAt, seed.endsAt, seed.limitPerUser, seed.payWithinSeconds],
+    [
+      seed.epoch,
+      seed.stock,
+      seed.startsAt,
+      seed.endsAt,
+      seed.limitPerUser,
+      seed.payWithinSeconds,
+      seed.carry ? 1 : 0,
+    ],
   );
 }
 

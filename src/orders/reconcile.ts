@@ -1,9 +1,9 @@
 /**
  * Reconciliation of one product's current epoch: proves no unit was lost or sold twice.
  *
- *   seeded total = remaining stock + pending outbox units + persisted units - returned units
+ *   seeded + added (by operators) = remaining stock + pending outbox + persisted - returned units
  *   persisted - returned = final + awaiting_payment + paid + returning (closed, not yet back)
- *   per segment: seeded share = stock + sold - returned; sold = the units of its orders;
+ *   per segment: seeded share + added = stock + sold - returned; sold = the units of its orders;
  *                returned = the units of its cancelled / expired orders its restock recorded
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
@@ -20,6 +20,7 @@
  */
 import {
   splitStock,
+  compareStreamIds,
   streamIdMs,
   type ProductMeta,
   type SegmentSnapshot,
@@ -60,7 +61,9 @@ export interface ReconcileSources {
 export interface ReconcileReport {
   productId: string;
   epoch: number;
+  /** units on sale this epoch: the seeded total plus `added`, the operators' net change */
   total: number;
+  added: number;
   remaining: number;
   /** units sold and still only in an outbox */
   pending: number;
@@ -130,29 +133,32 @@ export async function reconcile(
   /** per segment: its epoch records every spill (an older version's seed did not) */
   const recordsSpills: boolean[] = [];
   let startedMs = Infinity;
-  /** each segment's seeded units */
-  const shares = splitStock(meta.total, segments);
+  const shares = splitStock(meta.total, segments); // each segment's seeded units
+  let added = 0;
   for (let seg = 0; seg < segments; seg++) {
     const snap = await deps.store.segmentSnapshot(productId, seg);
     cut.push(snap.cut);
     startedMs = Math.min(startedMs, snap.atMs);
     const { stock, epoch: segEpoch, sold, returned } = snap.state;
+    const addedHere = Number(snap.state.added ?? 0); // operators' net change (lua/dropUnits-1.lua)
     if (Number(segEpoch) !== epoch) problem(`segment ${seg} is at epoch ${segEpoch}, not ${epoch}`);
     if (Number(stock) < 0) problem(`segment ${seg} has negative stock ${stock}`);
     remaining += Number(stock ?? 0);
     soldAt.push(Number(sold ?? 0));
     returnedAt.push(Number(returned ?? 0));
-    const share = shares[seg]!;
+    const share = shares[seg]! + addedHere;
+    added += addedHere;
     if (Number(stock ?? 0) + soldAt[seg]! - returnedAt[seg]! !== share) {
       problem(
-        `segment ${seg}: seeded ${share} != stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
+        `segment ${seg}: seeded ${shares[seg]}${addedHere ? ` + added ${addedHere}` : ''} != stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
       );
     }
     for (const [id, units] of snap.returnedOrders) returnedOrders.set(id, units);
     for (const id of snap.spilled) spilled.add(id);
     recordsSpills.push(snap.recordsSpills);
     for (const [user, marker] of snap.markers) {
-      markerUnits.set(user, marker.units);
+      // carried-in units (an earlier epoch's purchases) have no order of this epoch
+      markerUnits.set(user, marker.units - (marker.carried ?? 0));
       for (const id of marker.orderIds) marked.set(id, user);
     }
     for (const [user, claim] of snap.claims) claimed.set(claim.orderId, user);
@@ -171,7 +177,7 @@ export async function reconcile(
   // Read after the rows: a row's entry was in its outbox before the row was written, so a row
   // newer than its outbox's newest id is a sale the segment has lost.
   for (const r of all) {
-    if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
+    if (compareStreamIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
       const closed = r.status === 'cancelled' || r.status === 'expired';
       lost.set(r.id, {
         orderId: r.id,
@@ -186,7 +192,7 @@ export async function reconcile(
   const rows: typeof all = [];
   const afterCut = new Set<string>();
   for (const r of all) {
-    if (compareIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0 || lost.has(r.id)) rows.push(r);
+    if (compareStreamIds(r.outbox_id, cut[r.segment] ?? '0-0') <= 0 || lost.has(r.id)) rows.push(r);
     else afterCut.add(r.id);
   }
   type Sold = { userId: string; quantity: number; outboxId: string; segment: number };
@@ -278,10 +284,10 @@ export async function reconcile(
   for (const l of lost.values())
     if (!afterCut.has(l.orderId)) lostAt[l.segment] = (lostAt[l.segment] ?? 0) + l.quantity;
   const lostUnits = lostAt.reduce((a, n) => a + n, 0);
-  const total = meta.total;
+  const total = meta.total + added;
   if (remaining + pending + persisted - returned !== total + lostUnits) {
     problem(
-      `units: seeded ${total} != remaining ${remaining} + pending ${pending} + persisted ` +
+      `units: seeded ${meta.total}${added ? ` + added ${added}` : ''} != remaining ${remaining} + pending ${pending} + persisted ` +
         `${persisted} - returned ${returned}`,
     );
   }
@@ -322,6 +328,7 @@ export async function reconcile(
     productId,
     epoch,
     total,
+    added,
     remaining,
     pending,
     persisted,
@@ -336,11 +343,4 @@ export async function reconcile(
     problems,
     ok: problems.length === 0,
   };
-}
-
-/** `ms-seq` stream ids compared as numbers. */
-function compareIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(Number) as [number, number];
-  const [bm, bs] = b.split('-').map(Number) as [number, number];
-  return am !== bm ? am - bm : as - bs;
 }

@@ -9,7 +9,9 @@
  * the server's cache lacks them. Each family of scripts is declared in one gateway, which callers
  * go through and which alone sees a KEYS array: the sale's (inventory/protocol.ts), the
  * Idempotency-Key's (inventory/keyed-protocol.ts), the waiting room's (inventory/rooms/
- * protocol.ts), the rate limits' (redis/rate-limit.ts) and the lock's (lock/protocol.ts);
+ * protocol.ts), the drop's (inventory/drop/protocol.ts), the segment window's
+ * (inventory/window-protocol.ts), the rate limits' (redis/rate-limit.ts) and the lock's
+ * (lock/protocol.ts);
  * `npm run structure` counts any script declared elsewhere (scriptsOutsideGateways).
  */
 import { createHash } from 'node:crypto';

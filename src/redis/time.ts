@@ -19,6 +19,13 @@ export function streamIdMs(id: string): number {
   return Number(id.slice(0, id.indexOf('-')));
 }
 
+/** `ms-seq` stream ids compared as numbers. */
+export function compareStreamIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am !== bm ? am - bm : as - bs;
+}
+
 /**
  * How far the monotonic clock may drift from the server's, per ms of a sample's age: 1 ms a second
  * (NTP slews clocks by at most 0.5 ms a second; a quartz drifts far less).

@@ -21,7 +21,11 @@ export const REFUSAL_KINDS = [
     codes: ['store-unavailable', 'shard-unavailable', 'outcome-pending'],
   },
   { kind: 'shed', label: '503 shed / draining', codes: ['overloaded', 'draining', 'reseeding'] },
-  { kind: 'closed', label: 'not started / ended', codes: ['not-started', 'ended'] },
+  {
+    kind: 'closed',
+    label: 'not started / paused / ended',
+    codes: ['not-started', 'sale-paused', 'ended'],
+  },
   { kind: 'error', label: '500 internal error', codes: ['internal'] },
   { kind: 'other', label: 'other (bad input, token…)', codes: [] },
 ] as const;

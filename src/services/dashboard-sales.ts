@@ -56,6 +56,7 @@ export interface DashboardSale {
 
 const RANK: Record<ProductState['status'], number> = {
   live: 0,
+  paused: 0,
   upcoming: 1,
   'sold out': 2,
   ended: 3,

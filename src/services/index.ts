@@ -37,6 +37,7 @@ export {
   type AuditOutcome,
   type AuditStore,
 } from './audit-log.js';
+export { DropService, type DropAction, type DropPort } from './drop-controls.js';
 export {
   AdminAccess,
   isAdminToken,

@@ -2,13 +2,13 @@
  * The product use cases behind the shop's public view and the admin routes: seed (or reseed), read
  * back every segment with its persisted units, and reconcile.
  */
-import type { ProductState, SeedResult, SeedSpec } from '../inventory/index.js';
+import type { ProductState, SeedOptions, SeedResult, SeedSpec } from '../inventory/index.js';
 import type { ReconcileReport } from '../orders/index.js';
 
 /** A product's sale in Redis (inventory's ProductStore, which tells this process's catalogue). */
 export interface ProductRecords {
   /** @throws SaleError `sale-live` when the sale runs and `force` is not set. */
-  seed(productId: string, spec: SeedSpec, opts?: { force?: boolean }): Promise<SeedResult>;
+  seed(productId: string, spec: SeedSpec, opts?: SeedOptions): Promise<SeedResult>;
   state(productId: string): Promise<ProductState | null>;
 }
 
@@ -28,7 +28,7 @@ export class Products {
   constructor(private readonly deps: ProductsDeps) {}
 
   /** @throws SaleError `sale-live` when the sale runs and `force` is not set. */
-  seed(productId: string, spec: SeedSpec, opts: { force?: boolean } = {}): Promise<SeedResult> {
+  seed(productId: string, spec: SeedSpec, opts: SeedOptions = {}): Promise<SeedResult> {
     return this.deps.inventory.seed(productId, spec, opts);
   }
 

@@ -14,7 +14,7 @@ import type { Admission, AdmissionRefusal, RateState } from './admission.js';
 import type { PollLimit } from './poll-limit.js';
 import { signSaleToken } from './sale-token.js';
 
-export type QueueState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
+export type QueueState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
 
 export interface QueueView {
   state: QueueState;
@@ -27,6 +27,10 @@ export interface QueueView {
   /** once admitted: send it as Sale-Token on POST /seckill */
   saleToken?: string;
   saleTokenExpiresAt?: string;
+  /** sold-out: true when no unit can come back (no unpaid order is still open) */
+  final?: boolean;
+  /** paused, expired, sold-out: what it means for the shopper, in words */
+  detail?: string;
 }
 
 export type QueueAnswer =
@@ -62,6 +66,14 @@ const MAX_STRANGERS = 100_000;
 export const NOT_HERE_MS = 2_000;
 /** Polls of a sold-out room: units may come back (a returned order), but not often. */
 const SOLD_OUT_POLL_S = 15;
+/** Polls of a paused room: a person resumes it. */
+const PAUSED_POLL_S = 5;
+/**
+ * After a sale with a payment window sold out, its last unpaid orders expire within the window
+ * and their units come back; past the window and this margin (the expiry job, or the sweep) no
+ * unit can come back.
+ */
+const RETURNS_MARGIN_MS = 60_000;
 
 export interface RoomMetricsPort {
   joined(): void;
@@ -201,9 +213,30 @@ export class WaitingRoom {
     const room = view.waitingRoom!;
     const none = { position: null, aheadOfYou: null, estimatedWaitSeconds: null };
     if (!k || ended(view, now)) return { state: 'ended', ...none, pollAfterSeconds: null };
-    if (k.admittedAt > 0) return this.admitted(view, userId, k);
+    if (k.admittedAt > 0) return this.admitted(view, userId, k, now);
     if (soldOut(view)) {
-      return { state: 'sold-out', ...none, pollAfterSeconds: this.jitter(SOLD_OUT_POLL_S) };
+      const final = !mayComeBack(view, now);
+      return {
+        state: 'sold-out',
+        ...none,
+        pollAfterSeconds: final ? null : this.jitter(SOLD_OUT_POLL_S),
+        final,
+        detail: final
+          ? 'every unit is sold for good'
+          : 'sold out for now: unpaid orders may still expire and their units come back to the line',
+      };
+    }
+    if (view.paused && (k.ticket > 0 || now >= view.startsAt)) {
+      const position = k.ticket > 0 ? k.ticket - Math.max(0, view.room.served, k.served) : null;
+      return {
+        state: 'paused',
+        position,
+        aheadOfYou: position === null ? null : position - 1,
+        estimatedWaitSeconds: null,
+        pollAfterSeconds: this.jitter(PAUSED_POLL_S),
+        detail:
+          'the shop paused the sale: your place is kept, the line moves again when it resumes',
+      };
     }
     const rate = room.admitPerSecond;
     // nobody buying: a seat frees only when an admission runs out
@@ -232,10 +265,22 @@ export class WaitingRoom {
     };
   }
 
-  private admitted(view: ProductView, userId: string, place: Known): QueueView {
+  private admitted(view: ProductView, userId: string, place: Known, now: number): QueueView {
     const k = place;
     const secret = this.deps.config.saleTokenSecret;
     const expiresAt = k.admittedAt + view.waitingRoom!.admittedForSeconds * 1_000;
+    if (now >= expiresAt) {
+      return {
+        state: 'expired',
+        position: null,
+        aheadOfYou: null,
+        estimatedWaitSeconds: null,
+        pollAfterSeconds: null,
+        detail:
+          `your turn ran out at ${new Date(expiresAt).toISOString()}: an order you placed in it ` +
+          'stands; without one, this sale takes no purchase from you any more',
+      };
+    }
     if (k.joinedAt !== undefined) {
       this.deps.metrics?.admitted((k.admittedAt - k.joinedAt) / 1_000, k.predictedS ?? 0);
       delete k.joinedAt;
@@ -261,5 +306,10 @@ export class WaitingRoom {
 }
 
 const soldOut = (view: ProductView) => view.soldOut || view.soldOutMarked;
+/** Units may still come back: a payment window, and its last unpaid orders maybe still open. */
+const mayComeBack = (view: ProductView, now: number) =>
+  view.payWithinSeconds > 0 &&
+  (view.soldOutAt === 0 ||
+    now < view.soldOutAt + view.payWithinSeconds * 1_000 + RETURNS_MARGIN_MS);
 const keyOf = (view: ProductView, userId: string) => `${view.id}|${view.epoch}|${userId}`;
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;

@@ -36,6 +36,8 @@ export interface ProductView {
   readonly waitingRoom: RoomSettings | null;
   /** what this process heard of the room's admissions (admit notices): room-heard.ts */
   readonly room: RoomHeard;
+  /** an operator paused the sale: purchases are refused, the room admits nobody */
+  readonly paused: boolean;
   /**
    * Segments seen empty in this epoch. Stock only falls within an epoch, but for units that come
    * back (a cancelled or expired order of a sale with a payment window: a restock notice).
@@ -160,6 +162,7 @@ export class Catalogue {
       number: meta.number,
       waitingRoom: meta.waitingRoom,
       room: new RoomHeard(),
+      paused: meta.paused,
       empty: new Set(),
       soldOut: isSoldOut(meta),
       soldOutMarked: meta.soldOutEpoch === meta.epoch,
@@ -185,11 +188,43 @@ export class Catalogue {
       this.forget(productId);
       return;
     }
+    if (event.kind === 'changed') {
+      if (event.epoch === view.epoch) this.reload(productId, view);
+      return;
+    }
     if (event.epoch < view.epoch) return;
     if (event.kind === 'admit') view.room.heard(event.served, event.at);
     else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') this.restocked(view, event.segment);
     else this.markSoldOutView(view);
+  }
+
+  /**
+   * An operator changed the sale: its meta is read again, keeping what this process heard of the
+   * epoch (empty segments, the room's admissions), so polls stay answered from memory.
+   */
+  private reload(productId: string, was: ProductView): void {
+    const e = this.entries.get(productId);
+    if (!e) return;
+    e.stale = true;
+    e.retryAt = 0;
+    void Promise.resolve(this.get(productId))
+      .then((view) => {
+        if (!view || view.epoch !== was.epoch || view === was) return;
+        (view as { room: RoomHeard }).room = was.room;
+        for (const seg of was.empty) view.empty.add(seg);
+      })
+      .catch((err: unknown) =>
+        this.opts.logger?.warn({ err, product: productId }, 'reloading a changed product failed'),
+      );
+  }
+
+  /** Tells every process (this one included) that an operator changed the product's sale. */
+  async announceChange(productId: string, epoch: number): Promise<void> {
+    await this.opts.redis.spublish(
+      this.opts.keys.product(productId).events,
+      encodeEvent({ kind: 'changed', epoch }),
+    );
   }
 
   /** Drops what is known of a product (the next request reloads it). */

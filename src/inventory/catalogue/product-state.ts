@@ -10,7 +10,13 @@ import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { timeReplyMs } from '../../redis/time.js';
 import { activeProducts } from './active-set.js';
-import { decodeMeta, isSoldOut, type Price, type ProductMeta } from '../records/product-meta.js';
+import {
+  decodeMeta,
+  isSoldOut,
+  type Price,
+  type ProductMeta,
+  type RoomSettings,
+} from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
 
 export interface SegmentView {
@@ -19,6 +25,8 @@ export interface SegmentView {
   sold: number;
   /** units of cancelled and expired orders put back on sale here */
   returned: number;
+  /** net units an operator put on sale (+) or took off it (-) here */
+  added: number;
   /** orders in this segment's outbox, not yet confirmed persisted */
   pending: number;
   /** on a Redis Cluster: the master holding the segment ("host:port") */
@@ -27,7 +35,7 @@ export interface SegmentView {
   unreachable?: true;
 }
 
-export type ProductStatus = 'upcoming' | 'live' | 'sold out' | 'ended';
+export type ProductStatus = 'upcoming' | 'live' | 'paused' | 'sold out' | 'ended';
 
 export interface ProductState {
   productId: string;
@@ -37,6 +45,10 @@ export interface ProductState {
   limitPerUser: number;
   /** seconds buyers have to pay; 0: every sale is final */
   payWithinSeconds: number;
+  /** an operator paused the sale */
+  paused: boolean;
+  /** the waiting room's settings; null: no room */
+  waitingRoom: RoomSettings | null;
   startsAt: number;
   endsAt: number;
   soldOut: boolean;
@@ -67,7 +79,8 @@ function shardOf(redis: RedisClient, key: string): { shard?: string } {
 function statusAt(now: number, meta: ProductMeta, remaining: number): ProductStatus {
   if (meta.endsAt > 0 && now >= meta.endsAt) return 'ended';
   if (remaining === 0) return 'sold out';
-  return now < meta.startsAt ? 'upcoming' : 'live';
+  if (now < meta.startsAt) return 'upcoming';
+  return meta.paused ? 'paused' : 'live';
 }
 
 /**
@@ -117,6 +130,7 @@ export async function readProductState(
         stock: 0,
         sold: 0,
         returned: 0,
+        added: 0,
         pending: 0,
         ...shard,
         unreachable: true,
@@ -130,6 +144,7 @@ export async function readProductState(
       stock: state?.stock ?? 0,
       sold: state?.sold ?? 0,
       returned: state?.returned ?? 0,
+      added: state?.added ?? 0,
       pending: pending as number,
       ...shard,
     };
@@ -140,10 +155,13 @@ export async function readProductState(
   return {
     productId,
     epoch: meta.epoch,
-    total: meta.total,
+    // on sale this epoch: the seeded total and what operators added or took off since
+    total: meta.total + segments.reduce((a, s) => a + s.added, 0),
     strategy: meta.strategy,
     limitPerUser: meta.limitPerUser,
     payWithinSeconds: meta.payWithinSeconds,
+    paused: meta.paused,
+    waitingRoom: meta.waitingRoom,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
     soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),

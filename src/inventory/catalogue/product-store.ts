@@ -3,13 +3,19 @@
  * product or the active ones (seeding.ts, product-state.ts hold the protocol).
  */
 import { readProductState, readProductStates, type ProductState } from './product-state.js';
-import { seedProduct, type InventoryDeps, type SeedResult, type SeedSpec } from './seeding.js';
+import {
+  seedProduct,
+  type InventoryDeps,
+  type SeedOptions,
+  type SeedResult,
+  type SeedSpec,
+} from './seeding.js';
 
 export class ProductStore {
   constructor(private readonly deps: InventoryDeps) {}
 
   /** @throws SaleError `sale-live` when the sale runs and `force` is not set. */
-  seed(productId: string, spec: SeedSpec, opts: { force?: boolean } = {}): Promise<SeedResult> {
+  seed(productId: string, spec: SeedSpec, opts: SeedOptions = {}): Promise<SeedResult> {
     return seedProduct(this.deps, productId, spec, opts);
   }
 

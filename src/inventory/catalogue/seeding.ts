@@ -16,9 +16,12 @@ import type { Catalogue } from './catalogue.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { SaleError } from '../errors.js';
 import { splitStock } from '../layout.js';
-import { beginSeed, queueSeedSegment } from '../protocol.js';
+import { beginSeed, queueSeedSegment, setWindow } from '../protocol.js';
+import { PAUSED_STARTS_AT } from '../records/segment-state.js';
+import { carriedMarkers, unitsByShopper, type CarriedMarker } from './carry.js';
 import { encodeEvent } from '../records/product-events.js';
 import {
+  decodeMeta,
   encodePrice,
   encodeRoomSettings,
   META_FIELD,
@@ -49,7 +52,19 @@ export interface SeedResult {
   productId: string;
   epoch: number;
   segments: number[];
+  /** shoppers whose purchase counts the new epoch carries (0: none, or discarded) */
+  carried: number;
 }
+
+export interface SeedOptions {
+  /** reseed while the sale runs */
+  force?: boolean | undefined;
+  /** what the request accepts to throw away: the room's line, the shoppers' purchase counts */
+  discard?: { line?: boolean; purchaseCounts?: boolean } | undefined;
+}
+
+/** Carried markers written per pipeline. */
+const CARRY_BATCH = 1_000;
 
 export interface InventoryDeps {
   redis: RedisClient;
@@ -60,15 +75,18 @@ export interface InventoryDeps {
 
 /**
  * Seeds (or reseeds) a product: `total / segments` units per segment, the remainder one apiece on
- * the first ones. Segments a previous epoch had beyond the new count are emptied.
- * @throws SaleError `sale-live` when the current sale is running and `force` is not set.
+ * the first ones. Segments a previous epoch had beyond the new count are emptied. A reseed carries
+ * every shopper's purchase count into the new epoch (carry.ts) unless `discard.purchaseCounts`.
+ * @throws SaleError `sale-live` when the current sale is running and `force` is not set;
+ *   `line-discarded` when the sale's room holds a line and `discard.line` is not set
  */
 export async function seedProduct(
   deps: InventoryDeps,
   productId: string,
   spec: SeedSpec,
-  opts: { force?: boolean } = {},
+  opts: SeedOptions = {},
 ): Promise<SeedResult> {
+  await refuseDroppingALine(deps, productId, opts);
   const startsAt = spec.startsAt?.getTime() ?? 0;
   const endsAt = spec.endsAt?.getTime() ?? 0;
   const limitPerUser = spec.limitPerUser ?? 1;
@@ -101,7 +119,9 @@ export async function seedProduct(
     { length: Math.max(spec.segments, begun.previousSegments) },
     (_, i) => i,
   );
-  await execByNode(
+  // carrying: the segments start paused until every carried count is in place
+  const carry = begun.previousSegments > 0 && !opts.discard?.purchaseCounts;
+  const dropped = await execByNode(
     deps.redis,
     indexes,
     (i) => deps.keys.segment(productId, i).state,
@@ -109,12 +129,20 @@ export async function seedProduct(
       queueSeedSegment(pipeline, deps.keys.segment(productId, i), {
         epoch: begun.epoch,
         stock: stocks[i] ?? 0,
-        startsAt,
+        startsAt: carry ? PAUSED_STARTS_AT : startsAt,
         endsAt,
         limitPerUser,
         payWithinSeconds,
+        carry,
       }),
   );
+  const carried = carry ? unitsByShopper(dropped.map((replies) => replies[0])) : new Map();
+  if (carry) {
+    await writeCarried(deps, productId, spec.segments, carried);
+    for (let i = 0; i < spec.segments; i++) {
+      await setWindow(deps.redis, deps.keys.segment(productId, i), begun.epoch, { startsAt });
+    }
+  }
   await giveCatalogueNumber(deps, productId);
   await deps.redis.sadd(deps.keys.products(), productId);
   // active until its sale starts or ends (then quiet a while): the sweeper walks it meanwhile
@@ -138,7 +166,45 @@ export async function seedProduct(
     epoch: begun.epoch,
   };
   await upsertProduct(deps.db, productId, row);
-  return { productId, epoch: begun.epoch, segments: stocks };
+  return { productId, epoch: begun.epoch, segments: stocks, carried: carried.size };
+}
+
+/**
+ * A reseed throws the current epoch's line away (a room's places belong to its epoch): refused
+ * while the sale has not ended and its room holds anyone, unless the request says so.
+ */
+async function refuseDroppingALine(
+  deps: InventoryDeps,
+  productId: string,
+  opts: SeedOptions,
+): Promise<void> {
+  if (opts.discard?.line) return;
+  const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
+  if (!meta?.waitingRoom || (meta.endsAt > 0 && Date.now() >= meta.endsAt)) return;
+  const places = await deps.redis.hlen(deps.keys.room(productId, meta.epoch).places);
+  if (places === 0) return;
+  throw new SaleError({
+    code: 'line-discarded',
+    message:
+      `the waiting room of "${productId}" (epoch ${meta.epoch}) holds ${places} shoppers: a reseed ` +
+      'throws their places away; say so to go on (?discard=line, CLI --discard line), or end the sale first',
+  });
+}
+
+/** Each shopper's carried units, on their home segment of the new layout (carry.ts). */
+async function writeCarried(
+  deps: InventoryDeps,
+  productId: string,
+  segments: number,
+  units: ReadonlyMap<string, number>,
+): Promise<void> {
+  const markers = carriedMarkers(units, segments);
+  const buyers = (carried: CarriedMarker) => deps.keys.segment(productId, carried.segment).buyers;
+  for (let from = 0; from < markers.length; from += CARRY_BATCH) {
+    await execByNode(deps.redis, markers.slice(from, from + CARRY_BATCH), buyers, (pipeline, c) =>
+      pipeline.hset(buyers(c), c.userId, c.marker),
+    );
+  }
 }
 
 /**

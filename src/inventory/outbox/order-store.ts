@@ -25,7 +25,7 @@ import type { ProductMeta } from '../records/product-meta.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { lastOutboxIds, readSegmentSnapshot, type SegmentSnapshot } from './segment-snapshot.js';
 
-export { streamIdMs } from '../../redis/time.js';
+export { compareStreamIds, streamIdMs } from '../../redis/time.js';
 
 /**
  * Entries of a segment's outbox, oldest first.

@@ -23,6 +23,8 @@ export interface SegmentSnapshot {
     epoch: string | null;
     sold: string | null;
     returned: string | null;
+    /** net units an operator put on sale (+) or took off it (-) here (lua/dropUnits-1.lua) */
+    added: string | null;
   };
   /** buyer -> marker */
   markers: Array<[userId: string, marker: BuyerMarker]>;
@@ -62,6 +64,7 @@ export async function readSegmentSnapshot(
         STATE_FIELD.sold,
         STATE_FIELD.returned,
         STATE_FIELD.recordsSpills,
+        STATE_FIELD.added,
       )
       .hgetall(k.buyers)
       .hgetall(k.claims)
@@ -74,10 +77,16 @@ export async function readSegmentSnapshot(
   // every reply is a value: readRetried throws a failed one
   const r = await readRetried(deps.redis, read);
   if (!r) throw new Error('reconcile: MULTI aborted');
-  const [stock = null, epoch = null, sold = null, returned = null, recordsSpills = null] =
-    r[0]![1] as Array<string | null>;
+  const [
+    stock = null,
+    epoch = null,
+    sold = null,
+    returned = null,
+    recordsSpills = null,
+    added = null,
+  ] = r[0]![1] as Array<string | null>;
   return {
-    state: { stock, epoch, sold, returned },
+    state: { stock, epoch, sold, returned, added },
     markers: Object.entries(r[1]![1] as Record<string, string>).map(([user, raw]) => [
       user,
       decodeMarker(raw)!,

@@ -25,6 +25,8 @@ export const META_FIELD = {
   waitingRoom: 'room',
   /** the sale's price, "<amount> <currency>": written by TypeScript (seeding.ts) */
   price: 'price',
+  /** "1" while an operator has paused the sale: written by TypeScript (drop/), cleared by a seed */
+  paused: 'paused',
 } as const;
 
 /**
@@ -48,4 +50,6 @@ export const STATE_FIELD = {
    * lost. Absent on an epoch an older version seeded: its spills are trusted, as that version did.
    */
   recordsSpills: 'recordsSpills',
+  /** net units an operator put on sale (+) or took off it (-) this epoch (lua/dropUnits-1.lua) */
+  added: 'added',
 } as const;

@@ -7,12 +7,15 @@
  *   reseed <epoch>            a new sale: forget what you knew
  *   restock <epoch> <segment> units came back to a segment: it is not empty, nor the sale sold out
  *   admit <epoch> <served> <at ms>  the waiting room admitted every ticket up to <served> (by <at>)
+ *   changed <epoch>           an operator changed the sale (paused, resumed, ended it, its room's
+ *                             pace, its units): read its meta again
  */
 export type ProductEvent =
   | { kind: 'empty'; epoch: number; segment: number }
   | { kind: 'restock'; epoch: number; segment: number }
   | { kind: 'soldout'; epoch: number }
   | { kind: 'reseed'; epoch: number }
+  | { kind: 'changed'; epoch: number }
   | { kind: 'admit'; epoch: number; served: number; at: number };
 
 export function encodeEvent(event: ProductEvent): string {
@@ -31,7 +34,7 @@ export function decodeEvent(message: string): ProductEvent | null {
     const segment = Number(segmentText);
     return Number.isInteger(segment) ? { kind, epoch, segment } : null;
   }
-  if (kind === 'soldout' || kind === 'reseed') return { kind, epoch };
+  if (kind === 'soldout' || kind === 'reseed' || kind === 'changed') return { kind, epoch };
   if (kind === 'admit') {
     const served = Number(segmentText);
     const at = Number(atText);

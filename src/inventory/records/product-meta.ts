@@ -32,6 +32,8 @@ export interface ProductMeta {
   waitingRoom: RoomSettings | null;
   /** the sale's price (docs/events.md#prices), null when unpriced */
   price: Price | null;
+  /** an operator paused the sale (docs/operations.md#running-a-drop) */
+  paused: boolean;
 }
 
 /** A unit's price: an integer amount in the currency's minor unit, an ISO 4217 code. */
@@ -86,6 +88,7 @@ export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
     number: Number(hash[f.number] ?? 0),
     waitingRoom: decodeRoomSettings(hash[f.waitingRoom]),
     price: decodePrice(hash[f.price]),
+    paused: hash[f.paused] === '1',
   };
 }
 

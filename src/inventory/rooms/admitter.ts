@@ -107,7 +107,8 @@ export class RoomAdmitter {
           endsAt: view.endsAt,
           seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
           settings: view.waitingRoom!,
-          soldOut: view.soldOut || view.soldOutMarked || (known && units === 0),
+          // sold out, or paused by an operator: nobody is admitted (seats still run out)
+          soldOut: view.soldOut || view.soldOutMarked || (known && units === 0) || view.paused,
           unitsLeft: units,
           limitPerUser: view.limitPerUser,
           shuffleSteps: this.opts.shuffleSteps,

@@ -7,7 +7,7 @@
 import type { ServerClock } from '../../redis/time.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import type { SaleError } from '../errors.js';
-import { soldOutRefusal, windowRefusal } from './refusals.js';
+import { pausedRefusal, soldOutRefusal, windowRefusal } from './refusals.js';
 
 /**
  * A purchase this close to the sale's start or end (ms, by Redis's clock) is left to the deduct,
@@ -43,6 +43,7 @@ export class MemoryGuard {
     const code = view && this.decide(view);
     if (!code) return undefined;
     this.opts.metrics?.result(code, view.strategy);
+    if (code === 'sale-paused') return pausedRefusal(view);
     return code === 'sold-out' ? soldOutRefusal(view) : windowRefusal(view, code);
   }
 
@@ -52,11 +53,15 @@ export class MemoryGuard {
     return view !== undefined && this.decide(view) !== undefined;
   }
 
-  private decide(view: ProductView): 'sold-out' | 'ended' | 'not-started' | undefined {
+  private decide(
+    view: ProductView,
+  ): 'sold-out' | 'ended' | 'not-started' | 'sale-paused' | undefined {
     if (view.soldOut) return 'sold-out';
     // outside the window by Redis's clock beyond doubt: what every deduct would answer
     if (view.endsAt > 0 && this.clock.surelyAfter(view.endsAt)) return 'ended';
     if (view.startsAt > 0 && this.clock.surelyBefore(view.startsAt)) return 'not-started';
+    // paused by an operator: every segment's window says so too (drop/controls.ts)
+    if (view.paused) return 'sale-paused';
     return undefined;
   }
 

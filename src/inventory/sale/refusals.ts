@@ -5,6 +5,7 @@
 import type { ProductView } from '../catalogue/catalogue.js';
 import { SaleError } from '../errors.js';
 import type { DeductReply } from '../protocol.js';
+import { PAUSED_STARTS_AT } from '../records/segment-state.js';
 
 /** The product was reseeded under the purchase: reload it and try again. */
 export class StaleEpoch extends Error {}
@@ -42,6 +43,8 @@ export function refusalOf(
         orderId: deducted.orderId,
       });
     case 'not-started':
+      // a paused sale's segments start at the paused mark (drop/controls.ts)
+      if (deducted.startsAt >= PAUSED_STARTS_AT) return pausedRefusal(view);
       return new SaleError({
         code: 'not-started',
         message: `the sale starts at ${new Date(deducted.startsAt).toISOString()}`,
@@ -88,6 +91,22 @@ export function soldOutRefusal(view: { id: string }): SaleError {
   if (!known) {
     known = new SaleError({ code: 'sold-out', message: `"${view.id}" is sold out` });
     soldOut.set(view, known);
+  }
+  return known;
+}
+
+/** The paused refusal of each product view, made once. */
+const paused = new WeakMap<{ id: string }, SaleError>();
+
+/** An operator paused the sale: refused until they resume it. */
+export function pausedRefusal(view: { id: string }): SaleError {
+  let known = paused.get(view);
+  if (!known) {
+    known = new SaleError({
+      code: 'sale-paused',
+      message: `the sale of "${view.id}" is paused by the shop: try again when it resumes`,
+    });
+    paused.set(view, known);
   }
   return known;
 }

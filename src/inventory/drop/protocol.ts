@@ -1,0 +1,114 @@
+/**
+ * The drop's Redis door and the gateway of its script: an operator's change of a segment's units
+ * (lua/dropUnits-1.lua), with its key order, arguments and reply table; a segment's sale window
+ * (the sale's gateway's setWindow: pause, resume, end now); and the meta's fields a control
+ * writes. Callers never see a key or a KEYS array.
+ */
+import type { RedisClient } from '../../redis/connection.js';
+import type { Keys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import { timeReplyMs } from '../../redis/time.js';
+import { setWindow, type WindowReply } from '../protocol.js';
+import { readProductState, type ProductState } from '../catalogue/product-state.js';
+import {
+  decodeMeta,
+  encodeRoomSettings,
+  META_FIELD,
+  type ProductMeta,
+  type RoomSettings,
+} from '../records/product-meta.js';
+
+const scripts = {
+  dropUnits: luaScript('dropUnits', { done: 0, staleEpoch: 1, staleFence: 2 }),
+};
+
+export type UnitsReply =
+  | { code: 'done'; units: number; stock: number }
+  | { code: 'stale-epoch'; epoch: number }
+  | { code: 'stale-fence'; fence: number };
+
+export class DropStore {
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: Keys,
+  ) {}
+
+  /** The product's meta; null when never seeded. */
+  async meta(productId: string): Promise<ProductMeta | null> {
+    return decodeMeta(await this.redis.hgetall(this.metaKey(productId)));
+  }
+
+  /** The product's segments as they stand (a withdrawal's plan). */
+  stock(productId: string): Promise<ProductState | null> {
+    return readProductState({ redis: this.redis, keys: this.keys }, productId);
+  }
+
+  /** Redis's clock (ms). */
+  async now(): Promise<number> {
+    return timeReplyMs(await this.redis.time());
+  }
+
+  async setPaused(productId: string, paused: boolean): Promise<void> {
+    await this.redis.hset(this.metaKey(productId), META_FIELD.paused, paused ? '1' : '0');
+  }
+
+  /** The sale ends at `endsAt` (and is not paused any more). */
+  async setEnded(productId: string, endsAt: number): Promise<void> {
+    await this.redis.hset(
+      this.metaKey(productId),
+      META_FIELD.endsAt,
+      endsAt,
+      META_FIELD.paused,
+      '0',
+    );
+  }
+
+  async setRoom(productId: string, room: RoomSettings): Promise<void> {
+    await this.redis.hset(
+      this.metaKey(productId),
+      META_FIELD.waitingRoom,
+      encodeRoomSettings(room),
+    );
+  }
+
+  /** The lock a segment's deducts take (a change of its units takes it too). */
+  segmentLock(productId: string, segment: number): string {
+    return this.keys.segmentLockName(productId, segment);
+  }
+
+  /** Sets the segment's startsAt and / or endsAt (undefined keeps each), in `epoch` only. */
+  setWindow(
+    productId: string,
+    segment: number,
+    epoch: number,
+    window: { startsAt?: number | undefined; endsAt?: number | undefined },
+  ): Promise<WindowReply> {
+    return setWindow(this.redis, this.keys.segment(productId, segment), epoch, window);
+  }
+
+  /**
+   * Puts `units` on sale in the segment (> 0), or takes up to `-units` unsold ones off it (< 0),
+   * under the segment lock's `fence` (0: none).
+   */
+  async changeUnits(
+    productId: string,
+    segment: number,
+    epoch: number,
+    units: number,
+    fence: number,
+  ): Promise<UnitsReply> {
+    const r = await scripts.dropUnits.run<number[]>(
+      this.redis,
+      [this.keys.segment(productId, segment).state],
+      [epoch, units, fence],
+    );
+    if (r[0] === 0) return { code: 'done', units: r[1]!, stock: r[2]! };
+    return r[0] === 1
+      ? { code: 'stale-epoch', epoch: r[1]! }
+      : { code: 'stale-fence', fence: r[1]! };
+  }
+
+  private metaKey(productId: string): string {
+    return this.keys.product(productId).meta;
+  }
+}
