@@ -14,7 +14,7 @@ import { env, metrics, SHOP_ANSWERS, summary, thresholds, verify } from './lib/s
 
 const SHOPPERS = Number(__ENV.SHOPPERS || 1000);
 const SKIPPERS = Number(__ENV.SKIPPERS || 20);
-/** seconds from setup's seed to the opening: who joins before it is in the shuffled pre-queue */
+/** seconds from setup's seed to the opening: who joins before it is in the shuffled lobby */
 const LEAD_S = Number(__ENV.LEAD_S || 2);
 /** shoppers arrive evenly over this many seconds from the seed */
 const SPREAD_S = Number(__ENV.SPREAD_S || 4);
@@ -94,13 +94,13 @@ export function setup() {
 }
 
 /**
- * @typedef {{ state?: string, pollAfterSeconds?: number | null, saleToken?: string }} QueueView
+ * @typedef {{ state?: string, pollAfterSeconds?: number | null, saleToken?: string }} PlaceView
  * @param {import('k6/http').RefinedResponse<any>} res
- * @returns {QueueView}
+ * @returns {PlaceView}
  */
 function viewOf(res) {
   try {
-    return /** @type {QueueView} */ (res.json());
+    return /** @type {PlaceView} */ (res.json());
   } catch {
     return {};
   }

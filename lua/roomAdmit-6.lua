@@ -1,7 +1,7 @@
 --[[
   roomAdmit: one tick of a waiting room's admitter. Checks the admitter's fencing token (a holder
   whose lease ran out is refused once a newer one has written), opens the room at its start,
-  shuffles the pre-queue in bounded steps (at most ARGV[10] places per call, so a long pre-queue
+  shuffles the lobby in bounded steps (at most ARGV[10] places per call, so a long lobby
   never blocks the shard for long: Fisher-Yates from the front over a Park-Miller generator seeded
   by ARGV[3] at the opening and kept in the room hash, each step fixing ticket i for good), frees
   the seats of admissions that expired unused, then admits the next tickets in order, only from
@@ -9,10 +9,9 @@
   past ARGV[5] admitted and not yet done, nor past the units left (ARGV[9]) at ARGV[11] units a
   seat, and none while the product is sold out.
 
-  KEYS[1] room hash (next, served, opened, pre, shuffled, rng, admitterFence, credit, lastAt,
-          openedAt)
+  KEYS[1] room hash (fields: includes/roomState.lua)
   KEYS[2] places hash: userId -> ticket (0 until the shuffle reaches it)
-  KEYS[3] pre-queue hash: arrival index 1..pre -> userId (emptied by the shuffle)
+  KEYS[3] lobby hash: arrival index 1..n -> userId (emptied by the shuffle)
   KEYS[4] line hash: ticket -> userId
   KEYS[5] active zset: userId -> admission expiry (ms)
   KEYS[6] admitted hash: userId -> admission time (ms)
@@ -25,65 +24,70 @@
   ARGV[7] 1 when the product is sold out (admit nobody)
   ARGV[8] seconds the room's keys live
   ARGV[9] units left on sale on the shards that answered (-1: no bound: seats alone bound admission)
-  ARGV[10] most pre-queue places this call shuffles
+  ARGV[10] most lobby places this call shuffles
   ARGV[11] units an admitted shopper may buy (limitPerUser): admitted and not yet done are at
            most ceil(units left / ARGV[11])
   ARGV[12] the room's count of seats freed by a purchase (`done`) as read before the units left:
            a seat freed since may be of a purchase the units read did not see, so each one counts
            as a seat still taken (under-admits until the next tick, never over)
 
-  Returns {1, served, next, admitted now, expired now, active, now ms, opened, places left to
-  shuffle (0 before the opening)}
-  or {0, newer fence} when a newer admitter has written.
+  Returns {ticked, served, next, admitted now, expired now, active, now ms, opened, places left
+  to shuffle (0 before the opening)}
+  or {fenced, newer fence} when a newer admitter has written.
 ]]
-local room, places, pre, line, active, admitted = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local room, places, lobby, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local active, admitted = KEYS[5], KEYS[6]
 local fence, startsAt, seed = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6])
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local steps, perShopper, doneAtRead = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
+--- @replies
 --- @include "serverTimeMs"
+--- @include "roomState"
 
-local seen = tonumber(redis.call('HGET', room, 'admitterFence') or '0')
-if fence < seen then return {0, seen} end
-redis.call('HSET', room, 'admitterFence', fence)
+local seen = tonumber(redis.call('HGET', room, ROOM_ADMITTER_FENCE) or '0')
+if fence < seen then return {REPLY.fenced, seen} end
+redis.call('HSET', room, ROOM_ADMITTER_FENCE, fence)
 local now = serverTimeMs()
 
-local s = redis.call('HMGET', room, 'opened', 'served', 'next', 'credit', 'lastAt', 'pre', 'shuffled',
-  'rng', 'done')
+local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT, ROOM_LAST_AT,
+  ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE)
 local opened = s[1] == '1'
 local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
-local preCount, shuffled, rng = tonumber(s[6] or '0'), tonumber(s[7] or '0'), tonumber(s[8] or seed)
+local lobbyCount, shuffled = tonumber(s[6] or '0'), tonumber(s[7] or '0')
+local rng = tonumber(s[8] or seed)
 if not opened and now >= startsAt then
-  -- the line's head is the pre-queue, tickets 1..preCount; joins from now on take the next ones
-  opened, nextTicket, shuffled, rng = true, preCount, 0, seed
-  redis.call('HSET', room, 'opened', 1, 'next', preCount, 'served', 0, 'openedAt', now)
+  -- the line's head is the lobby, tickets 1..lobbyCount; joins from now on take the next ones
+  opened, nextTicket, shuffled, rng = true, lobbyCount, 0, seed
+  redis.call('HSET', room, ROOM_OPENED, 1, ROOM_NEXT, lobbyCount, ROOM_SERVED, 0, ROOM_OPENED_AT,
+    now)
   for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
 end
 if not opened then
-  return {1, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0}
+  return {REPLY.ticked, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0}
 end
-if shuffled < preCount then
-  -- step i draws j in i..preCount, puts the shopper at j in ticket i for good, and the one at i
+if shuffled < lobbyCount then
+  -- step i draws j in i..lobbyCount, puts the shopper at j in ticket i for good, and the one at i
   -- in the place j left: a uniform permutation, one prefix at a time
-  local last = math.min(preCount, shuffled + steps)
+  local last = math.min(lobbyCount, shuffled + steps)
   for i = shuffled + 1, last do
     local j = i
-    if i < preCount then
+    if i < lobbyCount then
       rng = (rng * 48271) % 2147483647
-      j = i + (rng % (preCount - i + 1))
+      j = i + (rng % (lobbyCount - i + 1))
     end
-    local user = redis.call('HGET', pre, j)
-    if j ~= i then redis.call('HSET', pre, j, redis.call('HGET', pre, i)) end
-    redis.call('HDEL', pre, i)
+    local user = redis.call('HGET', lobby, j)
+    if j ~= i then redis.call('HSET', lobby, j, redis.call('HGET', lobby, i)) end
+    redis.call('HDEL', lobby, i)
     redis.call('HSET', places, user, i)
     redis.call('HSET', line, i, user)
   end
   shuffled = last
-  redis.call('HSET', room, 'shuffled', shuffled, 'rng', rng)
+  redis.call('HSET', room, ROOM_SHUFFLED, shuffled, ROOM_RNG, rng)
 end
 -- admission only from the shuffled prefix (the whole line once the shuffle is done)
 local ready = nextTicket
-if shuffled < preCount then ready = shuffled end
+if shuffled < lobbyCount then ready = shuffled end
 
 local expired = redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 local credit = tonumber(s[4] or tostring(rate))
@@ -106,9 +110,9 @@ for _ = 1, n do
     redis.call('HSET', admitted, user, now)
   end
 end
-redis.call('HSET', room, 'served', served, 'credit', credit - n, 'lastAt', now)
+redis.call('HSET', room, ROOM_SERVED, served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
 if n > 0 then
   redis.call('EXPIRE', active, ttl)
   redis.call('EXPIRE', admitted, ttl)
 end
-return {1, served, nextTicket, n, expired, busy + n, now, 1, preCount - shuffled}
+return {REPLY.ticked, served, nextTicket, n, expired, busy + n, now, 1, lobbyCount - shuffled}

@@ -56,7 +56,7 @@ const row = (user: string): OrderRow => ({
   restocks: 0,
 });
 
-// a, in the pre-queue, then b and c after the opening (b first); one unit each for a and b,
+// a, in the lobby, then b and c after the opening (b first); one unit each for a and b,
 // then c is told sold-out; d tried to buy without joining and was refused
 function healthy(): { history: RoomHistoryEntry[]; orders: OrderRow[] } {
   return {
@@ -109,9 +109,9 @@ describe("the chaos checker's waiting-room checks", () => {
     expect(r!.counterExample).toMatch(/^user b joined \(op \d+\) before user c/);
   });
 
-  it('room-fifo: the pre-queue is shuffled, so passing someone who joined before the opening is not a breach', () => {
+  it('room-fifo: the lobby is shuffled, so passing someone who joined before the opening is not a breach', () => {
     const h = healthy();
-    // a (pre-queue) is told sold-out while b, who joined after the opening, bought
+    // a (lobby) is told sold-out while b, who joined after the opening, bought
     h.history = h.history.filter(
       (e) => !(e.type !== 'resolve' && e.user === 'a' && e.invokeMs >= 1_300),
     );

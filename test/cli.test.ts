@@ -14,6 +14,7 @@ import { runCli, waitFor, type CliRun } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { freePort } from './support/ports.js';
 import { tempDir } from './support/servers.js';
+import { META_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const ns = useNamespace();
@@ -247,7 +248,9 @@ describe('seed', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/room {8}50\/s, at most 200 active, admitted for 120 s/);
     expect(r.out).toMatch(/sale token {2}required/);
-    expect(await redis.hget(new Keys(ns.id).product(product).meta, 'room')).toBe('50 200 120');
+    expect(await redis.hget(new Keys(ns.id).product(product).meta, META_FIELD.waitingRoom)).toBe(
+      '50 200 120',
+    );
     redis.disconnect();
   });
 
@@ -275,7 +278,9 @@ describe('seed', () => {
     );
     expect(r.code, r.err).toBe(0);
     expect(r.out).toMatch(/price {7}1999 EUR \(minor units\) a unit/);
-    expect(await redis.hget(new Keys(ns.id).product(product).meta, 'price')).toBe('1999 EUR');
+    expect(await redis.hget(new Keys(ns.id).product(product).meta, META_FIELD.price)).toBe(
+      '1999 EUR',
+    );
     redis.disconnect();
   });
 
@@ -306,6 +311,7 @@ describe('seed', () => {
     expect(JSON.parse(json.out)).toEqual({
       productId: `${ns.id}-b`,
       epoch: 1,
+      carried: 0,
       segments: [4, 3, 3],
     });
   });

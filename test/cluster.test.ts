@@ -15,6 +15,7 @@ import { startRedisServer, type RunningRedis } from '../src/launcher/redis-serve
 import { waitFor } from './support/cli.js';
 import { freePort } from './support/ports.js';
 import { binDirs, tempDir } from './support/servers.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const nodes: RunningRedis[] = [];
 let cluster: Cluster;
@@ -171,7 +172,7 @@ describe('on a 3-shard Redis Cluster', () => {
     let left = 0;
     for (let i = 0; i < segments; i++) {
       outbox += await cluster.xlen(keys.segment(p, i).outbox);
-      left += Number(await cluster.hget(keys.segment(p, i).state, 'stock'));
+      left += Number(await cluster.hget(keys.segment(p, i).state, STATE_FIELD.stock));
     }
     expect({ outbox, left }).toEqual({ outbox: 20, left: 0 });
     expect(await inventory.markSoldOut(redis, keys.product(p), epoch)).toBe(true);

@@ -265,7 +265,7 @@ describe.skipIf(!CHROMIUM)('a shop page in Chromium', () => {
 
   it("reads a product and joins its line from the shop's origin; another origin is blocked", async () => {
     const productId = `c${randomBytes(4).toString('hex')}`;
-    // a room that opens in a minute: everyone waits in the pre-queue
+    // a room that opens in a minute: everyone waits in the lobby
     await seed(productId, {
       startsAt: new Date(Date.now() + 60_000).toISOString(),
       waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },

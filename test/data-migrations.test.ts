@@ -12,6 +12,7 @@ import { runCli } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { testDb } from './support/sale.js';
 import { startTestRedis } from './support/servers.js';
+import { META_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 let server: Awaited<ReturnType<typeof startTestRedis>>;
@@ -66,7 +67,7 @@ describe('Redis data migrations', () => {
     }
     // as the previous version left it: no catalogue numbers, no active set, nothing recorded
     await redis.del(keys.catalogue(), keys.active(), keys.dataMigrations());
-    for (const id of ids) await redis.hdel(keys.product(id).meta, 'n');
+    for (const id of ids) await redis.hdel(keys.product(id).meta, META_FIELD.number);
 
     const first = await migrate();
     expect(first).toMatch(/0002-catalogue-numbers \(numbered 30 products\)/);

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PAUSED_STARTS_AT } from '../src/inventory/index.js';
-import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
+import { META_FIELD, ROOM_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -266,7 +266,7 @@ describe('a room paused, paced, ended', () => {
       20,
     );
   const served = async (productId: string, epoch: number) =>
-    Number(await a.rt.redis.hget(a.rt.keys.room(productId, epoch).room, 'served'));
+    Number(await a.rt.redis.hget(a.rt.keys.room(productId, epoch).room, ROOM_FIELD.served));
   const ticketsOf = (productId: string, epoch: number) =>
     a.rt.redis.hgetall(a.rt.keys.room(productId, epoch).places);
   /** Waits for `n` more admitter ticks (the room hash's lastAt moves at each). */

@@ -24,6 +24,7 @@ import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { startTestRedis } from './support/servers.js';
 import { orderSold } from './support/sale.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -316,7 +317,7 @@ describe('a keyed purchase folded into its home deduct', () => {
       });
       // the held home segment was passed by nothing: its lock waited out, the unit spilled
       expect(first).toMatchObject({ status: 202, replayed: false });
-      expect(await app.rt.redis.hget(home.state, 'stock')).toBe('2');
+      expect(await app.rt.redis.hget(home.state, STATE_FIELD.stock)).toBe('2');
       expect(Number(await app.rt.redis.get(home.lock.fence))).toBe(fence);
       // the folded call answered contended and wrote nothing; then the usual claim, the deduct
       // that found the lock contended, (the lock waited for,) the spill claim at home, the spill,
@@ -338,9 +339,9 @@ describe('a keyed purchase folded into its home deduct', () => {
     await seed(productId);
     const user = shopperAt(0);
     // home empty, the other segments already reseeded: every spill meets the reseed
-    await app.rt.redis.hset(keys.segment(productId, 0).state, 'stock', 0);
+    await app.rt.redis.hset(keys.segment(productId, 0).state, STATE_FIELD.stock, 0);
     for (let seg = 1; seg < SEGMENTS; seg++) {
-      await app.rt.redis.hset(keys.segment(productId, seg).state, 'epoch', 2);
+      await app.rt.redis.hset(keys.segment(productId, seg).state, STATE_FIELD.epoch, 2);
     }
     const before = await remaining(productId);
     const place = keys.idempotency(productId, 0, user);

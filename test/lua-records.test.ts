@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeClaim, encodeClaim } from '../src/inventory/records/claim.js';
-import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
+import {
+  CATALOGUE_FIELD,
+  META_FIELD,
+  ROOM_FIELD,
+  STATE_FIELD,
+} from '../src/inventory/records/hash-fields.js';
+import { decodeRoomCounters, ROOM_COUNTER_FIELDS } from '../src/inventory/records/room-state.js';
 import { decodeMarker, encodeMarker, type BuyerMarker } from '../src/inventory/records/marker.js';
 import {
   decodeMeta,
@@ -124,10 +130,12 @@ const declaredFields = (name: string, prefix: string) =>
 const constantOf = (prefix: string, property: string) =>
   `${prefix}_${property.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()}`;
 
-describe('hash field names: lua/includes/productMeta.lua, segmentState.lua and hash-fields.ts agree', () => {
+describe('hash field names: the hash includes and hash-fields.ts agree', () => {
   it.each([
     ['productMeta', 'META', META_FIELD],
     ['segmentState', 'STATE', STATE_FIELD],
+    ['roomState', 'ROOM', ROOM_FIELD],
+    ['catalogueHash', 'CATALOGUE', CATALOGUE_FIELD],
   ] as const)('%s.lua declares exactly the fields of %s_FIELD', async (name, prefix, fields) => {
     const expected = Object.fromEntries(
       Object.entries(fields).map(([property, field]) => [constantOf(prefix, property), field]),
@@ -411,6 +419,32 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
   });
 });
 
+describe('the room hash: lua/includes/roomState.lua and records/room-state.ts agree', () => {
+  it('TypeScript reads the counters Lua reads, as Lua wrote them', async () => {
+    const key = freshKey('room');
+    await redis.hset(key, ROOM_FIELD.served, 7, ROOM_FIELD.opened, 1, ROOM_FIELD.lobbyCount, 12);
+    const [served, opened, lobbyCount] = (await luaOn(
+      'roomState',
+      key,
+      'return {roomPlaceCounters(KEYS[1])}',
+    )) as number[];
+    expect({ served, opened: opened === 1, lobbyCount }).toEqual(
+      decodeRoomCounters(await redis.hmget(key, ...ROOM_COUNTER_FIELDS)),
+    );
+    expect({ served, opened, lobbyCount }).toEqual({ served: 7, opened: 1, lobbyCount: 12 });
+    // a room never joined: all zero, on both sides
+    const none = freshKey('room');
+    expect(await luaOn('roomState', none, 'return {roomPlaceCounters(KEYS[1])}')).toEqual([
+      0, 0, 0,
+    ]);
+    expect(decodeRoomCounters(await redis.hmget(none, ...ROOM_COUNTER_FIELDS))).toEqual({
+      served: 0,
+      opened: false,
+      lobbyCount: 0,
+    });
+  });
+});
+
 describe('one definition per record format', () => {
   // `npm run structure` counts these (tools/structure-counts.ts): any script that parses or writes
   // a buyer marker or a spill claim itself, and any Lua file that names a meta or segment-state
@@ -429,7 +463,7 @@ describe('one definition per record format', () => {
     );
   });
 
-  it('every script that takes a meta or segment-state hash includes its definition', () => {
+  it('every script that takes a hash record includes its definition', () => {
     const missing = luaFiles()
       .filter((f) => !f.startsWith('includes/'))
       .flatMap((f) => {
@@ -441,6 +475,12 @@ describe('one definition per record format', () => {
           /KEYS\[\d\] segment state hash/.test(text) &&
           !text.includes('--- @include "segmentState"')
             ? `${f}: segmentState`
+            : [],
+          /KEYS\[\d\] room hash/.test(text) && !text.includes('--- @include "roomState"')
+            ? `${f}: roomState`
+            : [],
+          /KEYS\[\d\] catalogue hash/.test(text) && !text.includes('--- @include "catalogueHash"')
+            ? `${f}: catalogueHash`
             : [],
         ].flat();
       });

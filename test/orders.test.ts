@@ -16,6 +16,7 @@ import {
   waitForRows,
 } from './support/orders.js';
 import { orderSold } from './support/sale.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const config = ns.config({
@@ -242,7 +243,7 @@ describe('every sale becomes exactly one order row', () => {
     await seedProduct(deps(), productId, { total: 3, segments: 1, strategy: 'lockfree' });
     await api[0]!.buy(productId, 'r1');
     await waitForRows(worker.rt.db, productId, 1, 20_000);
-    await api[0]!.rt.redis.hincrby(keys.segment(productId, 0).state, 'stock', -1); // a unit vanishes
+    await api[0]!.rt.redis.hincrby(keys.segment(productId, 0).state, STATE_FIELD.stock, -1); // a unit vanishes
     const report = (await reconcileOver(deps(), productId))!;
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([

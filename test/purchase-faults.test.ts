@@ -16,6 +16,7 @@ import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from './support/proxy.js';
 import { orderSold } from './support/sale.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -80,7 +81,7 @@ async function facts(productId: string, segments: number) {
   let outbox = 0;
   for (let i = 0; i < segments; i++) {
     const k = keys.segment(productId, i);
-    stock += Number(await app.rt.redis.hget(k.state, 'stock'));
+    stock += Number(await app.rt.redis.hget(k.state, STATE_FIELD.stock));
     outbox += await app.rt.redis.xlen(k.outbox);
   }
   return { stock, outbox };

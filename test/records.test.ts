@@ -33,6 +33,7 @@ import { Keys } from '../src/redis/keys.js';
 import { serverNowMs } from '../src/redis/time.js';
 import { useNamespace } from './support/namespace.js';
 import { testDb } from './support/sale.js';
+import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -147,13 +148,13 @@ describe('records written by the Lua scripts', () => {
       epoch: again.epoch,
     });
     expect(await restock(redis, seg, seg, old)).toEqual({ code: 'already' });
-    expect(await redis.hget(seg.state, 'stock')).toBe('3');
+    expect(await redis.hget(seg.state, STATE_FIELD.stock)).toBe('3');
     // the sold-out mark of an epoch is cleared by units coming back to it, not another's
     const meta = keys.product(productId);
-    await redis.hset(meta.meta, 'soldOut', again.epoch);
+    await redis.hset(meta.meta, META_FIELD.soldOutEpoch, again.epoch);
     expect(await clearSoldOut(redis, meta, epoch)).toBe(false);
     expect(await clearSoldOut(redis, meta, again.epoch)).toBe(true);
-    expect(await redis.hget(meta.meta, 'soldOut')).toBe('0');
+    expect(await redis.hget(meta.meta, META_FIELD.soldOutEpoch)).toBe('0');
   });
 
   it('product meta: what the seed wrote, and the sold-out epoch', async () => {

@@ -17,6 +17,7 @@ import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { startTestCluster, type TestCluster } from './support/cluster.js';
 import { useNamespace } from './support/namespace.js';
+import { ROOM_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -107,7 +108,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     const k = keys.room(productId, epoch);
     await waitFor(
       'the opening',
-      async () => (await app.rt.redis.hget(k.room, 'opened')) === '1',
+      async () => (await app.rt.redis.hget(k.room, ROOM_FIELD.opened)) === '1',
       10_000,
     );
     const line = Array.from({ length: LINE }, (_, i) => `s${i}x${randomBytes(2).toString('hex')}`);
@@ -116,7 +117,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     expect(line.map((u) => Number(tickets[u]))).toEqual(line.map((_, i) => i + 1));
     await waitFor(
       'a few admitted',
-      async () => Number(await app.rt.redis.hget(k.room, 'served')) >= 4,
+      async () => Number(await app.rt.redis.hget(k.room, ROOM_FIELD.served)) >= 4,
       10_000,
     );
 
@@ -138,7 +139,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     const lateAnswers = Promise.allSettled(late.map((u) => queue('POST', productId, u)));
     await new Promise((r) => setTimeout(r, 2_500));
     const toldLast = await Promise.all(line.map((u) => queue('GET', productId, u)));
-    const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room.served;
+    const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room!.heard.served;
     const node = cluster.nodes.find((n) => n.port === victimPort)!;
     node.process.kill();
     await node.process.exited;
@@ -167,7 +168,9 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     expect(line.map((u) => placesAfter[u])).toEqual(line.map((u) => tickets[u]));
     const after = await app.rt.redis.hgetall(k.admitted);
     for (const u of admittedBefore) expect(after[u]).toBe(admittedAt[u]);
-    expect(Number(await app.rt.redis.hget(k.room, 'served'))).toBeGreaterThanOrEqual(heardLast);
+    expect(Number(await app.rt.redis.hget(k.room, ROOM_FIELD.served))).toBeGreaterThanOrEqual(
+      heardLast,
+    );
     const admittedLast = line.filter((_, i) => toldLast[i]!.state === 'admitted');
     for (const u of admittedLast) {
       expect(Number(after[u] ?? 0), `${u} was told admitted`).toBeGreaterThan(0);
@@ -188,7 +191,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     // admission goes on to the end of the line, in ticket order
     await waitFor(
       'every shopper admitted',
-      async () => Number(await app.rt.redis.hget(k.room, 'served')) === LINE + late.length,
+      async () => Number(await app.rt.redis.hget(k.room, ROOM_FIELD.served)) === LINE + late.length,
       60_000,
       200,
     );

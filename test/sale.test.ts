@@ -10,6 +10,7 @@ import { barrier, sleep } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
 import { orderSold, saleProcess, testDb, totalCalls, type SaleProcess } from './support/sale.js';
 import { startTestRedis } from './support/servers.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const config = ns.config({ LOCK_WAIT_MS: '200' });
@@ -222,7 +223,7 @@ describe('home segment and spill', () => {
     let user = 'a0';
     for (let i = 0; homeSegment(user, 3) !== 0; i++) user = `a${i}`;
     // empty the home segment first
-    await procs[0]!.redis.hset(keys.segment(productId, 0).state, 'stock', 0);
+    await procs[0]!.redis.hset(keys.segment(productId, 0).state, STATE_FIELD.stock, 0);
     const p = await orderSold(
       procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }),
     );

@@ -24,6 +24,7 @@ import { reconcileOver, stackProcess, type StackProcess, waitForRows } from './s
 import { replyLosingProxy } from './support/proxy.js';
 import { binDirs, tempDir } from './support/servers.js';
 import { orderSold } from './support/sale.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -120,7 +121,11 @@ const errors = (answers: Answer[], allowed: string[] = []) =>
 async function segmentsOn(node: Redis, productId: string, segments: Set<number>) {
   const held: Array<{ segment: number; stock?: string | null; sold?: string | null }> = [];
   for (const segment of segments) {
-    const [stock, sold] = await node.hmget(keys.segment(productId, segment).state, 'stock', 'sold');
+    const [stock, sold] = await node.hmget(
+      keys.segment(productId, segment).state,
+      STATE_FIELD.stock,
+      STATE_FIELD.sold,
+    );
     held.push({ segment, stock, sold });
   }
   return held;
@@ -211,11 +216,11 @@ describe('a command is never sent twice', () => {
       expect(proxy.lost).toBe(1);
       await new Promise((r) => setTimeout(r, 1_000)); // a resend would have landed by now
       const direct = cluster.admin(portOf(owner));
-      expect(await direct.hget(seg.state, 'stock')).toBe('3'); // warm + lost: sold once each
-      expect(await direct.hget(seg.state, 'sold')).toBe('2'); // (the worker empties the outbox)
+      expect(await direct.hget(seg.state, STATE_FIELD.stock)).toBe('3'); // warm + lost: sold once each
+      expect(await direct.hget(seg.state, STATE_FIELD.sold)).toBe('2'); // (the worker empties the outbox)
       // and the client recovers: the next purchase sells normally
       await orderSold(inv.sale.purchase({ productId, userId: 'after', quantity: 1 }));
-      expect(await direct.hget(seg.state, 'stock')).toBe('2');
+      expect(await direct.hget(seg.state, STATE_FIELD.stock)).toBe('2');
     } finally {
       await inv.close();
       redis.disconnect();

@@ -5,6 +5,7 @@ import { Keys } from '../src/redis/keys.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { barrier } from './support/locks.js';
 import { useNamespace } from './support/namespace.js';
+import { STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -62,7 +63,7 @@ async function redisFacts(productId: string, segments: number) {
   let outbox = 0;
   for (let i = 0; i < segments; i++) {
     const k = keys.segment(productId, i);
-    stock += Number(await r.hget(k.state, 'stock'));
+    stock += Number(await r.hget(k.state, STATE_FIELD.stock));
     outbox += await r.xlen(k.outbox);
   }
   return { stock, outbox };

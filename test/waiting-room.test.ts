@@ -1,6 +1,6 @@
 /**
  * The waiting room through the real API, two API processes (each with its admitter and its
- * catalog), Redis (standalone and Cluster) and PostgreSQL: one place per shopper, the pre-queue
+ * catalog), Redis (standalone and Cluster) and PostgreSQL: one place per shopper, the lobby
  * shuffled once at the opening (under ROOM_SHUFFLE_SEED), FIFO after it, no purchase without
  * admission, sold out reaching every waiting shopper, admission resuming on a return, and the
  * admitter's process killed mid-sale.
@@ -16,6 +16,7 @@ import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
+import { ROOM_FIELD } from '../src/inventory/records/hash-fields.js';
 
 const ns = useNamespace();
 const SEED = 20_260_127;
@@ -135,7 +136,7 @@ const keysOf = (productId: string, epoch: number) => a.rt.keys.room(productId, e
 const opened = (productId: string, epoch: number) =>
   waitFor(
     'the opening',
-    async () => (await a.rt.redis.hget(keysOf(productId, epoch).room, 'opened')) === '1',
+    async () => (await a.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.opened)) === '1',
     10_000,
     50,
   );
@@ -144,7 +145,7 @@ async function tickets(productId: string, epoch: number): Promise<Record<string,
   return Object.fromEntries(Object.entries(h).map(([u, t]) => [u, Number(t)]));
 }
 const served = async (productId: string, epoch: number) =>
-  Number((await a.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
+  Number((await a.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.served)) ?? 0);
 
 /**
  * The admit script's shuffle, written again: Fisher-Yates from the front over Park-Miller from
@@ -162,9 +163,9 @@ function shuffled(arrivals: string[], seed: number): string[] {
   return out;
 }
 
-/** The pre-queue in arrival order (a hash: arrival index -> shopper). */
-async function preQueue(productId: string, epoch: number): Promise<string[]> {
-  const h = await a.rt.redis.hgetall(keysOf(productId, epoch).pre);
+/** The lobby in arrival order (a hash: arrival index -> shopper). */
+async function lobbyOf(productId: string, epoch: number): Promise<string[]> {
+  const h = await a.rt.redis.hgetall(keysOf(productId, epoch).lobby);
   return Object.entries(h)
     .sort(([x], [y]) => Number(x) - Number(y))
     .map(([, u]) => u);
@@ -186,14 +187,14 @@ describe('joining', () => {
     );
     expect(answers.map((r) => r.status)).toEqual(answers.map(() => 200));
     expect(new Set(answers.map((r) => r.body.state))).toEqual(new Set(['waiting']));
-    // before the opening nobody has a rank yet: the pre-queue is one set
+    // before the opening nobody has a rank yet: the lobby is one set
     expect(answers.every((r) => r.body.position === null && r.body.pollAfterSeconds! >= 1)).toBe(
       true,
     );
     const k = keysOf(productId, epoch);
     expect(await a.rt.redis.hlen(k.places)).toBe(20);
-    expect(await a.rt.redis.hlen(k.pre)).toBe(20);
-    expect(new Set(await preQueue(productId, epoch))).toEqual(new Set(shoppers));
+    expect(await a.rt.redis.hlen(k.lobby)).toBe(20);
+    expect(new Set(await lobbyOf(productId, epoch))).toEqual(new Set(shoppers));
   });
 
   it('limits joins per shopper with the rate limits: 10 of 12 at once, the same place', async () => {
@@ -209,7 +210,7 @@ describe('joining', () => {
     // one place in Redis, not one per answered join (before the opening every position is null)
     const k = keysOf(productId, epoch);
     expect(await a.rt.redis.hgetall(k.places)).toEqual({ eager: '0' });
-    expect(await preQueue(productId, epoch)).toEqual(['eager']);
+    expect(await lobbyOf(productId, epoch)).toEqual(['eager']);
     expect(answers.filter((r) => r.status === 200)).toHaveLength(10);
     expect(answers.filter((r) => r.status === 429)).toHaveLength(2);
     expect(answers.every((r) => r.status !== 429 || Number(r.retryAfter) >= 1)).toBe(true);
@@ -316,7 +317,7 @@ describe('joining', () => {
 });
 
 describe('fairness', () => {
-  it('shuffles the pre-queue once at the opening, deterministically under the seed', async () => {
+  it('shuffles the lobby once at the opening, deterministically under the seed', async () => {
     const productId = newProduct();
     const epoch = await seed(productId, {
       total: 50,
@@ -325,17 +326,17 @@ describe('fairness', () => {
     });
     const joined = await Promise.all(users(12).map((u, i) => join(i % 2 ? a : b, productId, u)));
     expect(joined.map((r) => r.status)).toEqual(joined.map(() => 200));
-    // the arrival order, as the pre-queue holds it, read before the opening
+    // the arrival order, as the lobby holds it, read before the opening
     const k = keysOf(productId, epoch);
-    const arrivals = await preQueue(productId, epoch);
-    expect(await a.rt.redis.hget(k.room, 'opened')).toBeNull();
+    const arrivals = await lobbyOf(productId, epoch);
+    expect(await a.rt.redis.hget(k.room, ROOM_FIELD.opened)).toBeNull();
     expect(arrivals).toHaveLength(12);
     await opened(productId, epoch);
     const t = await tickets(productId, epoch);
     const line = shuffled(arrivals, SEED);
     expect(arrivals.map((u) => t[u])).toEqual(arrivals.map((u) => line.indexOf(u) + 1));
     expect(line).not.toEqual(arrivals);
-    // those who join after the opening line up behind the shuffled pre-queue, in arrival order
+    // those who join after the opening line up behind the shuffled lobby, in arrival order
     const late = users(3);
     for (const [i, u] of late.entries()) {
       const r = await join(i % 2 ? a : b, productId, u);
@@ -343,7 +344,7 @@ describe('fairness', () => {
     }
     const after = await tickets(productId, epoch);
     expect(late.map((u) => after[u])).toEqual([13, 14, 15]);
-    // and the pre-queue's tickets did not move
+    // and the lobby's tickets did not move
     expect(arrivals.map((u) => after[u])).toEqual(arrivals.map((u) => t[u]));
     // admitted in ticket order: the first admitted is the shuffle's first
     const first = await waitFor(
@@ -358,7 +359,7 @@ describe('fairness', () => {
     expect(first[0]).toBe(line[0]);
   });
 
-  it('shuffles a long pre-queue in bounded steps, admitting only from the shuffled prefix', async () => {
+  it('shuffles a long lobby in bounded steps, admitting only from the shuffled prefix', async () => {
     const productId = newProduct();
     const store = new RoomStore(a.rt.redis, a.rt.keys);
     const sale = { epoch: 1, endsAt: 0 };
@@ -393,7 +394,7 @@ describe('fairness', () => {
     expect(Object.keys(await a.rt.redis.hgetall(k.admitted)).sort()).toEqual(
       line.slice(0, 5).sort(),
     );
-    // a join after the opening lines up behind the whole pre-queue, mid-shuffle too
+    // a join after the opening lines up behind the whole lobby, mid-shuffle too
     expect(((await store.join(productId, sale, 'late', 100)) as { ticket: number }).ticket).toBe(
       13,
     );
@@ -403,7 +404,7 @@ describe('fairness', () => {
     // the same line as one pass would give: the steps carry the generator's state
     expect(line.map((u) => t[u])).toEqual(line.map((_, i) => i + 1));
     expect(t.late).toBe(13);
-    expect(await a.rt.redis.exists(k.pre)).toBe(0);
+    expect(await a.rt.redis.exists(k.lobby)).toBe(0);
   });
 
   it('admits in arrival order after the opening (FIFO), paced, and each poll says the place', async () => {
@@ -788,7 +789,7 @@ describe('the admitter is a background loop (issue 46)', () => {
       // a admits (it holds the rooms' leases here, or competes for them: SMEMBERS, lock tries)
       // read through b's connection: a's is the one counted
       const servedB = async () =>
-        Number((await b.rt.redis.hget(keysOf(productId, epoch).room, 'served')) ?? 0);
+        Number((await b.rt.redis.hget(keysOf(productId, epoch).room, ROOM_FIELD.served)) ?? 0);
       const at = await servedB();
       await waitFor('admissions', async () => (await servedB()) >= at + 3, 10_000, 50);
       expect(Object.fromEntries(count.byName)).toEqual({});
@@ -915,7 +916,7 @@ describe('the admitter', () => {
     const k = keysOf(productId, epoch);
     const [[, servedNow], [, admittedNow]] = (await a.rt.redis
       .multi()
-      .hget(k.room, 'served')
+      .hget(k.room, ROOM_FIELD.served)
       .hgetall(k.admitted)
       .exec()) as [[null, string], [null, Record<string, string>]];
     const admitted = Object.keys(admittedNow);

@@ -1,6 +1,6 @@
 /**
  * Redis memory per waiting shopper (docs/waiting-room.md#memory): N joins through the real join
- * script on a scratch redis-server, before and after the opening (the shuffle moves the pre-queue
+ * script on a scratch redis-server, before and after the opening (the shuffle moves the lobby
  * into tickets), and after every one was admitted. Prints bytes per place for each, and the
  * longest single admit call of the opening's shuffle (timed at the client on localhost: the time
  * the shard is blocked, give or take a round trip).
@@ -70,7 +70,7 @@ try {
   const median = [...times].sort((x, y) => x - y)[Math.floor(times.length / 2)]!;
   const per = (bytes: number) => (bytes / n).toFixed(1);
   console.log(`${n} places, shopper ids of ${idLength} characters`);
-  console.log(`before the opening (pre-queue): ${per(pre - base)} bytes per place`);
+  console.log(`before the opening (lobby): ${per(pre - base)} bytes per place`);
   console.log(`after the opening (tickets):    ${per(opened - base)} bytes per place`);
   console.log(`all admitted (active, times):   ${per(admitted - base)} bytes per place`);
   const longest = Math.max(...times).toFixed(1);

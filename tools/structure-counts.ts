@@ -75,6 +75,14 @@ export interface StructureCounts {
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
   scriptsOutsideGateways: string[];
+  /**
+   * hash fields spelled outside the codec of their record (`file:line: field`): in src/ and lua/,
+   * any literal field name given to a hash command (the codecs, records/ and the hash includes,
+   * excepted), whatever the record; in test/ and load-tests/, one given for a record hash (a
+   * segment's state, a product's meta, a room, the catalogue). Hashes keyed by ids (buyers,
+   * places) name their fields by variables, and are not counted.
+   */
+  recordFieldsOutsideCodecs: string[];
 }
 
 /** Every Lua file: the scripts and the includes, by their path under lua/. */
@@ -227,6 +235,111 @@ function scriptsOutsideGateways(all: string[]): string[] {
   return [...outside, ...undeclared];
 }
 
+/** The hash commands, and which of their arguments (after the key) name fields. */
+const HASH_COMMANDS: Record<string, 'one' | 'all' | 'pairs'> = {
+  hget: 'one',
+  hexists: 'one',
+  hincrby: 'one',
+  hincrbyfloat: 'one',
+  hsetnx: 'one',
+  hmget: 'all',
+  hdel: 'all',
+  hset: 'pairs',
+};
+/** The includes that define a hash record's fields (lua/includes/). */
+const HASH_INCLUDES = ['productMeta', 'segmentState', 'roomState', 'catalogueHash'];
+/** The record hashes, by the key builder's names: what a test or a bench may read or write. */
+const RECORD_KEY = /(\.(state|meta|room)|\.catalogue\(\))$/;
+
+const fieldPositions = (command: string, args: number) =>
+  Array.from({ length: args }, (_, i) => i).filter((i) => {
+    const kind = HASH_COMMANDS[command]!;
+    return i > 0 && (kind === 'all' || (kind === 'one' ? i === 1 : i % 2 === 1));
+  });
+
+/** Literal field names of the hash commands of a TypeScript file (`line: field`). */
+function tsHashFields(file: string, keyed: (key: string) => boolean): string[] {
+  const text = readFileSync(file, 'utf8');
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (n: ts.Node): void => {
+    if (
+      ts.isCallExpression(n) &&
+      ts.isPropertyAccessExpression(n.expression) &&
+      HASH_COMMANDS[n.expression.name.text] !== undefined &&
+      n.arguments.length > 1 &&
+      keyed(n.arguments[0]!.getText(sf))
+    ) {
+      for (const i of fieldPositions(n.expression.name.text, n.arguments.length)) {
+        const arg = n.arguments[i]!;
+        const literal =
+          ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg)
+            ? arg.text
+            : ts.isTemplateExpression(arg) && arg.head.text !== ''
+              ? `${arg.head.text}...`
+              : undefined;
+        if (literal === undefined) continue;
+        const line = sf.getLineAndCharacterOfPosition(arg.getStart(sf)).line + 1;
+        found.push(`${line}: ${literal}`);
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  visit(sf);
+  return found;
+}
+
+/** Literal field names of the hash commands of a Lua file (`line: field`), comments left out. */
+export function luaHashFields(lua: string): string[] {
+  const code = lua.replace(/--\[\[[\s\S]*?\]\]/g, (c) => c.replace(/[^\n]/g, ' '));
+  const clean = code.replace(/--[^\n]*/g, (c) => ' '.repeat(c.length));
+  const found: string[] = [];
+  for (const m of clean.matchAll(/redis\.call\(\s*'(H[A-Z]+)'/g)) {
+    const command = m[1]!.toLowerCase();
+    if (HASH_COMMANDS[command] === undefined) continue;
+    // the call's arguments, split at its own commas
+    const args: string[] = [];
+    let depth = 0;
+    let arg = '';
+    for (let i = m.index + m[0].length; i < clean.length; i++) {
+      const c = clean[i]!;
+      if (c === '(' || c === '{') depth++;
+      if ((c === ')' || c === '}') && depth-- === 0) break;
+      if (c === ',' && depth === 0) {
+        args.push(arg);
+        arg = '';
+      } else arg += c;
+    }
+    args.push(arg);
+    // args[0] is what followed the command name: empty; the key is args[1]
+    const line = clean.slice(0, m.index).split('\n').length;
+    for (const i of fieldPositions(command, args.length - 1)) {
+      const field = /^\s*'([^']*)'/.exec(args[i + 1]!);
+      if (field) found.push(`${line}: ${field[1]}`);
+    }
+  }
+  return found;
+}
+
+function recordFieldsOutsideCodecs(all: string[]): string[] {
+  const codec = (f: string) => rel(f).startsWith('inventory/records/');
+  const fromSrc = all
+    .filter((f) => !codec(f))
+    .flatMap((f) => tsHashFields(f, () => true).map((hit) => `src/${rel(f)}:${hit}`));
+  const fromLua = luaFiles()
+    .filter((f) => !HASH_INCLUDES.some((name) => f === `includes/${name}.lua`))
+    .flatMap((f) =>
+      luaHashFields(readFileSync(join(LUA_DIR, f), 'utf8')).map((hit) => `lua/${f}:${hit}`),
+    );
+  const root = join(SRC, '..');
+  const fromTests = ['test', 'load-tests']
+    .flatMap((dir) => files(join(root, dir)))
+    .flatMap((f) =>
+      tsHashFields(f, (key) => RECORD_KEY.test(key)).map((hit) => `${relative(root, f)}:${hit}`),
+    );
+  return [...fromSrc, ...fromLua, ...fromTests];
+}
+
 /** Words of a comment that tells history rather than the rule. */
 const HISTORY = [
   /\bblack-box trial\b/i,
@@ -344,6 +457,7 @@ export function structureCounts(): StructureCounts {
     inventoryRoomBreaches: rooms.breaches,
     inventoryCircles: rooms.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
+    recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
 }
 

@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createDb, type Db } from '../../src/db/index.js';
+import { CATALOGUE_FIELD } from '../../src/inventory/records/hash-fields.js';
 import {
   createInventory,
   migrateRedisData,
@@ -122,11 +123,17 @@ async function seedArchive(redis: Redis, size: number): Promise<void> {
         payWithinSeconds: 0,
       });
       p.sadd(keys.products(), id);
-      p.hset(keys.catalogue(), `n:${n}`, id, `p:${id}`, n);
+      p.hset(
+        keys.catalogue(),
+        `${CATALOGUE_FIELD.number}${n}`,
+        id,
+        `${CATALOGUE_FIELD.product}${id}`,
+        n,
+      );
     }
     await p.exec();
   }
-  await redis.hset(keys.catalogue(), 'seq', size);
+  await redis.hset(keys.catalogue(), CATALOGUE_FIELD.seq, size);
 }
 
 /** Commands and median ms of `fn` (run LOOKUPS times). */

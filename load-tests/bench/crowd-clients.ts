@@ -42,14 +42,14 @@ export interface CrowdHistory {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
-interface QueueView {
+interface PlaceView {
   state?: string;
   pollAfterSeconds?: number;
   saleToken?: string | { token?: string };
 }
 
 /** The sale token of an admitted view, whichever shape the room gives it. */
-export function tokenOf(view: QueueView): string | undefined {
+export function tokenOf(view: PlaceView): string | undefined {
   const t = view.saleToken;
   return typeof t === 'string' ? t : t?.token;
 }
@@ -113,15 +113,15 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     who: { user: string; ip: string },
     honest: boolean,
   ): Promise<string | undefined> => {
-    let view = (await call('POST', queuePath, who)).json as QueueView;
+    let view = (await call('POST', queuePath, who)).json as PlaceView;
     while (Date.now() < plan.stopAt) {
       if (view.state === 'admitted' && tokenOf(view)) return tokenOf(view);
       if (view.state === 'sold-out' || view.state === 'ended') return undefined;
       // an honest shopper waits as told; a bot asks again at once
       await sleep(honest ? (view.pollAfterSeconds ?? 1) * 1_000 : 20);
       const polled = await call('GET', queuePath, who);
-      if (polled.status === 404) view = (await call('POST', queuePath, who)).json as QueueView;
-      else view = polled.json as QueueView;
+      if (polled.status === 404) view = (await call('POST', queuePath, who)).json as PlaceView;
+      else view = polled.json as PlaceView;
     }
     return undefined;
   };

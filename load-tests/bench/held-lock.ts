@@ -15,6 +15,7 @@ import { LockClient } from '../../src/lock/index.js';
 import { sendNow, type Redis } from '../../src/redis/connection.js';
 import type { Keys } from '../../src/redis/keys.js';
 import { homeSegment, splitStock } from '../../src/inventory/layout.js';
+import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
 
 /** How long a held purchase waits: in this process's line, then in Redis (the sale's defaults). */
 export interface HeldWaits {
@@ -158,7 +159,7 @@ export async function restockThrough(
     });
     if (held) {
       try {
-        await sendNow(() => redis.hget(segment.state, 'stock'));
+        await sendNow(() => redis.hget(segment.state, STATE_FIELD.stock));
         await sendNow(() => redis.hincrby(`${segment.state}:bench-restocks`, 'holds', 1));
         holds++;
       } finally {

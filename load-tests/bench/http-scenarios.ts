@@ -117,7 +117,7 @@ export const SCENARIOS: Scenario[] = [
     keyed: true,
   },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
-  // one shopper in a waiting room's pre-queue asks its place: answered from memory, ahead of Express
+  // one shopper in a waiting room's lobby asks its place: answered from memory, ahead of Express
   { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
   // a shop's page on its own origin: the same purchases, CORS-annotated, and the preflight
   { name: 'lockfree N=16 + CORS', kind: 'sale', strategy: 'lockfree', segments: 16, cors: true },

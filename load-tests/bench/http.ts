@@ -19,7 +19,7 @@
  *     shipped per-user default, 5/s; wrk is one address standing for many clients, so the
  *     per-address limit is asked but set not to refuse) and an Idempotency-Key per purchase;
  *   - after sold out: a sold-out product, answered from memory;
- *   - room poll: GET /products/:id/queue of one shopper in a waiting room's pre-queue, answered
+ *   - room poll: GET /products/:id/queue of one shopper in a waiting room's lobby, answered
  *     from memory ahead of Express (pollVsRawHttp: against raw node:http);
  *   - CORS: a second API process with CORS_ORIGINS set, sent a shop page's Origin: a sale
  *     (lockfree N=16) and a sold-out refusal, each against the same without CORS, and the

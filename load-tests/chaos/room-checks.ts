@@ -11,7 +11,7 @@
  *     or a second join, would put them at the back of the line);
  *   - default mode's window (docs/waiting-room.md): a place first answered while the room's slot
  *     sat on a master being lagged, then killed, may be lost with that master (a join, or the
- *     opening's shuffle that gave a pre-queue shopper their ticket). Moving back after that kill,
+ *     opening's shuffle that gave a lobby shopper their ticket). Moving back after that kill,
  *     or being passed by someone admitted after it, is then counted (`placesLost`), not broken;
  *     so is a place moving back after the kill by at most the admissions of the lag, answered
  *     since it began (the served counter rolled back with them: `rewound`);

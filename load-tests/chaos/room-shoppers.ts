@@ -1,7 +1,7 @@
 /**
  * The chaos run's waiting-room shoppers (docs/waiting-room.md): `shoppers` distinct shoppers
  * arrive at random over `arriveOverMs` from the start, some before the opening (the shuffled
- * pre-queue). Each joins from two connections at once (a second tab: it must hold one place),
+ * lobby). Each joins from two connections at once (a second tab: it must hold one place),
  * polls no sooner than the answer's pollAfterSeconds (at most `maxPollMs`), and once admitted
  * buys one unit with its sale token, retrying an unknown answer with the same Idempotency-Key.
  * `skippers` more shoppers try to buy without joining (they must be refused). Every answer of
@@ -31,7 +31,7 @@ export const roomProduct = { id: 'chaos-room', strategy: 'lockfree', segments: 4
 
 /**
  * The room product's seed options: it opens `opensAt` (ms since the epoch), so the first
- * shoppers form the pre-queue; admission could sell `stock` in 30 % of the run, so it sells out within the run
+ * shoppers form the lobby; admission could sell `stock` in 30 % of the run, so it sells out within the run
  * even through faults (room-fifo judges those told sold-out). Admissions last
  * long enough that an unknown purchase can be settled after the sale with the same token.
  */

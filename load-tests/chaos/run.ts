@@ -160,7 +160,7 @@ async function adminSettled<T>(stack: ChaosStack, method: string, path: string):
 }
 
 async function main(stack: ChaosStack): Promise<number> {
-  // the waiting-room product opens 5 s into the sale: its first shoppers form the pre-queue
+  // the waiting-room product opens 5 s into the sale: its first shoppers form the lobby
   const roomOpensAt = Date.now() + 5_000;
   for (const { id, payment, ...spec } of PRODUCTS) {
     const r = await admin(stack, 'PUT', `/admin/products/${id}`, {

@@ -16,7 +16,7 @@ import { createApiServer } from '../http/server.js';
 import { mountPaymentWebhook } from '../http/payment-webhook.js';
 import { mountStripeWebhook } from '../http/stripe-webhook.js';
 import { seckill } from '../http/seckill.js';
-import { mountQueue, queuePoll } from '../http/queue.js';
+import { mountRoom, placePoll } from '../http/queue.js';
 import { mountShop } from '../http/shop.js';
 import {
   expireOrder,
@@ -124,7 +124,7 @@ export async function serveApi(
     logger: core.logger,
   });
   const poll =
-    services.waitingRoom && queuePoll({ auth, room: services.waitingRoom, logger: core.logger });
+    services.waitingRoom && placePoll({ auth, room: services.waitingRoom, logger: core.logger });
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -148,7 +148,7 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountQueue(app, { auth, room: services.waitingRoom, poll }),
+      (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
       (app) => mountStripeWebhook(app, { payments: config.payments, pay: services.payments }),
@@ -164,7 +164,7 @@ export async function serveApi(
         }),
       (app) => mountOpenApi(app),
     ],
-    ...(config.http.fastPath && { fastPath: { seckill: purchase, queuePoll: poll } }),
+    ...(config.http.fastPath && { fastPath: { seckill: purchase, placePoll: poll } }),
   });
   // Node's default backlog (511) overflows when a sale's first thousands of connections arrive
   // at once: the kernel drops SYNs, and those clients, probes included, retry 1 s and 3 s later.

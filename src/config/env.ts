@@ -324,7 +324,7 @@ export const envSchema = z.object({
     .max(100_000_000)
     .default(500_000)
     .describe("places a waiting room's line holds; a new shopper past it gets 409 room-full"),
-  ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the pre-queue shuffle (tests)'),
+  ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the lobby shuffle (tests)'),
 
   BENCH_ROUTES: bool
     .default(false)

@@ -16,7 +16,7 @@ import {
 import { DISCARD, DROP_OPERATIONS } from './api-drop-operations.js';
 import { FEED_OPERATIONS } from './api-feed-operations.js';
 import { PROVIDER_OPERATIONS } from './api-provider-operations.js';
-import { QUEUE_OPERATIONS } from './api-queue-operations.js';
+import { ROOM_OPERATIONS } from './api-queue-operations.js';
 
 const product = idParam('id', 'product id');
 const order = idParam('id', 'order id (UUID)');
@@ -94,7 +94,7 @@ export const OPERATIONS: Operation[] = [
     store: true,
     limited: true,
   },
-  ...QUEUE_OPERATIONS,
+  ...ROOM_OPERATIONS,
   {
     method: 'get',
     route: '/orders/:id',

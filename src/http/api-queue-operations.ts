@@ -3,7 +3,7 @@ import { idParam, SHOPPER, type Operation } from './api-components.js';
 
 const product = idParam('id', 'product id');
 
-export const QUEUE_OPERATIONS: Operation[] = [
+export const ROOM_OPERATIONS: Operation[] = [
   {
     method: 'post',
     route: '/products/:id/queue',

@@ -16,7 +16,7 @@ import { fastPath } from './fast-path.js';
 import { Inflight, inflightCap } from './inflight.js';
 import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
 import { errorHandler, notFound } from './problem.js';
-import type { QueuePoll } from './queue.js';
+import type { PlacePoll } from './queue.js';
 import type { Seckill } from './seckill.js';
 import { accessLog, requestContext, RouteTable } from './request-context.js';
 
@@ -39,7 +39,7 @@ export interface AppParts {
    * Answer the probes and `POST /seckill` ahead of Express (fast-path.ts), with the same function
    * the shop's Express route calls. Absent: every request goes through Express.
    */
-  fastPath?: { seckill: Seckill; queuePoll?: QueuePoll | undefined };
+  fastPath?: { seckill: Seckill; placePoll?: PlacePoll | undefined };
 }
 
 export interface App {
@@ -95,7 +95,7 @@ export function buildApp(parts: AppParts): App {
     ? fastPath(
         {
           seckill: parts.fastPath.seckill,
-          queuePoll: parts.fastPath.queuePoll,
+          placePoll: parts.fastPath.placePoll,
           cors,
           // what Express's req.ip reads: the socket's address, or X-Forwarded-For under TRUST_PROXY
           clientIp: (req) => proxyaddr(req, trust),

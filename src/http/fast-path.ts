@@ -28,14 +28,14 @@ import { readyAnswer, type Readiness } from './health.js';
 import type { Inflight } from './inflight.js';
 import { problemAnswer, type HttpAnswer } from './problem.js';
 import { REQUEST_ID, type AccessLog } from './request-context.js';
-import { QUEUE_PATH, type QueuePoll } from './queue.js';
+import { PLACE_PATH, type PlacePoll } from './queue.js';
 import type { Seckill } from './seckill.js';
 
 export interface FastPathDeps {
   /** POST /seckill's answer (seckill.ts, as Express's route) */
   seckill: Seckill;
   /** GET /products/:id/queue's answer (queue.ts, as Express's route): a poll from memory */
-  queuePoll?: QueuePoll | undefined;
+  placePoll?: PlacePoll | undefined;
   /** CORS_ORIGINS: every answer annotated, preflights answered here */
   cors?: Cors | undefined;
   /** the client's address, as Express's req.ip reads it (TRUST_PROXY) */
@@ -178,7 +178,7 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     const started = performance.now();
     const id = requestIdOf(req);
     const route = '/products/:id/queue';
-    const answer = deps.queuePoll!({
+    const answer = deps.placePoll!({
       url: req.url!,
       requestId: id,
       headers: req.headers,
@@ -225,8 +225,8 @@ export function fastPath(deps: FastPathDeps, next: RequestListener): RequestList
     if (req.method === 'POST' && url === '/seckill' && readable(req) > 0) {
       return readPurchase(req, res);
     }
-    const queue = req.method === 'GET' && deps.queuePoll ? QUEUE_PATH.exec(url ?? '') : null;
-    if (queue) return poll(req, res, queue[1]!);
+    const place = req.method === 'GET' && deps.placePoll ? PLACE_PATH.exec(url ?? '') : null;
+    if (place) return poll(req, res, place[1]!);
     next(req, res);
   };
 }

@@ -10,14 +10,14 @@ import type { Config } from '../config/index.js';
 import { ProblemError } from '../errors.js';
 import { unknownProduct } from '../inventory/index.js';
 import type { Logger } from '../log.js';
-import { rateLimitHeaders, type QueueAnswer, type WaitingRoom } from '../services/index.js';
+import { rateLimitHeaders, type PlaceAnswer, type WaitingRoom } from '../services/index.js';
 import { admissionProblem } from './admission-problems.js';
 import { shopperId } from './auth.js';
 import { errorAnswer, type HttpAnswer } from './problem.js';
 import { saleProblem } from './sale-problems.js';
 import { productIdParam } from './validation.js';
 
-export interface QueueRequest {
+export interface PlaceRequest {
   url: string;
   requestId: string;
   headers: IncomingHttpHeaders;
@@ -26,13 +26,13 @@ export interface QueueRequest {
   ip: () => string;
 }
 
-export type QueuePoll = (r: QueueRequest) => HttpAnswer | Promise<HttpAnswer>;
+export type PlacePoll = (r: PlaceRequest) => HttpAnswer | Promise<HttpAnswer>;
 
 /** The path of a poll: `/products/<id>/queue`, the id captured (validated by the route). */
-export const QUEUE_PATH = /^\/products\/([^/?]+)\/queue$/;
+export const PLACE_PATH = /^\/products\/([^/?]+)\/queue$/;
 
 function problemOf(
-  answer: Exclude<QueueAnswer, { kind: 'view' }>,
+  answer: Exclude<PlaceAnswer, { kind: 'view' }>,
   productId: string,
 ): ProblemError {
   switch (answer.kind) {
@@ -65,7 +65,7 @@ function problemOf(
 }
 
 /** The HTTP answer of a place (or the problem), as a finished JSON string. */
-function answerOf(answer: QueueAnswer, productId: string): HttpAnswer {
+function answerOf(answer: PlaceAnswer, productId: string): HttpAnswer {
   if (answer.kind !== 'view') throw problemOf(answer, productId);
   const headers: Record<string, string> = { 'Cache-Control': 'no-store' };
   if (answer.view.pollAfterSeconds !== null) {
@@ -80,11 +80,11 @@ function answerOf(answer: QueueAnswer, productId: string): HttpAnswer {
   };
 }
 
-export function queuePoll(deps: {
+export function placePoll(deps: {
   auth: Config['auth'];
   room: WaitingRoom;
   logger: Logger;
-}): QueuePoll {
+}): PlacePoll {
   return (request) => {
     const fail = (err: unknown) =>
       errorAnswer(deps.logger, err, {
@@ -107,9 +107,9 @@ export function queuePoll(deps: {
   };
 }
 
-export function mountQueue(
+export function mountRoom(
   router: IRouter,
-  deps: { auth: Config['auth']; room?: WaitingRoom | undefined; poll?: QueuePoll | undefined },
+  deps: { auth: Config['auth']; room?: WaitingRoom | undefined; poll?: PlacePoll | undefined },
 ): void {
   const { room, poll } = deps;
   if (!room || !poll) return; // a process without waiting rooms: 404 as any unknown route

@@ -76,12 +76,12 @@ export interface ProductKeys {
 
 /** A product's waiting room in one sale epoch (docs/waiting-room.md): all in the product's slot. */
 export interface RoomKeys {
-  /** hash: next ticket, served counter, opened, pre-queue length, fence, pacing credit */
+  /** hash: next ticket, served counter, opened, lobby length, fence, pacing credit */
   room: string;
-  /** hash userId -> ticket (0 while in the pre-queue) */
+  /** hash userId -> ticket (0 while in the lobby) */
   places: string;
-  /** list of userIds joined before the opening, in arrival order */
-  pre: string;
+  /** hash arrival index -> userId: the lobby, until the opening's shuffle (its key: `:pre`) */
+  lobby: string;
   /** hash ticket -> userId */
   line: string;
   /** zset userId -> admission expiry (ms): admitted and not yet done */
@@ -139,7 +139,7 @@ export class Keys {
     return {
       room: base,
       places: `${base}:places`,
-      pre: `${base}:pre`,
+      lobby: `${base}:pre`,
       line: `${base}:line`,
       active: `${base}:active`,
       admitted: `${base}:admitted`,

@@ -264,7 +264,7 @@ export class Admission {
     if (!secret) return tokensOff();
     if (!token) {
       return forbidden(
-        view.waitingRoom
+        view.room
           ? `this sale admits through its waiting room: POST /products/${productId}/queue, and send the sale token it gives once admitted as Sale-Token`
           : `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
       );
@@ -283,7 +283,7 @@ export class Admission {
   async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
-    if (view.waitingRoom) {
+    if (view.room) {
       return {
         code: 'waiting-room',
         detail: `${productId} admits through its waiting room: POST /products/${productId}/queue`,

@@ -92,9 +92,9 @@ export {
 export { PollLimit } from './poll-limit.js';
 export {
   WaitingRoom,
-  type QueueAnswer,
-  type QueueState,
-  type QueueView,
+  type PlaceAnswer,
+  type PlaceState,
+  type PlaceView,
   type RoomMetricsPort,
 } from './waiting-room.js';
 

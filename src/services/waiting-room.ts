@@ -14,11 +14,11 @@ import type { Admission, AdmissionRefusal, RateState } from './admission.js';
 import type { PollLimit } from './poll-limit.js';
 import { signSaleToken } from './sale-token.js';
 
-export type QueueState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
+export type PlaceState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
 
-export interface QueueView {
-  state: QueueState;
-  /** 1 = next to be admitted; null before the opening (the pre-queue is not ordered yet) */
+export interface PlaceView {
+  state: PlaceState;
+  /** 1 = next to be admitted; null before the opening (the lobby is not ordered yet) */
   position: number | null;
   aheadOfYou: number | null;
   estimatedWaitSeconds: { p50: number; p90: number } | null;
@@ -33,8 +33,8 @@ export interface QueueView {
   detail?: string;
 }
 
-export type QueueAnswer =
-  | { kind: 'view'; view: QueueView; rate?: RateState | undefined }
+export type PlaceAnswer =
+  | { kind: 'view'; view: PlaceView; rate?: RateState | undefined }
   | { kind: 'unknown-product' }
   | { kind: 'no-room' }
   | { kind: 'not-joined' }
@@ -45,11 +45,11 @@ export type QueueAnswer =
 /** What a poll learns once and keeps. */
 interface Known {
   ticket: number;
-  preCount: number;
+  lobbyCount: number;
   admittedAt: number;
   /** the served counter when the place was read (the notices may not have reached it yet) */
   served: number;
-  /** set by the join answered here: time in queue and the estimate's error are measured once */
+  /** set by the join answered here: time in line and the estimate's error are measured once */
   joinedAt?: number;
   predictedS?: number;
 }
@@ -104,12 +104,12 @@ export class WaitingRoom {
     },
   ) {}
 
-  async join(productId: string, userId: string, ip: string): Promise<QueueAnswer> {
+  async join(productId: string, userId: string, ip: string): Promise<PlaceAnswer> {
     const limited = await this.deps.admission.limit('queue', userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
-    if (!view.waitingRoom) return { kind: 'no-room' };
+    if (!view.room) return { kind: 'no-room' };
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const maxPlaces = this.deps.maxPlaces;
@@ -135,11 +135,11 @@ export class WaitingRoom {
    * `not-joined`, also after the room's end: a poll does not tell whether one was ever in line.
    * @param ip - reads the client's address (RATE_LIMIT_POLL_IP, counted in memory)
    */
-  poll(productId: string, userId: string, ip: () => string): QueueAnswer | Promise<QueueAnswer> {
+  poll(productId: string, userId: string, ip: () => string): PlaceAnswer | Promise<PlaceAnswer> {
     const refusal = this.deps.pollLimit.take(ip);
     if (refusal) return { kind: 'refused', refusal };
     const view = this.deps.catalogue.known(productId);
-    if (view?.waitingRoom) {
+    if (view?.room) {
       const now = Date.now();
       const key = keyOf(view, userId);
       const k = this.known.get(key);
@@ -160,18 +160,19 @@ export class WaitingRoom {
     const k = place;
     // an admitted shopper keeps their token (units may come back); the rest hear sold-out
     if (k.admittedAt > 0) return true;
-    const served = view.room.served;
+    const heard = view.room!.heard;
+    const served = heard.served;
     if (k.ticket === 0) return soldOut(view) || (served < 0 && now < view.startsAt);
     if (k.ticket > served) return served >= 0 || soldOut(view);
-    if (!view.room.knows(k.ticket)) return false;
-    k.admittedAt = view.room.admittedAt(k.ticket);
+    if (!heard.knows(k.ticket)) return false;
+    k.admittedAt = heard.admittedAt(k.ticket);
     return k.admittedAt > 0;
   }
 
-  private async pollFromStore(productId: string, userId: string): Promise<QueueAnswer> {
+  private async pollFromStore(productId: string, userId: string): Promise<PlaceAnswer> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
-    if (!view.waitingRoom) return { kind: 'no-room' };
+    if (!view.room) return { kind: 'no-room' };
     const now = Date.now();
     const place = await this.deps.store.place(productId, view.epoch, userId);
     if (!place) {
@@ -198,7 +199,7 @@ export class WaitingRoom {
     const k: Known = {
       ...had,
       ticket: place.ticket,
-      preCount: place.preCount,
+      lobbyCount: place.lobbyCount,
       admittedAt: place.admittedAt,
       served: place.served,
     };
@@ -208,9 +209,9 @@ export class WaitingRoom {
     return k;
   }
 
-  private answer(view: ProductView, userId: string, place: Known | null, now: number): QueueView {
+  private answer(view: ProductView, userId: string, place: Known | null, now: number): PlaceView {
     const k = place;
-    const room = view.waitingRoom!;
+    const { settings: room, heard } = view.room!;
     const none = { position: null, aheadOfYou: null, estimatedWaitSeconds: null };
     if (!k || ended(view, now)) return { state: 'ended', ...none, pollAfterSeconds: null };
     if (k.admittedAt > 0) return this.admitted(view, userId, k, now);
@@ -227,7 +228,8 @@ export class WaitingRoom {
       };
     }
     if (view.paused && (k.ticket > 0 || now >= view.startsAt)) {
-      const position = k.ticket > 0 ? k.ticket - Math.max(0, view.room.served, k.served) : null;
+      const position =
+        k.ticket > 0 ? k.ticket - Math.max(0, view.room!.heard.served, k.served) : null;
       return {
         state: 'paused',
         position,
@@ -243,8 +245,8 @@ export class WaitingRoom {
     const slowest = Math.min(rate, room.maxActive / room.admittedForSeconds);
     if (k.ticket === 0) {
       const untilOpen = Math.max(0, (view.startsAt - now) / 1_000);
-      const p50 = Math.ceil(untilOpen + k.preCount / 2 / rate);
-      const p90 = Math.ceil(untilOpen + (0.9 * k.preCount) / slowest);
+      const p50 = Math.ceil(untilOpen + k.lobbyCount / 2 / rate);
+      const p90 = Math.ceil(untilOpen + (0.9 * k.lobbyCount) / slowest);
       return {
         state: 'waiting',
         position: null,
@@ -253,7 +255,7 @@ export class WaitingRoom {
         pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, untilOpen / 2))),
       };
     }
-    const position = k.ticket - Math.max(0, view.room.served, k.served);
+    const position = k.ticket - Math.max(0, heard.served, k.served);
     const p50 = Math.ceil(position / rate);
     const p90 = Math.ceil(position / slowest);
     return {
@@ -265,10 +267,10 @@ export class WaitingRoom {
     };
   }
 
-  private admitted(view: ProductView, userId: string, place: Known, now: number): QueueView {
+  private admitted(view: ProductView, userId: string, place: Known, now: number): PlaceView {
     const k = place;
     const secret = this.deps.config.saleTokenSecret;
-    const expiresAt = k.admittedAt + view.waitingRoom!.admittedForSeconds * 1_000;
+    const expiresAt = k.admittedAt + view.room!.settings.admittedForSeconds * 1_000;
     if (now >= expiresAt) {
       return {
         state: 'expired',

@@ -6,6 +6,7 @@
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { catalogueNumber } from '../protocol.js';
+import { CATALOGUE_FIELD } from '../records/hash-fields.js';
 import { META_FIELD } from '../records/product-meta.js';
 
 /** Gives `productId` its catalogue number (the one it has, if any) and writes it to its meta. */
@@ -23,5 +24,5 @@ export function productOfNumber(
   deps: { redis: RedisClient; keys: Keys },
   catalogueNumber: number,
 ): Promise<string | null> {
-  return deps.redis.hget(deps.keys.catalogue(), `n:${catalogueNumber}`);
+  return deps.redis.hget(deps.keys.catalogue(), `${CATALOGUE_FIELD.number}${catalogueNumber}`);
 }

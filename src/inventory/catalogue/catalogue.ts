@@ -32,10 +32,11 @@ export interface ProductView {
   readonly requireSaleToken: boolean;
   /** catalogue number, carried by its order ids (0 until given: v4 ids) */
   readonly number: number;
-  /** the waiting room's settings; null: no room */
-  readonly waitingRoom: RoomSettings | null;
-  /** what this process heard of the room's admissions (admit notices): room-heard.ts */
-  readonly room: RoomHeard;
+  /**
+   * the product's waiting room: its settings, and what this process heard of its admissions
+   * (admit notices, room-heard.ts); null: the product has none
+   */
+  readonly room: { readonly settings: RoomSettings; readonly heard: RoomHeard } | null;
   /** an operator paused the sale: purchases are refused, the room admits nobody */
   readonly paused: boolean;
   /**
@@ -160,8 +161,7 @@ export class Catalogue {
       payWithinSeconds: meta.payWithinSeconds,
       requireSaleToken: meta.requireSaleToken,
       number: meta.number,
-      waitingRoom: meta.waitingRoom,
-      room: new RoomHeard(),
+      room: meta.waitingRoom && { settings: meta.waitingRoom, heard: new RoomHeard() },
       paused: meta.paused,
       empty: new Set(),
       soldOut: isSoldOut(meta),
@@ -193,7 +193,7 @@ export class Catalogue {
       return;
     }
     if (event.epoch < view.epoch) return;
-    if (event.kind === 'admit') view.room.heard(event.served, event.at);
+    if (event.kind === 'admit') view.room?.heard.hear(event.served, event.at);
     else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') this.restocked(view, event.segment);
     else this.markSoldOutView(view);
@@ -211,7 +211,13 @@ export class Catalogue {
     void Promise.resolve(this.get(productId))
       .then((view) => {
         if (!view || view.epoch !== was.epoch || view === was) return;
-        (view as { room: RoomHeard }).room = was.room;
+        // the new settings (a pace changed live), with what this process heard of the admissions
+        if (view.room && was.room) {
+          (view as { room: ProductView['room'] }).room = {
+            settings: view.room.settings,
+            heard: was.room.heard,
+          };
+        }
         for (const seg of was.empty) view.empty.add(seg);
       })
       .catch((err: unknown) =>

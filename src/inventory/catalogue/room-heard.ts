@@ -17,7 +17,7 @@ export class RoomHeard {
   /** [last ticket of the batch, admitted at ms], oldest first */
   private readonly batches: Array<[number, number]> = [];
 
-  heard(served: number, at: number): void {
+  hear(served: number, at: number): void {
     if (served <= this.served) return;
     if (this.from < 0) this.from = this.served < 0 ? served + 1 : this.served + 1;
     this.served = served;

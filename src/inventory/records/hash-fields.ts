@@ -1,9 +1,10 @@
 /**
- * The field names of the two hashes both Lua and TypeScript touch, defined once on each side:
- * a product's meta (lua/includes/productMeta.lua) and a segment's state
- * (lua/includes/segmentState.lua). A Lua constant is the key here in upper snake case with the
- * hash's prefix (`limitPerUser` of the meta is `META_LIMIT_PER_USER`); test/lua-records.test.ts
- * holds the two sides equal and fails if a script spells one of these fields itself.
+ * The field names of the hashes both Lua and TypeScript touch, defined once on each side: a
+ * product's meta (lua/includes/productMeta.lua), a segment's state (lua/includes/segmentState.lua),
+ * a waiting room's (lua/includes/roomState.lua) and the catalogue (lua/includes/catalogueHash.lua).
+ * A Lua constant is the key here in upper snake case with the hash's prefix (`limitPerUser` of the
+ * meta is `META_LIMIT_PER_USER`); test/lua-records.test.ts holds the two sides equal, and
+ * `npm run structure` counts a field spelled anywhere else (recordFieldsOutsideCodecs).
  */
 
 /** Product meta hash: {@link ProductMeta} property -> hash field. */
@@ -52,4 +53,37 @@ export const STATE_FIELD = {
   recordsSpills: 'recordsSpills',
   /** net units an operator put on sale (+) or took off it (-) this epoch (lua/dropUnits-1.lua) */
   added: 'added',
+} as const;
+
+/** A waiting room's hash (RoomKeys.room): property -> hash field. */
+export const ROOM_FIELD = {
+  /** the last ticket given */
+  next: 'next',
+  /** every ticket up to this one is admitted */
+  served: 'served',
+  /** "1" once the room opened (its lobby shuffled into the line's head) */
+  opened: 'opened',
+  openedAt: 'openedAt',
+  /** shoppers who joined before the opening */
+  lobbyCount: 'pre',
+  /** lobby places shuffled into tickets so far, and the shuffle's generator state */
+  shuffled: 'shuffled',
+  rng: 'rng',
+  /** the newest admitter fencing token that wrote */
+  admitterFence: 'admitterFence',
+  /** the admission pacing's token bucket: its credit, and when it was last filled (ms) */
+  credit: 'credit',
+  lastAt: 'lastAt',
+  /** seats freed by purchases (counted with the seat's removal): bounds the admitter's units read */
+  done: 'done',
+} as const;
+
+/**
+ * The catalogue hash (Keys.catalogue): the last number given, and each product's number both ways,
+ * `n:<number>` -> product id and `p:<product id>` -> number (prefixes).
+ */
+export const CATALOGUE_FIELD = {
+  seq: 'seq',
+  number: 'n:',
+  product: 'p:',
 } as const;

@@ -24,9 +24,9 @@ export interface RoomAdmitterOptions {
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
   locks: LockClient;
   tickMs: number;
-  /** the pre-queue's shuffle seed (tests); unset: a random one at each opening */
+  /** the lobby's shuffle seed (tests); unset: a random one at each opening */
   shuffleSeed?: number | undefined;
-  /** pre-queue places one admit call shuffles (tests: small, to cross call boundaries) */
+  /** lobby places one admit call shuffles (tests: small, to cross call boundaries) */
   shuffleSteps?: number | undefined;
   logger?: Logger | undefined;
   /** each tick's outcome, for the metrics */
@@ -74,7 +74,7 @@ export class RoomAdmitter {
 
   private async tickRoom(productId: string): Promise<void> {
     const view = await this.opts.catalogue.get(productId);
-    if (!view?.waitingRoom || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
+    if (!view?.room || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
       await this.drop(productId);
       return;
     }
@@ -106,7 +106,7 @@ export class RoomAdmitter {
           startsAt: view.startsAt,
           endsAt: view.endsAt,
           seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
-          settings: view.waitingRoom!,
+          settings: view.room!.settings,
           // sold out, or paused by an operator: nobody is admitted (seats still run out)
           soldOut: view.soldOut || view.soldOutMarked || (known && units === 0) || view.paused,
           unitsLeft: units,

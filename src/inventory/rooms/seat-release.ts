@@ -19,7 +19,7 @@ export function seatRelease(deps: {
 }): (productId: string, userId: string) => void {
   return (productId, userId) => {
     const view = deps.catalogue.known(productId);
-    if (!view?.waitingRoom) return;
+    if (!view?.room) return;
     // Retried: a seat left taken stops admission until the admission runs out (up to
     // admittedForSeconds: a paused master that times the release out would hold the line that
     // long)

@@ -1,0 +1,115 @@
+/**
+ * The gateway of the waiting room's scripts (lua/roomJoin-4.lua, lua/roomAdmit-6.lua): their key
+ * order, arguments and reply tables, and the decoding of their replies. The room hash's fields
+ * are ROOM_FIELD's (records/hash-fields.ts, lua/includes/roomState.lua).
+ */
+import type { RedisClient } from '../../redis/connection.js';
+import type { RoomKeys } from '../../redis/keys.js';
+import { luaScript } from '../../redis/scripts.js';
+import type { RoomCounters } from '../records/room-state.js';
+
+const JOIN_REPLY = { joined: 1, held: 0, full: -1 } as const;
+const ADMIT_REPLY = { ticked: 1, fenced: 0 } as const;
+const scripts = {
+  join: luaScript('roomJoin', JOIN_REPLY),
+  admit: luaScript('roomAdmit', ADMIT_REPLY),
+};
+
+const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.lobby, room.line];
+
+/** A join: a new place, the shopper's place already (`held`), or none (`full`). */
+export type JoinReply =
+  ({ code: 'joined' | 'held'; ticket: number } & RoomCounters) | ({ code: 'full' } & RoomCounters);
+
+/** Joins the shopper to the room (or finds their place), within `maxPlaces` places. */
+export async function joinRoom(
+  redis: RedisClient,
+  room: RoomKeys,
+  join: { userId: string; keepSeconds: number; maxPlaces: number },
+): Promise<JoinReply> {
+  const [code, ticket, served, opened, lobbyCount] = await scripts.join.run<number[]>(
+    redis,
+    roomKeyList(room),
+    [join.userId, join.keepSeconds, join.maxPlaces],
+  );
+  const counters = { served: served!, opened: opened === 1, lobbyCount: lobbyCount! };
+  const name = scripts.join.replyName(code);
+  return name === 'full'
+    ? { code: name, ...counters }
+    : { code: name, ticket: ticket!, ...counters };
+}
+
+/** One admitter tick's arguments (lua/roomAdmit-6.lua says what each does). */
+export interface AdmitCall {
+  fence: number;
+  startsAt: number;
+  seed: number;
+  admitPerSecond: number;
+  maxActive: number;
+  admittedForMs: number;
+  soldOut: boolean;
+  keepSeconds: number;
+  /** units left on sale; -1 when unknown */
+  unitsLeft: number;
+  /** lobby places this call shuffles at most */
+  shuffleSteps: number;
+  /** units one admitted shopper may buy */
+  limitPerUser: number;
+  /** the room's freed-seat count read before `unitsLeft` (a seat freed since counts as taken) */
+  doneAtRead: number;
+}
+
+export type AdmitReply =
+  | {
+      code: 'ticked';
+      served: number;
+      next: number;
+      admitted: number;
+      /** admissions that ran out unused just now (no-shows: their seats are free again) */
+      expired: number;
+      active: number;
+      now: number;
+      opened: boolean;
+      /** lobby places not yet shuffled into tickets (admission waits for them) */
+      shuffleLeft: number;
+    }
+  | { code: 'fenced'; newer: number };
+
+/** One admitter tick. */
+export async function admitRoom(
+  redis: RedisClient,
+  room: RoomKeys,
+  call: AdmitCall,
+): Promise<AdmitReply> {
+  const r = await scripts.admit.run<number[]>(
+    redis,
+    [...roomKeyList(room), room.active, room.admitted],
+    [
+      call.fence,
+      call.startsAt,
+      call.seed,
+      call.admitPerSecond,
+      call.maxActive,
+      call.admittedForMs,
+      call.soldOut ? 1 : 0,
+      call.keepSeconds,
+      call.unitsLeft,
+      call.shuffleSteps,
+      call.limitPerUser,
+      call.doneAtRead,
+    ],
+  );
+  if (scripts.admit.replyName(r[0]) === 'fenced') return { code: 'fenced', newer: r[1]! };
+  const [, served, next, admitted, expired, active, now, opened, shuffleLeft] = r as number[];
+  return {
+    code: 'ticked',
+    served: served!,
+    next: next!,
+    admitted: admitted!,
+    expired: expired!,
+    active: active!,
+    now: now!,
+    opened: opened === 1,
+    shuffleLeft: shuffleLeft!,
+  };
+}
