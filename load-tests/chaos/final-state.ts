@@ -64,6 +64,7 @@ export async function readFinalState(o: {
       'status',
       'closed_at',
       'restocked_at',
+      'version',
     ])
     .where(
       'product_id',
@@ -79,6 +80,7 @@ export async function readFinalState(o: {
     quantity: r.quantity,
     status: r.status,
     restocks: r.restocked_at ? 1 : 0,
+    version: r.version,
     ...(r.restocked_at &&
       r.closed_at && { returnDelayMs: r.restocked_at.getTime() - r.closed_at.getTime() }),
   }));

@@ -49,8 +49,30 @@ export interface SettleOp {
   status: number;
 }
 
-/** the waiting-room product's answers ride in the same history */
-export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp;
+/**
+ * One request the flaky webhook receiver got (receiver.ts): the order event it carried, what it
+ * answered (2xx: acknowledged; 0: it hung or was cut by a restart), and the order's row version
+ * in PostgreSQL when it arrived (null: no row).
+ */
+export interface DeliveryOp {
+  type: 'delivery';
+  op: number;
+  atMs: number;
+  id: string;
+  orderId: string;
+  version: number;
+  eventType: string;
+  /** the order's status the event carries (GET /orders/:id's words) */
+  status: string;
+  answered: number;
+  /** the signature verified with the endpoint's secret */
+  verified: boolean;
+  /** absent when PostgreSQL did not answer the receiver (it answered 503, taking nothing) */
+  rowVersion?: number | null;
+}
+
+/** the waiting-room product's answers and the receiver's deliveries ride in the same history */
+export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp | DeliveryOp;
 
 export interface OrderRow {
   id: string;
@@ -63,6 +85,8 @@ export interface OrderRow {
   restocks: number;
   /** a returned order: ms from its close to its units' return (restocked_at - closed_at) */
   returnDelayMs?: number;
+  /** 1 when written, +1 by each change of state: its last order event's version */
+  version?: number;
 }
 
 export interface ProductFinal {
@@ -110,7 +134,10 @@ export type InvariantName =
   | 'restock-once'
   | 'payment-window'
   | 'answers-after-faults'
-  | RoomInvariantName;
+  | RoomInvariantName
+  | EventInvariantName;
+
+export type EventInvariantName = 'events-complete' | 'events-ordered' | 'events-no-phantom';
 
 export interface InvariantResult {
   name: InvariantName;

@@ -27,6 +27,8 @@ import calculateSlot from 'cluster-key-slot';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
 import { markdownReport, resultNote, timelineSvg, type AppliedFault } from './report.js';
+import { checkEvents } from './event-checks.js';
+import { startFlakyReceiver, type FlakyReceiver } from './receiver.js';
 import { checkRoom } from './room-checks.js';
 import { roomProduct, roomSeed, roomTokens, startRoomShoppers } from './room-shoppers.js';
 import { availabilityLines, availabilityOf, livenessOf, pct } from './windows.js';
@@ -159,6 +161,69 @@ async function adminSettled<T>(stack: ChaosStack, method: string, path: string):
   }
 }
 
+/**
+ * The flaky receiver of the order events (receiver.ts), registered for every type: it records
+ * each request with the order's row version at its arrival.
+ */
+async function startEventReceiver(stack: ChaosStack): Promise<FlakyReceiver> {
+  const db = createDb(stack.databaseUrl, { max: 16 });
+  const receiver = await startFlakyReceiver({
+    seed,
+    now,
+    record,
+    rowVersion: async (orderId) =>
+      (await db.selectFrom('orders').select('version').where('id', '=', orderId).executeTakeFirst())
+        ?.version ?? null,
+  });
+  const r = await admin<{ secret: string }>(stack, 'POST', '/admin/webhook-endpoints', {
+    url: receiver.url,
+    events: ['*'],
+  });
+  if (r.status !== 201) throw new Error(`registering the receiver: ${r.status}`);
+  receiver.secret = r.body.secret;
+  const close = receiver.close;
+  receiver.close = async () => {
+    await close();
+    await db.destroy();
+  };
+  return receiver;
+}
+
+/**
+ * Bounded: waits until the receiver acknowledged every order's last version (events-complete is
+ * then the checker's to judge on what came).
+ */
+async function eventsSettled(stack: ChaosStack): Promise<void> {
+  say('settle', "waiting for the receiver to acknowledge every order's last event");
+  const db = createDb(stack.databaseUrl, { max: 1 });
+  try {
+    for (let i = 0; i < 180; i++) {
+      const rows = await db
+        .selectFrom('orders')
+        .select(['id', 'version'])
+        .where(
+          'product_id',
+          'in',
+          PRODUCTS.map((p) => p.id),
+        )
+        .execute();
+      const acked = new Set(
+        history.flatMap((h) =>
+          h.type === 'delivery' && h.answered >= 200 && h.answered < 300
+            ? [`${h.orderId} ${h.version}`]
+            : [],
+        ),
+      );
+      const behind = rows.filter((r) => !acked.has(`${r.id} ${r.version}`)).length;
+      if (behind === 0) return;
+      if (i % 10 === 0) say('settle', `${behind} orders' last events not acknowledged yet`);
+      await sleep(1_000);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
 async function main(stack: ChaosStack): Promise<number> {
   // the waiting-room product opens 5 s into the sale: its first shoppers form the lobby
   const roomOpensAt = Date.now() + 5_000;
@@ -174,6 +239,7 @@ async function main(stack: ChaosStack): Promise<number> {
     if (r.status !== 201 && r.status !== 200)
       throw new Error(`seeding ${id}: ${r.status} ${JSON.stringify(r.body)}`);
   }
+  const receiver = await startEventReceiver(stack);
   const faults: AppliedFault[] = schedule(seed, durationMs, kinds).map((f) => ({
     ...f,
     applied: false,
@@ -247,6 +313,8 @@ async function main(stack: ChaosStack): Promise<number> {
   await Promise.all(running);
   await Promise.all([shoppers.stop(), room.stop()]);
   clearInterval(progress);
+  // the faults healed: so does the receiver (its deliveries go through from now on)
+  receiver.calm();
   const saleEndMs = now();
   const remainingAtEnd = await Promise.all(
     PRODUCTS.map(
@@ -372,6 +440,8 @@ async function main(stack: ChaosStack): Promise<number> {
     await sleep(1_000);
   }
 
+  await eventsSettled(stack);
+  await receiver.close();
   const db = createDb(stack.databaseUrl, { max: 2 });
   const { final, reports } = await readFinalState({
     durable,
@@ -412,6 +482,7 @@ async function main(stack: ChaosStack): Promise<number> {
   const results = [
     ...check(history, final),
     answersAfterFaults(probes),
+    ...checkEvents(history, final.orders),
     ...checkRoom(history, {
       product: roomProduct.id,
       opensAtMs: roomOpensAt - t0,
@@ -479,6 +550,13 @@ async function main(stack: ChaosStack): Promise<number> {
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),
     lateReturns: results.find((r) => r.name === 'restock-once')?.late ?? null,
+    // the flaky receiver: requests, 500s, hangs, restarts; events acknowledged (once each)
+    webhook: {
+      ...receiver.stats(),
+      acknowledged: new Set(
+        history.flatMap((h) => (h.type === 'delivery' && h.answered === 204 ? [h.id] : [])),
+      ).size,
+    },
     // API and worker processes that exited by themselves (each started again, as a supervisor
     // would): not a broken invariant, but a fact of the run worth reading the logs for
     selfExits: stack.selfExits.map(

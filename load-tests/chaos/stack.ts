@@ -233,6 +233,12 @@ export async function startChaosStack(o: {
       ...NO_RATE_LIMITS,
       ADMIN_TOKEN,
       PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      // order events to the run's flaky receiver on loopback (receiver.ts): a schedule of about
+      // a minute outlasts its restarts and the faults, so none ends dead-lettered
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_RETRY_SCHEDULE: '200ms,500ms,1s,2s,3s,5s,5s,5s,5s,5s,10s,10s',
+      EVENT_RELAY_INTERVAL_MS: '200',
       // the waiting-room product's admissions are sale tokens
       SALE_TOKEN_SECRET: 'chaos-sale-token-secret-0123456789abcdef',
       LOG_LEVEL: 'info',
