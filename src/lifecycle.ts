@@ -13,8 +13,9 @@ export class Lifecycle {
     name: string;
     close: () => Promise<void> | void;
     timeoutMs: number;
+    kill?: (() => unknown) | undefined;
   }> = [];
-  private readonly killers: Array<() => void> = [];
+  private readonly killers: Array<() => unknown> = [];
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
@@ -23,16 +24,16 @@ export class Lifecycle {
   /**
    * Registers `close` to run at shutdown, before everything registered earlier.
    * @param kill - synchronous last resort for a forced exit (SIGKILL a child server), so even a
-   *   hung shutdown leaves no process of ours behind.
+   *   hung shutdown leaves no process of ours behind; it may return the child's exit.
    * @param timeoutMs - how long this step may take (default STEP_TIMEOUT_MS)
    */
   add(
     name: string,
     close: () => Promise<void> | void,
-    kill?: () => void,
+    kill?: () => unknown,
     timeoutMs = STEP_TIMEOUT_MS,
   ): void {
-    this.closers.push({ name, close, timeoutMs });
+    this.closers.push({ name, close, timeoutMs, kill });
     if (kill) this.killers.push(kill);
   }
 
@@ -50,15 +51,20 @@ export class Lifecycle {
     }
   }
 
-  /** Forced exit: kill what can be killed synchronously, newest first. */
-  killAll(): void {
+  /**
+   * Forced exit: kill what can be killed synchronously, newest first. Settles when the killed
+   * children are gone, so a caller that can wait exits with none of them left as a zombie.
+   */
+  killAll(): Promise<void> {
+    const gone: unknown[] = [];
     for (const kill of [...this.killers].reverse()) {
       try {
-        kill();
+        gone.push(kill());
       } catch {
         // already gone
       }
     }
+    return Promise.allSettled(gone).then(() => undefined);
   }
 
   /** True once shutdown has begun: background start-up work should give up. */
@@ -81,7 +87,7 @@ export class Lifecycle {
     clearTimeout(timer);
     if (!closed) {
       this.logger.error({ timeoutMs }, 'shutdown did not finish in time: killing what is left');
-      this.killAll();
+      await reap(() => this.killAll());
     }
     return closed;
   }
@@ -106,7 +112,7 @@ export class Lifecycle {
   /** Closes what is registered, newest first; each step bounded by its own timeout. */
   private async closeAdded(): Promise<void> {
     for (let step = this.closers.pop(); step; step = this.closers.pop()) {
-      const { name, close, timeoutMs } = step;
+      const { name, close, timeoutMs, kill } = step;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<'timeout'>((resolve) => {
         timer = setTimeout(() => resolve('timeout'), timeoutMs);
@@ -116,6 +122,8 @@ export class Lifecycle {
         const outcome = await Promise.race([Promise.resolve().then(close), timedOut]);
         if (outcome === 'timeout') {
           this.logger.warn({ component: name, timeoutMs }, 'close timed out');
+          // a child server still stopping would outlive us: killed, and reaped before going on
+          if (kill) await reap(kill);
         } else this.logger.debug({ component: name }, 'closed');
       } catch (err) {
         this.logger.warn({ component: name, err: messageOf(err) }, 'close failed');
@@ -123,6 +131,22 @@ export class Lifecycle {
         clearTimeout(timer);
       }
     }
+  }
+}
+
+/** How long a forced close waits for its SIGKILLed children to be reaped. */
+const KILL_REAP_MS = 2_000;
+
+/** Runs `kill` and waits (bounded) for what it returns: a SIGKILLed child's exit, reaped. */
+async function reap(kill: () => unknown): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, KILL_REAP_MS)));
+  try {
+    await Promise.race([Promise.resolve().then(kill), bound]);
+  } catch {
+    // already gone
+  } finally {
+    clearTimeout(timer);
   }
 }
 

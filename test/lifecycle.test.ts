@@ -4,10 +4,13 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { spawnService, isAlive } from '../src/launcher/process.js';
 import { Lifecycle } from '../src/lifecycle.js';
+import { tempDir } from './support/servers.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -53,6 +56,40 @@ describe('Lifecycle', () => {
     await start;
     await closing;
     expect(closed).toEqual(['redis', 'lock', 'postgres']);
+  });
+
+  it('a child server whose stop outlasts its step is killed and reaped before close resolves', async () => {
+    const dir = tempDir('lifecycle-reap');
+    try {
+      const lifecycle = new Lifecycle(quiet);
+      // ignores SIGTERM (its stop signal): its stop would take the full 60 s
+      const child = spawnService({
+        name: 'stubborn',
+        command: process.execPath,
+        args: [
+          '-e',
+          "process.on('SIGTERM', () => {}); console.log('ready'); setTimeout(() => {}, 60_000)",
+        ],
+        logFile: join(dir.path, 'stubborn.log'),
+        stopSignal: 'SIGTERM',
+        stopTimeoutMs: 60_000,
+      });
+      const log = join(dir.path, 'stubborn.log');
+      while (!(existsSync(log) && readFileSync(log, 'utf8').includes('ready'))) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      lifecycle.add(
+        'stubborn',
+        () => child.stop(),
+        () => child.kill(),
+        200,
+      );
+      await lifecycle.close();
+      // reaped by us: not even a zombie
+      expect(isAlive(child.pid)).toBe(false);
+    } finally {
+      dir.remove();
+    }
   });
 
   it('a start that fails during shutdown does not stop the rest from closing', async () => {

@@ -16,6 +16,9 @@ import { startRedisCluster, type ClusterNode } from './redis-cluster.js';
 import { SALE_TOKEN_SECRET_FILE } from './stack-file.js';
 import { startRedisServer } from './redis-server.js';
 
+/** How long `up` waits for PostgreSQL's own clean stop before killing it. */
+const PG_STOP_MS = 10_000;
+
 export interface LocalStackOptions {
   config: Config;
   lifecycle: Lifecycle;
@@ -98,7 +101,7 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
     opts.lifecycle.add(
       'redis cluster',
       () => cluster.stop(),
-      () => cluster.nodes.forEach((n) => n.process.kill()),
+      () => Promise.all(cluster.nodes.map((n) => n.process.kill())),
     );
     const ports = cluster.nodes.map((n) => n.port);
     opts.progress(
@@ -134,6 +137,8 @@ export async function startLocalServices(opts: LocalStackOptions): Promise<void>
       'postgres',
       () => pg.stop(),
       () => pg.process.kill(),
+      // its fast shutdown writes a checkpoint: seconds on a loaded machine, worth waiting for
+      PG_STOP_MS,
     );
     watch(pg.process, opts.onCrash);
     opts.progress(

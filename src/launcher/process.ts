@@ -17,7 +17,8 @@ export interface ServiceProcess {
   readonly stopping: boolean;
   stop(): Promise<void>;
   /** SIGKILL now (forced exit only). */
-  kill(): void;
+  /** SIGKILL; settles once the process is gone (reaped by us: no zombie left behind) */
+  kill(): Promise<unknown>;
 }
 
 export interface SpawnServiceOptions {
@@ -79,6 +80,7 @@ export function spawnService(opts: SpawnServiceOptions): ServiceProcess {
     },
     kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      return exited;
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Observed } from './observe.js';
 import { admitted, admittedBuys, joinAll, type Shopper } from './room.js';
 import { backlog, buy, product, seed } from './sale.js';
 import { panelValues, waitFiring } from './shown.js';
+import { OBS_ROOM_MAX_PLACES } from './stack.js';
 import { waitFor } from './wait.js';
 
 const LINE = 'Waiting room: line length';
@@ -127,4 +128,30 @@ export async function roomStalled(o: Observed): Promise<string> {
     60_000,
   );
   return `3 seats held, 5 waiting: SeckillRoomStalled ${alert.state} (admitted ${admittedBefore}); the holders bought, all 8 sold, resolved`;
+}
+
+const FULL = 'obs-room-full';
+
+/**
+ * A line as long as ROOM_MAX_PLACES: 12 shoppers hold its places, 3 more are answered 409
+ * room-full (nothing written) and SeckillRoomFull fires for that product.
+ */
+export async function roomFull(o: Observed): Promise<string> {
+  const urls = await seedRoom(o, FULL, 50, HEALTHY_SEATS);
+  await joinAll(urls, FULL, 'full-holder', OBS_ROOM_MAX_PLACES);
+  const refused: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(`${urls[i % urls.length]}/products/${FULL}/queue`, {
+      method: 'POST',
+      headers: { 'x-user-id': `full-late-${i}` },
+    });
+    const body = (await res.json()) as { type?: string };
+    if (res.status !== 409 || !body.type?.endsWith('room-full')) {
+      throw new Error(`a join past the line's cap: ${res.status} ${JSON.stringify(body)}`);
+    }
+    refused.push(res.status);
+  }
+  await countIs(o, 'seckill_room_full_refusals_total', 3, FULL);
+  const alert = await waitFiring(o, 'SeckillRoomFull', { product: FULL }, 120_000);
+  return `${OBS_ROOM_MAX_PLACES} places held, ${refused.length} joins answered 409 room-full: SeckillRoomFull ${alert.state}`;
 }

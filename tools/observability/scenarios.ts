@@ -12,7 +12,7 @@ import { PubSub } from '../../src/redis/pubsub.js';
 import type { Observed } from './observe.js';
 import { contend } from './contender.js';
 import { FOREIGN_JOB, FOREIGN_STATUS, FOREIGN_WOULD_FIRE, unselected } from './foreign.js';
-import { healthyRoom, roomStalled } from './room-scenarios.js';
+import { healthyRoom, roomFull, roomStalled } from './room-scenarios.js';
 import { backlog, buy, product, sale, seed, shoppers } from './sale.js';
 import { panel, waitFiring } from './shown.js';
 import { ADMIN_TOKEN } from './stack.js';
@@ -267,6 +267,12 @@ const stalledRoom: Scenario = {
   run: roomStalled,
 };
 
+const fullRoom: Scenario = {
+  name: 'a waiting room whose line holds ROOM_MAX_PLACES: new shoppers get 409 room-full, SeckillRoomFull fires',
+  fires: ['SeckillRoomFull'],
+  run: roomFull,
+};
+
 const ordersRefused: Scenario = {
   name: 'PostgreSQL refuses the orders (table renamed): jobs fail, outbox grows, 500s',
   fires: ['SeckillOrderJobsFailing', 'SeckillOutboxLag', 'SeckillFailedJobs', 'SeckillHigh5xxRate'],
@@ -495,6 +501,7 @@ export const SCENARIOS: Scenario[] = [
   queueDepth,
   lockHeld,
   stalledRoom,
+  fullRoom,
   ordersRefused,
   redisFrozen,
   redisMemory,

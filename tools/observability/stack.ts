@@ -15,6 +15,9 @@ import { freePort } from '../../src/launcher/process.js';
 import { startRedisServer, type RunningRedis } from '../../src/launcher/redis-server.js';
 import { waitFor } from './wait.js';
 
+/** ROOM_MAX_PLACES of the stack: the healthy room's 12 shoppers fill a line exactly */
+export const OBS_ROOM_MAX_PLACES = 12;
+
 const ROOT = join(import.meta.dirname, '..', '..');
 
 export const ADMIN_TOKEN = 'observability-admin-token-0123';
@@ -139,6 +142,8 @@ export async function startObservedStack(dir: string): Promise<ObservedStack> {
       // the waiting rooms' sale tokens (a room's product cannot be seeded without)
       SALE_TOKEN_SECRET: 'observability-sale-token-secret-0123456789',
       REDIS_COMMAND_TIMEOUT_MS: '3000',
+      // short enough that a scenario fills a line (room-scenarios.ts: roomFull)
+      ROOM_MAX_PLACES: String(OBS_ROOM_MAX_PLACES),
     };
     for (let i = 0; i < 2; i++) {
       children.push(startProcess('api', env, await freePort(), dir, i));
