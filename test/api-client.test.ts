@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { openApiDocument } from '../src/http/openapi.js';
+import { openApiDocument } from '../src/http/openapi/document.js';
 import { tempDir } from './support/servers.js';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures', 'typed-client-calls.ts');

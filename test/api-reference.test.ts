@@ -5,7 +5,7 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATIONS } from '../src/http/openapi.js';
+import { OPERATIONS } from '../src/http/openapi/document.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { CHROMIUM, launchBrowser, sayIfNoBrowser } from './support/browser.js';
 import { useNamespace } from './support/namespace.js';

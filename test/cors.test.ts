@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config/index.js';
-import { CORS_EXPOSED_HEADERS } from '../src/http/cors.js';
+import { CORS_EXPOSED_HEADERS } from '../src/http/server/cors.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { CHROMIUM, launchBrowser, sayIfNoBrowser } from './support/browser.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { envSchema, loadConfig } from '../src/config/index.js';
-import { openApiDocument } from '../src/http/openapi.js';
+import { openApiDocument } from '../src/http/openapi/document.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { renderKustomization } from './support/kustomize.js';
 import { useNamespace } from './support/namespace.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ProblemError } from '../src/errors.js';
-import { parsePurchase, purchaseBody } from '../src/http/seckill.js';
+import { parsePurchase, purchaseBody } from '../src/http/handlers/seckill.js';
 
 const auth = { mode: 'dev' } as Parameters<typeof parsePurchase>[1];
 

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/index.js';
 import { createDb, pingDb, type Db } from '../db/index.js';
-import type { ReadinessCheck } from '../http/health.js';
+import type { ReadinessCheck } from '../http/routes/health.js';
 import {
   createInventory,
   OrderStore,

@@ -7,17 +7,17 @@
 import type { Server } from 'node:http';
 import type { Queue, Worker } from 'bullmq';
 import { Counter } from 'prom-client';
-import { BULL_BOARD_PATH, mountAdmin } from '../http/admin.js';
+import { BULL_BOARD_PATH, mountAdmin } from '../http/routes/admin.js';
 import { buildApp } from '../http/app.js';
-import { mountDashboard } from '../http/dashboard.js';
-import { mountOpenApi } from '../http/openapi.js';
-import { mountOrders } from '../http/orders.js';
-import { createApiServer } from '../http/server.js';
-import { mountPaymentWebhook } from '../http/payment-webhook.js';
-import { mountStripeWebhook } from '../http/stripe-webhook.js';
-import { seckill } from '../http/seckill.js';
-import { mountRoom, placePoll } from '../http/queue.js';
-import { mountShop } from '../http/shop.js';
+import { mountDashboard } from '../http/routes/dashboard.js';
+import { mountOpenApi } from '../http/openapi/document.js';
+import { mountOrders } from '../http/routes/orders.js';
+import { createApiServer } from '../http/server/server.js';
+import { mountPaymentWebhook } from '../http/routes/payment-webhook.js';
+import { mountStripeWebhook } from '../http/routes/stripe-webhook.js';
+import { seckill } from '../http/handlers/seckill.js';
+import { mountRoom, placePoll } from '../http/routes/room.js';
+import { mountShop } from '../http/routes/shop.js';
 import {
   expireOrder,
   createOrderQueue,

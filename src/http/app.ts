@@ -10,15 +10,15 @@ import proxyaddr from 'proxy-addr';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
-import { jsonBody } from './body.js';
-import { corsMiddleware, corsPolicy } from './cors.js';
+import { jsonBody } from './server/body.js';
+import { corsMiddleware, corsPolicy } from './server/cors.js';
 import { fastPath } from './fast-path.js';
-import { Inflight, inflightCap } from './inflight.js';
-import { mountHealth, Readiness, type ReadinessCheck } from './health.js';
+import { Inflight, inflightCap } from './server/inflight.js';
+import { mountHealth, Readiness, type ReadinessCheck } from './routes/health.js';
 import { errorHandler, notFound } from './problem.js';
-import type { PlacePoll } from './queue.js';
-import type { Seckill } from './seckill.js';
-import { accessLog, requestContext, RouteTable } from './request-context.js';
+import type { PlacePoll } from './routes/room.js';
+import type { Seckill } from './handlers/seckill.js';
+import { accessLog, requestContext, RouteTable } from './server/request-context.js';
 
 export interface AppParts {
   http: Pick<Config['http'], 'bodyLimitBytes'> & {

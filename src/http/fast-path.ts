@@ -22,19 +22,19 @@ import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http
 import { ProblemError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { HttpMetrics } from '../metrics.js';
-import { PRE_READ, type PreReadRequest } from './body.js';
-import type { Cors } from './cors.js';
-import { readyAnswer, type Readiness } from './health.js';
-import type { Inflight } from './inflight.js';
+import { PRE_READ, type PreReadRequest } from './server/body.js';
+import type { Cors } from './server/cors.js';
+import { readyAnswer, type Readiness } from './routes/health.js';
+import type { Inflight } from './server/inflight.js';
 import { problemAnswer, type HttpAnswer } from './problem.js';
-import { REQUEST_ID, type AccessLog } from './request-context.js';
-import { PLACE_PATH, type PlacePoll } from './queue.js';
-import type { Seckill } from './seckill.js';
+import { REQUEST_ID, type AccessLog } from './server/request-context.js';
+import { PLACE_PATH, type PlacePoll } from './routes/room.js';
+import type { Seckill } from './handlers/seckill.js';
 
 export interface FastPathDeps {
   /** POST /seckill's answer (seckill.ts, as Express's route) */
   seckill: Seckill;
-  /** GET /products/:id/queue's answer (queue.ts, as Express's route): a poll from memory */
+  /** GET /products/:id/queue's answer (routes/room.ts, as Express's route): a poll from memory */
   placePoll?: PlacePoll | undefined;
   /** CORS_ORIGINS: every answer annotated, preflights answered here */
   cors?: Cors | undefined;

@@ -6,7 +6,7 @@ import { afterAll, expect } from 'vitest';
 import { undocumentedAnswers } from './answers.js';
 
 afterAll(async () => {
-  const { openApiDocument } = await import('../../src/http/openapi.js');
+  const { openApiDocument } = await import('../../src/http/openapi/document.js');
   const doc = openApiDocument() as Parameters<typeof undocumentedAnswers>[0];
   expect(undocumentedAnswers(doc), 'answers made here that /openapi.json does not list').toEqual(
     [],

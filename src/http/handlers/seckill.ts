@@ -6,15 +6,19 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
-import { ProblemError } from '../errors.js';
-import { ID_PATTERN } from '../ids.js';
-import type { Logger } from '../log.js';
-import { rateLimitHeaders, type PurchaseOutcome, type PurchaseService } from '../services/index.js';
-import { shopperId } from './auth.js';
-import { errorAnswer, type HttpAnswer } from './problem.js';
+import type { Config } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
+import { ID_PATTERN } from '../../ids.js';
+import type { Logger } from '../../log.js';
+import {
+  rateLimitHeaders,
+  type PurchaseOutcome,
+  type PurchaseService,
+} from '../../services/index.js';
+import { shopperId } from '../auth.js';
+import { errorAnswer, type HttpAnswer } from '../problem.js';
 import { outcomeProblem, purchaseAnswer } from './purchase.js';
-import { parseOr400 } from './validation.js';
+import { parseOr400 } from '../validation.js';
 
 /** Largest quantity one request may ask for (the per-user limit is usually far lower). */
 export const MAX_QUANTITY = 1_000;

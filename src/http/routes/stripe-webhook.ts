@@ -15,14 +15,14 @@
  */
 import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
-import { ProblemError } from '../errors.js';
-import type { Payments } from '../services/index.js';
-import type { RawBodyRequest } from './body.js';
+import type { Config } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
+import type { Payments } from '../../services/index.js';
+import type { RawBodyRequest } from '../server/body.js';
 import { answer, UUID } from './orders.js';
-import { PROBLEM_JSON, problemBody } from './problem.js';
-import { parseOr400 } from './validation.js';
-import { verifyTimestampedHmac } from './webhook-signature.js';
+import { PROBLEM_JSON, problemBody } from '../problem.js';
+import { parseOr400 } from '../validation.js';
+import { verifyTimestampedHmac } from '../webhook-signature.js';
 
 export const STRIPE_SIGNATURE = 'stripe-signature';
 

@@ -6,14 +6,14 @@
  */
 import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
-import { ProblemError } from '../errors.js';
-import type { Payments } from '../services/index.js';
-import type { RawBodyRequest } from './body.js';
+import type { Config } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
+import type { Payments } from '../../services/index.js';
+import type { RawBodyRequest } from '../server/body.js';
 import { answer, UUID } from './orders.js';
-import { PROBLEM_JSON, problemBody } from './problem.js';
-import { parseOr400 } from './validation.js';
-import { verifyWebhook } from './webhook-signature.js';
+import { PROBLEM_JSON, problemBody } from '../problem.js';
+import { parseOr400 } from '../validation.js';
+import { verifyWebhook } from '../webhook-signature.js';
 
 const paymentId = z
   .string()

@@ -5,12 +5,12 @@
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
-import { decodeCursor } from '../events/index.js';
-import { ProblemError } from '../errors.js';
-import { ID_PATTERN } from '../ids.js';
-import type { OrderFeed } from '../services/index.js';
+import { decodeCursor } from '../../events/index.js';
+import { ProblemError } from '../../errors.js';
+import { ID_PATTERN } from '../../ids.js';
+import type { OrderFeed } from '../../services/index.js';
 import { UUID } from './orders.js';
-import { parseOr400 } from './validation.js';
+import { parseOr400 } from '../validation.js';
 
 const limit = z.coerce.number().int().min(1).max(1_000).default(100);
 

@@ -18,8 +18,8 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { problemType } from '../errors.js';
-import { PROBLEM_JSON } from './problem.js';
+import { problemType } from '../../errors.js';
+import { PROBLEM_JSON } from '../problem.js';
 
 const hasBody = (req: IncomingMessage) =>
   req.headers['transfer-encoding'] !== undefined ||

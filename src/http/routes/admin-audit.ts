@@ -4,12 +4,12 @@
  */
 import type { IRouter, Request } from 'express';
 import { z } from 'zod';
-import { ProblemError } from '../errors.js';
-import { ID_PATTERN } from '../ids.js';
-import type { AuditActor, AuditStore } from '../services/index.js';
-import { sessionCookie } from './admin-session.js';
-import { bearer } from './auth.js';
-import { parseOr400 } from './validation.js';
+import { ProblemError } from '../../errors.js';
+import { ID_PATTERN } from '../../ids.js';
+import type { AuditActor, AuditStore } from '../../services/index.js';
+import { sessionCookie } from '../admin-session.js';
+import { bearer } from '../auth.js';
+import { parseOr400 } from '../validation.js';
 
 /** A name an operator gives: letters, digits, spaces and . _ @ -, at most 64. */
 export const OPERATOR = /^[\p{L}\p{N} ._@-]{1,64}$/u;

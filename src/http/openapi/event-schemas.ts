@@ -1,10 +1,10 @@
 /**
  * The answers of the order feed and the events (GET /admin/orders, GET /admin/events, webhook
- * deliveries), as zod schemas for the OpenAPI document (api-components.ts).
+ * deliveries), as zod schemas for the OpenAPI document (components.ts).
  */
 import { z } from 'zod';
-import { EVENT_SOURCE, EVENT_TYPES } from '../events/index.js';
-import { orderView } from './api-schemas.js';
+import { EVENT_SOURCE, EVENT_TYPES } from '../../events/index.js';
+import { orderView } from './schemas.js';
 
 export const orderPage = z.strictObject({
   orders: z.array(orderView),

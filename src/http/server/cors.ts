@@ -11,9 +11,9 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { Config } from '../config/index.js';
-import { problemType } from '../errors.js';
-import { PROBLEM_JSON } from './problem.js';
+import type { Config } from '../../config/index.js';
+import { problemType } from '../../errors.js';
+import { PROBLEM_JSON } from '../problem.js';
 
 /** Request headers a shop's page may send: identity, the purchase's keys, the sale token. */
 export const CORS_REQUEST_HEADERS = [

@@ -1,5 +1,5 @@
-/** The operator's routes for a drop (docs/operations.md#running-a-drop), part of api-operations.ts's table. */
-import { ADMIN_OR_SESSION, ADMIN_REFUSALS, idParam, type Operation } from './api-components.js';
+/** The operator's routes for a drop (docs/operations.md#running-a-drop), part of operations.ts's table. */
+import { ADMIN_OR_SESSION, ADMIN_REFUSALS, idParam, type Operation } from './components.js';
 
 const product = idParam('id', 'product id');
 const operator = {

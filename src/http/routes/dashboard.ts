@@ -9,18 +9,18 @@
  */
 import type { IRouter, Response } from 'express';
 import { z } from 'zod';
-import { ProblemError } from '../errors.js';
-import type { AdminAccess, DashboardFeed, DashboardSnapshot } from '../services/index.js';
+import { ProblemError } from '../../errors.js';
+import type { AdminAccess, DashboardFeed, DashboardSnapshot } from '../../services/index.js';
 import {
   authorizeAdmin,
   clearSessionCookie,
   sessionCookie,
   setSessionCookie,
-} from './admin-session.js';
-import { bearer } from './auth.js';
+} from '../admin-session.js';
+import { bearer } from '../auth.js';
 import { dashboardPage, loginPage, type DashboardLinks } from './dashboard-page.js';
-import { releaseInflight } from './inflight.js';
-import { parseOr400 } from './validation.js';
+import { releaseInflight } from '../server/inflight.js';
+import { parseOr400 } from '../validation.js';
 
 export const loginBody = z.strictObject({ token: z.string().min(1).max(512) });
 

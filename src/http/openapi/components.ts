@@ -1,19 +1,19 @@
 /**
  * The parts of the OpenAPI document every operation shares: the named schemas (the zod schemas that
- * validate requests, and the answer schemas of api-schemas.ts), response headers, security, tags,
- * and the shape of one operation (api-operations.ts lists them; openapi.ts writes the document).
+ * validate requests, and the answer schemas of schemas.ts), response headers, security, tags,
+ * and the shape of one operation (operations.ts lists them; document.ts writes the document).
  */
-import { seedRequest } from '../services/index.js';
-import * as events from './api-event-schemas.js';
-import * as answers from './api-schemas.js';
-import * as drop from './api-drop-schemas.js';
-import { paceBody, unitsBody } from './admin-drop.js';
-import { loginBody } from './dashboard.js';
-import { payBody } from './orders.js';
-import { webhookBody } from './payment-webhook.js';
-import { endpointBody, replayBody } from './admin-webhooks.js';
-import { purchaseBody } from './seckill.js';
-import { stripeEvent } from './stripe-webhook.js';
+import { seedRequest } from '../../services/index.js';
+import * as events from './event-schemas.js';
+import * as answers from './schemas.js';
+import * as drop from './drop-schemas.js';
+import { paceBody, unitsBody } from '../routes/admin-drop.js';
+import { loginBody } from '../routes/dashboard.js';
+import { payBody } from '../routes/orders.js';
+import { webhookBody } from '../routes/payment-webhook.js';
+import { endpointBody, replayBody } from '../routes/admin-webhooks.js';
+import { purchaseBody } from '../handlers/seckill.js';
+import { stripeEvent } from '../routes/stripe-webhook.js';
 
 export const SCHEMAS = {
   Problem: answers.problem,

@@ -1,6 +1,6 @@
 /**
  * The answers of the drop's operator routes (the audit log, the controls) as zod schemas: part of
- * the OpenAPI document (api-components.ts), checked against real answers by the tests.
+ * the OpenAPI document (components.ts), checked against real answers by the tests.
  */
 import { z } from 'zod';
 

@@ -6,7 +6,7 @@
  * out. The probes and /metrics are mounted before it and never shed.
  */
 import type { RequestHandler, Response } from 'express';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../../errors.js';
 
 /** The requests in flight in this process, shared by the cap and the fast path (fast-path.ts). */
 export class Inflight {

@@ -1,5 +1,5 @@
-/** The order feed's operations (docs/events.md#the-feed), part of api-operations.ts's table. */
-import { ADMIN, ADMIN_REFUSALS, idParam, type Operation } from './api-components.js';
+/** The order feed's operations (docs/events.md#the-feed), part of operations.ts's table. */
+import { ADMIN, ADMIN_REFUSALS, idParam, type Operation } from './components.js';
 
 const endpoint = idParam('id', 'webhook endpoint id (ep_...)');
 const UNKNOWN = { 404: 'no such endpoint' } as const;

@@ -6,18 +6,18 @@
  */
 import type { IRouter, Request } from 'express';
 import { z } from 'zod';
-import type { Config } from '../config/index.js';
-import { ProblemError } from '../errors.js';
+import type { Config } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
 import type {
   Admission,
   AdminAccess,
   OrderLookup,
   Payments,
   PaymentOutcome,
-} from '../services/index.js';
-import { admissionProblem } from './admission-problems.js';
-import { isAdmin, shopperId } from './auth.js';
-import { parseOr400 } from './validation.js';
+} from '../../services/index.js';
+import { admissionProblem } from '../admission-problems.js';
+import { isAdmin, shopperId } from '../auth.js';
+import { parseOr400 } from '../validation.js';
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -3,11 +3,11 @@
  * does it (an answer given now, and one replayed from its key's record, alike). The protocol
  * itself (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
  */
-import { ProblemError } from '../errors.js';
-import type { PurchaseAnswer, PurchaseOutcome } from '../services/index.js';
-import { admissionProblem } from './admission-problems.js';
-import { problemAnswer, type HttpAnswer } from './problem.js';
-import { saleProblem } from './sale-problems.js';
+import { ProblemError } from '../../errors.js';
+import type { PurchaseAnswer, PurchaseOutcome } from '../../services/index.js';
+import { admissionProblem } from '../admission-problems.js';
+import { problemAnswer, type HttpAnswer } from '../problem.js';
+import { saleProblem } from '../sale-problems.js';
 
 /**
  * The HTTP answer of a purchase's answer to the request at `url` (`requestId`); a stored refusal

@@ -10,8 +10,8 @@ import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { IRouter } from 'express';
 import { z } from 'zod';
-import { SaleError, unknownProduct } from '../inventory/index.js';
-import { ProblemError } from '../errors.js';
+import { SaleError, unknownProduct } from '../../inventory/index.js';
+import { ProblemError } from '../../errors.js';
 import {
   audited,
   seedRefusal,
@@ -23,15 +23,15 @@ import {
   type DropService,
   type Products,
   type WebhookEndpoints,
-} from '../services/index.js';
+} from '../../services/index.js';
 import { actorOf, mountAudit } from './admin-audit.js';
 import { mountDropControls } from './admin-drop.js';
 import { mountAdminFeed } from './admin-feed.js';
 import { mountAdminWebhooks } from './admin-webhooks.js';
-import { adminGuard } from './admin-session.js';
+import { adminGuard } from '../admin-session.js';
 import { bullBoardPageLocal } from './bull-board-page.js';
-import { saleProblem } from './sale-problems.js';
-import { parseOr400, productIdParam } from './validation.js';
+import { saleProblem } from '../sale-problems.js';
+import { parseOr400, productIdParam } from '../validation.js';
 
 /** Where Bull Board is mounted (when the process has queues): the dashboard links to it. */
 export const BULL_BOARD_PATH = '/admin/queues';

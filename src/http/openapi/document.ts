@@ -1,10 +1,10 @@
 /**
  * `GET /openapi.json`: the API as OpenAPI 3.1, written from the table of operations the app mounts
- * (api-operations.ts) and the zod schemas the routes validate requests with (zod's own JSON Schema
+ * (operations.ts) and the zod schemas the routes validate requests with (zod's own JSON Schema
  * output, draft 2020-12, which OpenAPI 3.1 uses). What every operation shares is added here: the
  * X-Request-Id header, 413/415 where a body is read, 503 store-unavailable where a store is needed,
  * Retry-After and RateLimit headers, a default problem answer. test/openapi.test.ts holds the
- * table to the app both ways; `GET /docs` renders the document (api-reference.ts).
+ * table to the app both ways; `GET /docs` renders the document (reference.ts).
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
@@ -16,10 +16,10 @@ import {
   type Media,
   type Operation,
   type SchemaName,
-} from './api-components.js';
-import { OPERATIONS } from './api-operations.js';
-import { mountApiReference } from './api-reference.js';
-import { packageVersion } from '../version.js';
+} from './components.js';
+import { OPERATIONS } from './operations.js';
+import { mountApiReference } from './reference.js';
+import { packageVersion } from '../../version.js';
 
 export { OPERATIONS };
 

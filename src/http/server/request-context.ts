@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { IRouter, Request, RequestHandler } from 'express';
-import type { Logger } from '../log.js';
-import type { HttpMetrics } from '../metrics.js';
+import type { Logger } from '../../log.js';
+import type { HttpMetrics } from '../../metrics.js';
 
 declare module 'http' {
   interface IncomingMessage {

@@ -1,5 +1,5 @@
-/** The waiting room's operations (docs/waiting-room.md), part of api-operations.ts's table. */
-import { idParam, SHOPPER, type Operation } from './api-components.js';
+/** The waiting room's operations (docs/waiting-room.md), part of operations.ts's table. */
+import { idParam, SHOPPER, type Operation } from './components.js';
 
 const product = idParam('id', 'product id');
 

@@ -5,7 +5,7 @@
  * on the spot would take seconds, and an orchestrator would restart a healthy process mid-sale.
  */
 import type { IRouter } from 'express';
-import { messageOf, ProblemError } from '../errors.js';
+import { messageOf, ProblemError } from '../../errors.js';
 
 /**
  * A dependency `/readyz` asks; `check` resolves when it answers, rejects with the reason. It may

@@ -7,16 +7,16 @@
  */
 import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../../errors.js';
 import {
   DropRefusal,
   type DropChange,
   type DropRefusalCode,
   type ProductState,
-} from '../inventory/index.js';
-import type { DropService, Products } from '../services/index.js';
+} from '../../inventory/index.js';
+import type { DropService, Products } from '../../services/index.js';
 import { actorOf } from './admin-audit.js';
-import { parseOr400, productIdParam } from './validation.js';
+import { parseOr400, productIdParam } from '../validation.js';
 
 const units = z.number().int().min(1).max(1_000_000_000);
 

@@ -1,5 +1,5 @@
-/** Payment providers' own webhooks (docs/payments.md#stripe), part of api-operations.ts's table. */
-import type { Operation } from './api-components.js';
+/** Payment providers' own webhooks (docs/payments.md#stripe), part of operations.ts's table. */
+import type { Operation } from './components.js';
 
 export const PROVIDER_OPERATIONS: Operation[] = [
   {

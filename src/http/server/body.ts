@@ -6,7 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
 import express, { type RequestHandler } from 'express';
-import { ProblemError } from '../errors.js';
+import { ProblemError } from '../../errors.js';
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** application/json and application/*+json, with or without parameters (charset). */

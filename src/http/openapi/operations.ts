@@ -1,6 +1,6 @@
 /**
  * Every operation of the API: the route the app mounts (Express path form) and what it answers.
- * The document's paths are generated from this table (openapi.ts); test/openapi.test.ts checks
+ * The document's paths are generated from this table (document.ts); test/openapi.test.ts checks
  * that the app mounts exactly these routes and answers only what they say.
  */
 import {
@@ -12,11 +12,11 @@ import {
   SHOPPER,
   type Media,
   type Operation,
-} from './api-components.js';
-import { DISCARD, DROP_OPERATIONS } from './api-drop-operations.js';
-import { FEED_OPERATIONS } from './api-feed-operations.js';
-import { PROVIDER_OPERATIONS } from './api-provider-operations.js';
-import { ROOM_OPERATIONS } from './api-queue-operations.js';
+} from './components.js';
+import { DISCARD, DROP_OPERATIONS } from './drop-operations.js';
+import { FEED_OPERATIONS } from './feed-operations.js';
+import { PROVIDER_OPERATIONS } from './provider-operations.js';
+import { ROOM_OPERATIONS } from './room-operations.js';
 
 const product = idParam('id', 'product id');
 const order = idParam('id', 'order id (UUID)');

@@ -4,16 +4,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IRouter, Response } from 'express';
-import type { Config } from '../config/index.js';
-import { unknownProduct, type ProductState } from '../inventory/index.js';
-import type { Logger } from '../log.js';
-import { rateLimitHeaders, type Admission, type Products } from '../services/index.js';
-import { admissionProblem } from './admission-problems.js';
-import { shopperId } from './auth.js';
-import type { HttpAnswer } from './problem.js';
-import { saleProblem } from './sale-problems.js';
-import { parsePurchase, type Seckill } from './seckill.js';
-import { productIdParam } from './validation.js';
+import type { Config } from '../../config/index.js';
+import { unknownProduct, type ProductState } from '../../inventory/index.js';
+import type { Logger } from '../../log.js';
+import { rateLimitHeaders, type Admission, type Products } from '../../services/index.js';
+import { admissionProblem } from '../admission-problems.js';
+import { shopperId } from '../auth.js';
+import type { HttpAnswer } from '../problem.js';
+import { saleProblem } from '../sale-problems.js';
+import { parsePurchase, type Seckill } from '../handlers/seckill.js';
+import { productIdParam } from '../validation.js';
 
 export interface ShopRoutes {
   auth: Config['auth'];

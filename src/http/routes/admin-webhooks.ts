@@ -5,10 +5,10 @@
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
-import { decodeCursor, EVENT_TYPES } from '../events/index.js';
-import { ProblemError } from '../errors.js';
-import type { WebhookEndpoints } from '../services/index.js';
-import { parseOr400 } from './validation.js';
+import { decodeCursor, EVENT_TYPES } from '../../events/index.js';
+import { ProblemError } from '../../errors.js';
+import type { WebhookEndpoints } from '../../services/index.js';
+import { parseOr400 } from '../validation.js';
 
 export const endpointBody = z.strictObject({
   url: z

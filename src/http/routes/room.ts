@@ -6,16 +6,16 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { IRouter } from 'express';
-import type { Config } from '../config/index.js';
-import { ProblemError } from '../errors.js';
-import { unknownProduct } from '../inventory/index.js';
-import type { Logger } from '../log.js';
-import { rateLimitHeaders, type PlaceAnswer, type WaitingRoom } from '../services/index.js';
-import { admissionProblem } from './admission-problems.js';
-import { shopperId } from './auth.js';
-import { errorAnswer, type HttpAnswer } from './problem.js';
-import { saleProblem } from './sale-problems.js';
-import { productIdParam } from './validation.js';
+import type { Config } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
+import { unknownProduct } from '../../inventory/index.js';
+import type { Logger } from '../../log.js';
+import { rateLimitHeaders, type PlaceAnswer, type WaitingRoom } from '../../services/index.js';
+import { admissionProblem } from '../admission-problems.js';
+import { shopperId } from '../auth.js';
+import { errorAnswer, type HttpAnswer } from '../problem.js';
+import { saleProblem } from '../sale-problems.js';
+import { productIdParam } from '../validation.js';
 
 export interface PlaceRequest {
   url: string;

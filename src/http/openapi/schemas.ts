@@ -1,5 +1,5 @@
 /**
- * The bodies the API answers with, as zod schemas: the OpenAPI document (openapi.ts) is generated
+ * The bodies the API answers with, as zod schemas: the OpenAPI document (document.ts) is generated
  * from these and from the request schemas the routes validate with, and test/openapi.test.ts
  * checks real answers against it.
  */
