@@ -142,6 +142,13 @@ describe('src/ layout', () => {
     expect(c.inventoryCircles).toEqual([]);
   });
 
+  // and http/: routes/, handlers/ (framework-free), openapi/ and server/ over a shared bottom
+  it("keeps http/'s rooms to their rules, with no circle between them", () => {
+    const c = structureCounts();
+    expect(c.httpRoomBreaches).toEqual([]);
+    expect(c.httpCircles).toEqual([]);
+  });
+
   // Issue 47 §3: one gateway file per family of Lua scripts, and a hash record's field names
   // spelled only by its codec (records/ and its Lua include)
   it('declares every Lua script in its family gateway, and spells record fields in codecs only', () => {

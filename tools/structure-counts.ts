@@ -70,6 +70,10 @@ export interface StructureCounts {
   inventoryRoomBreaches: string[];
   /** circles between inventory/'s rooms (its folders and the shared bottom's files) */
   inventoryCircles: string[];
+  /** imports that break a rule between http/'s rooms (`rule: file -> file`): {@link HTTP_RULES} */
+  httpRoomBreaches: string[];
+  /** circles between http/'s rooms (its folders and the shared bottom's files) */
+  httpCircles: string[];
   /**
    * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
@@ -149,25 +153,50 @@ export const INVENTORY_RULES: Record<string, (from: string, to: string, file: st
       from === SHARED_BOTTOM && INVENTORY_ROOMS.includes(to),
   };
 
-/** The room of a file of src/ inside inventory/ (undefined outside it, and for the door). */
-function inventoryRoom(file: string): string | undefined {
+/** http/'s rooms over its shared bottom (auth, problems, validation); its doors build the app. */
+const HTTP_ROOMS = ['routes', 'handlers', 'openapi', 'server'];
+const HTTP_DOORS = ['http/app.ts', 'http/fast-path.ts'];
+
+export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> = {
+  // the framework-free handlers and the server's plumbing know no route and no document
+  'handlers/ and server/ import no routes/ and no openapi/': (from, to) =>
+    ['handlers', 'server'].includes(from) && ['routes', 'openapi'].includes(to),
+  'the shared bottom imports no room': (from, to) =>
+    from === SHARED_BOTTOM && HTTP_ROOMS.includes(to),
+};
+
+/** The room of a file of src/ inside `top` (undefined outside it, and for its doors). */
+function roomOf(
+  file: string,
+  top: string,
+  rooms: readonly string[],
+  doors: readonly string[],
+): string | undefined {
   const parts = rel(file).split('/');
-  if (parts[0] !== 'inventory' || rel(file) === 'inventory/index.ts') return undefined;
-  return INVENTORY_ROOMS.includes(parts[1]!) ? parts[1] : SHARED_BOTTOM;
+  if (parts[0] !== top || doors.includes(rel(file))) return undefined;
+  return parts.length > 2 && rooms.includes(parts[1]!) ? parts[1] : SHARED_BOTTOM;
 }
 
-function inventoryRooms(all: string[]): { breaches: string[]; circles: string[] } {
+/** The imports between a folder's rooms: those that break a rule, and the circles. */
+function folderRooms(
+  all: string[],
+  top: string,
+  rooms: readonly string[],
+  doors: readonly string[],
+  rules: Record<string, (from: string, to: string, file: string) => boolean>,
+): { breaches: string[]; circles: string[] } {
   const breaches: string[] = [];
   const arrows = new Map<string, Set<string>>();
   for (const f of all) {
+    const from = roomOf(f, top, rooms, doors);
     for (const t of importsOf(f)) {
-      const to = inventoryRoom(t);
+      const to = roomOf(t, top, rooms, doors);
       if (to === undefined) continue;
-      const from = inventoryRoom(f) ?? (rel(f) === 'inventory/index.ts' ? 'index.ts' : 'outside');
-      for (const [rule, breaks] of Object.entries(INVENTORY_RULES)) {
-        if (breaks(from, to, rel(f))) breaches.push(`${rule}: ${rel(f)} -> ${rel(t)}`);
+      const named = from ?? (doors.includes(rel(f)) ? rel(f) : 'outside');
+      for (const [rule, breaks] of Object.entries(rules)) {
+        if (breaks(named, to, rel(f))) breaches.push(`${rule}: ${rel(f)} -> ${rel(t)}`);
       }
-      if (from !== to && inventoryRoom(f) !== undefined) {
+      if (from !== undefined && from !== to) {
         let out = arrows.get(from);
         if (!out) arrows.set(from, (out = new Set()));
         out.add(to);
@@ -440,7 +469,14 @@ export function structureCounts(): StructureCounts {
           .filter((t) => ['redis', 'db'].includes(top(t)))
           .map((t) => `${rel(f)} -> ${rel(t)}`),
       );
-  const rooms = inventoryRooms(all);
+  const rooms = folderRooms(
+    all,
+    'inventory',
+    INVENTORY_ROOMS,
+    ['inventory/index.ts'],
+    INVENTORY_RULES,
+  );
+  const http = folderRooms(all, 'http', HTTP_ROOMS, HTTP_DOORS, HTTP_RULES);
   const importing = (target: string) =>
     all.filter((f) => top(f) !== 'redis' && importsOf(f).some((t) => rel(t) === target)).map(rel);
   return {
@@ -456,6 +492,8 @@ export function structureCounts(): StructureCounts {
     historyComments: historyComments(),
     inventoryRoomBreaches: rooms.breaches,
     inventoryCircles: rooms.circles,
+    httpRoomBreaches: http.breaches,
+    httpCircles: http.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
@@ -469,6 +507,8 @@ if (process.argv[1] === import.meta.filename) {
   }
   console.log(`inventory/'s rules (inventoryRoomBreaches):`);
   for (const rule of Object.keys(INVENTORY_RULES)) console.log(`  ${rule}`);
+  console.log(`http/'s rules (httpRoomBreaches):`);
+  for (const rule of Object.keys(HTTP_RULES)) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );
