@@ -74,7 +74,17 @@ async function codeAt(root: string, label: string): Promise<Code> {
   return {
     label,
     root,
-    lookup: (redis, db) => new services.OrderLookup({ redis, keys: new K(PREFIX), db }),
+    // a checkout whose lookup takes ports (PendingOrderStore, OrdersRepository), or an older
+    // one that takes the connections
+    lookup: (redis, db) =>
+      new services.OrderLookup(
+        inventory.PendingOrderStore
+          ? {
+              pending: new inventory.PendingOrderStore(redis, new K(PREFIX)),
+              rows: new orders.OrdersRepository(db),
+            }
+          : { redis, keys: new K(PREFIX), db },
+      ),
     // a checkout whose sweeper takes ports (OrderStore, OrdersRepository), or an older one
     // that takes the connections
     sweep: (deps) =>
