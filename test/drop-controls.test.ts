@@ -12,7 +12,7 @@ import { PAUSED_STARTS_AT } from '../src/inventory/index.js';
 import { META_FIELD, ROOM_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
 import { countCommands } from '../src/redis/command-count.js';
 import { startApp, type RunningApp } from './support/app.js';
-import { waitFor } from './support/cli.js';
+import { runCli, waitFor } from './support/cli.js';
 import { useNamespace } from './support/namespace.js';
 import { paymentClient } from './support/payments.js';
 
@@ -660,5 +660,73 @@ describe('reseeds', () => {
       'seed:refused',
       'seed:done',
     ]);
+  });
+});
+
+describe('seckill drop (the CLI)', () => {
+  /** `seckill <args>` against this file's stores, its output and exit code. */
+  async function cli(...args: string[]) {
+    const run = runCli(args, {
+      PATH: process.env.PATH ?? '',
+      ...(ns.clustered
+        ? {
+            REDIS_CLUSTER_NODES: ns.redisTarget
+              .cluster!.map((n) => `${n.host}:${n.port}`)
+              .join(','),
+          }
+        : { REDIS_URL: ns.redisUrl }),
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
+      LOG_LEVEL: 'silent',
+    });
+    return { code: await run.exited, out: run.stdout(), err: run.stderr() };
+  }
+
+  it('pauses, adds units, paces and resumes as the API does; each in the audit log as the CLI', async () => {
+    const productId = newProduct();
+    await seed(productId, {
+      total: 4,
+      waitingRoom: { admitPerSecond: 5, maxActive: 5, admittedForSeconds: 60 },
+    });
+    const paused = await cli('drop', productId, 'pause', '--operator', 'night shift');
+    expect(paused, paused.err).toMatchObject({ code: 0 });
+    expect(paused.out).toMatch(/^pause ".*" \(epoch 1\): done; now paused, 4 of 4 left\n$/);
+    await bothHeard(productId, true);
+    const units = await cli('drop', productId, 'units', '--add', '6', '--json');
+    expect(units.code).toBe(0);
+    expect(JSON.parse(units.out)).toMatchObject({ action: 'units', units: 6, status: 'paused' });
+    expect((await cli('drop', productId, 'pace', '--max-active', '9')).code).toBe(0);
+    expect((await cli('drop', productId, 'resume')).code).toBe(0);
+    await bothHeard(productId, false);
+    // mistakes: exit 2, nothing done
+    for (const args of [
+      ['drop', productId, 'units'],
+      ['drop', productId, 'units', '--add', '0'],
+      ['drop', productId, 'pace'],
+      ['drop', productId, 'halt'],
+    ]) {
+      expect((await cli(...args)).code, args.join(' ')).toBe(2);
+    }
+    const over = await cli('drop', productId, 'units', '--withdraw', '11');
+    expect(over.code).toBe(1);
+    expect(over.err).toMatch(/only 10 units .* are unsold/);
+    const res = await fetch(`${a.url}/admin/audit?productId=${productId}`, { headers: admin });
+    const { entries } = (await res.json()) as {
+      entries: Array<{
+        action: string;
+        outcome: string;
+        actor: { via: string; operator?: string };
+      }>;
+    };
+    expect(entries.reverse().map((e) => `${e.action}:${e.outcome}:${e.actor.via}`)).toEqual([
+      'seed:done:token',
+      'pause:done:cli',
+      'units:done:cli',
+      'waiting-room:done:cli',
+      'resume:done:cli',
+      'units:refused:cli',
+    ]);
+    expect(entries[1]!.actor.operator).toBe('night shift');
+    expect(await reconcile(productId)).toMatchObject({ total: 10, added: 6, remaining: 10 });
   });
 });

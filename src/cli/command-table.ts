@@ -2,6 +2,7 @@
 import type { ParseArgsConfig } from 'node:util';
 import type { CommandHelp } from './help.js';
 import { EXPORT_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
+import { DROP_OPTIONS } from './drop-options.js';
 import { SEED_OPTIONS } from './seed-options.js';
 
 // Each command's code (and with it express, ioredis, BullMQ, Kysely) loads when it runs, so
@@ -147,6 +148,14 @@ export const COMMANDS: Command[] = [
       },
       { flag: '--currency CODE', what: "the price's ISO 4217 currency, e.g. EUR (with --price)" },
       { flag: '--force', what: 'reseed a sale that is live (default: refused)' },
+      {
+        flag: '--discard WHAT',
+        what: "what a reseed may throw away: line (the room's places), purchase-counts (kept by default), or both",
+      },
+      {
+        flag: '--operator NAME',
+        what: 'who seeds, as the audit log records it (default: the OS user)',
+      },
       { flag: '--json', what: 'print the result as one JSON line instead of a summary' },
     ],
     env: STORES,
@@ -156,6 +165,28 @@ export const COMMANDS: Command[] = [
       const { seed } = await commands();
       return seed(productId!, values as Parameters<typeof seed>[1]);
     },
+  },
+  {
+    name: 'drop',
+    synopsis:
+      '<product> pause|resume|end|units|pace [--add N | --withdraw N] [--admit-per-second N] [--max-active N]',
+    what: 'the controls of a drop under way (docs/operations.md#running-a-drop), recorded in the audit log',
+    options: [
+      { flag: '--add N', what: 'units: put N more units on sale' },
+      { flag: '--withdraw N', what: 'units: take N unsold units off sale (never a sold one)' },
+      { flag: '--admit-per-second N', what: "pace: the waiting room's new pace" },
+      { flag: '--max-active N', what: 'pace: most shoppers admitted and not yet done' },
+      {
+        flag: '--operator NAME',
+        what: 'who acts, as the audit log records it (default: the OS user)',
+      },
+      { flag: '--json', what: 'print the result as one JSON line instead of a summary' },
+    ],
+    env: STORES,
+    args: ['product', 'action'],
+    flags: DROP_OPTIONS,
+    run: async ([productId, action], values) =>
+      (await import('./drop.js')).drop(productId!, action!, values),
   },
   {
     name: 'orders',

@@ -16,7 +16,9 @@ import { runningStackDefaults } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
-import { seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
+import { audited, seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
+import { AuditRepository } from '../db/audit-repository.js';
+import { userInfo } from 'node:os';
 import { ExitError, progress } from './output.js';
 import { SEED_OPTIONS } from './seed-options.js';
 import { assertStoresAnswer, LocalClusterNode, type Store } from './stores.js';
@@ -188,12 +190,41 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
       const flag = spec.waitingRoom ? '--admit-per-second' : '--require-sale-token';
       throw new ExitError(`invalid seed:\n  ${flag}: ${refused}`, 2);
     }
+    const discards = values.discard?.split(',') ?? [];
+    const unknown = discards.filter((d) => d !== 'line' && d !== 'purchase-counts');
+    if (unknown.length) {
+      throw new ExitError(
+        `invalid seed:
+  --discard: line, purchase-counts (got ${unknown.join(', ')})`,
+        2,
+      );
+    }
+    const user = userInfo().username;
+    const change = {
+      actor: { via: 'cli' as const, session: user, operator: values.operator ?? user },
+      action: 'seed',
+      productId,
+      request: { ...parsed.data, force: values.force, discard: values.discard },
+    };
     try {
-      const r = await core.products.seed(productId, spec, { force: values.force ?? false });
+      const r = await audited(new AuditRepository(core.db), change, () =>
+        core.products.seed(productId, spec, {
+          force: values.force ?? false,
+          discard: {
+            line: discards.includes('line'),
+            purchaseCounts: discards.includes('purchase-counts'),
+          },
+        }),
+      );
       process.stdout.write(values.json ? `${JSON.stringify(r)}\n` : `${seedSummary(r, spec)}\n`);
     } catch (err) {
       if (err instanceof SaleError) {
-        const hint = err.code === 'sale-live' ? ': add --force' : '';
+        const hint =
+          err.code === 'sale-live'
+            ? ': add --force'
+            : err.code === 'line-discarded'
+              ? ' (--discard line)'
+              : '';
         throw new ExitError(`${err.message}${hint}`, 1);
       }
       throw err;

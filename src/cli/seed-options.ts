@@ -14,5 +14,7 @@ export const SEED_OPTIONS = {
   price: { type: 'string' },
   currency: { type: 'string' },
   force: { type: 'boolean', default: false },
+  discard: { type: 'string' },
+  operator: { type: 'string' },
   json: { type: 'boolean', default: false },
 } as const;
