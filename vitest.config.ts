@@ -33,6 +33,7 @@ const CLUSTER_FILES = [
   'test/webhooks.test.ts',
   'test/stripe-webhook.test.ts',
   'test/drop-controls.test.ts',
+  'test/dashboard-drop.test.ts',
 ];
 
 export default defineConfig({

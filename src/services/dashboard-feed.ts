@@ -24,6 +24,13 @@ import {
   type DashboardSale,
   type OrderGroup,
 } from './dashboard-sales.js';
+import {
+  dashboardRooms,
+  estimateError,
+  RoomRates,
+  type DashboardRoom,
+  type EstimateError,
+} from './dashboard-rooms.js';
 
 /** Products shown: the active ones staying longest (upcoming, live, just sold from), by id. */
 const MAX_PRODUCTS = 20;
@@ -57,12 +64,17 @@ export interface DashboardSnapshot {
   at: number;
   /** live, upcoming, sold out, then ended (folded) */
   products: DashboardSale[];
+  /** the products with a waiting room: each line as it stands (dashboard-rooms.ts) */
+  rooms: DashboardRoom[];
+  /** how far every room's estimates were from the waits */
+  estimateError: EstimateError;
   /** POST /seckill per second over the window (`rates.seconds` long) */
   rates: WindowRates;
   /** POST /seckill answers since the API processes started */
   totals: { accepted: number; refusals: ByKind };
   /** the refusal kinds, in the order the page lists them */
   kinds: Array<{ kind: string; label: string }>;
+  /** the order-persistence queue (BullMQ): orders on their way to PostgreSQL */
   queue: Record<string, number>;
   outboxBacklog: number;
   persistedTotal: number;
@@ -104,6 +116,7 @@ export class DashboardFeed {
   private readonly listeners = new Map<(s: DashboardSnapshot) => void, () => void>();
   private timer: NodeJS.Timeout | undefined;
   private readonly window: SlidingWindow;
+  private readonly roomRates: RoomRates;
   private ticking = false;
   private points: RatePoint[] = [];
   private idle: NodeJS.Timeout | undefined;
@@ -111,6 +124,7 @@ export class DashboardFeed {
 
   constructor(private readonly deps: DashboardFeedDeps) {
     this.window = new SlidingWindow(deps.windowMs ?? RATE_WINDOW_MS);
+    this.roomRates = new RoomRates(deps.windowMs ?? RATE_WINDOW_MS);
   }
 
   /**
@@ -205,13 +219,17 @@ export class DashboardFeed {
 
   async snapshot(): Promise<DashboardSnapshot> {
     const at = (this.deps.clock ?? Date.now)();
-    const counts = saleCounts(parseMetrics(await this.deps.metricsText()));
+    const counters = parseMetrics(await this.deps.metricsText());
+    const counts = saleCounts(counters);
     const rates = this.window.add({ at, counts });
     this.remember(at, rates);
-    const products = await this.products();
+    const states = await this.deps.source.productStates(MAX_PRODUCTS);
+    const products = await this.products(states);
     return {
       at,
       products,
+      rooms: dashboardRooms(states, counters, this.roomRates, at),
+      estimateError: estimateError(counters),
       rates,
       totals: { accepted: counts.accepted, refusals: counts.refusals },
       kinds: KINDS,
@@ -228,10 +246,8 @@ export class DashboardFeed {
   }
 
   /** The stores' part: product states from Redis, order groups from PostgreSQL. */
-  private async products(): Promise<DashboardSale[]> {
-    const { source } = this.deps;
-    const states = await source.productStates(MAX_PRODUCTS);
-    const groups = await source.orderGroups(states.map((s) => s.productId));
+  private async products(states: ProductState[]): Promise<DashboardSale[]> {
+    const groups = await this.deps.source.orderGroups(states.map((s) => s.productId));
     return states.map((s) => dashboardSale(s, groups)).sort(bySaleOrder);
   }
 }

@@ -6,6 +6,8 @@
 export interface Counters {
   /** the sum of `name`'s series whose labels include every pair of `match` */
   sum(name: string, match: Record<string, string>): number;
+  /** the largest of those series (a gauge only one process keeps current); 0 when none */
+  max(name: string, match: Record<string, string>): number;
   /** `name`'s cumulative buckets (le, count) summed over the series matching `match`, by le */
   buckets(name: string, match: Record<string, string>): Array<[number, number]>;
 }
@@ -36,6 +38,7 @@ export function parseMetrics(text: string): Counters {
     );
   return {
     sum: (name, match) => matching(name, match).reduce((a, s) => a + s.value, 0),
+    max: (name, match) => matching(name, match).reduce((a, s) => Math.max(a, s.value), 0),
     buckets(name, match) {
       const byLe = new Map<number, number>();
       for (const s of matching(`${name}_bucket`, match)) {

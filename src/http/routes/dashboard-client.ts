@@ -101,7 +101,7 @@ function makeCard(id, n) {
     t('sold') + '></b> sold<span data-f="returned"></span> · <span class="when" ' + t('when') + '></span></summary>' +
     '<p class="muted" data-f="orders"></p><div class="heat' + (n > 128 ? ' small' : '') + '" ' + t('heat') + '></div>' +
     '<p class="muted legend" ' + t('legend') + '>remaining of seeded:' + HEAT.map((c) => '<i style="background:' + c[0] + '"></i>' + c[1]).join('') +
-    '</p><p class="muted" data-f="shards" ' + t('shards') + '></p>';
+    '</p><p class="muted" data-f="shards" ' + t('shards') + '></p><div class="controls"></div>';
   const map = root.querySelector('.heat');
   const cells = [];
   for (let i = 0; i < n; i++) {
@@ -114,6 +114,7 @@ function makeCard(id, n) {
     el: (name) => root.querySelector('[data-testid="' + name + '-' + id + '"]') };
   // once its viewer folds or unfolds it, a card stays so
   root.querySelector('summary').addEventListener('click', () => { card.chosen = true; });
+  controlBar(card, id);
   return card;
 }
 
@@ -191,6 +192,7 @@ events.onmessage = (e) => {
   const w = s.webhooks;
   setText($('webhooks'), w ? num(w.pending) + ' / ' + num(w.deadLetters) : '–');
   kindsTable(s);
+  renderRooms(s);
   history.push({ at: s.at, accepted: r.accepted, refusals: r.refusals });
   while (history.length > 1 && history[0].at < s.at - span) history.shift();
   const times = history.map((h) => h.at);

@@ -4,6 +4,7 @@
  * which reconnects by itself); figures carry data-testid attributes for the browser test.
  */
 import { DASHBOARD_CLIENT } from './dashboard-client.js';
+import { DASHBOARD_DROP_CLIENT } from './dashboard-drop-client.js';
 
 const STYLE = `
   :root { font-family: system-ui, sans-serif; color: #1d2433; background: #f4f6fa; }
@@ -28,6 +29,12 @@ const STYLE = `
   .badge { font-size: 11px; padding: 1px 6px; border-radius: 9px; color: #fff; background: #667; }
   .badge.live { background: #15803d; } .badge.upcoming { background: #b45309; }
   .badge.sold-out { background: #b42318; } .badge.ended { background: #667; }
+  .badge.paused { background: #7c3aed; } .badge.open { background: #15803d; } .badge.lobby { background: #b45309; }
+  /* a sale's controls show on the card under the pointer (or the keyboard): the page stays one screen */
+  .controls { margin: 4px 0; font-size: 12px; display: none; }
+  details.sale:hover .controls, details.sale:focus-within .controls { display: block; } .controls button, table.rooms button { font-size: 12px; padding: 2px 8px; }
+  table.rooms { width: 100%; border-collapse: collapse; font-size: 13px; background: #fff; border-radius: 8px; }
+  table.rooms td, table.rooms th { padding: 3px 6px; text-align: right; } table.rooms td:first-child, table.rooms th:first-child { text-align: left; }
   .heat { display: grid; grid-template-columns: repeat(auto-fill, 16px); grid-auto-rows: 16px; gap: 2px; margin: 6px 0; }
   .heat.small { grid-template-columns: repeat(auto-fill, 10px); grid-auto-rows: 10px; }
   /* an outline, so a white cell (no unit seeded) shows on the white card, as in the legend */
@@ -80,13 +87,13 @@ export function dashboardPage(links: DashboardLinks = {}): string {
 <style>${STYLE}</style></head><body>
 <header>
   <h1>seckill · live sales <span class="muted" id="clock" data-testid="clock">connecting…</span></h1>
-  <nav>${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="logout">Log out</button></nav>
+  <nav><input id="operator" data-testid="operator" size="12" placeholder="who (your name)" title="sent as X-Operator with the controls: the audit log says who">${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="logout">Log out</button></nav>
 </header>
 <div class="tiles">
   <div class="tile"><b data-testid="rate-accepted" id="accepted">–</b><span id="window">accepted / s</span></div>
   <div class="tile"><b data-testid="rate-refused" id="refused">–</b><span>refused / s (by kind below)</span></div>
   <div class="tile"><b id="lat">–</b><span>POST /seckill p50 / p99 ms</span></div>
-  <div class="tile"><b id="queue">–</b><span>queue waiting / active / delayed / failed</span></div>
+  <div class="tile"><b id="queue" data-testid="persistence-queue">–</b><span title="BullMQ jobs of orders on their way to PostgreSQL: waiting / active / delayed / failed">order-persistence queue (w / a / d / f)</span></div>
   <div class="tile"><b data-testid="outbox" id="outbox">–</b><span>outbox lag (orders)</span></div>
   <div class="tile"><b data-testid="persisted" id="persisted">–</b><span>units persisted</span></div>
   <div class="tile"><b data-testid="webhooks" id="webhooks">–</b><span>webhook orders pending / dead-lettered</span></div>
@@ -96,8 +103,11 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <div class="card"><span class="muted">refused / s by kind, last 2 min <span id="refusedMax"></span></span><canvas id="refusedChart"></canvas></div>
   <div class="card"><table class="kinds" data-testid="refusals"><thead><tr><th>POST /seckill</th><th>/ s</th><th>total</th></tr></thead><tbody id="kinds"></tbody></table></div>
 </div>
+<section id="roomsSection" hidden><h2>Waiting rooms <span class="muted" id="estimateError" data-testid="estimate-error"></span></h2>
+  <table class="rooms" data-testid="rooms"><thead><tr><th>product</th><th>state</th><th>in line</th><th>admitted / s</th>
+  <th>seats taken</th><th>abandoned</th><th>sold out while waiting</th><th>pace</th></tr></thead><tbody id="rooms"></tbody></table></section>
 <div class="sales" id="sales" data-testid="sales"></div>
 <section id="endedSection" hidden><h2>Ended <span class="muted" id="endedCount"></span></h2>
   <div class="sales" id="ended" data-testid="ended"></div></section>
-<script type="module">${DASHBOARD_CLIENT}</script></body></html>`;
+<script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}</script></body></html>`;
 }
