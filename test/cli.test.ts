@@ -313,7 +313,6 @@ describe('seed', () => {
       epoch: 1,
       carried: 0,
       segments: [4, 3, 3],
-      carried: 0,
     });
   });
 });
