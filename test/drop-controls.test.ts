@@ -698,15 +698,6 @@ describe('seckill drop (the CLI)', () => {
     expect((await cli('drop', productId, 'pace', '--max-active', '9')).code).toBe(0);
     expect((await cli('drop', productId, 'resume')).code).toBe(0);
     await bothHeard(productId, false);
-    // mistakes: exit 2, nothing done
-    for (const args of [
-      ['drop', productId, 'units'],
-      ['drop', productId, 'units', '--add', '0'],
-      ['drop', productId, 'pace'],
-      ['drop', productId, 'halt'],
-    ]) {
-      expect((await cli(...args)).code, args.join(' ')).toBe(2);
-    }
     const over = await cli('drop', productId, 'units', '--withdraw', '11');
     expect(over.code).toBe(1);
     expect(over.err).toMatch(/only 10 units .* are unsold/);
@@ -728,5 +719,25 @@ describe('seckill drop (the CLI)', () => {
     ]);
     expect(entries[1]!.actor.operator).toBe('night shift');
     expect(await reconcile(productId)).toMatchObject({ total: 10, added: 6, remaining: 10 });
-  });
+    // six CLI processes one after the other, each loading the CLI and connecting to both stores
+  }, 180_000);
+
+  it('refuses a usage mistake with exit 2 and changes nothing', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 4 });
+    const runs = await Promise.all(
+      [
+        ['units'],
+        ['units', '--add', '0'],
+        ['units', '--add', '2', '--withdraw', '1'],
+        ['pace'],
+        ['pace', '--max-active', 'x'],
+        ['halt'],
+        ['pause', '--operator', 'a;b'],
+      ].map(async (args) => ({ args, run: await cli('drop', productId, ...args) })),
+    );
+    for (const { args, run } of runs) expect(run.code, args.join(' ')).toBe(2);
+    expect(await auditActions(productId)).toEqual(['seed:done']);
+    expect(await reconcile(productId)).toMatchObject({ total: 4, remaining: 4 });
+  }, 120_000);
 });
