@@ -25,6 +25,8 @@ export async function readFinalState(o: {
   reconcile: (id: string) => Promise<ReconcileAnswer>;
   db: Kysely<Database>;
   history: HistoryEntry[];
+  /** the run's start (epoch ms): a row's deducted_at in ms of the run */
+  startMs: number;
 }): Promise<{ final: FinalState; reports: Record<string, ReconcileAnswer> }> {
   const reports: Record<string, ReconcileAnswer> = {};
   const products: ProductFinal[] = [];
@@ -65,6 +67,7 @@ export async function readFinalState(o: {
       'closed_at',
       'restocked_at',
       'version',
+      'deducted_at',
     ])
     .where(
       'product_id',
@@ -81,6 +84,7 @@ export async function readFinalState(o: {
     status: r.status,
     restocks: r.restocked_at ? 1 : 0,
     version: r.version,
+    deductedMs: r.deducted_at.getTime() - o.startMs,
     ...(r.restocked_at &&
       r.closed_at && { returnDelayMs: r.restocked_at.getTime() - r.closed_at.getTime() }),
   }));

@@ -71,8 +71,25 @@ export interface DeliveryOp {
   rowVersion?: number | null;
 }
 
-/** the waiting-room product's answers and the receiver's deliveries ride in the same history */
-export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp | DeliveryOp;
+/** An operator's control of a product during the run (room-pause.ts): the admin API's answer. */
+export interface ControlOp {
+  type: 'control';
+  op: number;
+  action: 'pause' | 'resume';
+  product: string;
+  invokeMs: number;
+  completeMs: number;
+  /** 0: no answer (timeout, reset): it may or may not have run */
+  status: number;
+  /** the problem's code of a refusal or a 5xx */
+  code?: string;
+}
+
+/**
+ * the waiting-room product's answers, the receiver's deliveries and the operator's controls ride
+ * in the same history
+ */
+export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp | DeliveryOp | ControlOp;
 
 export interface OrderRow {
   id: string;
@@ -87,6 +104,8 @@ export interface OrderRow {
   returnDelayMs?: number;
   /** 1 when written, +1 by each change of state: its last order event's version */
   version?: number;
+  /** when Redis sold it (deducted_at, Redis's clock on this machine), in ms of the run */
+  deductedMs?: number;
 }
 
 export interface ProductFinal {
@@ -134,6 +153,7 @@ export type InvariantName =
   | 'restock-once'
   | 'payment-window'
   | 'answers-after-faults'
+  | 'no-sale-while-paused'
   | RoomInvariantName
   | EventInvariantName;
 
@@ -154,11 +174,16 @@ export interface InvariantResult {
   placesLost?: number;
   /** room-one-place, default mode: places moved back by the admissions such a kill took back */
   rewound?: number;
+  /**
+   * no-sale-while-paused: how long the product was certainly paused, the purchases sent then and
+   * those refused `sale-paused`, and the room's answers `paused`
+   */
+  paused?: { ms: number; purchases: number; refused: number; roomAnswers: number };
   /** restock-once: returns that came, but later than LATE_RETURN_MS after their close */
   late?: { count: number; longestMs: number; orderId: string };
 }
 
-export type RoomState = 'waiting' | 'admitted' | 'sold-out' | 'ended';
+export type RoomState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
 
 /** One answer of the room to a shopper: its join (POST) or a poll (GET). */
 export interface RoomOp {

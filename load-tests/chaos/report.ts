@@ -61,6 +61,8 @@ export function resultNote(r: InvariantResult): string {
     const why = `with a master killed after a replication lag (default mode's window, only durable mode closes it)`;
     return `${r.placesLost ?? 0} places lost, ${r.rewound ?? 0} moved back by lost admissions, ${why}`;
   }
+  if (r.paused)
+    return `paused ${(r.paused.ms / 1000).toFixed(1)} s: ${r.paused.purchases} purchases sent, ${r.paused.refused} refused sale-paused, none sold before the resume; ${r.paused.roomAnswers} room answers 'paused'`;
   if (r.late)
     return `${r.late.count} returns late, none lost (longest ${(r.late.longestMs / 1000).toFixed(1)} s: order ${r.late.orderId})`;
   return '';
@@ -86,6 +88,8 @@ export function timelineSvg(
   faults: AppliedFault[],
   seconds: number,
   title: string,
+  /** an operator's pauses of the room product (ms of the run), drawn as a lane of their own */
+  pauses: Array<{ from: number; to: number }> = [],
 ): string {
   const W = 960;
   const H = 360;
@@ -113,6 +117,14 @@ export function timelineSvg(
       `<text x="${(from + 2).toFixed(1)}" y="${top + plotH + 14 + (i % 4) * 12}" font-size="8">${f.kind}</text>`,
     );
   });
+  for (const p of pauses) {
+    const from = x(p.from / 1000);
+    const to = x(Math.min(p.to, seconds * 1000) / 1000);
+    out.push(
+      `<rect x="${from.toFixed(1)}" y="${top}" width="${Math.max(1, to - from).toFixed(1)}" height="${plotH}" fill="none" stroke="#37474f" stroke-dasharray="4 3"/>`,
+      `<text x="${(from + 2).toFixed(1)}" y="${top + 10}" font-size="9">room paused</text>`,
+    );
+  }
   // stacked areas, one per answer kind
   const base = rows.map(() => 0);
   KINDS.forEach((kind, k) => {

@@ -3,7 +3,8 @@
  * arrive at random over `arriveOverMs` from the start, some before the opening (the shuffled
  * lobby). Each joins from two connections at once (a second tab: it must hold one place),
  * polls no sooner than the answer's pollAfterSeconds (at most `maxPollMs`), and once admitted
- * buys one unit with its sale token, retrying an unknown answer with the same Idempotency-Key.
+ * buys one unit with its sale token, retrying an unknown answer with the same Idempotency-Key
+ * (and a `sale-paused` one after its Retry-After: room-pause.ts pauses the sale meanwhile).
  * `skippers` more shoppers try to buy without joining (they must be refused). Every answer of
  * the room is a `room` history entry; the purchases are purchase entries marked `saleToken`.
  * All of a shopper's calls go to one API process while it lives, so its answers come from one
@@ -48,6 +49,8 @@ export function roomSeed(opensAt: number, stock: number, durationS: number) {
 export const roomTokens = new Map<string, string>();
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+/** a paused sale's `Retry-After` (docs/operations.md#running-a-drop) */
+const PAUSED_RETRY_MS = 5_000;
 
 interface Answer {
   op: RoomOp;
@@ -109,7 +112,7 @@ export function startRoomShoppers(o: RoomShopperOptions): { stop(): Promise<void
   const buy = async (user: string, i: number, saleToken: string | undefined) => {
     const key = `room-s${o.seed}-${user}`;
     if (saleToken) roomTokens.set(key, saleToken);
-    for (let tries = 0; tries < 3 && !stopped; tries++) {
+    for (let tries = 0; tries < 3 && !stopped;) {
       const p = await attempt(urlOf(i + tries), {
         user,
         key,
@@ -119,7 +122,13 @@ export function startRoomShoppers(o: RoomShopperOptions): { stop(): Promise<void
         ...(saleToken && { saleToken }),
       });
       o.record({ ...p, saleToken: saleToken !== undefined });
+      // the shop paused the sale: back after its Retry-After, with the same key (nothing ran)
+      if (p.code === 'sale-paused') {
+        await sleep(PAUSED_RETRY_MS);
+        continue;
+      }
       if (p.outcome !== 'unknown') return;
+      tries++;
       await sleep(300);
     }
   };

@@ -30,9 +30,11 @@ import { markdownReport, resultNote, timelineSvg, type AppliedFault } from './re
 import { checkEvents } from './event-checks.js';
 import { startFlakyReceiver, type FlakyReceiver } from './receiver.js';
 import { checkRoom } from './room-checks.js';
+import { noSaleWhilePaused, pauseWindows } from './pause-checks.js';
+import { pauseAndResume } from './room-pause.js';
 import { roomProduct, roomSeed, roomTokens, startRoomShoppers } from './room-shoppers.js';
 import { availabilityLines, availabilityOf, livenessOf, pct } from './windows.js';
-import { attempt, startShoppers } from './shoppers.js';
+import { attempt, settlesKey, startShoppers } from './shoppers.js';
 import {
   ADMIN_TOKEN,
   WEBHOOK_SECRET,
@@ -53,7 +55,9 @@ const USAGE = `usage: npm run chaos -- [--seed N] [--duration S] [--topology clu
                   lag-kill-master, which loses acknowledged sales in default mode):
                   ${Object.keys(FAULT_KINDS).join(', ')}
   --rate N        purchases started per second                              default 40
-  --out DIR       history, final state and report                           default chaos-report`;
+  --out DIR       history, final state and report                           default chaos-report
+The waiting-room product (${roomProduct.id}) is paused at 15 % of the run for 10 % of it (at
+least at 8 s, for 4 s) and resumed, by the admin API: no sale may happen in between.`;
 
 function usage(problem: string): never {
   console.error(`chaos: ${problem}\n\n${USAGE}`);
@@ -286,6 +290,16 @@ async function main(stack: ChaosStack): Promise<number> {
     now,
     record,
   });
+  // the operator pauses the room product while it sells, then resumes it
+  const operator = pauseAndResume({
+    urls: () => stack.apis.map((a) => a.url),
+    adminToken: ADMIN_TOKEN,
+    product: roomProduct.id,
+    durationMs,
+    now,
+    record,
+    say: (line) => say('pause', line),
+  });
   let injected = 0;
   const running = faults.map(async (f) => {
     await sleep(f.at - now());
@@ -310,7 +324,7 @@ async function main(stack: ChaosStack): Promise<number> {
     say('sale', `faults ${injected}/${faults.length}, answers ${seen}`);
   }, 5_000);
   await sleep(durationMs - now());
-  await Promise.all(running);
+  await Promise.all([...running, operator]);
   await Promise.all([shoppers.stop(), room.stop()]);
   clearInterval(progress);
   // the faults healed: so does the receiver (its deliveries go through from now on)
@@ -362,14 +376,14 @@ async function main(stack: ChaosStack): Promise<number> {
   // those of the sale and those made here
   const keys = [...new Set(unknown.map((u) => u.key))];
   const unresolved = keys.filter(
-    (k) => !history.some((h) => h.type === 'purchase' && h.key === k && h.outcome !== 'unknown'),
+    (k) => !history.some((h) => h.type === 'purchase' && h.key === k && settlesKey(h)),
   );
   let unresolvedLeft = 0;
   for (const key of keys) {
     const first = unknown.find((u) => u.key === key)!;
     let answer = history.find(
       (h): h is PurchaseOp =>
-        h.type === 'purchase' && h.key === key && h.outcome !== 'unknown' && h.op > first.op,
+        h.type === 'purchase' && h.key === key && settlesKey(h) && h.op > first.op,
     );
     for (let tries = 0; !answer && tries < 30; tries++) {
       const a = await attempt(stack.apis[tries % stack.apis.length]!.url, {
@@ -381,7 +395,7 @@ async function main(stack: ChaosStack): Promise<number> {
         ...(roomTokens.has(key) && { saleToken: roomTokens.get(key)! }),
       });
       record(a);
-      if (a.outcome !== 'unknown') answer = a;
+      if (settlesKey(a)) answer = a;
       else await sleep(1_000);
     }
     if (!answer) {
@@ -450,6 +464,7 @@ async function main(stack: ChaosStack): Promise<number> {
       adminSettled<ReconcileAnswer>(stack, 'POST', `/admin/products/${id}/reconcile`),
     db,
     history,
+    startMs: t0,
   });
   await db.destroy();
   // the shard of a shopper's home segment for that product (the struck one, or another)
@@ -496,6 +511,7 @@ async function main(stack: ChaosStack): Promise<number> {
               : [],
           ),
     }),
+    noSaleWhilePaused(history, { product: roomProduct.id, orders: final.orders }),
   ];
 
   console.log('\ninvariant               | result | first counter-example');
@@ -546,6 +562,7 @@ async function main(stack: ChaosStack): Promise<number> {
     lostWithoutTrace: results.find((r) => r.name === 'no-lost-ack')?.traceless ?? 0,
     roomPlacesLost: results.find((r) => r.name === 'room-one-place')?.placesLost ?? 0,
     roomPlacesRewound: results.find((r) => r.name === 'room-one-place')?.rewound ?? 0,
+    roomPaused: results.find((r) => r.name === 'no-sale-while-paused')?.paused ?? null,
     unsoldAtSaleEnd: remainingAtEnd.reduce((a, b) => a + b, 0),
     invariantsBroken: results.filter((r) => !r.ok).map((r) => r.name),
     recoveryMs: faults.map((f) => f.recoveryMs ?? null),
@@ -581,7 +598,13 @@ async function main(stack: ChaosStack): Promise<number> {
   const title = `chaos run: seed ${seed}, ${topology}, ${figures.mode}, ${durationS} s`;
   writeFileSync(
     join(outDir, 'timeline.svg'),
-    timelineSvg(history, faults, Math.ceil(saleEndMs / 1000), title),
+    timelineSvg(
+      history,
+      faults,
+      Math.ceil(saleEndMs / 1000),
+      title,
+      pauseWindows(history, roomProduct.id),
+    ),
   );
   writeFileSync(
     join(outDir, 'index.md'),

@@ -38,13 +38,23 @@ export function outcomeOf(status: number): Outcome {
 
 /**
  * A 202 is ok. `409 idempotency-key-in-use` is not a refusal: an earlier try with this key is
- * still running (it may sell), so like a 503 it is unknown until a retry answers.
+ * still running (it may sell), so like a 503 it is unknown until a retry answers. `503
+ * sale-paused` is one: an operator paused the sale and nothing ran (memory or the deduct said so).
  */
 export function purchaseOutcome(status: number, code: unknown): Outcome {
   if (status === 202) return 'ok';
   if (status === 409 && code === 'idempotency-key-in-use') return 'unknown';
+  if (status === 503 && code === 'sale-paused') return 'fail';
   return outcomeOf(status) === 'ok' ? 'unknown' : outcomeOf(status);
 }
+
+/**
+ * Whether an answer settles its key: a 202 or a definite refusal, but not `sale-paused`, which says
+ * only that nothing has sold under the key yet (a keyed purchase is refused by the deduct, which
+ * reads the key's record first): the shopper tries the key again once the sale resumes.
+ */
+export const settlesKey = (p: PurchaseOp): boolean =>
+  p.outcome !== 'unknown' && p.code !== 'sale-paused';
 
 async function call(
   url: string,
