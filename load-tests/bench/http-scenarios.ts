@@ -23,6 +23,11 @@ export interface Scenario {
   restocks?: true;
   /** in the round-trip grid of `--rtt` (rtt.md): 'only' there, 'also' in the default run too */
   rtt?: 'only' | 'also';
+  /**
+   * served by an API and worker pair with a webhook endpoint subscribed to every order event
+   * (webhook-pair.ts): the events are delivered while the sale runs
+   */
+  webhook?: true;
 }
 
 /** Round trips to Redis delayed by this much each way in `--rtt` (0: loopback, no proxy). */
@@ -116,6 +121,15 @@ export const SCENARIOS: Scenario[] = [
     limited: true,
     keyed: true,
   },
+  {
+    name: 'production + webhook',
+    kind: 'sale',
+    strategy: 'segmented',
+    segments: 16,
+    limited: true,
+    keyed: true,
+    webhook: true,
+  },
   { name: 'after sold out', kind: 'sold-out', strategy: 'lockfree', segments: 16 },
   // one shopper in a waiting room's lobby asks its place: answered from memory, ahead of Express
   { name: 'room poll', kind: 'poll', strategy: 'lockfree', segments: 16 },
@@ -178,6 +192,7 @@ export const TARGETS: Record<string, string> = {
   limitsOnVsOff: '>= 0.85',
   keyedVsUnkeyed: '>= 0.85',
   productionVsLockfree: '>= 0.6',
+  productionWebhookVsProduction: '>= 0.9',
   pollVsRawHttp: '>= 0.8',
   corsSaleVsPlain: '>= 0.95',
   corsRefusalVsPlain: '>= 0.95',
@@ -226,6 +241,7 @@ export function ratiosOf(rows: ReadonlyMap<string, Measured>): Record<string, nu
     limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
     keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
     productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
+    productionWebhookVsProduction: ratio(acc('production + webhook'), acc('production')),
     pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
     corsSaleVsPlain: ratio(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
     corsRefusalVsPlain: ratio(rps('after sold out + CORS'), refusals),

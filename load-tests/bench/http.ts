@@ -70,6 +70,7 @@ import { machine, percentile, pickScenarios, progress, table } from './report.js
 import { writeRttReport } from './rtt-report.js';
 import { updateWhySegments } from './why-segments.js';
 import { benchStack } from './stack.js';
+import { startWebhookPair, type ReceiverStats } from './webhook-pair.js';
 import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 /** Outlasts any run here, so accepted/s is never capped by the stock. */
@@ -187,6 +188,15 @@ async function main() {
         'API (CORS)',
       )
     : undefined;
+  // the production shape with every order event pushed to a local receiver, on a pair of its own
+  const hooks = chosen.some((s) => s.webhook)
+    ? await startWebhookPair({
+        databaseUrl: stack.databaseUrl,
+        env: { ...env, RATE_LIMIT_USER: '5/s', RATE_LIMIT_IP: '100000000/s' },
+        run,
+      })
+    : undefined;
+  let hookStats: ReceiverStats | undefined;
   const raw = chosen.some((s) => s.kind === 'raw')
     ? child([join(ROOT, 'load-tests', 'bench', 'raw-http.mjs'), String(rawPort)], env, 'raw')
     : undefined;
@@ -230,7 +240,7 @@ async function main() {
     const productOf = (s: Scenario) => `${s.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${run}`;
     /** where a scenario's product is seeded and reconciled */
     const adminBase = (s: Scenario) =>
-      s.kind === 'held' ? servers.held(s.delayMs ?? 0).base : base;
+      s.kind === 'held' ? servers.held(s.delayMs ?? 0).base : s.webhook ? hooks!.base : base;
     for (const s of chosen) {
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
       if (s.kind === 'preflight') continue;
@@ -274,17 +284,20 @@ async function main() {
             ? servers.held(d)
             : s.kind === 'sale' && d
               ? servers.api(d)
-              : s.limited
-                ? { base: limitedBase, proc: limited! }
-                : s.express
-                  ? { base: expressBase, proc: expressOnly! }
-                  : s.cors
-                    ? { base: corsBase, proc: withCors! }
-                    : { base, proc: api };
+              : s.webhook
+                ? { base: hooks!.base, proc: hooks!.api }
+                : s.limited
+                  ? { base: limitedBase, proc: limited! }
+                  : s.express
+                    ? { base: expressBase, proc: expressOnly! }
+                    : s.cors
+                      ? { base: corsBase, proc: withCors! }
+                      : { base, proc: api };
         const target = s.kind === 'raw' ? rawBase : s.kind === 'bare' ? bareBase : served.base;
         const scenarioTiers = {
           ...tiers,
           API: served.proc.pid,
+          ...(s.webhook && { worker: hooks!.worker.pid }),
           ...(d && { proxy: servers.proxy(d)?.pid }),
         };
         const productId = productOf(s);
@@ -331,9 +344,12 @@ async function main() {
         const t = totals.get(s.name);
         if (t) addLoad(t, measured);
         else totals.set(s.name, measured);
-        // the next scenario starts once this one's requests (and sales) are done
-        if (s.kind === 'sale' || s.kind === 'held')
-          await persistedAndReconciled(adminBase(s), productId);
+        // the next scenario starts once this one's requests (and sales) are done, and their
+        // events delivered
+        if (s.kind === 'sale' || s.kind === 'held') {
+          const r = await persistedAndReconciled(adminBase(s), productId);
+          if (s.webhook) hookStats = await hooks!.delivered(r.persistedOrders, 300_000);
+        }
       }
     }
     // /healthz while 400 connections hammer purchases of a product on sale (lockfree N=16)
@@ -437,10 +453,24 @@ async function main() {
       );
       if (!good) violations++;
     }
+    if (hookStats) {
+      const r = await persistedAndReconciled(
+        hooks!.base,
+        productOf(SCENARIOS.find((s) => s.webhook)!),
+      );
+      const lags = [...hookStats.lagsMs].sort((a, b) => a - b);
+      const good = hookStats.acked === r.persistedOrders && hookStats.unsigned === 0;
+      checks.push(
+        `production + webhook: ${good ? 'OK' : 'VIOLATED'}: ${hookStats.acked} order events acknowledged by the receiver for ${r.persistedOrders} orders ` +
+          `(delivery lag p50 ${percentile(lags, 50)} ms, p99 ${percentile(lags, 99)} ms)`,
+      );
+      if (!good) violations++;
+    }
   } finally {
     probe.disconnect();
     await servers.stop();
     await stopAll([api, worker, limited, expressOnly, withCors, raw, bare, proxy?.proc]);
+    await hooks?.stop();
     await stack.stop();
   }
 
