@@ -5,20 +5,26 @@
  */
 import type { Queue } from 'bullmq';
 import {
+  ackBatcher,
   createDeliveryWorker,
   createEventQueues,
   createRelayWorker,
   createSender,
+  deliverBatch,
   deliverLane,
   EndpointsRepository,
   EVENT_JOB,
   EventsRepository,
   LanesRepository,
+  queueBatches,
   queueLanes,
   registerDeliveryMetrics,
   relay,
   RELAY_SCHEDULER,
+  slots,
+  type Endpoint,
   type EndpointBacklog,
+  type LaneRef,
 } from '../events/index.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import type { Core } from './core.js';
@@ -41,6 +47,24 @@ function cachedBacklog(endpoints: EndpointsRepository) {
   };
 }
 
+/**
+ * An endpoint as read at most this long ago: deliveries ask for it per batch. A disable or a
+ * rotation reaches them within it.
+ */
+const ENDPOINT_CACHE_MS = 500;
+
+function cachedEndpoints(endpoints: EndpointsRepository) {
+  const read = new Map<string, { at: number; value: Promise<Endpoint | undefined> }>();
+  return (id: string) => {
+    const last = read.get(id);
+    if (last && Date.now() - last.at <= ENDPOINT_CACHE_MS) return last.value;
+    const value = endpoints.get(id);
+    read.set(id, { at: Date.now(), value });
+    value.catch(() => read.delete(id));
+    return value;
+  };
+}
+
 export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue }> {
   const c = core.config.events;
   const prefix = core.config.redis.queuePrefix;
@@ -57,6 +81,22 @@ export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue 
   const sender = createSender(receiverRules(core), c.webhook.timeoutMs);
   const metrics = registerDeliveryMetrics(core.registry, cachedBacklog(endpoints));
 
+  const endpoint = cachedEndpoints(endpoints);
+  const ack = ackBatcher((acks) => lanes.ackMany(acks));
+  const shared = {
+    endpoints,
+    lanes: {
+      ack: (ref: LaneRef, from: number, version: number, nextPendingSince: Date | null) =>
+        ack({ ...ref, from, version, nextPendingSince }),
+      failed: lanes.failed.bind(lanes),
+      markDead: lanes.markDead.bind(lanes),
+    },
+    send: sender.send,
+    scheduleMs: c.webhook.retryScheduleMs,
+    metrics,
+  };
+  // WEBHOOK_CONCURRENCY deliveries at once in this process, whichever jobs they come from
+  const slot = slots(c.webhook.concurrency);
   const deliveries = createDeliveryWorker({
     connection: core.bullConnection('seckill-webhook-worker'),
     prefix,
@@ -64,24 +104,46 @@ export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue 
     // a lane sends one event at a time, each within the timeout; BullMQ renews the lock meanwhile
     lockMs: Math.max(30_000, 3 * c.webhook.timeoutMs),
     logger: core.logger,
-    deliver: (ref) =>
-      deliverLane(
+    lane: (ref) =>
+      slot(() =>
+        deliverLane(
+          {
+            ...shared,
+            endpoint,
+            lane: (ref) => lanes.get(ref),
+            due: async (orderId, version, types) =>
+              (await events.orderEventsAfter(orderId, version)).filter((e) =>
+                types.includes(e.type),
+              ),
+            catchUp: (ref, from) => lanes.catchUp(ref, from),
+          },
+          ref,
+        ),
+      ),
+    batch: (job) =>
+      deliverBatch(
         {
-          endpoints,
-          lanes,
-          events,
-          send: sender.send,
-          scheduleMs: c.webhook.retryScheduleMs,
-          metrics,
+          ...shared,
+          endpoint,
+          dueLanes: (id, orderIds, types) => lanes.dueLanes(id, orderIds, types),
+          retryLater: (ref, delayMs) => queueLanes(queues.webhooks, [ref], delayMs),
+          slot,
         },
-        ref,
+        job.endpointId,
+        job.orderIds,
       ),
   });
   const relayWorker = createRelayWorker({
     connection: core.bullConnection('seckill-relay-worker'),
     prefix,
     logger: core.logger,
-    run: () => relay({ endpoints, lanes, deliver: (due) => queueLanes(queues.webhooks, due) }),
+    run: () =>
+      relay({
+        endpoints,
+        lanes,
+        deliver: (due) => queueBatches(queues.webhooks, due),
+        deliverEach: (due) => queueLanes(queues.webhooks, due),
+      }),
   });
   // closed in reverse: the relay first (nothing new is queued), then the deliveries in flight
   // finish (each within the timeout)

@@ -1,12 +1,14 @@
 /**
- * One lane's delivery (a BullMQ job per endpoint and order): the order's events of the
- * endpoint's types past what the receiver acknowledged, one at a time, in version order, each
- * signed. A 2xx moves the lane on; a failure ends the attempt (BullMQ tries again after the
- * schedule's delay, a longer Retry-After winning), so a retry never overtakes: later events wait
- * behind it. After the schedule's last attempt the lane is dead-lettered from that event on.
- * A 410 disables the endpoint. The event's id is its `webhook-id` on every delivery.
+ * Delivering a lane (one endpoint, one order): the order's events of the endpoint's types past
+ * what the receiver acknowledged, one at a time, in version order, each signed; the next is sent
+ * only once the one before it was acknowledged (a 2xx). The lane then moves on in one
+ * compare-and-set from the version it read (a replay that moved it meanwhile wins). A failure
+ * stops the lane there: it is retried after the schedule's delay (a longer Retry-After winning),
+ * so a retry never overtakes, and after the schedule's last attempt the lane is dead-lettered
+ * from that event on. A 410 disables the endpoint. An event's id is its `webhook-id` on every
+ * delivery. batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one's retry.
  */
-import { cloudEvent, type OrderEvent } from './cloud-event.js';
+import { cloudEventJson, type OrderEvent } from './cloud-event.js';
 import type { Endpoint } from './endpoints-repository.js';
 import type { Lane, LaneRef } from './lanes-repository.js';
 import { retryDelay } from './retry-schedule.js';
@@ -20,24 +22,15 @@ export interface DeliveryMetrics {
   disabled(endpointId: string): void;
 }
 
-export interface DeliveryDeps {
-  endpoints: {
-    get(id: string): Promise<Endpoint | undefined>;
-    setStatus(id: string, status: 'disabled', reason: string): Promise<unknown>;
-  };
-  lanes: {
-    get(ref: LaneRef): Promise<Lane | undefined>;
-    ack(
-      ref: LaneRef,
-      from: number,
-      version: number,
-      nextPendingSince: Date | null,
-    ): Promise<boolean>;
-    failed(ref: LaneRef, attempts: number, error: string, nextAt: Date): Promise<void>;
-    markDead(ref: LaneRef, version: number, attempts: number, error: string): Promise<void>;
-    catchUp(ref: LaneRef, from: number): Promise<void>;
-  };
-  events: { orderEventsAfter(orderId: string, version: number): Promise<OrderEvent[]> };
+export interface LaneRecords {
+  ack(ref: LaneRef, from: number, version: number, nextPendingSince: Date | null): Promise<boolean>;
+  failed(ref: LaneRef, attempts: number, error: string, nextAt: Date): Promise<void>;
+  markDead(ref: LaneRef, version: number, attempts: number, error: string): Promise<void>;
+}
+
+export interface DeliveryCore {
+  endpoints: { setStatus(id: string, status: 'disabled', reason: string): Promise<unknown> };
+  lanes: LaneRecords;
   send(url: string, headers: Record<string, string>, body: string): Promise<SendOutcome>;
   /** delays between attempts (WEBHOOK_RETRY_SCHEDULE) */
   scheduleMs: readonly number[];
@@ -80,69 +73,68 @@ export function reasonLabel(outcome: Extract<SendOutcome, { code: 'failed' }>): 
   return 'network';
 }
 
-export type LaneResult = 'delivered' | 'disabled' | 'dead' | 'gone' | 'nothing';
+/** How delivering a lane's due events ended. */
+export type LaneOutcome =
+  /** every due event acknowledged (`moved`: a replay moved the lane meanwhile: read it again) */
+  | { code: 'delivered'; moved: boolean }
+  /** the receiver answered 410: the endpoint is disabled */
+  | { code: 'gone' }
+  /** an attempt failed: the lane waits `delayMs` (its failure is recorded) */
+  | { code: 'retry'; delayMs: number; why: string }
+  /** the schedule's last attempt failed: the lane is dead-lettered */
+  | { code: 'dead'; why: string };
 
 /**
- * Delivers what is due on the lane. @returns how it ended
- * @throws DeliveryFailed (retry after its delay) or DeadLettered (no retry)
+ * Sends `due` (the lane's events past `lane.ackedVersion`, in version order) until one fails,
+ * then records how far it got.
  */
-export async function deliverLane(deps: DeliveryDeps, ref: LaneRef): Promise<LaneResult> {
+export async function deliverDue(
+  deps: DeliveryCore,
+  endpoint: Endpoint,
+  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts'>,
+  due: readonly OrderEvent[],
+): Promise<LaneOutcome> {
   const now = deps.now ?? Date.now;
-  const endpoint = await deps.endpoints.get(ref.endpointId);
-  if (!endpoint || endpoint.status !== 'active') return 'disabled';
-  let lane = await deps.lanes.get(ref);
-  if (!lane) return 'nothing';
-  let sent = false;
-  for (;;) {
-    if (lane.deadVersion !== null) return 'dead';
-    const due: OrderEvent[] = (
-      await deps.events.orderEventsAfter(ref.orderId, lane.ackedVersion)
-    ).filter((e) => endpoint.types.includes(e.type));
-    if (due.length === 0) {
-      if (lane.ackedVersion < lane.wantedVersion) await deps.lanes.catchUp(ref, lane.ackedVersion);
-      return sent ? 'delivered' : 'nothing';
+  const ref = { endpointId: lane.endpointId, orderId: lane.orderId };
+  let sent = 0;
+  let stopped:
+    { event: OrderEvent; outcome: Exclude<SendOutcome, { code: 'delivered' }> } | undefined;
+  for (const event of due) {
+    const body = cloudEventJson(event);
+    const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
+    const outcome = await deps.send(endpoint.url, headers, body);
+    if (outcome.code !== 'delivered') {
+      stopped = { event, outcome };
+      break;
     }
-    let moved = false;
-    for (const [i, event] of due.entries()) {
-      const body = JSON.stringify(cloudEvent(event));
-      const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
-      const outcome = await deps.send(endpoint.url, headers, body);
-      if (outcome.code === 'delivered') {
-        deps.metrics?.delivered(ref.endpointId, (now() - event.occurredAt.getTime()) / 1_000);
-        const next = due[i + 1]?.occurredAt ?? null;
-        if (!(await deps.lanes.ack(ref, lane.ackedVersion, event.version, next))) {
-          moved = true; // a replay moved the lane: read it again
-          break;
-        }
-        lane = { ...lane, ackedVersion: event.version, attempts: 0 };
-        sent = true;
-        continue;
-      }
-      if (outcome.code === 'gone') {
-        await deps.endpoints.setStatus(
-          ref.endpointId,
-          'disabled',
-          'the receiver answered 410 Gone',
-        );
-        deps.metrics?.disabled(ref.endpointId);
-        return 'gone';
-      }
-      deps.metrics?.failedAttempt(ref.endpointId, reasonLabel(outcome));
-      const attempts = lane.attempts + 1;
-      const delay = retryDelay(deps.scheduleMs, attempts, outcome.retryAfterMs);
-      const why = `${event.id} (${event.type}): ${outcome.reason}`;
-      if (delay === undefined) {
-        await deps.lanes.markDead(ref, event.version, attempts, outcome.reason);
-        deps.metrics?.deadLettered(ref.endpointId);
-        throw new DeadLettered(`dead-lettered after ${attempts} attempts: ${why}`);
-      }
-      await deps.lanes.failed(ref, attempts, outcome.reason, new Date(now() + delay));
-      throw new DeliveryFailed(`attempt ${attempts} failed: ${why}`, delay);
-    }
-    if (moved) {
-      const fresh = await deps.lanes.get(ref);
-      if (!fresh) return 'nothing';
-      lane = fresh;
-    }
+    deps.metrics?.delivered(ref.endpointId, (now() - event.occurredAt.getTime()) / 1_000);
+    sent++;
   }
+  const moved =
+    sent > 0 &&
+    !(await deps.lanes.ack(
+      ref,
+      lane.ackedVersion,
+      due[sent - 1]!.version,
+      due[sent]?.occurredAt ?? null,
+    ));
+  if (!stopped) return { code: 'delivered', moved };
+  const { event, outcome } = stopped;
+  if (outcome.code === 'gone') {
+    await deps.endpoints.setStatus(ref.endpointId, 'disabled', 'the receiver answered 410 Gone');
+    deps.metrics?.disabled(ref.endpointId);
+    return { code: 'gone' };
+  }
+  deps.metrics?.failedAttempt(ref.endpointId, reasonLabel(outcome));
+  // the lane's failures count for the event now due: one acknowledged before it resets them
+  const attempts = (sent > 0 ? 0 : lane.attempts) + 1;
+  const delay = retryDelay(deps.scheduleMs, attempts, outcome.retryAfterMs);
+  const why = `${event.id} (${event.type}): ${outcome.reason}`;
+  if (delay === undefined) {
+    await deps.lanes.markDead(ref, event.version, attempts, outcome.reason);
+    deps.metrics?.deadLettered(ref.endpointId);
+    return { code: 'dead', why: `dead-lettered after ${attempts} attempts: ${why}` };
+  }
+  await deps.lanes.failed(ref, attempts, outcome.reason, new Date(now() + delay));
+  return { code: 'retry', delayMs: delay, why: `attempt ${attempts} failed: ${why}` };
 }

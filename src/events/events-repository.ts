@@ -37,9 +37,12 @@ export async function eventsAfter(
   db: Db,
   cursor: FeedCursor,
   limit: number,
+  /** false: the events without their `data` (the relay needs none) */
+  withData = true,
 ): Promise<OrderEvent[]> {
   const r = await sql<EventRow>`
-    select id, txid, position, order_id, version, type, occurred_at, data
+    select id, txid, position, order_id, version, type, occurred_at,
+           ${withData ? sql`data` : sql`'{}'::jsonb as data`}
     from order_events
     where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
       and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint

@@ -24,6 +24,7 @@ export {
 } from './endpoints-repository.js';
 export {
   LanesRepository,
+  type Ack,
   type DeadLetter,
   type HandOn,
   type Lane,
@@ -37,16 +38,19 @@ export {
   type ReceiverRules,
 } from './receiver-policy.js';
 export { newSecret, signDelivery } from './signing.js';
+export { ackBatcher } from './ack-batcher.js';
 export { createSender, retryAfterMs, type SendOutcome, type Sender } from './sender.js';
 export { retryDelay, JITTER, MAX_RETRY_AFTER_MS } from './retry-schedule.js';
 export {
   DeadLettered,
-  deliverLane,
+  deliverDue,
   DeliveryFailed,
-  type DeliveryDeps,
+  type DeliveryCore,
   type DeliveryMetrics,
-  type LaneResult,
+  type LaneOutcome,
 } from './delivery.js';
+export { deliverLane, type LaneDeps, type LaneResult } from './lane-delivery.js';
+export { deliverBatch, slots, type BatchDeps, type BatchResult } from './batch-delivery.js';
 export { relay, RELAY_PAGE, STRANDED_AFTER_MS, type RelayDeps } from './relay.js';
 export {
   createDeliveryWorker,
@@ -55,6 +59,7 @@ export {
   JOB as EVENT_JOB,
   LANE_JOB_OPTIONS,
   laneJobId,
+  queueBatches,
   queueLanes,
   RELAY_SCHEDULER,
   WEBHOOKS_QUEUE,

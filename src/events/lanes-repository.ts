@@ -7,20 +7,18 @@
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../db/index.js';
 import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
+import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
+import type { Lane, LaneRef } from './lane.js';
 import { eventsAfter } from './events-repository.js';
 
-export interface LaneRef {
-  endpointId: string;
-  orderId: string;
-}
+export type { DeadLetter, Lane, LaneRef };
 
-export interface Lane extends LaneRef {
-  wantedVersion: number;
-  ackedVersion: number;
-  /** failed attempts at the event now due */
-  attempts: number;
-  /** dead-lettered from this version on; null while live */
-  deadVersion: number | null;
+/** A receiver's acknowledgement, for the lane's compare-and-set from the version it read. */
+export interface Ack extends LaneRef {
+  from: number;
+  version: number;
+  /** when the lane's next event (not yet acknowledged) was committed; null when none */
+  nextPendingSince: Date | null;
 }
 
 export interface HandOn {
@@ -29,20 +27,6 @@ export interface HandOn {
   events: number;
   /** live lanes given something new: their deliveries are due */
   lanes: LaneRef[];
-}
-
-/** A dead letter: the first event of a lane the last retry failed on. */
-export interface DeadLetter {
-  orderId: string;
-  eventId: string;
-  type: EventType;
-  version: number;
-  cursor: FeedCursor;
-  /** events of the lane from it on (itself included) */
-  events: number;
-  attempts: number;
-  error: string | null;
-  deadAt: Date;
 }
 
 export class LanesRepository {
@@ -61,7 +45,7 @@ export class LanesRepository {
         select txid, position from webhook_relay where id = 1 for update skip locked`.execute(tx);
       if (!at.rows[0]) return { ran: false, events: 0, lanes: [] };
       const cursor = { txid: BigInt(at.rows[0].txid), position: BigInt(at.rows[0].position) };
-      const events = await eventsAfter(tx, cursor, limit);
+      const events = await eventsAfter(tx, cursor, limit, false);
       if (events.length === 0) return { ran: true, events: 0, lanes: [] };
       const wanted = lanesFor(events, endpoints);
       const lanes = wanted.length ? await upsertLanes(tx, wanted) : [];
@@ -97,28 +81,26 @@ export class LanesRepository {
    * The receiver acknowledged `version`; `from` is the acked version the delivery read. @returns
    * false when the lane moved meanwhile (a replay): the delivery reads it again
    */
-  async ack(
-    ref: LaneRef,
-    from: number,
-    version: number,
-    nextPendingSince: Date | null,
-  ): Promise<boolean> {
-    const r = await this.db
-      .updateTable('webhook_lanes')
-      .set({
-        acked_version: version,
-        attempts: 0,
-        last_error: null,
-        next_attempt_at: null,
-        pending_since: sql`case when ${version} >= wanted_version then null
-          else coalesce(${nextPendingSince}::timestamptz, pending_since) end`,
-      })
-      .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
-      .where('acked_version', '=', from)
-      .where('dead_version', 'is', null)
-      .executeTakeFirst();
-    return Number(r.numUpdatedRows) === 1;
+  /**
+   * Receivers acknowledged these: each lane moves to `version` only from the `from` its delivery
+   * read (a replay that moved it meanwhile wins), all in one statement. @returns the lanes moved,
+   * as `<endpoint> <order>`
+   */
+  async ackMany(acks: readonly Ack[]): Promise<Set<string>> {
+    if (acks.length === 0) return new Set();
+    const r = await sql<{ endpoint_id: string; order_id: string }>`
+      update webhook_lanes l set acked_version = a.version, attempts = 0, last_error = null,
+        next_attempt_at = null,
+        pending_since = case when a.version >= l.wanted_version then null
+          else coalesce(a.next, l.pending_since) end
+      from unnest(${acks.map((k) => k.endpointId)}::text[], ${acks.map((k) => k.orderId)}::uuid[],
+        ${acks.map((k) => k.from)}::int[], ${acks.map((k) => k.version)}::int[],
+        ${acks.map((k) => k.nextPendingSince?.toISOString() ?? null)}::timestamptz[])
+        as a(endpoint_id, order_id, from_version, version, next)
+      where l.endpoint_id = a.endpoint_id and l.order_id = a.order_id
+        and l.acked_version = a.from_version and l.dead_version is null
+      returning l.endpoint_id, l.order_id`.execute(this.db);
+    return new Set(r.rows.map((row) => `${row.endpoint_id} ${row.order_id}`));
   }
 
   /** A failed attempt: counted, with its reason and when the next one is due. */
@@ -209,39 +191,12 @@ export class LanesRepository {
     return Number(r.rows[0]?.n ?? 0);
   }
 
-  /** The endpoint's dead letters, newest first. */
-  async deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]> {
-    const r = await sql<{
-      order_id: string;
-      id: string;
-      type: string;
-      version: number;
-      txid: string;
-      position: string;
-      events: string;
-      attempts: number;
-      last_error: string | null;
-      dead_at: Date;
-    }>`
-      select l.order_id, e.id, e.type, e.version, e.txid, e.position, l.attempts, l.last_error,
-             l.dead_at,
-             (select count(*) from order_events x
-              where x.order_id = l.order_id and x.version >= l.dead_version) as events
-      from webhook_lanes l
-      join order_events e on e.order_id = l.order_id and e.version = l.dead_version
-      where l.endpoint_id = ${endpointId} and l.dead_version is not null
-      order by l.dead_at desc limit ${limit}`.execute(this.db);
-    return r.rows.map((row) => ({
-      orderId: row.order_id,
-      eventId: row.id,
-      type: row.type as EventType,
-      version: row.version,
-      cursor: { txid: BigInt(row.txid), position: BigInt(row.position) },
-      events: Number(row.events),
-      attempts: row.attempts,
-      error: row.last_error,
-      deadAt: row.dead_at,
-    }));
+  dueLanes(endpointId: string, orderIds: readonly string[], types: readonly EventType[]) {
+    return dueLanes(this.db, endpointId, orderIds, types);
+  }
+
+  deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]> {
+    return deadLetters(this.db, endpointId, limit);
   }
 }
 

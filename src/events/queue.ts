@@ -1,8 +1,9 @@
 /**
  * The BullMQ side of event delivery: the `events` queue, whose job scheduler runs the relay every
- * EVENT_RELAY_INTERVAL_MS on one worker slot, and the `webhooks` queue, one job per lane (its id
- * names the endpoint and order, so a lane is never queued twice), delivered by workers with
- * WEBHOOK_CONCURRENCY slots; a failed attempt waits the delay the delivery chose.
+ * EVENT_RELAY_INTERVAL_MS on one worker slot, and the `webhooks` queue: a `batch` job per
+ * endpoint and page of lanes the relay hands on, and a `lane` job of a lane's own (its id names
+ * the endpoint and order, so a lane is never queued twice) for its retries, waiting the delay the
+ * delivery chose.
  */
 import {
   Queue,
@@ -19,7 +20,15 @@ import type { LaneRef } from './lanes-repository.js';
 export const EVENTS_QUEUE = 'events';
 export const WEBHOOKS_QUEUE = 'webhooks';
 export const RELAY_SCHEDULER = 'relay';
-export const JOB = { relay: 'relay', lane: 'lane' } as const;
+export const JOB = { relay: 'relay', lane: 'lane', batch: 'batch' } as const;
+
+/** Lanes one batch job carries at most. */
+export const BATCH_LANES = 100;
+
+export interface BatchJob {
+  endpointId: string;
+  orderIds: string[];
+}
 
 // BullMQ refuses custom ids with ":" (its key separator)
 export const laneJobId = (ref: LaneRef) => `l-${ref.endpointId}-${ref.orderId}`;
@@ -46,17 +55,48 @@ export function createEventQueues(connection: ConnectionOptions, prefix: string)
   };
 }
 
-/** Queues a delivery per lane (a lane with a job already is left alone). */
-export async function queueLanes(webhooks: Queue, lanes: readonly LaneRef[]): Promise<void> {
+/** Queues a job of each lane's own, after `delayMs` (a lane with a job already is left alone). */
+export async function queueLanes(
+  webhooks: Queue,
+  lanes: readonly LaneRef[],
+  delayMs = 0,
+): Promise<void> {
   for (let i = 0; i < lanes.length; i += 500) {
     await webhooks.addBulk(
       lanes.slice(i, i + 500).map((ref) => ({
         name: JOB.lane,
         data: ref,
-        opts: { ...LANE_JOB_OPTIONS, jobId: laneJobId(ref) },
+        opts: {
+          ...LANE_JOB_OPTIONS,
+          jobId: laneJobId(ref),
+          ...(delayMs > 0 && { delay: delayMs }),
+        },
       })),
     );
   }
+}
+
+/**
+ * Queues the lanes handed on as batch jobs, BATCH_LANES each per endpoint. A batch lost with a
+ * crash leaves its lanes stranded: the relay queues them again (their own jobs).
+ */
+export async function queueBatches(webhooks: Queue, lanes: readonly LaneRef[]): Promise<void> {
+  const byEndpoint = new Map<string, string[]>();
+  for (const l of lanes)
+    byEndpoint.set(l.endpointId, [...(byEndpoint.get(l.endpointId) ?? []), l.orderId]);
+  const jobs = [...byEndpoint].flatMap(([endpointId, orderIds]) =>
+    Array.from({ length: Math.ceil(orderIds.length / BATCH_LANES) }, (_, i) => ({
+      name: JOB.batch,
+      data: { endpointId, orderIds: orderIds.slice(i * BATCH_LANES, (i + 1) * BATCH_LANES) },
+      opts: {
+        attempts: 3,
+        backoff: { type: 'fixed', delay: 1_000 },
+        removeOnComplete: true,
+        removeOnFail: 100,
+      },
+    })),
+  );
+  if (jobs.length) await webhooks.addBulk(jobs);
 }
 
 export function createRelayWorker(opts: {
@@ -84,16 +124,18 @@ export function createDeliveryWorker(opts: {
   connection: ConnectionOptions;
   prefix: string;
   concurrency: number;
-  /** longest a lane's delivery holds its job before another worker may take it */
+  /** longest a delivery holds its job before another worker may take it */
   lockMs: number;
-  deliver: (ref: LaneRef) => Promise<unknown>;
+  lane: (ref: LaneRef) => Promise<unknown>;
+  batch: (job: BatchJob) => Promise<unknown>;
   logger?: Logger | undefined;
 }): Worker {
   const worker = new Worker(
     WEBHOOKS_QUEUE,
-    async (job: Job<LaneRef>) => {
+    async (job: Job) => {
+      if (job.name === JOB.batch) return opts.batch(job.data as BatchJob);
       try {
-        return await opts.deliver(job.data);
+        return await opts.lane(job.data as LaneRef);
       } catch (err) {
         // the lane is dead-lettered: no retry
         if (err instanceof DeadLettered) throw new UnrecoverableError(err.message);

@@ -1,10 +1,9 @@
 /**
- * The relay: hands the feed's new events on to the endpoints that take them, active or not (a lane per
- * endpoint and order, in PostgreSQL, with the relay's cursor in the same transaction), then asks
- * for their deliveries (BullMQ jobs, one per lane: a lane already queued, waiting to retry or
- * being delivered is not queued twice). A lane left with something due and no job (a crash
- * between the commit and the enqueue, a replay, an endpoint enabled again) is found by the same
- * run once it has been left alone a while.
+ * The relay: hands the feed's new events on to the endpoints that take them, active or not (a
+ * lane per endpoint and order, in PostgreSQL, with the relay's cursor in the same transaction),
+ * then asks for their deliveries (BullMQ jobs, a batch of lanes each). A lane left with something
+ * due and no job (a crash between the commit and the enqueue, a replay, an endpoint enabled
+ * again) is found by the same run once it has been left alone a while, and gets a job of its own.
  */
 import type { EventType } from './cloud-event.js';
 import type { HandOn, LaneRef } from './lanes-repository.js';
@@ -20,16 +19,21 @@ export interface RelayDeps {
     ): Promise<HandOn>;
     stranded(idleMs: number, limit: number): Promise<LaneRef[]>;
   };
-  /** queues a delivery per lane (once: a lane with a job already is left alone) */
+  /** queues the lanes handed on for delivery (batches) */
   deliver(lanes: readonly LaneRef[]): Promise<void>;
+  /** queues each lane's own job (once: a lane with a job already is left alone) */
+  deliverEach(lanes: readonly LaneRef[]): Promise<void>;
 }
 
 /** Events one hand-on reads, and hand-ons one run makes at most. */
 export const RELAY_PAGE = 1_000;
 const PAGES_PER_RUN = 20;
 
-/** A lane left this long with something due and no job queued is queued again. */
-export const STRANDED_AFTER_MS = 5_000;
+/**
+ * A lane left this long with something due and no job queued is queued again (a batch waits its
+ * turn in the queue under load: past this its lanes may be sent twice, which receivers dedupe).
+ */
+export const STRANDED_AFTER_MS = 30_000;
 
 export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: number }> {
   const endpoints = await deps.endpoints.all();
@@ -46,6 +50,6 @@ export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: n
     if (!step.ran || step.events < RELAY_PAGE) break;
   }
   const stranded = await deps.lanes.stranded(STRANDED_AFTER_MS, RELAY_PAGE);
-  if (stranded.length) await deps.deliver(stranded);
+  if (stranded.length) await deps.deliverEach(stranded);
   return { events, lanes: lanes + stranded.length };
 }

@@ -1,0 +1,15 @@
+/** A lane: the delivery of one order's events to one endpoint, in version order. */
+
+export interface LaneRef {
+  endpointId: string;
+  orderId: string;
+}
+
+export interface Lane extends LaneRef {
+  wantedVersion: number;
+  ackedVersion: number;
+  /** failed attempts at the event now due */
+  attempts: number;
+  /** dead-lettered from this version on; null while live */
+  deadVersion: number | null;
+}
