@@ -148,3 +148,20 @@ export function boundedRead<T>(promise: Promise<T>, what: string): Promise<T> {
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * This process's metrics as JSON: all of them, or only `names` (their get() collects nothing
+ * else: no gauge that reads Redis or PostgreSQL runs).
+ */
+export async function metricsJson(registry: Registry, names?: readonly string[]) {
+  if (!names) return registry.getMetricsAsJSON();
+  const got = await Promise.all(names.map((n) => registry.getSingleMetric(n)?.get()));
+  return got.filter((m) => m !== undefined);
+}
+
+/** This process's metrics text: all of them, or only `names` (see {@link metricsJson}). */
+export async function metricsText(registry: Registry, names?: readonly string[]) {
+  if (!names) return registry.metrics();
+  const known = names.filter((n) => registry.getSingleMetric(n));
+  return (await Promise.all(known.map((n) => registry.getSingleMetricAsString(n)))).join('\n');
+}

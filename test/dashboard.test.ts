@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Queue } from 'bullmq';
 import { DashboardRepository } from '../src/db/dashboard-repository.js';
+import { createRegistry, httpMetrics, metricsText } from '../src/metrics.js';
+import { registerOrderGauges } from '../src/orders/index.js';
 import { ProductStore } from '../src/inventory/index.js';
 import { DashboardFeed } from '../src/services/index.js';
 import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
@@ -203,6 +206,40 @@ describe('the feed', () => {
     expect(points[0]!.at).toBe(last - HISTORY_MS);
     expect(points.at(-1)).toMatchObject({ at: last, accepted: 5, refusals: { soldOut: 0 } });
     expect(points.every((p) => p.accepted === 5)).toBe(true);
+  });
+
+  it('an idle sample collects the request counters only: no gauge reads a product (issue 46)', async () => {
+    const registry = createRegistry();
+    const http = httpMetrics(registry);
+    let productReads = 0;
+    registerOrderGauges({
+      registry,
+      queue: { getJobCounts: async () => ({}) } as unknown as Queue,
+      products: {
+        states: async () => {
+          productReads++;
+          return [];
+        },
+      },
+    });
+    let now = 1_700_000_000_000;
+    const feed = new DashboardFeed({
+      source: {
+        productStates: () => Promise.reject(new Error('a sample reads the counters only')),
+        orderGroups: () => Promise.reject(new Error('a sample reads the counters only')),
+      },
+      metricsText: (names) => metricsText(registry, names),
+      clock: () => now,
+    });
+    await feed.sample();
+    for (let i = 0; i < 6; i++) http.observe('POST', '/seckill', 202, 0.001);
+    now += 2_000;
+    await feed.sample();
+    expect(productReads).toBe(0);
+    expect(feed.history().points.at(-1)).toMatchObject({ at: now, accepted: 3 });
+    // what /metrics serves still reads them (the gauges are there, and collected there)
+    expect(await metricsText(registry)).toContain('seckill_queue_jobs');
+    expect(productReads).toBe(1);
   });
 
   it('keeps a burst in its rates for the whole window, not only the tick after it', async () => {

@@ -10,15 +10,16 @@ import type { Config } from '../config/index.js';
 import { messageOf } from '../errors.js';
 import { closeOnSignals, type Lifecycle } from '../lifecycle.js';
 import { createLogger, type Logger } from '../log.js';
+import { metricsJson, metricsText } from '../metrics.js';
 import { createCore } from './core.js';
 import { apiServices, serveApi, startOrderQueue } from './roles.js';
 
 /** Messages between the primary and the API processes (IPC). */
 type Message =
   | { type: 'seckill:listening' }
-  | { type: 'seckill:metrics?'; id: number }
+  | { type: 'seckill:metrics?'; id: number; names?: readonly string[] | undefined }
   | { type: 'seckill:metrics'; id: number; text: string }
-  | { type: 'seckill:own-metrics?'; id: number }
+  | { type: 'seckill:own-metrics?'; id: number; names?: readonly string[] | undefined }
   | { type: 'seckill:own-metrics'; id: number; metrics: unknown[] };
 
 /** A process that does not answer a metrics request within this long is left out. */
@@ -45,34 +46,32 @@ function isMessage(message: unknown): message is Message {
  * `/metrics` serves: all processes' metrics, asked of the primary (this process's own alone if
  * the primary does not answer in time).
  */
-function apiProcessMetrics(registry: Registry): () => Promise<string> {
+function apiProcessMetrics(registry: Registry): (names?: readonly string[]) => Promise<string> {
   let seq = 0;
   const waiting = new Map<number, (text: string) => void>();
   process.on('message', (m: unknown) => {
     if (!isMessage(m)) return;
     if (m.type === 'seckill:own-metrics?') {
-      void registry
-        .getMetricsAsJSON()
-        .then((metrics) =>
-          process.send?.({ type: 'seckill:own-metrics', id: m.id, metrics } satisfies Message),
-        );
+      void metricsJson(registry, m.names).then((metrics) =>
+        process.send?.({ type: 'seckill:own-metrics', id: m.id, metrics } satisfies Message),
+      );
     } else if (m.type === 'seckill:metrics') {
       waiting.get(m.id)?.(m.text);
       waiting.delete(m.id);
     }
   });
-  return () =>
+  return (names) =>
     new Promise((resolve) => {
       const id = ++seq;
       const timer = setTimeout(() => {
         waiting.delete(id);
-        void registry.metrics().then(resolve);
+        void metricsText(registry, names).then(resolve);
       }, METRICS_TIMEOUT_MS);
       waiting.set(id, (text) => {
         clearTimeout(timer);
         resolve(text);
       });
-      process.send?.({ type: 'seckill:metrics?', id } satisfies Message);
+      process.send?.({ type: 'seckill:metrics?', id, names } satisfies Message);
     });
 }
 
@@ -121,7 +120,7 @@ export function forkApiProcesses(opts: {
     if (message.type === 'seckill:listening') {
       if (++listening === opts.count) settle.resolve();
     } else if (message.type === 'seckill:metrics?') {
-      void allMetrics(opts.registry).then(
+      void allMetrics(opts.registry, message.names).then(
         (text) => worker.send({ type: 'seckill:metrics', id: message.id, text } satisfies Message),
         (err: unknown) => logger.warn({ err: messageOf(err) }, 'metrics aggregation failed'),
       );
@@ -192,12 +191,12 @@ export function forkApiProcesses(opts: {
 }
 
 /** Every API process's metrics and the primary's, merged (counters and histograms summed). */
-async function allMetrics(own: Registry): Promise<string> {
+async function allMetrics(own: Registry, names?: readonly string[]): Promise<string> {
   const workers = Object.values(cluster.workers ?? {}).filter(
     (w): w is Worker => !!w && !w.isDead(),
   );
-  const replies = await Promise.all(workers.map((w) => askOwnMetrics(w)));
-  const all = [await own.getMetricsAsJSON(), ...replies.filter((r) => r !== undefined)];
+  const replies = await Promise.all(workers.map((w) => askOwnMetrics(w, names)));
+  const all = [await metricsJson(own, names), ...replies.filter((r) => r !== undefined)];
   return AggregatorRegistry.aggregate(
     all as Parameters<typeof AggregatorRegistry.aggregate>[0],
   ).metrics();
@@ -205,7 +204,10 @@ async function allMetrics(own: Registry): Promise<string> {
 
 let askSeq = 0;
 
-function askOwnMetrics(worker: Worker): Promise<unknown[] | undefined> {
+function askOwnMetrics(
+  worker: Worker,
+  names: readonly string[] | undefined,
+): Promise<unknown[] | undefined> {
   const id = ++askSeq;
   return new Promise((resolve) => {
     const timer = setTimeout(() => done(undefined), METRICS_TIMEOUT_MS);
@@ -219,6 +221,6 @@ function askOwnMetrics(worker: Worker): Promise<unknown[] | undefined> {
       resolve(metrics);
     };
     worker.on('message', onMessage);
-    worker.send({ type: 'seckill:own-metrics?', id } satisfies Message);
+    worker.send({ type: 'seckill:own-metrics?', id, names } satisfies Message);
   });
 }

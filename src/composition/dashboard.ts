@@ -3,6 +3,7 @@ import type { Queue } from 'bullmq';
 import { Gauge } from 'prom-client';
 import { DashboardRepository } from '../db/dashboard-repository.js';
 import { DashboardFeed } from '../services/index.js';
+import { metricsText as registryText } from '../metrics.js';
 import type { Core } from './core.js';
 
 /**
@@ -12,7 +13,7 @@ import type { Core } from './core.js';
 export function dashboardFeed(
   core: Core,
   queue: Queue | undefined,
-  metricsText: (() => Promise<string>) | undefined,
+  metricsText: ((names?: readonly string[]) => Promise<string>) | undefined,
 ): DashboardFeed {
   const dashboardRows = new DashboardRepository(core.db);
   const feed = new DashboardFeed({
@@ -22,7 +23,7 @@ export function dashboardFeed(
       webhookBacklog: () => core.webhooks.backlog(),
     },
     queue,
-    metricsText: metricsText ?? (() => core.registry.metrics()),
+    metricsText: metricsText ?? ((names) => registryText(core.registry, names)),
   }).start();
   new Gauge({
     name: 'seckill_dashboard_viewers',

@@ -13,6 +13,7 @@ import type { ProductState } from '../inventory/index.js';
 import { parseMetrics } from './metrics-text.js';
 import {
   REFUSAL_KINDS,
+  SALE_COUNTERS,
   saleCounts,
   SlidingWindow,
   type ByKind,
@@ -101,7 +102,11 @@ export interface DashboardFeedSource {
 export interface DashboardFeedDeps {
   source: DashboardFeedSource;
   queue?: Queue | undefined;
-  metricsText: () => Promise<string>;
+  /**
+   * The metrics text (several API processes' merged); `names`: only those metrics, none of the
+   * gauges that read the stores (an idle sample must cost Redis nothing)
+   */
+  metricsText: (names?: readonly string[]) => Promise<string>;
   intervalMs?: number;
   windowMs?: number;
   /** ms between the rate samples taken while nobody watches (after start()); IDLE_SAMPLE_MS */
@@ -165,7 +170,7 @@ export class DashboardFeed {
     this.sampling = true;
     try {
       const at = (this.deps.clock ?? Date.now)();
-      const counts = saleCounts(parseMetrics(await this.deps.metricsText()));
+      const counts = saleCounts(parseMetrics(await this.deps.metricsText(SALE_COUNTERS)));
       this.remember(at, this.window.add({ at, counts }));
     } catch {
       // the metrics text away for a moment: a gap in the chart

@@ -62,6 +62,13 @@ const SECKILL = { method: 'POST', route: '/seckill' };
 const zeroKinds = (): ByKind => Object.fromEntries(REFUSAL_KINDS.map((k) => [k.kind, 0])) as ByKind;
 
 /** The counts of the merged /metrics text (http_requests_total, http_problems_total). */
+/** The metrics {@link saleCounts} reads: all an idle sample asks for (no gauge is collected). */
+export const SALE_COUNTERS = [
+  'http_requests_total',
+  'http_problems_total',
+  'http_request_duration_seconds',
+] as const;
+
 export function saleCounts(counters: Counters): SaleCounts {
   const route = { route: SECKILL.route };
   const refusals = zeroKinds();
