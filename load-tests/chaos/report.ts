@@ -26,7 +26,7 @@ const KINDS = [
     test: (p: PurchaseOp) => p.outcome === 'fail' && (p.status === 409 || p.status === 410),
   },
   {
-    name: 'other refusal (4xx)',
+    name: 'other refusal (4xx, paused)',
     color: '#f9a825',
     test: (p: PurchaseOp) => p.outcome === 'fail' && p.status !== 409 && p.status !== 410,
   },
