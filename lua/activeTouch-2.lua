@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   activeTouch: keeps a product in the active set (the products the sweeper walks) until at least
   max(now, ARGV[2]) + ARGV[1]. A purchase passes the returned time to deduct, which refuses a touch

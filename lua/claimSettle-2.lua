@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   claimSettle: ends a spill claim at the shopper's home segment.
 

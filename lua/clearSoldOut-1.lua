@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   clearSoldOut: units came back to a sale recorded as sold out (markSoldOut): it is live again,
   and a process that loads the product from now on must not start from "sold out".

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   deduct: the only code that ever changes a segment's stock. One atomic call on one segment
   checks the sale epoch, takes a cell of the shopper's rate-limit bucket when asked (the bucket

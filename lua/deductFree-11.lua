@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   deductFree: the deduct of a locked segment whose lock nobody wants, without holding the lock.
   When the segment's lock is free (no holder, nobody in its line, no hand-off reservation pending)

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   deductKeyed: a purchase under an Idempotency-Key, deducted from the shopper's home segment
   (lock-free) with its record read and written in the same atomic call, where lua/idempotencyClaim-3.lua,

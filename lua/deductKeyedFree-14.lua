@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   deductKeyedFree: lua/deductKeyed-10.lua on a locked segment whose lock nobody wants, the lock
   taken and given back inside the call as lua/deductFree-11.lua does. The key's record is read

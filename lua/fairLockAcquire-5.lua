@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   fairLockAcquire: take or re-enter the lock in fair mode (Redisson RFairLock semantics): served
   first come, first served. A free lock goes only to the waiter a release woke (while its

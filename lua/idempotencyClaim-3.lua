@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   idempotencyClaim: claims an Idempotency-Key record for a new request, within the shopper's cap.
   The shopper's records are indexed (all of them, and the final refusals among them, each by its

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   idempotencySettle: writes how a claimed Idempotency-Key's request ended, keeping the record's
   expiry (set by idempotencyClaim) and the shopper's index in step with it.

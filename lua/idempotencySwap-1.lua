@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   idempotencySwap: replaces an Idempotency-Key record only if it is still what the caller read
   (compare and set), so of two retries that both found a stale record, exactly one takes it over.

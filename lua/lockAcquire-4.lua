@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   lockAcquire: take or re-enter a Redisson-style reentrant lock, default mode. A free lock goes to
   whoever asks first, except while it is reserved for the waiter a release just woke (see

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   lockLeaveLine: a waiter gives up (its wait ran out or was aborted): it leaves the line; if a
   release had just woken it (the free lock is kept for it), the lock goes to the next waiter.

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   lockRelease: owner-checked unlock. Decrements the hold count; at zero deletes the lock, wakes
   the oldest waiter (one waiter, whichever process it is in) and reserves the lock for it (see

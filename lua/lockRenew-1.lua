@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   lockRenew: the watchdog's owner-checked lease renewal.
 

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   markSoldOut: records that every segment of the current epoch is empty (a process that loads the
   product later starts from "sold out" without asking the segments).

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   rateLimit: requests against a GCRA limit (includes/gcra.lua: a leaky bucket kept as one number,
   the theoretical arrival time). `rate` requests per `period`, bursts of `burst`. Every API

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   releaseMarker: the buyer-limit policy for a returned order (RETURN_FREES_LIMIT, on by default):
   takes the order out of its buyer's marker, so a buyer whose order was cancelled or expired may

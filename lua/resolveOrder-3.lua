@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   resolveOrder: settles what became of an order whose purchase ended without an answer (a lost
   reply, a crashed API process), at the shopper's home segment, where its deduct writes first:

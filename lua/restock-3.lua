@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   restock: puts the units of a cancelled or expired order back on sale in the segment they came
   from, once. The order id is recorded, so a retried job (or the sweep after a crash) cannot

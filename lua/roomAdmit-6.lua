@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   roomAdmit: one tick of a waiting room's admitter. Checks the admitter's fencing token (a holder
   whose lease ran out is refused once a newer one has written), opens the room at its start,

@@ -102,6 +102,7 @@ export function createCore(
     logger,
     registry,
     waitReplicas: config.redis.waitReplicas,
+    memoryShedAt: config.redis.memoryShedAt,
   });
   lifecycle.add('inventory', () => inventory.close());
   const productStore = new ProductStore({ redis, keys, db, catalogue: inventory.catalogue });

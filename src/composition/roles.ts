@@ -89,6 +89,7 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
       c.sale.idempotencyTtlSeconds,
       c.sale.idempotencyLeaseMs,
       c.sale.idempotencyMaxPerUser,
+      core.inventory.headroom,
     ),
   };
 }

@@ -20,7 +20,7 @@ export interface Rooms {
 
 export function startRooms(core: Core, admission: Admission): Rooms {
   const { config, inventory } = core;
-  const store = new RoomStore(core.redis, core.keys, inventory.replicaWait);
+  const store = new RoomStore(core.redis, core.keys, inventory.replicaWait, inventory.headroom);
   const metrics = promRoomMetrics(core.registry);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({

@@ -165,6 +165,14 @@ export const envSchema = z.object({
       'wrong admin tokens (bearer or dashboard login) per client address, bursts of n; past it every attempt from there gets 429',
     ),
 
+  REDIS_MEMORY_SHED_AT: z.coerce
+    .number()
+    .gt(0)
+    .max(1)
+    .default(0.9)
+    .describe(
+      "share of maxmemory from which new waiting-room places and refusals' Idempotency-Key records are refused (the sale writes on)",
+    ),
   REDIS_COMMAND_TIMEOUT_MS: ms
     .default(2_000)
     .describe('a Redis command unanswered this long once sent fails (its connection reconnects)'),

@@ -45,6 +45,8 @@ export interface Config {
     keyPrefix: string;
     queuePrefix: string;
     commandTimeoutMs: number;
+    /** share of maxmemory from which what gives way is refused (redis/memory-headroom.ts) */
+    memoryShedAt: number;
     /** durable mode: replicas a sale waits for (WAIT) before it answers */
     waitReplicas: number;
   };
@@ -241,6 +243,7 @@ export function loadConfig(
       keyPrefix: e.KEY_PREFIX,
       queuePrefix: e.QUEUE_PREFIX,
       commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+      memoryShedAt: e.REDIS_MEMORY_SHED_AT,
     },
     postgres: {
       url: e.DATABASE_URL ?? `postgres://seckill@127.0.0.1:${e.LOCAL_PG_PORT}/seckill`,

@@ -23,6 +23,7 @@ import type { Keys } from '../redis/keys.js';
 import { PubSub } from '../redis/pubsub.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { ReplicaWait } from '../redis/replica-wait.js';
+import { MemoryHeadroom } from '../redis/memory-headroom.js';
 import { Sale, type SaleMetrics } from './sale/sale.js';
 
 export {
@@ -97,6 +98,8 @@ export interface Inventory {
   sale: Sale;
   /** durable mode: waits for replicas to hold a segment's writes (undefined when off) */
   replicaWait: ReplicaWait | undefined;
+  /** how close each Redis master is to maxmemory: what gives way first asks it */
+  headroom: MemoryHeadroom;
   close(): Promise<void>;
 }
 
@@ -118,6 +121,8 @@ export interface InventoryOptions {
   registry?: Registry | undefined;
   /** durable mode: replicas each sale waits for (0: answer at once) */
   waitReplicas?: number | undefined;
+  /** share of maxmemory from which what gives way is refused (default 0.9) */
+  memoryShedAt?: number | undefined;
 }
 
 export function promSaleMetrics(registry: Registry): SaleMetrics {
@@ -180,6 +185,7 @@ export function createInventory(opts: InventoryOptions): Inventory {
     catalogue,
     sale,
     replicaWait,
+    headroom: new MemoryHeadroom(opts.redis, opts.memoryShedAt ?? 0.9),
     async close() {
       catalogue.close();
       await locks.close();

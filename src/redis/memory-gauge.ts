@@ -1,21 +1,19 @@
 /**
  * `seckill_redis_memory_used_ratio`: used_memory / maxmemory of each Redis master, read when
- * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): at 1 every write fails, sales
- * included, so an alert must fire well before. A node without maxmemory, or that does not answer
+ * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): past REDIS_MEMORY_SHED_AT new
+ * waiting-room places are refused, at 1 Redis refuses every write but the sale's own (its scripts
+ * are flagged allow-oom) and its orders wait in their outboxes, so an alert must fire well before. A node without maxmemory, or that does not answer
  * within GAUGE_READ_TIMEOUT_MS, has no ratio (absent).
  */
 import { Gauge, type Registry } from 'prom-client';
 import { boundedRead } from '../metrics.js';
 import type { RedisClient } from './connection.js';
-
-/** A field of an INFO section, as a number (NaN when absent). */
-const infoField = (info: string, field: string) =>
-  Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(info)?.[1]);
+import { infoField } from './memory-headroom.js';
 
 export function registerRedisMemoryGauge(registry: Registry, redis: RedisClient): void {
   new Gauge({
     name: 'seckill_redis_memory_used_ratio',
-    help: 'used_memory / maxmemory per Redis master (noeviction: writes fail at 1)',
+    help: 'used_memory / maxmemory per Redis master (noeviction: at 1 only the sale writes)',
     labelNames: ['node'],
     registers: [registry],
     // every worker reads the same nodes: merged with max, not summed

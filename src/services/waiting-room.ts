@@ -40,6 +40,8 @@ export type PlaceAnswer =
   | { kind: 'not-joined' }
   /** the line holds `maxPlaces` already (ROOM_MAX_PLACES): nobody new joins */
   | { kind: 'room-full'; maxPlaces: number }
+  /** the room's Redis is near its maxmemory: no new place is written (the sale goes on) */
+  | { kind: 'store-short' }
   | { kind: 'refused'; refusal: AdmissionRefusal };
 
 /** What a poll learns once and keeps. */
@@ -79,6 +81,8 @@ export interface RoomMetricsPort {
   joined(): void;
   /** a new shopper refused: the room's line is full */
   refusedFull(productId: string): void;
+  /** a new shopper refused: the room's Redis is near its maxmemory (REDIS_MEMORY_SHED_AT) */
+  refusedShort(productId: string): void;
   /** a shopper's admission seen here: the time they waited and what they were told */
   admitted(waitedS: number, predictedS: number): void;
 }
@@ -114,9 +118,13 @@ export class WaitingRoom {
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const maxPlaces = this.deps.maxPlaces;
     const place = await this.deps.store.join(productId, view, userId, maxPlaces);
-    if (place.full) {
+    if (place.refused === 'full') {
       this.deps.metrics?.refusedFull(productId);
       return { kind: 'room-full', maxPlaces };
+    }
+    if (place.refused === 'short') {
+      this.deps.metrics?.refusedShort(productId);
+      return { kind: 'store-short' };
     }
     this.strangers.delete(keyOf(view, userId));
     if (place.joined) this.deps.metrics?.joined();

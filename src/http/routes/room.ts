@@ -28,6 +28,9 @@ export interface PlaceRequest {
 
 export type PlacePoll = (r: PlaceRequest) => HttpAnswer | Promise<HttpAnswer>;
 
+/** Retry-After of a join refused for memory: memory frees as an operator acts or places end. */
+const STORE_SHORT_RETRY_S = 30;
+
 /** The path of a poll: `/products/<id>/queue`, the id captured (validated by the route). */
 export const PLACE_PATH = /^\/products\/([^/?]+)\/queue$/;
 
@@ -53,6 +56,15 @@ function problemOf(
         code: 'room-full',
         title: 'The line is full',
         detail: `this waiting room holds ${answer.maxPlaces} places, all taken: nobody new joins this sale`,
+      });
+    case 'store-short':
+      return new ProblemError({
+        status: 503,
+        code: 'room-store-full',
+        title: 'The waiting room takes no new places now',
+        detail:
+          'its store is near its memory limit: places held are kept and the sale goes on; try again later',
+        headers: { 'Retry-After': String(STORE_SHORT_RETRY_S) },
       });
     case 'not-joined':
       return new ProblemError({

@@ -23,6 +23,7 @@
 import { hash } from 'node:crypto';
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
+import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import {
   claimRecord,
@@ -78,6 +79,8 @@ export class IdempotencyStore {
     private readonly ttlSeconds: number,
     private readonly leaseMs: number,
     private readonly maxPerUser = 100,
+    /** near maxmemory a refusal's record is not kept (docs/catalogue.md#redis-memory) */
+    private readonly headroom?: MemoryHeadroom | undefined,
   ) {
     // known before the first keyed purchase (a failure here: the first one asks)
     void (this.legacyUntil() as Promise<number>).catch(() => undefined);
@@ -259,9 +262,13 @@ export class IdempotencyStore {
 
   /**
    * Stores the final answer (kept until the key's expiry). A refusal may be evicted at the
-   * shopper's cap; an answer that sold never is.
+   * shopper's cap; an answer that sold never is. Near maxmemory a refusal is not kept at all (as
+   * if evicted at once: a retry runs again), so records give way before the sale's writes do.
    */
   async finish(handle: IdempotencyHandle, answer: PurchaseAnswer): Promise<void> {
+    if (answer.kind === 'refused' && this.headroom?.short(handle.key)) {
+      return this.abandon(handle);
+    }
     const rec = encodeIdempotencyRecord({ ...handle.record, done: answer });
     await this.settle(handle, answer.kind === 'refused' ? 'refused' : 'store', rec);
   }

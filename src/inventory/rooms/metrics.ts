@@ -11,6 +11,7 @@ export interface RoomMetrics {
   ticked(view: ProductView, tick: AdmitTick & { code: 'ticked' }): void;
   joined(): void;
   refusedFull(productId: string): void;
+  refusedShort(productId: string): void;
   admitted(waitedS: number, predictedS: number): void;
 }
 
@@ -58,6 +59,12 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
     labelNames,
     registers,
   });
+  const short = new Counter({
+    name: 'seckill_room_memory_refusals_total',
+    help: "New shoppers refused a place: the room's Redis was near its maxmemory (503 room-store-full)",
+    labelNames,
+    registers,
+  });
   const waited = new Histogram({
     name: 'seckill_room_wait_seconds',
     help: 'Time in queue, join to admission (seen by the process that answered the join)',
@@ -82,6 +89,7 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
     },
     joined: () => joins.inc(),
     refusedFull: (product) => full.inc({ product }),
+    refusedShort: (product) => short.inc({ product }),
     admitted(waitedS, predictedS) {
       waited.observe(waitedS);
       error.observe(waitedS - predictedS);

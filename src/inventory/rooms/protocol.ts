@@ -1,5 +1,6 @@
 /**
- * The gateway of the waiting room's scripts (lua/roomJoin-4.lua, lua/roomAdmit-6.lua): their key
+ * The gateway of the waiting room's scripts (lua/roomJoin-4.lua, lua/roomAdmit-6.lua,
+ * lua/roomSeatDone-2.lua): their key
  * order, arguments and reply tables, and the decoding of their replies. The room hash's fields
  * are ROOM_FIELD's (records/hash-fields.ts, lua/includes/roomState.lua).
  */
@@ -13,6 +14,7 @@ const ADMIT_REPLY = { ticked: 1, fenced: 0 } as const;
 const scripts = {
   join: luaScript('roomJoin', JOIN_REPLY),
   admit: luaScript('roomAdmit', ADMIT_REPLY),
+  seatDone: luaScript('roomSeatDone'),
 };
 
 const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.lobby, room.line];
@@ -112,4 +114,9 @@ export async function admitRoom(
     opened: opened === 1,
     shuffleLeft: shuffleLeft!,
   };
+}
+
+/** A bought shopper's seat is free, and counted (lua/roomSeatDone-2.lua). */
+export async function freeSeat(redis: RedisClient, room: RoomKeys, userId: string): Promise<void> {
+  await scripts.seatDone.run(redis, [room.active, room.room], [userId]);
 }

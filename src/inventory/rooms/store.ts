@@ -11,7 +11,8 @@ import type { RoomSettings } from '../records/product-meta.js';
 import { ROOM_FIELD } from '../records/hash-fields.js';
 import { decodeRoomCounters, ROOM_COUNTER_FIELDS } from '../records/room-state.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
-import { admitRoom, joinRoom, type AdmitReply } from './protocol.js';
+import { outOfMemory, type MemoryHeadroom } from '../../redis/memory-headroom.js';
+import { admitRoom, freeSeat, joinRoom, type AdmitReply } from './protocol.js';
 
 /**
  * Lobby places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
@@ -63,25 +64,39 @@ export class RoomStore {
     private readonly keys: Keys,
     /** durable mode: a place or an admission is answered once the replicas hold it */
     private readonly replicaWait?: ReplicaWait | undefined,
+    /** near maxmemory no new place is written (docs/catalogue.md#redis-memory) */
+    private readonly headroom?: MemoryHeadroom | undefined,
   ) {}
 
   /**
    * Joins (or finds) the shopper's place: `joined` false when it was there already; `full` when
-   * the room holds `maxPlaces` already and this shopper is not among them (nothing written).
+   * the room holds `maxPlaces` already and this shopper is not among them; `short` when its Redis
+   * node is near its maxmemory (or past it) and this shopper holds no place (nothing written).
    */
   async join(
     productId: string,
     sale: { epoch: number; endsAt: number },
     userId: string,
     maxPlaces: number,
-  ): Promise<(RoomPlace & { joined: boolean; full?: undefined }) | { full: true }> {
+  ): Promise<
+    (RoomPlace & { joined: boolean; refused?: undefined }) | { refused: 'full' | 'short' }
+  > {
     const k = this.keys.room(productId, sale.epoch);
-    const r = await joinRoom(this.redis, k, {
-      userId,
-      keepSeconds: keepSeconds(sale.endsAt),
-      maxPlaces,
-    });
-    if (r.code === 'full') return { full: true };
+    if (this.headroom?.short(k.room)) return this.heldOnly(productId, sale.epoch, userId);
+    let r;
+    try {
+      r = await joinRoom(this.redis, k, {
+        userId,
+        keepSeconds: keepSeconds(sale.endsAt),
+        maxPlaces,
+      });
+    } catch (err) {
+      // refused at its first write: nothing written, and the place may be there already
+      if (!outOfMemory(err)) throw err;
+      this.headroom?.refused(k.room);
+      return this.heldOnly(productId, sale.epoch, userId);
+    }
+    if (r.code === 'full') return { refused: 'full' };
     const { ticket, served, opened, lobbyCount } = r;
     // a second join answers the place too: confirmed as well, since the first one's WAIT may
     // have failed (503) and left the place on the master alone
@@ -89,6 +104,16 @@ export class RoomStore {
     let admittedAt = 0;
     if (ticket > 0 && ticket <= served) admittedAt = await this.admittedAt(k, userId);
     return { joined: r.code === 'joined', ticket, served, opened, lobbyCount, admittedAt };
+  }
+
+  /** A join that writes nothing: the shopper's place if they hold one, else refused `short`. */
+  private async heldOnly(
+    productId: string,
+    epoch: number,
+    userId: string,
+  ): Promise<(RoomPlace & { joined: false }) | { refused: 'short' }> {
+    const place = await this.place(productId, epoch, userId);
+    return place ? { ...place, joined: false } : { refused: 'short' };
   }
 
   /** The shopper's place; null when they never joined this sale's room. */
@@ -155,7 +180,7 @@ export class RoomStore {
    */
   async done(productId: string, epoch: number, userId: string): Promise<void> {
     const k = this.keys.room(productId, epoch);
-    await this.redis.multi().zrem(k.active, userId).hincrby(k.room, ROOM_FIELD.done, 1).exec();
+    await freeSeat(this.redis, k, userId);
   }
 
   /** Seats freed by purchases so far: read before the units left, for {@link admit}. */
