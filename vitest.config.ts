@@ -34,6 +34,7 @@ const CLUSTER_FILES = [
   'test/stripe-webhook.test.ts',
   'test/drop-controls.test.ts',
   'test/dashboard-drop.test.ts',
+  'test/redis-memory.test.ts',
 ];
 
 export default defineConfig({

@@ -6,9 +6,11 @@
  * before that, at `shedAt` of maxmemory, so the memory left stays for the sale and its orders'
  * queue (BullMQ, whose scripts Redis refuses past the limit).
  *
- * Read from `INFO memory` of the node holding the key asked about, at most once per SAMPLE_MS and
- * only when asked (an idle process reads nothing); the answer is the last reading, never a wait.
- * A node that answered OOM counts as full until a reading says otherwise.
+ * Read from `INFO memory` of the node holding the key asked about, only when asked (an idle
+ * process reads nothing): a reading younger than SAMPLE_MS is the answer; one younger than
+ * TRUSTED_MS is the answer while a new one is read in the background; none, or an older one,
+ * is waited for (one INFO, on the key's node). A node that answered OOM counts as full until a
+ * reading says otherwise.
  */
 import { Cluster } from 'ioredis';
 import { inBackground } from './background.js';
@@ -17,6 +19,8 @@ import { shardOfKey } from './shard-health.js';
 
 /** A node's memory is read again when its last reading is older than this. */
 export const SAMPLE_MS = 250;
+/** A reading older than this is not answered from: the caller waits for a new one. */
+export const TRUSTED_MS = 5_000;
 
 /** A field of an INFO section, as a number (NaN when absent). */
 export const infoField = (info: string, field: string) =>
@@ -28,10 +32,12 @@ export function outOfMemory(err: unknown): boolean {
 }
 
 interface Reading {
-  /** used_memory / maxmemory at the last reading (0: no maxmemory, or none yet) */
+  /** used_memory / maxmemory at the last reading (0: no maxmemory) */
   ratio: number;
+  /** when it was read (0: never) */
   at: number;
-  reading: boolean;
+  /** the read under way */
+  reading: Promise<void> | undefined;
 }
 
 export class MemoryHeadroom {
@@ -44,43 +50,48 @@ export class MemoryHeadroom {
     private readonly sampleMs = SAMPLE_MS,
   ) {}
 
-  /**
-   * Whether the node holding `key` was, at its last reading, past `shedAt` of its maxmemory (or
-   * answered OOM since). Reads it again in the background when that reading is stale.
-   */
-  short(key: string): boolean {
-    const node = shardOfKey(this.redis, key) ?? '';
-    let r = this.nodes.get(node);
-    if (!r) this.nodes.set(node, (r = { ratio: 0, at: 0, reading: false }));
-    if (!r.reading && Date.now() - r.at >= this.sampleMs) this.read(node, r);
-    return r.ratio >= this.shedAt;
+  /** Whether the node holding `key` is past `shedAt` of its maxmemory (or answered OOM since). */
+  short(key: string): boolean | Promise<boolean> {
+    const r = this.node(key);
+    const age = Date.now() - r.at;
+    if (age < this.sampleMs) return r.ratio >= this.shedAt;
+    const read = (r.reading ??= this.read(key, r));
+    if (age < TRUSTED_MS) return r.ratio >= this.shedAt;
+    return read.then(() => r.ratio >= this.shedAt);
   }
 
   /** The node holding `key` refused a write past its maxmemory: full until the next reading. */
   refused(key: string): void {
-    const node = shardOfKey(this.redis, key) ?? '';
-    const r = this.nodes.get(node);
-    if (r) r.ratio = Math.max(r.ratio, 1);
-    else this.nodes.set(node, { ratio: 1, at: Date.now(), reading: false });
+    const r = this.node(key);
+    r.ratio = Math.max(r.ratio, 1);
+    r.at = Date.now();
   }
 
-  private read(node: string, r: Reading): void {
+  private node(key: string): Reading {
+    const node = shardOfKey(this.redis, key) ?? '';
+    let r = this.nodes.get(node);
+    if (!r) this.nodes.set(node, (r = { ratio: 0, at: 0, reading: undefined }));
+    return r;
+  }
+
+  private read(key: string, r: Reading): Promise<void> {
+    const node = shardOfKey(this.redis, key);
     const conn =
       this.redis instanceof Cluster
         ? this.redis.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === node)
         : this.redis;
-    if (!conn) return;
-    r.reading = true;
-    inBackground('memory headroom', () => conn.info('memory'))
-      .then((info) => {
-        const max = infoField(info, 'maxmemory');
-        r.ratio = max > 0 ? infoField(info, 'used_memory') / max : 0;
-      })
-      // a node that does not answer keeps its last reading: its writes fail on their own
-      .catch(() => undefined)
-      .finally(() => {
-        r.at = Date.now();
-        r.reading = false;
-      });
+    return (
+      inBackground('memory headroom', () => conn?.info('memory') ?? Promise.resolve(''))
+        .then((info) => {
+          const max = infoField(info, 'maxmemory');
+          r.ratio = max > 0 ? infoField(info, 'used_memory') / max : 0;
+        })
+        // a node that does not answer keeps its last reading: its writes fail on their own
+        .catch(() => undefined)
+        .finally(() => {
+          r.at = Date.now();
+          r.reading = undefined;
+        })
+    );
   }
 }

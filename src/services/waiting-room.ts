@@ -118,13 +118,13 @@ export class WaitingRoom {
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const maxPlaces = this.deps.maxPlaces;
     const place = await this.deps.store.join(productId, view, userId, maxPlaces);
-    if (place.refused === 'full') {
+    if (place.refused) {
+      if (place.refused === 'short') {
+        this.deps.metrics?.refusedShort(productId);
+        return { kind: 'store-short' };
+      }
       this.deps.metrics?.refusedFull(productId);
       return { kind: 'room-full', maxPlaces };
-    }
-    if (place.refused === 'short') {
-      this.deps.metrics?.refusedShort(productId);
-      return { kind: 'store-short' };
     }
     this.strangers.delete(keyOf(view, userId));
     if (place.joined) this.deps.metrics?.joined();

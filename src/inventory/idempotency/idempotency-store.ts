@@ -266,7 +266,7 @@ export class IdempotencyStore {
    * if evicted at once: a retry runs again), so records give way before the sale's writes do.
    */
   async finish(handle: IdempotencyHandle, answer: PurchaseAnswer): Promise<void> {
-    if (answer.kind === 'refused' && this.headroom?.short(handle.key)) {
+    if (answer.kind === 'refused' && (await this.headroom?.short(handle.key))) {
       return this.abandon(handle);
     }
     const rec = encodeIdempotencyRecord({ ...handle.record, done: answer });

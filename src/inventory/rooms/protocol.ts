@@ -1,8 +1,8 @@
 /**
  * The gateway of the waiting room's scripts (lua/roomJoin-4.lua, lua/roomAdmit-6.lua,
- * lua/roomSeatDone-2.lua): their key
- * order, arguments and reply tables, and the decoding of their replies. The room hash's fields
- * are ROOM_FIELD's (records/hash-fields.ts, lua/includes/roomState.lua).
+ * lua/roomPlace-3.lua, lua/roomSeatDone-2.lua): their key order, arguments and reply tables, and
+ * the decoding of their replies. The room hash's fields are ROOM_FIELD's (records/hash-fields.ts,
+ * lua/includes/roomState.lua).
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { RoomKeys } from '../../redis/keys.js';
@@ -14,6 +14,7 @@ const ADMIT_REPLY = { ticked: 1, fenced: 0 } as const;
 const scripts = {
   join: luaScript('roomJoin', JOIN_REPLY),
   admit: luaScript('roomAdmit', ADMIT_REPLY),
+  place: luaScript('roomPlace'),
   seatDone: luaScript('roomSeatDone'),
 };
 
@@ -39,6 +40,28 @@ export async function joinRoom(
   return name === 'full'
     ? { code: name, ...counters }
     : { code: name, ticket: ticket!, ...counters };
+}
+
+/** A shopper's place, read at once; null when they hold none (lua/roomPlace-3.lua). */
+export async function readPlace(
+  redis: RedisClient,
+  room: RoomKeys,
+  userId: string,
+): Promise<({ ticket: number; admittedAt: number } & RoomCounters) | null> {
+  const r = await scripts.place.run<number[]>(
+    redis,
+    [room.places, room.room, room.admitted],
+    [userId],
+  );
+  if (r.length === 0) return null;
+  const [ticket, served, opened, lobbyCount, admittedAt] = r as [
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { ticket, served, opened: opened === 1, lobbyCount, admittedAt };
 }
 
 /** One admitter tick's arguments (lua/roomAdmit-6.lua says what each does). */

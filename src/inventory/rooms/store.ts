@@ -9,10 +9,9 @@ import { readProductState, type ProductState } from '../catalogue/product-state.
 import { encodeEvent } from '../records/product-events.js';
 import type { RoomSettings } from '../records/product-meta.js';
 import { ROOM_FIELD } from '../records/hash-fields.js';
-import { decodeRoomCounters, ROOM_COUNTER_FIELDS } from '../records/room-state.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { outOfMemory, type MemoryHeadroom } from '../../redis/memory-headroom.js';
-import { admitRoom, freeSeat, joinRoom, type AdmitReply } from './protocol.js';
+import { admitRoom, freeSeat, joinRoom, readPlace, type AdmitReply } from './protocol.js';
 
 /**
  * Lobby places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
@@ -82,7 +81,7 @@ export class RoomStore {
     (RoomPlace & { joined: boolean; refused?: undefined }) | { refused: 'full' | 'short' }
   > {
     const k = this.keys.room(productId, sale.epoch);
-    if (this.headroom?.short(k.room)) return this.heldOnly(productId, sale.epoch, userId);
+    if (await this.headroom?.short(k.room)) return this.heldOnly(productId, sale.epoch, userId);
     let r;
     try {
       r = await joinRoom(this.redis, k, {
@@ -119,16 +118,11 @@ export class RoomStore {
   /** The shopper's place; null when they never joined this sale's room. */
   async place(productId: string, epoch: number, userId: string): Promise<RoomPlace | null> {
     const k = this.keys.room(productId, epoch);
-    const [[, ticket], [, state], [, at]] = (await this.redis
-      .multi()
-      .hget(k.places, userId)
-      .hmget(k.room, ...ROOM_COUNTER_FIELDS)
-      .hget(k.admitted, userId)
-      .exec()) as [[null, string | null], [null, Array<string | null>], [null, string | null]];
-    if (ticket === null) return null;
+    const place = await readPlace(this.redis, k, userId);
+    if (!place) return null;
     // read from the master: answered once a replica holds it (a join refused 503 may not be)
     await this.replicaWait?.confirm(k.room);
-    return { ticket: Number(ticket), ...decodeRoomCounters(state), admittedAt: Number(at ?? 0) };
+    return place;
   }
 
   private async admittedAt(room: RoomKeys, userId: string): Promise<number> {
