@@ -645,6 +645,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/payment-webhooks.test.ts: webhook-disabled (no PAYMENT_WEBHOOK_SECRET)';
   if (status === '503' && ['/orders/{id}/pay', '/orders/{id}/cancel'].includes(path))
     return 'test/payments.test.ts: still settling (a spill mid-flight), or a store away';
+  if (status === '503' && path === '/products/{id}/queue')
+    return "test/redis-memory.test.ts: a join while the room's Redis is at its maxmemory (room-store-full); test/store-faults.test.ts: Redis away";
   if (status === '503')
     return 'test/store-faults.test.ts, test/shop-faults.test.ts: Redis / PostgreSQL away (store-unavailable); test/overload.exclusive.test.ts: overloaded';
   if (status === '429' && path === '/orders/{id}')

@@ -1,8 +1,9 @@
 /**
  * `seckill_redis_memory_used_ratio`: used_memory / maxmemory of each Redis master, read when
- * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): past REDIS_MEMORY_SHED_AT new
- * waiting-room places are refused, at 1 Redis refuses every write but the sale's own (its scripts
- * are flagged allow-oom) and its orders wait in their outboxes, so an alert must fire well before. A node without maxmemory, or that does not answer
+ * /metrics is scraped. Redis runs with noeviction (BullMQ needs it): from REDIS_MEMORY_SHED_AT
+ * new waiting-room places are refused, past 1 Redis refuses every write but the sale's own (its
+ * scripts are flagged allow-oom) and orders wait in their outboxes, so an alert fires well
+ * before (docs/catalogue.md#redis-memory). A node without maxmemory, or that does not answer
  * within GAUGE_READ_TIMEOUT_MS, has no ratio (absent).
  */
 import { Gauge, type Registry } from 'prom-client';

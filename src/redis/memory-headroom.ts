@@ -37,7 +37,7 @@ interface Reading {
   /** when it was read (0: never) */
   at: number;
   /** the read under way */
-  reading: Promise<void> | undefined;
+  pending: Promise<void> | undefined;
 }
 
 export class MemoryHeadroom {
@@ -55,7 +55,7 @@ export class MemoryHeadroom {
     const r = this.node(key);
     const age = Date.now() - r.at;
     if (age < this.sampleMs) return r.ratio >= this.shedAt;
-    const read = (r.reading ??= this.read(key, r));
+    const read = (r.pending ??= this.read(key, r));
     if (age < TRUSTED_MS) return r.ratio >= this.shedAt;
     return read.then(() => r.ratio >= this.shedAt);
   }
@@ -70,11 +70,11 @@ export class MemoryHeadroom {
   private node(key: string): Reading {
     const node = shardOfKey(this.redis, key) ?? '';
     let r = this.nodes.get(node);
-    if (!r) this.nodes.set(node, (r = { ratio: 0, at: 0, reading: undefined }));
+    if (!r) this.nodes.set(node, (r = { ratio: 0, at: 0, pending: undefined }));
     return r;
   }
 
-  private read(key: string, r: Reading): Promise<void> {
+  private read(key: string, reading: Reading): Promise<void> {
     const node = shardOfKey(this.redis, key);
     const conn =
       this.redis instanceof Cluster
@@ -84,13 +84,13 @@ export class MemoryHeadroom {
       inBackground('memory headroom', () => conn?.info('memory') ?? Promise.resolve(''))
         .then((info) => {
           const max = infoField(info, 'maxmemory');
-          r.ratio = max > 0 ? infoField(info, 'used_memory') / max : 0;
+          reading.ratio = max > 0 ? infoField(info, 'used_memory') / max : 0;
         })
         // a node that does not answer keeps its last reading: its writes fail on their own
         .catch(() => undefined)
         .finally(() => {
-          r.at = Date.now();
-          r.reading = undefined;
+          reading.at = Date.now();
+          reading.pending = undefined;
         })
     );
   }

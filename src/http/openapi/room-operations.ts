@@ -18,6 +18,7 @@ export const ROOM_OPERATIONS: Operation[] = [
       401: 'no identity',
       404: 'unknown product, or one without a waiting room',
       409: 'room-full: the line holds ROOM_MAX_PLACES places already',
+      503: "room-store-full: the room's Redis is near its maxmemory (REDIS_MEMORY_SHED_AT), no new place is written; Retry-After",
     },
     store: true,
     limited: true,
