@@ -54,6 +54,18 @@ export function storeOutage(err: unknown, depth = 0): string | undefined {
   return storeOutage(err.cause, depth + 1);
 }
 
+/**
+ * Whether `err` is Redis refusing a write past its maxmemory (noeviction), alone or in a MULTI it
+ * discarded: the store is up but full (docs/catalogue.md#redis-memory). Not an outage: a shard
+ * breaker must not hold a full shard down, the sale's scripts write on there.
+ */
+export function storeFull(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.message.startsWith('OOM ')) return true;
+  const previous = (err as { previousErrors?: unknown }).previousErrors;
+  return Array.isArray(previous) && previous.some(storeFull);
+}
+
 /** A store call that did not settle within its bound (see `withinDeadline`). */
 export class DeadlineError extends Error {
   override name = 'DeadlineError';

@@ -7,7 +7,7 @@
  */
 import { hash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { RunningApp } from './support/app.js';
 import { startApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -212,6 +212,7 @@ describe('a Redis at its maxmemory beside a sale', () => {
     const joined = await Promise.all(line.map((u) => join(productId, u)));
     expect(joined.map((r) => r.status)).toEqual(line.map(() => 200));
 
+    onTestFinished(() => freeJunk());
     await fillToLimit();
     expect(await everyMasterFull()).toBe(true);
 
@@ -225,6 +226,18 @@ describe('a Redis at its maxmemory beside a sale', () => {
     for (const u of late) expect(await app.rt.redis.hexists(k.places, u)).toBe(0);
     // one who holds a place is answered it
     expect((await join(productId, line[0]!)).status).toBe(200);
+    // what is not the sale's is refused 503 store-unavailable: seeding, reconciling
+    const other = await fetch(`${app.url}/admin/products/q${randomBytes(4).toString('hex')}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ strategy: 'segmented', segments: SEGMENTS, total: 5 }),
+    });
+    expect([other.status, other.headers.get('retry-after')]).toEqual([503, '30']);
+    const reconciling = await fetch(`${app.url}/admin/products/${productId}/reconcile`, {
+      method: 'POST',
+      headers: admin,
+    });
+    expect(reconciling.status).toBe(503);
 
     // admitted (as many as there are units), then buying, all while every master is past its
     // limit: each admitted shopper sends two purchases at once, the second always with a key
@@ -309,6 +322,58 @@ describe('a Redis at its maxmemory beside a sale', () => {
     await waitFor(
       'a join answered 200',
       async () => (await join(productId, late[0]!)).status === 200,
+      10_000,
+      100,
+    );
+  });
+  it('gives way before the limit: from REDIS_MEMORY_SHED_AT (0.9) a new place is refused while Redis still takes writes', async () => {
+    const productId = `p${randomBytes(4).toString('hex')}`;
+    const seeded = await fetch(`${app.url}/admin/products/${productId}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({
+        strategy: 'segmented',
+        segments: SEGMENTS,
+        total: 2,
+        waitingRoom: { admitPerSecond: 1_000, maxActive: 100, admittedForSeconds: 60 },
+      }),
+    });
+    expect(seeded.status).toBe(201);
+    const [held, late] = users(2, 'v');
+    // a reading of the first test's full masters may be answered for a moment (under TRUSTED_MS)
+    await waitFor('a place', async () => (await join(productId, held!)).status === 200, 10_000, 50);
+    // every master at 95 % of its maxmemory: short, and still taking writes
+    for (const m of masters) {
+      const used = Number(/^used_memory:(\d+)/m.exec(await m.conn.info('memory'))![1]);
+      await m.conn.config('SET', 'maxmemory', String(Math.ceil(used / 0.95)));
+    }
+    try {
+      // the next reading of the room's master says so (one younger than SAMPLE_MS is trusted)
+      const refused = await waitFor(
+        'a join refused',
+        async () => {
+          const r = await join(productId, users(1, 'w')[0]!);
+          return r.status !== 200 && r;
+        },
+        10_000,
+        50,
+      );
+      expect([refused.status, refused.body.type]).toEqual([
+        503,
+        'urn:seckill:problem:room-store-full',
+      ]);
+      expect((await join(productId, held!)).status).toBe(200);
+      // not full: every master takes a write
+      for (const m of masters) expect(await m.conn.set(`{${m.tag}}:junk:probe`, 'x')).toBe('OK');
+    } finally {
+      for (const m of masters) {
+        await m.conn.del(`{${m.tag}}:junk:probe`);
+        await m.conn.config('SET', 'maxmemory', '0');
+      }
+    }
+    await waitFor(
+      'a join answered 200',
+      async () => (await join(productId, late!)).status === 200,
       10_000,
       100,
     );

@@ -4,7 +4,7 @@
  */
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { messageOf, ProblemError, problemType } from '../errors.js';
-import { shardDown, storeOutage } from '../outages.js';
+import { shardDown, storeFull, storeOutage } from '../outages.js';
 import type { Logger } from '../log.js';
 
 export const PROBLEM_JSON = 'application/problem+json';
@@ -76,6 +76,22 @@ export function storeUnavailable(cause: unknown): ProblemError {
 }
 
 /**
+ * Redis past its maxmemory refused a write that is not the sale's (seeding, reconciling, a drop's
+ * control): the store is up, the request may come back once memory frees
+ * (docs/catalogue.md#redis-memory).
+ */
+function storeAtItsLimit(cause: unknown): ProblemError {
+  return new ProblemError({
+    status: 503,
+    code: 'store-unavailable',
+    title: 'Store unavailable, try again',
+    detail: "Redis is at its memory limit and refused this request's writes; retry later",
+    headers: { 'Retry-After': '30' },
+    cause,
+  });
+}
+
+/**
  * A command refused unsent because its Redis shard failed a moment ago: nothing ran, the rest of
  * the store is serving, the client may retry (as the sale's own shard-unavailable refusal).
  */
@@ -99,6 +115,7 @@ export function toProblem(err: unknown): ProblemError {
   if (err instanceof ProblemError) return err;
   if (shardDown(err)) return shardUnavailable(err);
   if (storeOutage(err)) return storeUnavailable(err);
+  if (storeFull(err)) return storeAtItsLimit(err);
   const e = (err ?? {}) as HttpLikeError;
   const known = e.type ? BODY_ERRORS[e.type] : undefined;
   if (known) return new ProblemError({ ...known, detail: e.message, cause: err });

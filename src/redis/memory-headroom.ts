@@ -26,11 +26,6 @@ export const TRUSTED_MS = 5_000;
 export const infoField = (info: string, field: string) =>
   Number(new RegExp(`^${field}:(\\d+)`, 'm').exec(info)?.[1]);
 
-/** Whether `err` is Redis refusing a write past its maxmemory (noeviction). */
-export function outOfMemory(err: unknown): boolean {
-  return err instanceof Error && err.message.startsWith('OOM ');
-}
-
 interface Reading {
   /** used_memory / maxmemory at the last reading (0: no maxmemory) */
   ratio: number;

@@ -10,7 +10,8 @@ import { encodeEvent } from '../records/product-events.js';
 import type { RoomSettings } from '../records/product-meta.js';
 import { ROOM_FIELD } from '../records/hash-fields.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
-import { outOfMemory, type MemoryHeadroom } from '../../redis/memory-headroom.js';
+import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
+import { storeFull } from '../../outages.js';
 import { admitRoom, freeSeat, joinRoom, readPlace, type AdmitReply } from './protocol.js';
 
 /**
@@ -91,7 +92,7 @@ export class RoomStore {
       });
     } catch (err) {
       // refused at its first write: nothing written, and the place may be there already
-      if (!outOfMemory(err)) throw err;
+      if (!storeFull(err)) throw err;
       this.headroom?.refused(k.room);
       return this.heldOnly(productId, sale.epoch, userId);
     }
