@@ -1,34 +1,33 @@
 /**
- * The worker side of order events: the relay on its BullMQ job scheduler (every
- * EVENT_RELAY_INTERVAL_MS, one run at a time), the webhook deliveries (WEBHOOK_CONCURRENCY lanes
- * at once), their metrics, and their closes at shutdown (deliveries in flight finish first).
+ * The worker side of order events: the relay on a timer of its own (relay-loop.ts: every
+ * EVENT_RELAY_INTERVAL_MS while there is work, one run at a time), the webhook deliveries
+ * (WEBHOOK_CONCURRENCY lanes at once), their metrics, and their closes at shutdown (deliveries in
+ * flight finish first).
  */
 import type { Queue } from 'bullmq';
 import {
   ackBatcher,
   createDeliveryWorker,
   createEventQueues,
-  createRelayWorker,
   createSender,
   deliverBatch,
   deliverLane,
   EndpointsRepository,
-  EVENT_JOB,
   EventsRepository,
   LanesRepository,
   queueBatches,
   queueLanes,
   registerDeliveryMetrics,
   relay,
-  RELAY_SCHEDULER,
   slots,
+  startRelayLoop,
   type Endpoint,
   type EndpointBacklog,
   type LaneRef,
 } from '../events/index.js';
+import { inBackground } from '../redis/background.js';
 import { exitWhenBullInitFails } from './bull-init.js';
 import type { Core } from './core.js';
-import { whenRedisAnswers } from './when-redis-answers.js';
 
 /** The receiver rules of the config (who may be sent to). */
 export const receiverRules = (core: Pick<Core, 'config'>) => ({
@@ -133,18 +132,24 @@ export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue 
         job.orderIds,
       ),
   });
-  const relayWorker = createRelayWorker({
-    connection: core.bullConnection('seckill-relay-worker'),
-    prefix,
-    logger: core.logger,
-    run: () =>
-      relay({
-        endpoints,
-        lanes,
-        deliver: (due) => queueBatches(queues.webhooks, due),
-        deliverEach: (due) => queueLanes(queues.webhooks, due),
-      }),
-  });
+  // a loop of its own: its commands are no request's (redis/background.ts)
+  const relayLoop = inBackground('event relay', () =>
+    startRelayLoop({
+      intervalMs: c.relayIntervalMs,
+      run: () =>
+        relay({
+          endpoints,
+          lanes,
+          deliver: (due) => queueBatches(queues.webhooks, due),
+          deliverEach: (due) => queueLanes(queues.webhooks, due),
+        }),
+      onError: (err) =>
+        core.logger.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'event relay failed; the next run takes over',
+        ),
+    }),
+  );
   // closed in reverse: the relay first (nothing new is queued), then the deliveries in flight
   // finish (each within the timeout)
   core.lifecycle.add(
@@ -156,15 +161,7 @@ export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue 
     undefined,
     c.webhook.timeoutMs + 3_000,
   );
-  core.lifecycle.add('event relay', () => relayWorker.close());
-  exitOnInit(relayWorker, 'event relay');
+  core.lifecycle.add('event relay', () => relayLoop.close());
   exitOnInit(deliveries, 'webhook deliveries');
-  await whenRedisAnswers(core, 'scheduling the event relay', () =>
-    queues.events.upsertJobScheduler(
-      RELAY_SCHEDULER,
-      { every: c.relayIntervalMs },
-      { name: EVENT_JOB.relay, opts: { removeOnComplete: true, removeOnFail: 100 } },
-    ),
-  );
   return { webhooks: queues.webhooks };
 }

@@ -35,7 +35,9 @@ export const eventsEnv = {
     .min(10)
     .max(60_000)
     .default(100)
-    .describe('how often new order events are handed to webhook deliveries'),
+    .describe(
+      'how often new order events are handed to webhook deliveries while there are some (idle: the wait doubles, up to 1 s)',
+    ),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number()
     .int()

@@ -55,13 +55,12 @@ export { relay, RELAY_PAGE, STRANDED_AFTER_MS, type RelayDeps } from './relay.js
 export {
   createDeliveryWorker,
   createEventQueues,
-  createRelayWorker,
   JOB as EVENT_JOB,
   LANE_JOB_OPTIONS,
   laneJobId,
   queueBatches,
   queueLanes,
-  RELAY_SCHEDULER,
   WEBHOOKS_QUEUE,
 } from './queue.js';
 export { registerDeliveryMetrics } from './metrics.js';
+export { nextRelayWait, RELAY_IDLE_MS, startRelayLoop, type RelayLoop } from './relay-loop.js';

@@ -1,7 +1,6 @@
 /**
- * The BullMQ side of event delivery: the `events` queue, whose job scheduler runs the relay every
- * EVENT_RELAY_INTERVAL_MS on one worker slot, and the `webhooks` queue: a `batch` job per
- * endpoint and page of lanes the relay hands on, and a `lane` job of a lane's own (its id names
+ * The BullMQ side of event delivery: the `webhooks` queue, a `batch` job per endpoint and page
+ * of lanes the relay (relay-loop.ts) hands on, and a `lane` job of a lane's own (its id names
  * the endpoint and order, so a lane is never queued twice) for its retries, waiting the delay the
  * delivery chose.
  */
@@ -17,10 +16,8 @@ import type { Logger } from '../log.js';
 import { DeadLettered, DeliveryFailed } from './delivery.js';
 import type { LaneRef } from './lanes-repository.js';
 
-export const EVENTS_QUEUE = 'events';
 export const WEBHOOKS_QUEUE = 'webhooks';
-export const RELAY_SCHEDULER = 'relay';
-export const JOB = { relay: 'relay', lane: 'lane', batch: 'batch' } as const;
+export const JOB = { lane: 'lane', batch: 'batch' } as const;
 
 /** Lanes one batch job carries at most. */
 export const BATCH_LANES = 100;
@@ -46,7 +43,6 @@ export const LANE_JOB_OPTIONS: JobsOptions = {
 
 export function createEventQueues(connection: ConnectionOptions, prefix: string) {
   return {
-    events: new Queue(EVENTS_QUEUE, { connection, prefix }),
     webhooks: new Queue(WEBHOOKS_QUEUE, {
       connection,
       prefix,
@@ -97,27 +93,6 @@ export async function queueBatches(webhooks: Queue, lanes: readonly LaneRef[]): 
     })),
   );
   if (jobs.length) await webhooks.addBulk(jobs);
-}
-
-export function createRelayWorker(opts: {
-  connection: ConnectionOptions;
-  prefix: string;
-  run: () => Promise<unknown>;
-  logger?: Logger | undefined;
-}): Worker {
-  const worker = new Worker(
-    EVENTS_QUEUE,
-    async (job: Job) => {
-      if (job.name === JOB.relay) return opts.run();
-      throw new Error(`unknown job ${job.name}`);
-    },
-    { connection: opts.connection, prefix: opts.prefix, concurrency: 1 },
-  );
-  worker.on('failed', (job, err) =>
-    opts.logger?.warn({ err: err.message }, 'event relay failed; the next run takes over'),
-  );
-  worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'event relay worker error'));
-  return worker;
 }
 
 export function createDeliveryWorker(opts: {
