@@ -231,6 +231,37 @@ describe('pause and resume', () => {
   });
 });
 
+describe('a control cut off midway', () => {
+  it('is finished by its retry: a pause whose meta was written before its segments pauses every segment', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 10, segments: 4 });
+    // what a pause leaves when its process dies after the meta's write
+    await a.rt.redis.hset(a.rt.keys.product(productId).meta, META_FIELD.paused, '1');
+    const again = await control(productId, 'pause');
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ changed: false, product: { paused: true } });
+    expect(await segmentStarts(productId, 4)).toEqual(Array(4).fill(PAUSED_STARTS_AT));
+  });
+
+  it('is undone by a resume: segments left paused under an unpaused meta sell again', async () => {
+    const productId = newProduct();
+    await seed(productId, { total: 10, segments: 4 });
+    // what a pause leaves when its process dies after some of its segments' writes
+    for (const seg of [0, 1, 2, 3]) {
+      await a.rt.redis.hset(
+        a.rt.keys.segment(productId, seg).state,
+        STATE_FIELD.startsAt,
+        PAUSED_STARTS_AT,
+      );
+    }
+    const resumed = await control(productId, 'resume');
+    expect(resumed.status).toBe(200);
+    expect(resumed.body).toMatchObject({ changed: false, product: { paused: false } });
+    expect(await segmentStarts(productId, 4)).toEqual(Array(4).fill(0));
+    for (let i = 0; i < 4; i++) expect((await buyOnce(b, productId, `cut${i}`)).status).toBe(202);
+  });
+});
+
 describe('a room paused, paced, ended', () => {
   const room = { admitPerSecond: 50, maxActive: 2, admittedForSeconds: 60 };
 

@@ -45,7 +45,11 @@ export const dropResult = z.strictObject({
   action: z.enum(['pause', 'resume', 'end', 'units', 'waiting-room']),
   productId: z.string(),
   epoch: z.number().int().describe('the sale acted on: controls never start a new one'),
-  changed: z.boolean().describe('false: it already was so (a second pause), nothing written'),
+  changed: z
+    .boolean()
+    .describe(
+      'false: it already was so (a second pause; every segment is written again all the same)',
+    ),
   endsAt: iso.optional().describe('end: when the sale ended (Redis time)'),
   asked: z.number().int().optional().describe('units: > 0 asked on sale, < 0 asked off'),
   units: z

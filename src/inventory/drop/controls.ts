@@ -5,9 +5,10 @@
  * the segments first where a purchase could slip through otherwise, then the meta, then tells
  * every process (`changed`: they read the meta again, keeping what they heard of the line):
  *
- * - pause: meta `paused`, then every segment's start moved to the paused mark
- *   (records/segment-state.ts): every deduct answers "not started", read as paused; resume puts
- *   the sale's own start back on every segment, then clears `paused`.
+ * - pause: every segment's start moved to the paused mark (records/segment-state.ts): every
+ *   deduct answers "not started", read as paused; then meta `paused`. Resume puts the sale's own
+ *   start back on every segment, then clears `paused`. Both write every segment even when the
+ *   meta says there is nothing to change, so a second try repairs a first one cut off midway.
  * - end now: every segment's end set to Redis's now (and its start put back, if paused), then the
  *   meta's; unpaid orders keep their payment window (PostgreSQL's, untouched).
  * - units: each segment's share under that segment's lock (lua/dropUnits-1.lua, fenced as a
@@ -29,7 +30,7 @@ const SEGMENT_WAIT_MS = 2_000;
 export interface DropChange {
   productId: string;
   epoch: number;
-  /** false when the product already was so (a second pause): nothing written */
+  /** false when the product already was so (a second pause; its segments are written again) */
   changed: boolean;
 }
 
@@ -49,21 +50,24 @@ export interface DropDeps {
 export class DropControls {
   constructor(private readonly deps: DropDeps) {}
 
+  /**
+   * Every segment, then the meta, even when the meta already says paused: a pause cut off midway
+   * (a store that stopped answering, a process that died) is finished by the next one.
+   */
   pause(productId: string): Promise<DropChange> {
     return this.exclusive(productId, async (meta) => {
-      if (meta.paused) return { productId, epoch: meta.epoch, changed: false };
-      await this.deps.store.setPaused(productId, true);
       await this.eachSegment(productId, meta, { startsAt: PAUSED_STARTS_AT });
-      return this.announced(productId, meta);
+      if (!meta.paused) await this.deps.store.setPaused(productId, true);
+      return { ...(await this.announced(productId, meta)), changed: !meta.paused };
     });
   }
 
+  /** Every segment's own start back, even under an unpaused meta: undoes a pause cut off midway. */
   resume(productId: string): Promise<DropChange> {
     return this.exclusive(productId, async (meta) => {
-      if (!meta.paused) return { productId, epoch: meta.epoch, changed: false };
       await this.eachSegment(productId, meta, { startsAt: meta.startsAt });
-      await this.deps.store.setPaused(productId, false);
-      return this.announced(productId, meta);
+      if (meta.paused) await this.deps.store.setPaused(productId, false);
+      return { ...(await this.announced(productId, meta)), changed: meta.paused };
     });
   }
 
