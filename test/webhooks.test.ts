@@ -144,6 +144,8 @@ function expectOrdered(arrivals: readonly Arrival[]) {
     expect(a.rowVersion, `${a.id}: the row when it arrived`).not.toBeNull();
     expect(a.rowVersion!).toBeGreaterThanOrEqual(a.version);
     expect(a.verified, `${a.id} signed`).toBe(true);
+    // the order at that version, an object (as GET /orders/:id shows it)
+    expect(a.data, `${a.id}'s data`).toMatchObject({ orderId: a.orderId, version: a.version });
   }
 }
 

@@ -29,8 +29,6 @@ export interface OrderEvent {
   data: Record<string, unknown>;
   /** where it stands in the feed */
   cursor: FeedCursor;
-  /** `data` as PostgreSQL wrote it, when read as text (deliveries: no parse, no stringify) */
-  dataText?: string;
 }
 
 export interface CloudEvent {
@@ -59,13 +57,6 @@ export function cloudEvent(event: OrderEvent): CloudEvent {
     orderversion: event.version,
     data: event.data,
   };
-}
-
-/** The envelope as JSON, `data` spliced in as read when the event carries its text. */
-export function cloudEventJson(event: OrderEvent): string {
-  if (event.dataText === undefined) return JSON.stringify(cloudEvent(event));
-  const { data: _, ...envelope } = cloudEvent(event);
-  return `${JSON.stringify(envelope).slice(0, -1)},"data":${event.dataText}}`;
 }
 
 /** A place in the feed: the writing transaction's id, then the event's position in it. */

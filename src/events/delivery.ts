@@ -8,7 +8,7 @@
  * from that event on. A 410 disables the endpoint. An event's id is its `webhook-id` on every
  * delivery. batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one's retry.
  */
-import { cloudEventJson, type OrderEvent } from './cloud-event.js';
+import { cloudEvent, type OrderEvent } from './cloud-event.js';
 import type { Endpoint } from './endpoints-repository.js';
 import type { Lane, LaneRef } from './lanes-repository.js';
 import { retryDelay } from './retry-schedule.js';
@@ -100,7 +100,7 @@ export async function deliverDue(
   let stopped:
     { event: OrderEvent; outcome: Exclude<SendOutcome, { code: 'delivered' }> } | undefined;
   for (const event of due) {
-    const body = cloudEventJson(event);
+    const body = JSON.stringify(cloudEvent(event));
     const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
     const outcome = await deps.send(endpoint.url, headers, body);
     if (outcome.code !== 'delivered') {

@@ -46,7 +46,7 @@ export async function dueLanes(
     data: Record<string, unknown>;
   }>`
       select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.dead_version,
-             e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data::text as data
+             e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data
       from webhook_lanes l
       left join order_events e on e.order_id = l.order_id and e.version > l.acked_version
         and e.type = any(${[...types]}::text[])

@@ -26,6 +26,8 @@ export interface Arrival {
   signatures: number;
   /** the order's row when the event arrived: its version, or null when there was none */
   rowVersion: number | null;
+  /** the envelope's `data` as it came */
+  data: unknown;
   seq: number;
 }
 
@@ -101,6 +103,7 @@ export async function startReceiver(
           type: string;
           subject: string;
           orderversion: number;
+          data: unknown;
         };
         const arrival = {
           id: event.id,
@@ -110,6 +113,7 @@ export async function startReceiver(
           verified,
           signatures: headers['webhook-signature'].split(' ').length,
           rowVersion: await rowVersion(event.subject),
+          data: event.data,
         };
         const answer = receiver.answer(arrival);
         const record = (answered: number) =>
