@@ -6,8 +6,10 @@
  * not take) and reconciliation is exact (docs/catalogue.md#redis-memory).
  */
 import { hash, randomBytes } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { pauseWhileStoreFull } from '../src/composition/bull-init.js';
 import type { RunningApp } from './support/app.js';
 import { startApp } from './support/app.js';
 import { waitFor } from './support/cli.js';
@@ -377,5 +379,35 @@ describe('a Redis at its maxmemory beside a sale', () => {
       10_000,
       100,
     );
+  });
+  it('pauses a BullMQ worker that Redis refuses for memory, and resumes it: the job runs once memory frees', async () => {
+    const name = `full${randomBytes(3).toString('hex')}`;
+    const opts = {
+      connection: app.rt.bullConnection('test-full'),
+      prefix: app.rt.config.redis.queuePrefix,
+    };
+    const queue = new Queue(name, opts);
+    const worker = new Worker(name, async () => 'done', { ...opts, autorun: false });
+    onTestFinished(async () => {
+      await worker.close();
+      await queue.close();
+    });
+    pauseWhileStoreFull(worker);
+    let refusals = 0;
+    worker.on('error', () => refusals++);
+    const job = await queue.add('work', {});
+    onTestFinished(() => freeJunk());
+    await fillToLimit();
+    void worker.run();
+    // each fetch is refused: without the pause BullMQ asks again at once, hundreds a second
+    await waitFor('the worker paused', async () => worker.isPaused(), 10_000, 20);
+    expect(refusals).toBeGreaterThanOrEqual(1);
+    await freeJunk();
+    await waitFor(
+      'the job done',
+      async () => (await queue.getJobState(job.id!)) === 'completed',
+      20_000,
+    );
+    expect(worker.isPaused()).toBe(false);
   });
 });

@@ -26,7 +26,7 @@ import {
   type LaneRef,
 } from '../events/index.js';
 import { inBackground } from '../redis/background.js';
-import { exitWhenBullInitFails } from './bull-init.js';
+import { exitWhenBullInitFails, pauseWhileStoreFull } from './bull-init.js';
 import type { Core } from './core.js';
 
 /** The receiver rules of the config (who may be sent to). */
@@ -163,5 +163,6 @@ export async function startEventDelivery(core: Core): Promise<{ webhooks: Queue 
   );
   core.lifecycle.add('event relay', () => relayLoop.close());
   exitOnInit(deliveries, 'webhook deliveries');
+  pauseWhileStoreFull(deliveries);
   return { webhooks: queues.webhooks };
 }

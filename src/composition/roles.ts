@@ -37,7 +37,7 @@ import {
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
-import { exitWhenBullInitFails } from './bull-init.js';
+import { exitWhenBullInitFails, pauseWhileStoreFull } from './bull-init.js';
 import { dashboardFeed } from './dashboard.js';
 import { dropParts } from './drop.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
@@ -276,6 +276,7 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   // waits for the batches in hand; a batch cut short by a crash is redelivered instead
   core.lifecycle.add('order worker', () => worker.close());
   exitWhenBullInitFails(core)(worker, 'order worker');
+  pauseWhileStoreFull(worker);
   await startUpkeep(core, queue, paymentWindow, failedAttempts);
   await startEventDelivery(core);
   return worker;

@@ -14,7 +14,7 @@ import {
   type PaymentWindowDeps,
 } from '../orders/index.js';
 import { registerRedisMemoryGauge } from '../redis/memory-gauge.js';
-import { exitWhenBullInitFails } from './bull-init.js';
+import { exitWhenBullInitFails, pauseWhileStoreFull } from './bull-init.js';
 import type { Core } from './core.js';
 import { whenRedisAnswers } from './when-redis-answers.js';
 import { inBackground } from '../redis/background.js';
@@ -66,6 +66,7 @@ export async function startUpkeep(
   // a sweep cut short at shutdown is simply run again by the next one
   core.lifecycle.add('upkeep worker', () => worker.close(true));
   exitWhenBullInitFails(core)(worker, 'upkeep worker');
+  pauseWhileStoreFull(worker);
   registerRedisMemoryGauge(core.registry, core.redis);
   // versions before the upkeep queue scheduled the sweep on the order queue
   await whenRedisAnswers(core, 'removing the old sweep schedule', () =>
