@@ -51,8 +51,8 @@ export const FULL_STORE_PAUSE_MS = 1_000;
 
 /**
  * A BullMQ worker whose Redis is past its maxmemory fails every job fetch at once, and BullMQ
- * waits between tries only after a connection error: the upkeep and event relay workers asked
- * 350-660 times a second each (measured), every time a script Redis refused. On such an error the worker pauses (its jobs
+ * waits between tries only after a connection error: the upkeep worker asked ~860 times a second
+ * (measured), every time a script Redis refused. On such an error the worker pauses (its jobs
  * under way go on) and resumes after `pauseMs`, unless it is closing
  * (docs/catalogue.md#redis-memory).
  */
