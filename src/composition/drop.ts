@@ -7,7 +7,7 @@ import type { Core } from './core.js';
 export function dropParts(core: Core): { audit: AuditStore; drop: DropService } {
   const audit = new AuditRepository(core.db);
   const controls = new DropControls({
-    store: new DropStore(core.redis, core.keys),
+    store: new DropStore(core.redis, core.keys, core.inventory.replicaWait),
     locks: core.inventory.locks,
     catalogue: core.inventory.catalogue,
   });

@@ -13,6 +13,8 @@
  *   meta's; unpaid orders keep their payment window (PostgreSQL's, untouched).
  * - units: each segment's share under that segment's lock (lua/dropUnits-1.lua, fenced as a
  *   deduct is); taking never goes below a segment's stock, so no sold unit is taken back.
+ *
+ * Durable mode: each is answered once the replicas hold what it wrote (DropStore.confirmed).
  */
 import type { LockClient } from '../../lock/index.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -202,6 +204,8 @@ export class DropControls {
 
   private async announced(productId: string, meta: ProductMeta): Promise<DropChange> {
     await this.deps.catalogue.announceChange(productId, meta.epoch);
+    // heard first: a change that stands on the masters is acted on even if its replicas lag
+    await this.deps.store.confirmed(productId, meta.segments);
     return { productId, epoch: meta.epoch, changed: true };
   }
 

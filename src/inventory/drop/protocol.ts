@@ -6,6 +6,7 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
+import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { luaScript } from '../../redis/scripts.js';
 import { timeReplyMs } from '../../redis/time.js';
 import { setWindow, type WindowReply } from '../protocol.js';
@@ -31,7 +32,23 @@ export class DropStore {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: Keys,
+    /** durable mode: a control is answered once the replicas hold what it wrote */
+    private readonly replicaWait?: ReplicaWait | undefined,
   ) {}
+
+  /**
+   * Durable mode: resolves once the replicas of every master holding the product's meta or one
+   * of its segments have every write this process sent them (a control's among them), so a
+   * failover cannot take an acknowledged pause back. Nothing to wait for otherwise.
+   * @throws ReplicaLagError when they do not confirm in time
+   */
+  async confirmed(productId: string, segments: number): Promise<void> {
+    const wait = this.replicaWait;
+    if (!wait) return;
+    const keys = [this.metaKey(productId)];
+    for (let seg = 0; seg < segments; seg++) keys.push(this.keys.segment(productId, seg).state);
+    await Promise.all(keys.map((key) => wait.confirm(key)));
+  }
 
   /** The product's meta; null when never seeded. */
   async meta(productId: string): Promise<ProductMeta | null> {
