@@ -12,7 +12,7 @@ const STYLE = `
   header { display: flex; align-items: baseline; gap: 16px; margin-bottom: 10px; }
   h1 { font-size: 20px; margin: 0; flex: 1; } h2 { font-size: 14px; margin: 12px 0 6px; }
   nav { display: flex; gap: 14px; align-items: baseline; } nav a { color: #1d4ed8; }
-  .tiles { display: grid; grid-template-columns: repeat(6, 1fr); gap: 10px; }
+  .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; }
   .tile, .card, details.sale { background: #fff; border-radius: 8px; padding: 8px 12px; box-shadow: 0 1px 2px #0002; }
   .tile b { display: block; font-size: 22px; } .tile span { color: #667; font-size: 12px; }
   .charts { display: grid; grid-template-columns: 1fr 1fr 300px; gap: 10px; margin-top: 10px; }
