@@ -7,7 +7,8 @@ import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
 
-interface EventRow {
+/** An order_events row as the queries select it. */
+export interface EventRow {
   id: string;
   txid: string;
   position: string;
@@ -18,7 +19,7 @@ interface EventRow {
   data: Record<string, unknown>;
 }
 
-const eventOf = (row: EventRow): OrderEvent => ({
+export const eventOf = (row: EventRow): OrderEvent => ({
   id: row.id,
   orderId: row.order_id,
   version: row.version,

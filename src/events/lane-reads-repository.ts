@@ -5,6 +5,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
+import { eventOf, type EventRow } from './events-repository.js';
 import type { Lane } from './lane.js';
 
 /** A dead letter: the first event of a lane the last retry failed on. */
@@ -31,20 +32,16 @@ export async function dueLanes(
   orderIds: readonly string[],
   types: readonly EventType[],
 ): Promise<Array<{ lane: Lane; due: OrderEvent[] }>> {
-  const r = await sql<{
-    order_id: string;
-    acked_version: number;
-    wanted_version: number;
-    attempts: number;
-    dead_version: number | null;
-    id: string | null;
-    txid: string;
-    position: string;
-    version: number;
-    type: string;
-    occurred_at: Date;
-    data: Record<string, unknown>;
-  }>`
+  // a lane without a due event comes with its event's columns null
+  const r = await sql<
+    Omit<EventRow, 'id'> & {
+      id: string | null;
+      acked_version: number;
+      wanted_version: number;
+      attempts: number;
+      dead_version: number | null;
+    }
+  >`
       select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.dead_version,
              e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data
       from webhook_lanes l
@@ -70,15 +67,7 @@ export async function dueLanes(
       lanes.set(row.order_id, entry);
     }
     if (row.id !== null) {
-      entry.due.push({
-        id: row.id,
-        orderId: row.order_id,
-        version: row.version,
-        type: row.type as EventType,
-        occurredAt: row.occurred_at,
-        data: row.data,
-        cursor: { txid: BigInt(row.txid), position: BigInt(row.position) },
-      });
+      entry.due.push(eventOf({ ...row, id: row.id }));
     }
   }
   return [...lanes.values()];
