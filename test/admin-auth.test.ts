@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from './support/app.js';
 import { useNamespace } from './support/namespace.js';
 import { problemOf } from './support/payments.js';
-import { PREFIX } from '../src/services/admin-access.js';
+import { PREFIX } from '../src/services/operator/admin-access.js';
 
 const ns = useNamespace();
 /** five wrong tokens at once per address, then one every 12 s */

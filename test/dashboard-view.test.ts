@@ -11,9 +11,9 @@ import {
   saleCounts,
   SlidingWindow,
   type SaleCounts,
-} from '../src/services/dashboard-rates.js';
-import { bySaleOrder, dashboardSale, type OrderGroup } from '../src/services/dashboard-sales.js';
-import { parseMetrics } from '../src/services/metrics-text.js';
+} from '../src/services/dashboard/rates.js';
+import { bySaleOrder, dashboardSale, type OrderGroup } from '../src/services/dashboard/sales.js';
+import { parseMetrics } from '../src/services/dashboard/metrics-text.js';
 
 const problems = (counts: Record<string, number>, route = '/seckill') =>
   Object.entries(counts)

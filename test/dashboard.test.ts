@@ -17,8 +17,8 @@ import { createRegistry, httpMetrics, metricsText } from '../src/metrics.js';
 import { registerOrderGauges } from '../src/orders/index.js';
 import { ProductStore } from '../src/inventory/index.js';
 import { DashboardFeed } from '../src/services/index.js';
-import { REFUSAL_KINDS } from '../src/services/dashboard-rates.js';
-import { HISTORY_MS, type DashboardHistory } from '../src/services/dashboard-feed.js';
+import { REFUSAL_KINDS } from '../src/services/dashboard/rates.js';
+import { HISTORY_MS, type DashboardHistory } from '../src/services/dashboard/feed.js';
 import { startApp, type RunningApp } from './support/app.js';
 import {
   cellTitle,

@@ -18,7 +18,7 @@ import {
 } from '../src/inventory/index.js';
 import { Keys } from '../src/redis/keys.js';
 import { loadScripts } from '../src/redis/scripts.js';
-import { requestFingerprint } from '../src/services/idempotency.js';
+import { requestFingerprint } from '../src/services/purchase/idempotency.js';
 import { startApp, type RunningApp } from './support/app.js';
 import { outboxEntriesOf } from './support/orders.js';
 import { useNamespace } from './support/namespace.js';

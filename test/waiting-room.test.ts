@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { schemaDefault } from '../src/config/env-docs.js';
 import type { Config } from '../src/config/index.js';
 import { RoomStore } from '../src/inventory/index.js';
-import { NOT_HERE_MS } from '../src/services/waiting-room.js';
+import { NOT_HERE_MS } from '../src/services/room/waiting-room.js';
 import { admissionUnits } from '../src/inventory/rooms/admitter.js';
 import { countCommands, type CommandCount } from '../src/redis/command-count.js';
 import { scriptNameOf } from '../src/redis/scripts.js';

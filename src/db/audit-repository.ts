@@ -1,4 +1,4 @@
-/** The operators' audit log (services/audit-log.ts): its rows in `admin_audit`. */
+/** The operators' audit log (services/operator/audit-log.ts): its rows in `admin_audit`. */
 import { sql } from 'kysely';
 import type { AuditOutcome } from './schema.js';
 import type { Db } from './index.js';

@@ -7,7 +7,7 @@
  *   catalogue/    what each process knows of a product, seeding, catalogue numbers, the active set
  *   sale/         a purchase: the deduct under the segment locks, spills, the shopper's rate cell
  *   outbox/       sold orders on their way to PostgreSQL, and what became of a lost answer
- *   idempotency/  Idempotency-Key records (the purchase's port, services/idempotency.ts)
+ *   idempotency/  Idempotency-Key records (the purchase's port, services/purchase/idempotency.ts)
  *   rooms/        waiting rooms: the line, the admitter, the seat a purchase frees
  *   drop/         an operator's controls of a sale under way: pause, end, pace, units
  *   migrations/   data migrations of Redis keys and records

@@ -2,15 +2,15 @@
  * The use cases between the HTTP layer and storage. Routers (and the CLI) get these, built once
  * per process by the composition root; none of them is an Express or Redis detail.
  */
-import type { Checkout } from './checkout.js';
-import type { IdempotencyRecords } from './idempotency.js';
-import type { OrderLookup } from './orders.js';
-import type { Payments } from './payments.js';
-import type { Admission } from './admission.js';
-import type { WaitingRoom } from './waiting-room.js';
-import type { Products } from './products.js';
+import type { Checkout } from './purchase/checkout.js';
+import type { IdempotencyRecords } from './purchase/idempotency.js';
+import type { OrderLookup } from './orders/lookup.js';
+import type { Payments } from './orders/payments.js';
+import type { Admission } from './admission/admission.js';
+import type { WaitingRoom } from './room/waiting-room.js';
+import type { Products } from './operator/products.js';
 
-export { Checkout, type CheckoutDeps, type OrderSink, type Resolution } from './checkout.js';
+export { Checkout, type CheckoutDeps, type OrderSink, type Resolution } from './purchase/checkout.js';
 export {
   requestFingerprint,
   type Begin,
@@ -19,16 +19,16 @@ export {
   type IdempotencyRecords,
   type PurchaseAnswer,
   type StoredResponse,
-} from './idempotency.js';
-export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders.js';
+} from './purchase/idempotency.js';
+export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './orders/lookup.js';
 export {
   Payments,
   type ConflictState,
   type IntentView,
   type PaymentOutcome,
   type StartPaymentOutcome,
-} from './payments.js';
-export { DashboardFeed, type DashboardSnapshot } from './dashboard-feed.js';
+} from './orders/payments.js';
+export { DashboardFeed, type DashboardSnapshot } from './dashboard/feed.js';
 export {
   audited,
   type AuditActor,
@@ -36,15 +36,15 @@ export {
   type AuditEntry,
   type AuditOutcome,
   type AuditStore,
-} from './audit-log.js';
-export { DropService, type DropAction, type DropPort } from './drop-controls.js';
+} from './operator/audit-log.js';
+export { DropService, type DropAction, type DropPort } from './operator/drop-controls.js';
 export {
   AdminAccess,
   isAdminToken,
   SESSION_MS,
   type AdminSession,
   type AdminSessions,
-} from './admin-access.js';
+} from './operator/admin-access.js';
 export {
   Admission,
   rateLimitHeaders,
@@ -52,51 +52,51 @@ export {
   type LimitedRoute,
   type RateLimiter,
   type RateState,
-} from './admission.js';
+} from './admission/admission.js';
 export {
   checkSaleToken,
   sameSignature,
   signSaleToken,
   type SaleTokenClaims,
-} from './sale-token.js';
-export { Products, type AdminProductView } from './products.js';
+} from './admission/sale-token.js';
+export { Products, type AdminProductView } from './operator/products.js';
 export {
   ROTATION_GRACE_HOURS,
   WebhookEndpoints,
   type DeadLetterView,
   type EndpointView,
   type Registration,
-} from './webhook-endpoints.js';
+} from './operator/webhook-endpoints.js';
 export {
   MAX_PAGE,
   OrderFeed,
   type EventPage,
   type FeedSources,
   type OrderPage,
-} from './order-feed.js';
+} from './orders/feed.js';
 export {
   PurchaseService,
   type PurchaseCall,
   type PurchaseDeps,
   type PurchaseOrder,
   type PurchaseOutcome,
-} from './purchase.js';
+} from './purchase/purchase.js';
 export {
   DEFAULT_SEGMENTS,
   seedRefusal,
   seedRequest,
   seedSpecOf,
   type SeedRequest,
-} from './seed-request.js';
+} from './operator/seed-request.js';
 
-export { PollLimit } from './poll-limit.js';
+export { PollLimit } from './room/poll-limit.js';
 export {
   WaitingRoom,
   type PlaceAnswer,
   type PlaceState,
   type PlaceView,
   type RoomMetricsPort,
-} from './waiting-room.js';
+} from './room/waiting-room.js';
 
 export interface Services {
   checkout: Checkout;

@@ -1,7 +1,7 @@
 /**
  * `POST /seckill`'s answers: the purchase service's outcome rendered as HTTP, the one place that
  * does it (an answer given now, and one replayed from its key's record, alike). The protocol
- * itself (guard, admission, idempotency, resolution of a lost answer) is services/purchase.ts.
+ * itself (guard, admission, idempotency, resolution of a lost answer) is services/purchase/purchase.ts.
  */
 import { ProblemError } from '../../errors.js';
 import type { PurchaseAnswer, PurchaseOutcome } from '../../services/index.js';

@@ -107,7 +107,7 @@ export const OPERATIONS: Operation[] = [
     problems: {
       401: 'no identity',
       404: 'no such order of yours',
-      // a bearer that is not the admin token counts as an admin guess (services/admin-access.ts)
+      // a bearer that is not the admin token counts as an admin guess (services/operator/admin-access.ts)
       429: 'over RATE_LIMIT_ORDERS, or too many wrong admin tokens from this address, with Retry-After',
     },
     store: true,

@@ -1,5 +1,5 @@
 /**
- * Who an admin request is, for the audit log (services/audit-log.ts), and `GET /admin/audit`:
+ * Who an admin request is, for the audit log (services/operator/audit-log.ts), and `GET /admin/audit`:
  * the log, newest first, paged by id. Behind the admin guard (admin.ts mounts it first).
  */
 import type { IRouter, Request } from 'express';

@@ -17,7 +17,7 @@
  * shopper's oldest final refusals are deleted first, and a shopper whose records all sold or are
  * running gets 429 until the oldest expires. Records are stored compactly (what a replay needs).
  *
- * This is the Redis side (keys, scripts, the record codec); services/idempotency.ts declares the
+ * This is the Redis side (keys, scripts, the record codec); services/purchase/idempotency.ts declares the
  * port the purchase use case takes.
  */
 import { hash } from 'node:crypto';

@@ -4,7 +4,7 @@
  * product is a few kB a tick, not 60), and sales in the order a person looks for them: live, then
  * upcoming (soonest first), then sold out, then ended ones, folded.
  */
-import type { ProductState } from '../inventory/index.js';
+import type { ProductState } from '../../inventory/index.js';
 
 /** One group of order rows (one status of a product's epoch), as the feed's query returns it. */
 export interface OrderGroup {

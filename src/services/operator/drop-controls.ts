@@ -3,7 +3,7 @@
  * audit log before it runs (audit-log.ts): pause, resume, end now, the room's pace, and units put
  * on sale or taken off. What they do to the sale is inventory's (inventory/drop/controls.ts).
  */
-import type { DropChange, UnitsChange } from '../inventory/index.js';
+import type { DropChange, UnitsChange } from '../../inventory/index.js';
 import { audited, type AuditActor, type AuditStore } from './audit-log.js';
 
 /** The controls themselves (inventory's DropControls). */

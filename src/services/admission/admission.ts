@@ -5,10 +5,10 @@
  * or a script of its own). Each check returns a refusal code, never an HTTP error.
  * The per-process cap on requests in flight is the HTTP layer's (it must refuse before parsing).
  */
-import type { Config, RateLimit } from '../config/index.js';
-import type { RateDecision } from '../access/index.js';
-import { homeSegment, type Catalogue, type ProductView } from '../inventory/index.js';
-import { shardDown } from '../outages.js';
+import type { Config, RateLimit } from '../../config/index.js';
+import type { RateDecision } from '../../access/index.js';
+import { homeSegment, type Catalogue, type ProductView } from '../../inventory/index.js';
+import { shardDown } from '../../outages.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
 
 export type LimitedRoute = 'seckill' | 'token' | 'orders' | 'queue';

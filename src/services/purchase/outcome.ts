@@ -1,12 +1,12 @@
 /**
- * What a purchase call comes to (src/services/purchase.ts), and the few outcomes its paths share:
+ * What a purchase call comes to (src/services/purchase/purchase.ts), and the few outcomes its paths share:
  * the claimed, the folded and the unkeyed purchase answer a sale, a refusal, a lost answer and the
  * shopper's rate limit alike. Answers are what they mean (PurchaseAnswer): the HTTP edge renders
  * them, and a key's record keeps them so.
  */
-import type { RateDecision } from '../access/index.js';
-import type { PurchaseAnswer, SaleError, SaleErrorCode } from '../inventory/index.js';
-import type { AdmissionRefusal, RateState } from './admission.js';
+import type { RateDecision } from '../../access/index.js';
+import type { PurchaseAnswer, SaleError, SaleErrorCode } from '../../inventory/index.js';
+import type { AdmissionRefusal, RateState } from '../admission/admission.js';
 
 /** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
 export const FINAL: ReadonlySet<SaleErrorCode> = new Set([

@@ -8,11 +8,11 @@
  * a stranger polled again and again costs one read, not one a poll. Polls are limited per client
  * address in memory (RATE_LIMIT_POLL_IP), so made-up ids cannot be sent at will either.
  */
-import type { Config } from '../config/index.js';
-import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../inventory/index.js';
-import type { Admission, AdmissionRefusal, RateState } from './admission.js';
+import type { Config } from '../../config/index.js';
+import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
+import type { Admission, AdmissionRefusal, RateState } from '../admission/admission.js';
 import type { PollLimit } from './poll-limit.js';
-import { signSaleToken } from './sale-token.js';
+import { signSaleToken } from '../admission/sale-token.js';
 
 export type PlaceState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
 

@@ -11,7 +11,7 @@ import type {
   IdempotencyRecord,
   PurchaseAnswer,
   StoredResponse,
-} from '../inventory/index.js';
+} from '../../inventory/index.js';
 
 export type { Begin, IdempotencyHandle, IdempotencyRecord, PurchaseAnswer, StoredResponse };
 

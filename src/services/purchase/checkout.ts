@@ -16,7 +16,7 @@ import {
   type SaleError,
   type SaleOutcome,
   type SoldOrder,
-} from '../inventory/index.js';
+} from '../../inventory/index.js';
 
 /** Where a sold order goes next (the batching order submitter). */
 export interface OrderSink {

@@ -11,9 +11,9 @@ import {
   type CloudEvent,
   type FeedCursor,
   type OrderEvent,
-} from '../events/index.js';
-import type { OrderFilter, OrderRow } from '../orders/index.js';
-import { rowView, type OrderView } from './orders.js';
+} from '../../events/index.js';
+import type { OrderFilter, OrderRow } from '../../orders/index.js';
+import { rowView, type OrderView } from './lookup.js';
 
 /** The SQL behind the feed: the events repository and the orders repository. */
 export interface FeedSources {

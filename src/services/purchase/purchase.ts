@@ -8,11 +8,11 @@
  * Everything comes back as an outcome the caller renders: a sale and a refusal as what they mean
  * (PurchaseAnswer), the same whether answered now or replayed from the key's record.
  */
-import type { RateDecision } from '../access/index.js';
-import type { RateLimit } from '../config/index.js';
-import type { SaleOutcome } from '../inventory/index.js';
-import type { Logger } from '../log.js';
-import type { Admission, PendingLimits, RateState } from './admission.js';
+import type { RateDecision } from '../../access/index.js';
+import type { RateLimit } from '../../config/index.js';
+import type { SaleOutcome } from '../../inventory/index.js';
+import type { Logger } from '../../log.js';
+import type { Admission, PendingLimits, RateState } from '../admission/admission.js';
 import type { Checkout } from './checkout.js';
 import {
   requestFingerprint,
@@ -30,9 +30,9 @@ import {
   unknown,
   type Ended,
   type PurchaseOutcome,
-} from './purchase-outcome.js';
+} from './outcome.js';
 
-export { type PurchaseOutcome } from './purchase-outcome.js';
+export { type PurchaseOutcome } from './outcome.js';
 
 /** A purchase as the sale takes it. */
 export interface PurchaseOrder {

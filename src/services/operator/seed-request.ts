@@ -3,8 +3,8 @@
  * schema and its translation into the inventory's seed spec.
  */
 import { z } from 'zod';
-import type { SeedSpec } from '../inventory/index.js';
-import { priceSchema } from './money.js';
+import type { SeedSpec } from '../../inventory/index.js';
+import { priceSchema } from '../orders/money.js';
 
 /** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
 export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;

@@ -5,7 +5,7 @@
  * conditional transition is the one arbiter (orders/payment-window.ts); an order still only in its
  * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
-import type { SoldOrder } from '../inventory/index.js';
+import type { SoldOrder } from '../../inventory/index.js';
 import {
   closeOrder,
   payOrder,
@@ -16,8 +16,8 @@ import {
   type PaymentWindowRows,
   type Settlement,
   type StartOutcome,
-} from '../orders/index.js';
-import { rowView, type OrderLookup, type OrderView } from './orders.js';
+} from '../../orders/index.js';
+import { rowView, type OrderLookup, type OrderView } from './lookup.js';
 
 export type PaymentOutcome =
   | { code: 'ok'; order: OrderView; replayed: boolean }

@@ -9,8 +9,8 @@ import {
   type PendingOrderRef,
   type Price,
   type SoldOrder,
-} from '../inventory/index.js';
-import { payBy, type findOrder } from '../orders/index.js';
+} from '../../inventory/index.js';
+import { payBy, type findOrder } from '../../orders/index.js';
 
 /** An order row as the orders repository reads it. */
 type OrderRow = NonNullable<Awaited<ReturnType<typeof findOrder>>>;

@@ -3,9 +3,9 @@
  * a poll answered from memory costs the store nothing, but a poll of a made-up shopper id costs a
  * read, so a client must not send them at will; and a refused poll must cost no Redis command.
  */
-import { LocalRateLimiter } from '../access/index.js';
-import type { RateLimit } from '../config/index.js';
-import { checked, type AdmissionRefusal } from './admission.js';
+import { LocalRateLimiter } from '../../access/index.js';
+import type { RateLimit } from '../../config/index.js';
+import { checked, type AdmissionRefusal } from '../admission/admission.js';
 
 export class PollLimit {
   private readonly limiter: LocalRateLimiter | undefined;

@@ -6,7 +6,7 @@
  * (inventory/rooms/metrics.ts: the admitting process's gauges, the processes' counters) and the
  * products' states.
  */
-import type { ProductState } from '../inventory/index.js';
+import type { ProductState } from '../../inventory/index.js';
 import type { Counters } from './metrics-text.js';
 
 export interface DashboardRoom {

@@ -9,7 +9,7 @@
  * through its port ({@link DashboardFeedSource}).
  */
 import type { Queue } from 'bullmq';
-import type { ProductState } from '../inventory/index.js';
+import type { ProductState } from '../../inventory/index.js';
 import { parseMetrics } from './metrics-text.js';
 import {
   REFUSAL_KINDS,
@@ -18,20 +18,20 @@ import {
   SlidingWindow,
   type ByKind,
   type WindowRates,
-} from './dashboard-rates.js';
+} from './rates.js';
 import {
   bySaleOrder,
   dashboardSale,
   type DashboardSale,
   type OrderGroup,
-} from './dashboard-sales.js';
+} from './sales.js';
 import {
   dashboardRooms,
   estimateError,
   RoomRates,
   type DashboardRoom,
   type EstimateError,
-} from './dashboard-rooms.js';
+} from './rooms.js';
 
 /** Products shown: the active ones staying longest (upcoming, live, just sold from), by id. */
 const MAX_PRODUCTS = 20;

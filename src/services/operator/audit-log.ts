@@ -5,7 +5,7 @@
  * be written the change is not made (the store's outage answers 503), and a process that dies
  * mid-change leaves its row `started`.
  */
-import { messageOf, QuietError } from '../errors.js';
+import { messageOf, QuietError } from '../../errors.js';
 
 export type AuditOutcome = 'started' | 'done' | 'refused' | 'failed';
 

@@ -18,7 +18,7 @@ import {
   type EventType,
   type FeedCursor,
   type ReceiverRules,
-} from '../events/index.js';
+} from '../../events/index.js';
 
 /** How long a rotated-out secret still signs, so receivers can switch without a gap. */
 export const ROTATION_GRACE_HOURS = 24;

@@ -14,10 +14,10 @@
  *   cookie is refused by every process at once; rotating ADMIN_TOKEN still revokes them all.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { RateLimit } from '../config/index.js';
-import { ProblemError } from '../errors.js';
-import type { RateDecision } from '../access/index.js';
-import { sameSignature } from './sale-token.js';
+import type { RateLimit } from '../../config/index.js';
+import { ProblemError } from '../../errors.js';
+import type { RateDecision } from '../../access/index.js';
+import { sameSignature } from '../admission/sale-token.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 

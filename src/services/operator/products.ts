@@ -2,8 +2,8 @@
  * The product use cases behind the shop's public view and the admin routes: seed (or reseed), read
  * back every segment with its persisted units, and reconcile.
  */
-import type { ProductState, SeedOptions, SeedResult, SeedSpec } from '../inventory/index.js';
-import type { ReconcileReport } from '../orders/index.js';
+import type { ProductState, SeedOptions, SeedResult, SeedSpec } from '../../inventory/index.js';
+import type { ReconcileReport } from '../../orders/index.js';
 
 /** A product's sale in Redis (inventory's ProductStore, which tells this process's catalogue). */
 export interface ProductRecords {
