@@ -149,6 +149,14 @@ describe('src/ layout', () => {
     expect(c.httpCircles).toEqual([]);
   });
 
+  // and services/: one room per idea (purchase/, admission/, room/, orders/, operator/,
+  // dashboard/) over a door and a shared bottom; the read models run no use case
+  it("keeps services/'s rooms to their rules, with no circle between them", () => {
+    const c = structureCounts();
+    expect(c.servicesRoomBreaches).toEqual([]);
+    expect(c.servicesCircles).toEqual([]);
+  });
+
   // Issue 47 §3: one gateway file per family of Lua scripts, and a hash record's field names
   // spelled only by its codec (records/ and its Lua include)
   it('declares every Lua script in its family gateway, and spells record fields in codecs only', () => {

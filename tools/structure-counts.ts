@@ -75,6 +75,13 @@ export interface StructureCounts {
   /** circles between http/'s rooms (its folders and the shared bottom's files) */
   httpCircles: string[];
   /**
+   * imports that break a rule between services/'s rooms (`rule: file -> file`):
+   * {@link SERVICES_RULES}
+   */
+  servicesRoomBreaches: string[];
+  /** circles between services/'s rooms */
+  servicesCircles: string[];
+  /**
    * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
@@ -165,6 +172,35 @@ export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> =
     from === SHARED_BOTTOM && HTTP_ROOMS.includes(to),
 };
 
+/**
+ * services/'s rooms, one per idea (docs/design/services.md), over a door (services/index.ts, the
+ * only file the layers above import) and a shared bottom (same-signature.ts).
+ */
+const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
+const SERVICES_DOORS = ['services/index.ts'];
+
+export const SERVICES_RULES: Record<
+  string,
+  (from: string, to: string, file: string, target: string) => boolean
+> = {
+  // the read models show what the use cases did; they never run one
+  'dashboard/ imports no use-case room': (from, to) =>
+    from === 'dashboard' && SERVICES_ROOMS.includes(to) && to !== 'dashboard',
+  // the purchase is the top of the use cases: nothing below it may reach back into it
+  'only the door (services/index.ts) imports purchase/': (from, to) =>
+    to === 'purchase' && from !== 'purchase' && from !== 'services/index.ts',
+  // a room's insides are its own: another room goes through its index.ts
+  "a room enters another only by that room's index.ts": (from, to, _file, target) =>
+    SERVICES_ROOMS.includes(from) &&
+    SERVICES_ROOMS.includes(to) &&
+    from !== to &&
+    target !== `services/${to}/index.ts`,
+  'the layers above import only the door': (from, to) =>
+    from === 'outside' && (SERVICES_ROOMS.includes(to) || to === SHARED_BOTTOM),
+  'the shared bottom imports no room': (from, to) =>
+    from === SHARED_BOTTOM && SERVICES_ROOMS.includes(to),
+};
+
 /** The room of a file of src/ inside `top` (undefined outside it, and for its doors). */
 function roomOf(
   file: string,
@@ -183,7 +219,7 @@ function folderRooms(
   top: string,
   rooms: readonly string[],
   doors: readonly string[],
-  rules: Record<string, (from: string, to: string, file: string) => boolean>,
+  rules: Record<string, (from: string, to: string, file: string, target: string) => boolean>,
 ): { breaches: string[]; circles: string[] } {
   const breaches: string[] = [];
   const arrows = new Map<string, Set<string>>();
@@ -194,7 +230,7 @@ function folderRooms(
       if (to === undefined) continue;
       const named = from ?? (doors.includes(rel(f)) ? rel(f) : 'outside');
       for (const [rule, breaks] of Object.entries(rules)) {
-        if (breaks(named, to, rel(f))) breaches.push(`${rule}: ${rel(f)} -> ${rel(t)}`);
+        if (breaks(named, to, rel(f), rel(t))) breaches.push(`${rule}: ${rel(f)} -> ${rel(t)}`);
       }
       if (from !== undefined && from !== to) {
         let out = arrows.get(from);
@@ -477,6 +513,7 @@ export function structureCounts(): StructureCounts {
     INVENTORY_RULES,
   );
   const http = folderRooms(all, 'http', HTTP_ROOMS, HTTP_DOORS, HTTP_RULES);
+  const services = folderRooms(all, 'services', SERVICES_ROOMS, SERVICES_DOORS, SERVICES_RULES);
   const importing = (target: string) =>
     all.filter((f) => top(f) !== 'redis' && importsOf(f).some((t) => rel(t) === target)).map(rel);
   return {
@@ -494,6 +531,8 @@ export function structureCounts(): StructureCounts {
     inventoryCircles: rooms.circles,
     httpRoomBreaches: http.breaches,
     httpCircles: http.circles,
+    servicesRoomBreaches: services.breaches,
+    servicesCircles: services.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
@@ -509,6 +548,8 @@ if (process.argv[1] === import.meta.filename) {
   for (const rule of Object.keys(INVENTORY_RULES)) console.log(`  ${rule}`);
   console.log(`http/'s rules (httpRoomBreaches):`);
   for (const rule of Object.keys(HTTP_RULES)) console.log(`  ${rule}`);
+  console.log(`services/'s rules (servicesRoomBreaches):`);
+  for (const rule of Object.keys(SERVICES_RULES)) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );

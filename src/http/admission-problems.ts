@@ -1,6 +1,7 @@
 /** The HTTP answer of each admission refusal: one table, as sale-problems.ts is for the sale. */
 import { ProblemError } from '../errors.js';
-import { rateLimitHeaders, type AdmissionRefusal } from '../services/index.js';
+import type { AdmissionRefusal } from '../services/index.js';
+import { rateLimitHeaders } from './rate-limit-headers.js';
 
 const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> = {
   'rate-limited': { status: 429, title: 'Too many requests' },

@@ -10,11 +10,8 @@ import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
 import { ID_PATTERN } from '../../ids.js';
 import type { Logger } from '../../log.js';
-import {
-  rateLimitHeaders,
-  type PurchaseOutcome,
-  type PurchaseService,
-} from '../../services/index.js';
+import type { PurchaseOutcome, PurchaseService } from '../../services/index.js';
+import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { shopperId } from '../auth.js';
 import { errorAnswer, type HttpAnswer } from '../problem.js';
 import { outcomeProblem, purchaseAnswer } from './purchase.js';

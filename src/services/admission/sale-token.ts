@@ -7,7 +7,8 @@
  *
  * User and product ids cannot hold "|" (ID_PATTERN), so the fields split unambiguously.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSignature } from '../same-signature.js';
 
 export interface SaleTokenClaims {
   userId: string;
@@ -23,17 +24,6 @@ const mac = (secret: string, payload: string) =>
 export function signSaleToken(claims: SaleTokenClaims, secret: string): string {
   const payload = `v1|${claims.userId}|${claims.productId}|${claims.epoch}|${claims.expiresAt}`;
   return `${Buffer.from(payload).toString('base64url')}.${mac(secret, payload)}`;
-}
-
-/**
- * Whether `given` is exactly `expected` (constant time). Compared as text, not as decoded
- * bytes: base64url decoding forgives padding ("=") and unused low bits, so several strings
- * decode to one signature; only the one the signer writes is accepted.
- */
-export function sameSignature(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 export type SaleTokenCheck =

@@ -19,12 +19,7 @@ import {
   type ByKind,
   type WindowRates,
 } from './rates.js';
-import {
-  bySaleOrder,
-  dashboardSale,
-  type DashboardSale,
-  type OrderGroup,
-} from './sales.js';
+import { bySaleOrder, dashboardSale, type DashboardSale, type OrderGroup } from './sales.js';
 import {
   dashboardRooms,
   estimateError,

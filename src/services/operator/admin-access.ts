@@ -17,7 +17,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 import type { RateLimit } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
 import type { RateDecision } from '../../access/index.js';
-import { sameSignature } from '../admission/sale-token.js';
+import { sameSignature } from '../same-signature.js';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 

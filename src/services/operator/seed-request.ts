@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { SeedSpec } from '../../inventory/index.js';
-import { priceSchema } from '../orders/money.js';
+import { priceSchema } from '../orders/index.js';
 
 /** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
 export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as const;

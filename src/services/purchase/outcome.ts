@@ -6,7 +6,7 @@
  */
 import type { RateDecision } from '../../access/index.js';
 import type { PurchaseAnswer, SaleError, SaleErrorCode } from '../../inventory/index.js';
-import type { AdmissionRefusal, RateState } from '../admission/admission.js';
+import type { AdmissionRefusal, RateState } from '../admission/index.js';
 
 /** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
 export const FINAL: ReadonlySet<SaleErrorCode> = new Set([

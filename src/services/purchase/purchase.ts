@@ -12,7 +12,7 @@ import type { RateDecision } from '../../access/index.js';
 import type { RateLimit } from '../../config/index.js';
 import type { SaleOutcome } from '../../inventory/index.js';
 import type { Logger } from '../../log.js';
-import type { Admission, PendingLimits, RateState } from '../admission/admission.js';
+import type { Admission, PendingLimits, RateState } from '../admission/index.js';
 import type { Checkout } from './checkout.js';
 import {
   requestFingerprint,

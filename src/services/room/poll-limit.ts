@@ -5,7 +5,7 @@
  */
 import { LocalRateLimiter } from '../../access/index.js';
 import type { RateLimit } from '../../config/index.js';
-import { checked, type AdmissionRefusal } from '../admission/admission.js';
+import { checked, type AdmissionRefusal } from '../admission/index.js';
 
 export class PollLimit {
   private readonly limiter: LocalRateLimiter | undefined;

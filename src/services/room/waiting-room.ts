@@ -10,9 +10,9 @@
  */
 import type { Config } from '../../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
-import type { Admission, AdmissionRefusal, RateState } from '../admission/admission.js';
+import type { Admission, AdmissionRefusal, RateState } from '../admission/index.js';
 import type { PollLimit } from './poll-limit.js';
-import { signSaleToken } from '../admission/sale-token.js';
+import { signSaleToken } from '../admission/index.js';
 
 export type PlaceState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
 

@@ -1,0 +1,11 @@
+/** Admission: sale tokens and the rate limits in front of the sale and the room. */
+export {
+  Admission,
+  checked,
+  type AdmissionRefusal,
+  type LimitedRoute,
+  type PendingLimits,
+  type RateLimiter,
+  type RateState,
+} from './admission.js';
+export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';

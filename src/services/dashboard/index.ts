@@ -1,0 +1,2 @@
+/** The dashboard's read models: what the live page shows, from plain data and the metrics. */
+export { DashboardFeed, type DashboardSnapshot } from './feed.js';

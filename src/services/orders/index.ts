@@ -1,0 +1,11 @@
+/** Orders and payments: reading an order, paying or cancelling it, and the feeds of orders. */
+export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './lookup.js';
+export {
+  Payments,
+  type ConflictState,
+  type IntentView,
+  type PaymentOutcome,
+  type StartPaymentOutcome,
+} from './payments.js';
+export { MAX_PAGE, OrderFeed, type EventPage, type FeedSources, type OrderPage } from './feed.js';
+export { priceSchema } from './money.js';

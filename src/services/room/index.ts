@@ -1,0 +1,9 @@
+/** The waiting room's shopper side: join, and a place's answer (docs/waiting-room.md). */
+export { PollLimit } from './poll-limit.js';
+export {
+  WaitingRoom,
+  type PlaceAnswer,
+  type PlaceState,
+  type PlaceView,
+  type RoomMetricsPort,
+} from './waiting-room.js';
