@@ -4,7 +4,7 @@
  * Node would fail with a SyntaxError or a missing API, far from the cause), then runs the CLI.
  */
 
-/** The Node.js major this runs on; package.json's engines says the same (test/cli.test.ts). */
+/** The Node.js major this runs on; package.json's engines says the same (test/project/cli.test.ts). */
 const MIN_NODE_MAJOR = 24;
 
 const running = process.versions.node;

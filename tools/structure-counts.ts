@@ -1,6 +1,6 @@
 /**
  * The storage-plumbing counts of issue 28 §1, reproducible: `npm run structure` prints them.
- * test/structure.test.ts holds them to ceilings, so they can only go down (the goal is 0 for
+ * test/project/structure.test.ts holds them to ceilings, so they can only go down (the goal is 0 for
  * services -> redis/db, and SQL only in repositories).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The arithmetic of `npm run bench:hotkey`: where a product's segments land as masters are added,
  * and the ceiling of one product's sales a second that follows from the busiest master's cost.
- * Pure (tested in test/hotkey-model.test.ts).
+ * Pure (tested in test/bench/hotkey-model.test.ts).
  *
  * A sale takes one segment, so a master holding k of a product's N segments serves k/N of its
  * sales. If a sale costs a master u µs of CPU, that master is busy u * k/N µs per sale of the

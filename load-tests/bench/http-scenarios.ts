@@ -1,7 +1,7 @@
 /**
  * The scenarios of `npm run bench` (load-tests/bench/http.ts), their ratios and the targets the
  * ratios are read against. Pure: no process, no Redis, so the ratio arithmetic is tested cheaply
- * (test/bench-ratios.test.ts).
+ * (test/bench/bench-ratios.test.ts).
  */
 
 export interface Scenario {

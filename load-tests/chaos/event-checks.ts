@@ -1,7 +1,7 @@
 /**
  * The order events' invariants, from what the flaky receiver got (DeliveryOp in the history) and
  * the order rows after the settle phase; pure functions, so made-up histories can prove they fail
- * (test/chaos-event-checks.test.ts):
+ * (test/chaos/chaos-event-checks.test.ts):
  *
  * - `events-complete`: every order's final state (its row's version and status) was acknowledged
  *   by the receiver;

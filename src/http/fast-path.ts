@@ -14,7 +14,7 @@
  *
  * The answers are Express's own, byte for byte but for the ids: the same headers (X-Request-Id,
  * Content-Type, the problem's and the rate limits' headers), the same metrics, access summary and
- * log lines; test/fast-path.test.ts sends the same requests both ways and compares them.
+ * log lines; test/http/fast-path.test.ts sends the same requests both ways and compares them.
  * FAST_PATH=false turns it off.
  */
 import { randomUUID } from 'node:crypto';

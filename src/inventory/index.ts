@@ -12,7 +12,7 @@
  *   drop/         an operator's controls of a sale under way: pause, end, pace, units
  *   migrations/   data migrations of Redis keys and records
  * The rate-limit and admin-session stores are access/'s; `npm run structure` holds the rooms'
- * rules (test/structure.test.ts).
+ * rules (test/project/structure.test.ts).
  */
 import type { Registry } from 'prom-client';
 import { LockClient, promLockMetrics, type LockSettings } from '../lock/index.js';

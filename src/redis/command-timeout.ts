@@ -5,7 +5,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
 
-/** What the command timeout reads and sets on an ioredis Command (test/ioredis-internals.test.ts). */
+/** What the command timeout reads and sets on an ioredis Command (test/redis/ioredis-internals.test.ts). */
 interface TimedCommand {
   /** true once resolved or rejected */
   isSettled: boolean;

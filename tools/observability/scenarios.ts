@@ -23,9 +23,9 @@ const JOB_STATES = ['waiting', 'active', 'delayed', 'failed', 'prioritized'] as 
 /** Alerts no scenario can produce here, with the reason (unit-tested with promtool only). */
 export const NOT_YET_PRODUCED: Record<string, string> = {
   SeckillWebhookDeadLetters:
-    'needs a webhook endpoint whose receiver fails its whole retry schedule; promtool tests it, test/webhooks.test.ts the gauge and counter it reads',
+    'needs a webhook endpoint whose receiver fails its whole retry schedule; promtool tests it, test/events/webhooks.test.ts the gauge and counter it reads',
   SeckillWebhookDeliveryLag:
-    'needs an order event unacknowledged for 15 minutes; promtool tests it, test/webhooks.test.ts the backlog it reads',
+    'needs an order event unacknowledged for 15 minutes; promtool tests it, test/events/webhooks.test.ts the backlog it reads',
 };
 
 export interface Scenario {

@@ -110,7 +110,7 @@ export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream'
 
 /**
  * One operation of the API: the route the app mounts (Express path form) and what it answers.
- * The document's paths are generated from this table; test/openapi.test.ts checks that the app
+ * The document's paths are generated from this table; test/http/openapi.test.ts checks that the app
  * mounts exactly these routes and answers only what they say.
  */
 export interface Operation {

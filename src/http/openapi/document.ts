@@ -3,7 +3,7 @@
  * (operations.ts) and the zod schemas the routes validate requests with (zod's own JSON Schema
  * output, draft 2020-12, which OpenAPI 3.1 uses). What every operation shares is added here: the
  * X-Request-Id header, 413/415 where a body is read, 503 store-unavailable where a store is needed,
- * Retry-After and RateLimit headers, a default problem answer. test/openapi.test.ts holds the
+ * Retry-After and RateLimit headers, a default problem answer. test/http/openapi.test.ts holds the
  * table to the app both ways; `GET /docs` renders the document (reference.ts).
  */
 import type { IRouter } from 'express';

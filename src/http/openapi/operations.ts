@@ -1,6 +1,6 @@
 /**
  * Every operation of the API: the route the app mounts (Express path form) and what it answers.
- * The document's paths are generated from this table (document.ts); test/openapi.test.ts checks
+ * The document's paths are generated from this table (document.ts); test/http/openapi.test.ts checks
  * that the app mounts exactly these routes and answers only what they say.
  */
 import {

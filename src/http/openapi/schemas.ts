@@ -1,6 +1,6 @@
 /**
  * The bodies the API answers with, as zod schemas: the OpenAPI document (document.ts) is generated
- * from these and from the request schemas the routes validate with, and test/openapi.test.ts
+ * from these and from the request schemas the routes validate with, and test/http/openapi.test.ts
  * checks real answers against it.
  */
 import { z } from 'zod';

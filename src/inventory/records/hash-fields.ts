@@ -3,7 +3,7 @@
  * product's meta (lua/includes/productMeta.lua), a segment's state (lua/includes/segmentState.lua),
  * a waiting room's (lua/includes/roomState.lua) and the catalogue (lua/includes/catalogueHash.lua).
  * A Lua constant is the key here in upper snake case with the hash's prefix (`limitPerUser` of the
- * meta is `META_LIMIT_PER_USER`); test/lua-records.test.ts holds the two sides equal, and
+ * meta is `META_LIMIT_PER_USER`); test/inventory/lua-records.test.ts holds the two sides equal, and
  * `npm run structure` counts a field spelled anywhere else (recordFieldsOutsideCodecs).
  */
 

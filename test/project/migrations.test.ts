@@ -1,0 +1,151 @@
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { createDb, type Db } from '../../src/db/index.js';
+import { MIGRATIONS_DIR, MigrationError, migrateToLatest } from '../../src/db/migrate.js';
+
+const server = inject('postgresServerUrl');
+const name = `seckill_mig_${process.pid}`;
+
+async function admin(q: string) {
+  const c = new pg.Client({ connectionString: `${server}/postgres` });
+  await c.connect();
+  await c.query(q).finally(() => c.end());
+}
+
+describe('migrations', () => {
+  let db: Db;
+  beforeAll(async () => {
+    await admin(`drop database if exists ${name} with (force)`);
+    await admin(`create database ${name}`);
+    db = createDb(`${server}/${name}`, { max: 2 });
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await admin(`drop database if exists ${name} with (force)`);
+  });
+
+  it('migrates an empty database up, then finds nothing left to do', async () => {
+    expect(await migrateToLatest(db)).toEqual([
+      '20261122_0001_products_and_orders',
+      '20261123_0002_payment_window',
+      '20261124_0003_payment_intents',
+      '20261125_0004_prices',
+      '20261126_0005_order_events',
+      '20261127_0006_admin_audit',
+      '20261128_0007_webhook_endpoints',
+    ]);
+    expect(await migrateToLatest(db)).toEqual([]);
+
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.tables
+      where table_schema = 'public'
+        and table_name in ('products', 'orders', 'payment_intents', 'webhook_deliveries')
+      order by 1`.execute(db);
+    expect(tables.rows.map((r) => r.table_name)).toEqual([
+      'orders',
+      'payment_intents',
+      'products',
+      'webhook_deliveries',
+    ]);
+
+    const indexes = await sql<{ indexname: string; indexdef: string }>`
+      select indexname, indexdef from pg_indexes where tablename = 'orders' order by 1`.execute(db);
+    const defs = indexes.rows.map((r) => r.indexdef);
+    expect(defs).toContainEqual(expect.stringMatching(/UNIQUE INDEX .* \(idempotency_key\)/));
+    expect(defs).toContainEqual(
+      expect.stringMatching(/INDEX orders_product_user .*\(product_id, user_id\)/),
+    );
+    // the expiry sweep's index, and one payment id settles one order
+    expect(defs).toContainEqual(
+      expect.stringMatching(/INDEX orders_status_pay_by .*\(status, pay_by\)/),
+    );
+    expect(defs).toContainEqual(expect.stringMatching(/UNIQUE INDEX .* \(payment_id\)/));
+  });
+
+  it('refuses an order awaiting payment without a deadline, and a status it does not know', async () => {
+    await db
+      .insertInto('products')
+      .values({ id: 'p0', total: 1, segments: 1, strategy: 'global', limit_per_user: 1, epoch: 1 })
+      .execute();
+    const row = (n: number, status: string, payBy: Date | null) => ({
+      id: `00000000-0000-7000-8000-00000000010${n}`,
+      idempotency_key: `p0:1:${n}`,
+      product_id: 'p0',
+      epoch: 1,
+      user_id: 'u1',
+      quantity: 1,
+      segment: 0,
+      home_segment: 0,
+      outbox_id: `${n}-0`,
+      deducted_at: new Date(),
+      status: status as 'final',
+      pay_by: payBy,
+    });
+    await expect(
+      db
+        .insertInto('orders')
+        .values(row(1, 'awaiting_payment', null))
+        .execute(),
+    ).rejects.toThrow(/orders_pay_by_when_awaiting/);
+    await expect(
+      db
+        .insertInto('orders')
+        .values(row(2, 'shipped', null))
+        .execute(),
+    ).rejects.toThrow(/check constraint/);
+    await db
+      .insertInto('orders')
+      .values(row(3, 'awaiting_payment', new Date()))
+      .execute();
+    await db.deleteFrom('orders').execute();
+    await db.deleteFrom('products').execute();
+  });
+
+  it('enforces the idempotency key: a second insert of the same key is ignored, not duplicated', async () => {
+    await db
+      .insertInto('products')
+      .values({ id: 'p1', total: 1, segments: 1, strategy: 'global', limit_per_user: 1, epoch: 1 })
+      .execute();
+    const row = {
+      id: '00000000-0000-7000-8000-000000000001',
+      idempotency_key: 'p1:1:00000000-0000-7000-8000-000000000001',
+      product_id: 'p1',
+      epoch: 1,
+      user_id: 'u1',
+      quantity: 1,
+      segment: 0,
+      home_segment: 0,
+      outbox_id: '1-0',
+      deducted_at: new Date(),
+    };
+    for (let i = 0; i < 2; i++) {
+      await db
+        .insertInto('orders')
+        .values(row)
+        .onConflict((oc) => oc.column('idempotency_key').doNothing())
+        .execute();
+    }
+    const { count } = await db
+      .selectFrom('orders')
+      .select((eb) => eb.fn.countAll<string>().as('count'))
+      .executeTakeFirstOrThrow();
+    expect(Number(count)).toBe(1);
+  });
+
+  it('reports a failed migration by name and reason', async () => {
+    // The landed migrations plus a broken one (inside the repo, so `kysely` resolves).
+    const dir = mkdtempSync(join(process.cwd(), 'test', '.tmp-'));
+    cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+    writeFileSync(
+      join(dir, '20990101_0001_broken.mjs'),
+      "export async function up(db) { await db.schema.alterTable('no_such_table').addColumn('x', 'text').execute(); }\n",
+    );
+    const err = await migrateToLatest(db, dir).catch((e: unknown) => e);
+    rmSync(dir, { recursive: true, force: true });
+    expect(err).toBeInstanceOf(MigrationError);
+    expect((err as Error).message).toMatch(/"20990101_0001_broken" failed: .*no_such_table/);
+  });
+});
