@@ -15,13 +15,13 @@ export {
   type EventType,
   type FeedCursor,
   type OrderEvent,
-} from './cloud-event.js';
-export { EventsRepository } from './events-repository.js';
+} from './feed/cloud-event.js';
+export { EventsRepository } from './feed/events-repository.js';
 export {
   EndpointsRepository,
   type Endpoint,
   type EndpointBacklog,
-} from './endpoints-repository.js';
+} from './endpoints/endpoints-repository.js';
 export {
   LanesRepository,
   type Ack,
@@ -29,18 +29,18 @@ export {
   type HandOn,
   type Lane,
   type LaneRef,
-} from './lanes-repository.js';
+} from './delivery/lanes-repository.js';
 export {
   checkReceiverHost,
   checkReceiverUrl,
   isPrivateAddress,
   ReceiverRefused,
   type ReceiverRules,
-} from './receiver-policy.js';
-export { newSecret, signDelivery } from './signing.js';
-export { ackBatcher } from './ack-batcher.js';
-export { createSender, retryAfterMs, type SendOutcome, type Sender } from './sender.js';
-export { retryDelay, JITTER, MAX_RETRY_AFTER_MS } from './retry-schedule.js';
+} from './endpoints/receiver-policy.js';
+export { newSecret, signDelivery } from './endpoints/signing.js';
+export { ackBatcher } from './delivery/ack-batcher.js';
+export { createSender, retryAfterMs, type SendOutcome, type Sender } from './delivery/sender.js';
+export { retryDelay, JITTER, MAX_RETRY_AFTER_MS } from './delivery/retry-schedule.js';
 export {
   DeadLettered,
   deliverDue,
@@ -48,10 +48,15 @@ export {
   type DeliveryCore,
   type DeliveryMetrics,
   type LaneOutcome,
-} from './delivery.js';
-export { deliverLane, type LaneDeps, type LaneResult } from './lane-delivery.js';
-export { deliverBatch, slots, type BatchDeps, type BatchResult } from './batch-delivery.js';
-export { relay, RELAY_PAGE, STRANDED_AFTER_MS, type RelayDeps } from './relay.js';
+} from './delivery/delivery.js';
+export { deliverLane, type LaneDeps, type LaneResult } from './delivery/lane-delivery.js';
+export {
+  deliverBatch,
+  slots,
+  type BatchDeps,
+  type BatchResult,
+} from './delivery/batch-delivery.js';
+export { relay, RELAY_PAGE, STRANDED_AFTER_MS, type RelayDeps } from './relay/relay.js';
 export {
   createDeliveryWorker,
   createEventQueues,
@@ -61,6 +66,11 @@ export {
   queueBatches,
   queueLanes,
   WEBHOOKS_QUEUE,
-} from './queue.js';
-export { registerDeliveryMetrics } from './metrics.js';
-export { nextRelayWait, RELAY_IDLE_MS, startRelayLoop, type RelayLoop } from './relay-loop.js';
+} from './delivery/queue.js';
+export { registerDeliveryMetrics } from './delivery/metrics.js';
+export {
+  nextRelayWait,
+  RELAY_IDLE_MS,
+  startRelayLoop,
+  type RelayLoop,
+} from './relay/relay-loop.js';

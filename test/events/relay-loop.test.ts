@@ -1,10 +1,10 @@
 /**
- * The relay's timer (src/events/relay-loop.ts): back to EVENT_RELAY_INTERVAL_MS after a run that
+ * The relay's timer (src/events/relay/relay-loop.ts): back to EVENT_RELAY_INTERVAL_MS after a run that
  * handed something on, doubling to the idle wait after runs that found nothing; a failed run is
  * reported and the next one still comes; close() waits for a run under way and stops the timer.
  */
 import { describe, expect, it } from 'vitest';
-import { nextRelayWait, startRelayLoop } from '../../src/events/relay-loop.js';
+import { nextRelayWait, startRelayLoop } from '../../src/events/relay/relay-loop.js';
 
 describe('the relay loop', () => {
   it('doubles its wait while runs find nothing, up to the idle wait, back on work', () => {

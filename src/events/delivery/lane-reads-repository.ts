@@ -3,9 +3,9 @@
  * (one query for its lanes), and an endpoint's dead letters.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
-import { eventOf, type EventRow } from './events-repository.js';
+import type { Db } from '../../db/index.js';
+import type { EventType, FeedCursor, OrderEvent } from '../feed/cloud-event.js';
+import { eventOf, type EventRow } from '../feed/events-repository.js';
 import type { Lane } from './lane.js';
 
 /** A dead letter: the first event of a lane the last retry failed on. */

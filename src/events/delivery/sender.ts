@@ -6,13 +6,13 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { packageVersion } from '../version.js';
+import { packageVersion } from '../../version.js';
 import {
   checkLiteralHost,
   guardedLookup,
   ReceiverRefused,
   type ReceiverRules,
-} from './receiver-policy.js';
+} from '../endpoints/receiver-policy.js';
 
 export type SendOutcome =
   | { code: 'delivered'; status: number }

@@ -12,7 +12,7 @@ import {
   type Job,
   type JobsOptions,
 } from 'bullmq';
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import { DeadLettered, DeliveryFailed } from './delivery.js';
 import type { LaneRef } from './lanes-repository.js';
 

@@ -5,11 +5,11 @@
  * letter, the lanes a lost job left waiting, replays, and what is pending.
  */
 import { sql, type Transaction } from 'kysely';
-import type { Database, Db } from '../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
+import type { Database, Db } from '../../db/index.js';
+import type { EventType, FeedCursor, OrderEvent } from '../feed/cloud-event.js';
 import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
 import type { Lane, LaneRef } from './lane.js';
-import { eventsAfter } from './events-repository.js';
+import { eventsAfter } from '../feed/events-repository.js';
 
 export type { DeadLetter, Lane, LaneRef };
 

@@ -5,9 +5,9 @@
  * each scrape, the age of the oldest event not yet acknowledged and the dead letters waiting.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
-import type { Registry } from '../metrics.js';
+import type { Registry } from '../../metrics.js';
 import type { DeliveryMetrics } from './delivery.js';
-import type { EndpointBacklog } from './endpoints-repository.js';
+import type { EndpointBacklog } from '../endpoints/endpoints-repository.js';
 
 export function registerDeliveryMetrics(
   registry: Registry,

@@ -4,7 +4,7 @@
  * already passed), an order's events after a version, and pruning past the retention.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
+import type { Db } from '../../db/index.js';
 import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
 
 /** An order_events row as the queries select it. */

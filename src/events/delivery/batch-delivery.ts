@@ -5,9 +5,9 @@
  * (lane-delivery.ts), queued with the delay the failure chose; a lane that already has one (it
  * is failing: `attempts` > 0) is left to it, so a batch never overtakes a retry.
  */
-import type { EventType, OrderEvent } from './cloud-event.js';
+import type { EventType, OrderEvent } from '../feed/cloud-event.js';
 import { deliverDue, type DeliveryCore } from './delivery.js';
-import type { Endpoint } from './endpoints-repository.js';
+import type { Endpoint } from '../endpoints/endpoints-repository.js';
 import type { Lane, LaneRef } from './lanes-repository.js';
 
 export interface DueLane {
