@@ -1,9 +1,14 @@
+#!lua flags=allow-oom
 --[[
   dropUnits: an operator puts units on sale in one segment, or takes unsold ones off it, during a
   drop. Taking never goes below the stock (sold units are not in it: nothing sold is taken back);
   it takes what there is, up to what was asked. Counted in the segment's `added` field, so
   reconciliation stays exact: seeded share + added = stock + sold - returned. Under the segment's
   lock when the caller holds it (its fence is checked and kept, as a deduct's is).
+
+  Flagged allow-oom, as the sale's scripts are: units put back on sale (or taken off) at maxmemory
+  are part of running the drop. What it writes is bounded: counters and the fence of an existing
+  segment state of this epoch.
 
   KEYS[1] segment state hash (includes/segmentState.lua)
   ARGV[1] epoch

@@ -1,8 +1,13 @@
+#!lua flags=allow-oom
 --[[
   segmentWindow: sets one segment's sale window after its seed: an operator's pause (startsAt set
   to the paused mark, so every deduct answers not started), resume (startsAt back to the sale's)
   and end now (endsAt), and a reseed's opening once the carried purchase counts are written. Only
   while the segment holds the epoch the caller acted on: a reseed since is left alone.
+
+  Flagged allow-oom, as the sale's scripts are: the pause is the emergency brake, and a Redis past
+  its maxmemory must not refuse it. What it writes is bounded: two fields of an existing segment
+  state overwritten with a time.
 
   KEYS[1] segment state hash (includes/segmentState.lua)
   ARGV[1] epoch

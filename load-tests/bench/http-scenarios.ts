@@ -201,6 +201,10 @@ export const TARGETS: Record<string, string> = {
 
 export const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 100) / 100);
 
+/** A ratio of two figures, or null when either scenario did not run (printed "not run"). */
+const ratioIfRan = (a: number | undefined, b: number | undefined) =>
+  a === undefined || b === undefined ? null : ratio(a, b);
+
 /** What a run measured of each scenario that the ratios read. */
 export interface Measured {
   /** sales a second (sale and held scenarios) */
@@ -209,58 +213,73 @@ export interface Measured {
   answered: number;
 }
 
-/** Every ratio of a run; a scenario that did not run counts 0 (so does a ratio over it). */
-export function ratiosOf(rows: ReadonlyMap<string, Measured>): Record<string, number> {
-  const acc = (name: string) => rows.get(name)?.accepted ?? 0;
-  const rps = (name: string) => rows.get(name)?.answered ?? 0;
+/**
+ * Every ratio of a run; one over a scenario that did not run (`--only`) is null, not 0: the
+ * table says "not run" beside its target and the JSON line has null.
+ */
+export function ratiosOf(rows: ReadonlyMap<string, Measured>): Record<string, number | null> {
+  const acc = (name: string) => rows.get(name)?.accepted;
+  const rps = (name: string) => rows.get(name)?.answered;
   const ceiling = rps('ceiling (no-op route)');
   const refusals = rps('after sold out');
-  const out: Record<string, number> = {
-    refusalVsCeiling: ratio(refusals, ceiling),
-    refusalVsRawHttp: ratio(refusals, rps('raw node:http')),
-    refusalFastVsExpress: ratio(refusals, rps('after sold out (no fast path)')),
-    ceilingVsBareExpress: ratio(ceiling, rps('bare Express')),
-    lockfreeVsCeiling: ratio(acc('lockfree N=16'), ceiling),
-    soldOutVsCeiling: ratio(refusals, ceiling),
-    segmented16VsLockfree: ratio(acc('segmented N=16'), acc('lockfree N=16')),
-    segmented16VsGlobal: ratio(acc('segmented N=16'), acc('global')),
-    segmented64VsGlobal: ratio(acc('segmented N=64'), acc('global')),
-    lockfreeVsGlobal: ratio(acc('lockfree N=16'), acc('global')),
-    heldSegmented4VsHeldGlobal: ratio(acc(heldName(4)), acc(heldName(1))),
-    heldSegmented16VsHeldGlobal: ratio(acc(heldName(16)), acc(heldName(1))),
-    heldSegmented64VsHeldGlobal: ratio(acc(heldName(64)), acc(heldName(1))),
-    heldSegmented16VsHeldGlobalAt1ms: ratio(acc(heldName(16, 1)), acc(heldName(1, 1))),
+  const r = ratioIfRan;
+  const out: Record<string, number | null> = {
+    refusalVsCeiling: r(refusals, ceiling),
+    refusalVsRawHttp: r(refusals, rps('raw node:http')),
+    refusalFastVsExpress: r(refusals, rps('after sold out (no fast path)')),
+    ceilingVsBareExpress: r(ceiling, rps('bare Express')),
+    lockfreeVsCeiling: r(acc('lockfree N=16'), ceiling),
+    soldOutVsCeiling: r(refusals, ceiling),
+    segmented16VsLockfree: r(acc('segmented N=16'), acc('lockfree N=16')),
+    segmented16VsGlobal: r(acc('segmented N=16'), acc('global')),
+    segmented64VsGlobal: r(acc('segmented N=64'), acc('global')),
+    lockfreeVsGlobal: r(acc('lockfree N=16'), acc('global')),
+    heldSegmented4VsHeldGlobal: r(acc(heldName(4)), acc(heldName(1))),
+    heldSegmented16VsHeldGlobal: r(acc(heldName(16)), acc(heldName(1))),
+    heldSegmented64VsHeldGlobal: r(acc(heldName(64)), acc(heldName(1))),
+    heldSegmented16VsHeldGlobalAt1ms: r(acc(heldName(16, 1)), acc(heldName(1, 1))),
     // what taking a free lock inside the deduct buys a single lock
-    globalVsHeldGlobal: ratio(acc('global'), acc(heldName(1))),
-    restocksSegmented16VsGlobal: ratio(acc('segmented N=16 + restocks'), acc('global + restocks')),
-    restocksGlobalVsGlobal: ratio(acc('global + restocks'), acc('global')),
-    restocksSegmented16VsSegmented16: ratio(
-      acc('segmented N=16 + restocks'),
-      acc('segmented N=16'),
-    ),
-    limitsOnVsOff: ratio(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
-    keyedVsUnkeyed: ratio(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
-    productionVsLockfree: ratio(acc('production'), acc('lockfree N=16')),
-    productionWebhookVsProduction: ratio(acc('production + webhook'), acc('production')),
-    pollVsRawHttp: ratio(rps('room poll'), rps('raw node:http')),
-    corsSaleVsPlain: ratio(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
-    corsRefusalVsPlain: ratio(rps('after sold out + CORS'), refusals),
-    preflightVsRawHttp: ratio(rps('CORS preflight'), rps('raw node:http')),
+    globalVsHeldGlobal: r(acc('global'), acc(heldName(1))),
+    restocksSegmented16VsGlobal: r(acc('segmented N=16 + restocks'), acc('global + restocks')),
+    restocksGlobalVsGlobal: r(acc('global + restocks'), acc('global')),
+    restocksSegmented16VsSegmented16: r(acc('segmented N=16 + restocks'), acc('segmented N=16')),
+    limitsOnVsOff: r(acc('lockfree N=16 + limits'), acc('lockfree N=16')),
+    keyedVsUnkeyed: r(acc('lockfree N=16 keyed'), acc('lockfree N=16')),
+    productionVsLockfree: r(acc('production'), acc('lockfree N=16')),
+    productionWebhookVsProduction: r(acc('production + webhook'), acc('production')),
+    pollVsRawHttp: r(rps('room poll'), rps('raw node:http')),
+    corsSaleVsPlain: r(acc('lockfree N=16 + CORS'), acc('lockfree N=16')),
+    corsRefusalVsPlain: r(rps('after sold out + CORS'), refusals),
+    preflightVsRawHttp: r(rps('CORS preflight'), rps('raw node:http')),
   };
   // the round-trip grid's, where it ran
   for (const d of RTT_DELAYS_MS.filter((x) => x > 0)) {
     if (!rows.has(heldName(1, d)) && !rows.has(pathName('global', d))) continue;
-    out[`heldSegmented16VsHeldGlobalAt${d}ms`] = ratio(acc(heldName(16, d)), acc(heldName(1, d)));
-    out[`segmented16VsGlobalAt${d}ms`] = ratio(
+    out[`heldSegmented16VsHeldGlobalAt${d}ms`] = r(acc(heldName(16, d)), acc(heldName(1, d)));
+    out[`segmented16VsGlobalAt${d}ms`] = r(
       acc(pathName('segmented N=16', d)),
       acc(pathName('global', d)),
     );
-    out[`lockfreeVsGlobalAt${d}ms`] = ratio(
+    out[`lockfreeVsGlobalAt${d}ms`] = r(
       acc(pathName('lockfree N=16', d)),
       acc(pathName('global', d)),
     );
   }
   return out;
+}
+
+/** What a run's text shows in place of a figure whose scenario did not run. */
+export const NOT_RUN = 'not run';
+
+/** The ratios' table rows: each with its target, "not run" where it has no value. */
+export function ratioRows(
+  ratios: Record<string, number | null>,
+): Array<{ ratio: string; value: number | string; target: string }> {
+  return Object.entries(ratios).map(([name, value]) => ({
+    ratio: name,
+    value: value ?? NOT_RUN,
+    target: TARGETS[name] ?? '',
+  }));
 }
 
 /** What a held-lock row's figures say about its lock and its CPU (`heldArithmetic`). */

@@ -47,7 +47,7 @@ import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
-import { capacityModel } from './capacity.js';
+import { capacityText, perSaleOf, runCapacity } from './capacity.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
@@ -56,9 +56,10 @@ import {
   heldArithmetic,
   heldName,
   parseOnly,
+  NOT_RUN,
+  ratioRows,
   ratiosOf,
   SCENARIOS,
-  TARGETS,
   type HeldRow,
   type Measured,
   type Scenario,
@@ -476,7 +477,6 @@ async function main() {
 
   const by = (name: string) => results.find((r) => r.scenario === name);
   const acc = (name: string) => Number(by(name)?.['accepted/s'] ?? 0);
-  const rps = (name: string) => Number(by(name)?.['req/s'] ?? 0);
   const ratios = ratiosOf(
     new Map<string, Measured>(
       results.map((r) => [
@@ -490,12 +490,7 @@ async function main() {
     const v = by(name)?.[col];
     return typeof v === 'number' ? v : null;
   };
-  const perSale = (name: string, tier: string) => {
-    const row = by(name);
-    if (!row || !acc(name)) return null;
-    const perReq = Number(row[`${tier} us/req`]);
-    return Number.isFinite(perReq) ? Math.round((perReq * rps(name)) / acc(name)) : null;
-  };
+  const perSale = (name: string, tier: string) => perSaleOf(by(name), tier);
   // the held-lock rows' lock and CPU, direct and at +1 ms: why their ratio is what it is
   const heldRow = (name: string): HeldRow => ({
     accepted: acc(name),
@@ -535,26 +530,12 @@ async function main() {
       return typeof v === 'number' ? v : null;
     })(),
   };
-  // 1M requests/s of which 99 % are refusals: each tier's instances from this run's costs
-  const tierCost = (tier: string, shape = 'lockfree N=16') => ({
-    usPerSale: perSale(shape, tier) ?? 0,
-    usPerRefusal: Number(us('after sold out', `${tier} us/req`) ?? 0),
-  });
-  const tiersOf = (shape: string) =>
-    Object.fromEntries(['API', 'worker', 'Redis', 'PG'].map((t) => [t, tierCost(t, shape)]));
-  const crowd = { rate: 1_000_000, refusalShare: 0.99, utilisation: 0.7 };
-  // the production shape (segment locks, limits, Idempotency-Keys): the same crowd, and 100k
-  // accepted sales/s with no refusals (a sale that does not sell out within the window)
-  const sales = { rate: 100_000, refusalShare: 0, utilisation: 0.7 };
+  // 1M requests/s of which 99 % are refusals, and the production shape: each tier's instances
+  // from this run's costs; a model whose scenarios did not run is null ("not run")
+  const modelled = runCapacity(new Map(results.map((r) => [String(r.scenario), r])));
   const capacity = {
-    ...crowd,
-    ...capacityModel(tiersOf('lockfree N=16'), crowd),
-    production: by('production')
-      ? {
-          crowd: { ...crowd, ...capacityModel(tiersOf('production'), crowd) },
-          sales: { ...sales, ...capacityModel(tiersOf('production'), sales) },
-        }
-      : null,
+    ...(modelled.crowd ?? { rows: null, bottleneck: null }),
+    production: modelled.production,
   };
   const healthz = {
     p99MsUnderLoad: healthzMs.length ? Math.round(percentile(healthzMs, 99) * 10) / 10 : null,
@@ -584,22 +565,18 @@ async function main() {
     checks,
     violations,
   };
+  /** a CPU figure as the text shows it: "not run" when its scenario did not run */
+  const cpuText = (v: number | null) => (v === null ? NOT_RUN : `${v} us`);
   const text = [
     `\nHTTP benchmark: ${driver}, ${connections} connections, ${rounds} interleaved rounds of ${duration} s per scenario, one API process + one worker` +
       (delayMs ? `, Redis behind a +${delayMs} ms/way delay proxy` : '') +
       '\n',
     table(results),
     '',
-    table(
-      Object.entries(ratios).map(([name, value]) => ({
-        ratio: name,
-        value,
-        target: TARGETS[name] ?? '',
-      })),
-    ),
+    table(ratioRows(ratios)),
     '',
-    `API CPU per refusal: ${cpu.apiUsPerRefusal} us (no fast path: ${cpu.apiUsPerRefusalNoFastPath} us; raw node:http: ${cpu.apiUsPerRawHttp} us); ` +
-      `per accepted sale (API + worker): ${cpu.apiUsPerSale} us; Redis per sale: ${cpu.redisUsPerSale} us`,
+    `API CPU per refusal: ${cpuText(cpu.apiUsPerRefusal)} (no fast path: ${cpuText(cpu.apiUsPerRefusalNoFastPath)}; raw node:http: ${cpuText(cpu.apiUsPerRawHttp)}); ` +
+      `per accepted sale (API + worker): ${cpuText(cpu.apiUsPerSale)}; Redis per sale: ${cpuText(cpu.redisUsPerSale)}`,
     ...held.map(
       (h) =>
         `held lock${h.delayMs ? ` at +${h.delayMs} ms` : ''}: global sells one sale per 4 round trips of ${h.roundTripUs} us; ` +
@@ -607,23 +584,14 @@ async function main() {
         `all tiers ${heldRow(heldName(16, h.delayMs)).allUs} us (${machine().cpus} cores: ${h.machineCeiling}/s; ${h.coresBusy} cores were busy): ` +
         `N=16 could sell at most ${h.maxRatio}x global`,
     ),
-    `CORS: API CPU per sold-out refusal ${cpu.apiUsPerCorsRefusal} us (without: ${cpu.apiUsPerRefusal} us), per preflight ${cpu.apiUsPerPreflight} us`,
-    `production shape per accepted sale: API + worker ${cpu.productionApiUsPerSale} us, Redis ${cpu.productionRedisUsPerSale} us, ` +
-      `${cpu.productionRedisCommandsPerSale} Redis commands (target <= 15)`,
-    `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`,
+    `CORS: API CPU per sold-out refusal ${cpuText(cpu.apiUsPerCorsRefusal)} (without: ${cpuText(cpu.apiUsPerRefusal)}), per preflight ${cpuText(cpu.apiUsPerPreflight)}`,
+    `production shape per accepted sale: API + worker ${cpuText(cpu.productionApiUsPerSale)}, Redis ${cpuText(cpu.productionRedisUsPerSale)}, ` +
+      `${cpu.productionRedisCommandsPerSale ?? NOT_RUN} Redis commands (target <= 15)`,
+    healthz.samples
+      ? `/healthz under 400 purchasing connections: p50 ${healthz.p50MsUnderLoad} ms, p99 ${healthz.p99MsUnderLoad} ms (${healthz.samples} probes)`
+      : `/healthz under 400 purchasing connections: ${NOT_RUN} (needs "lockfree N=16")`,
     '',
-    `capacity for 1 000 000 requests/s, 99 % refusals (one core per instance, 70 % busy): bottleneck ${capacity.bottleneck}`,
-    table(capacity.rows.map((r) => ({ ...r }))),
-    ...(capacity.production
-      ? [
-          '',
-          `the production shape, same crowd: bottleneck ${capacity.production.crowd.bottleneck}`,
-          table(capacity.production.crowd.rows.map((r) => ({ ...r }))),
-          '',
-          `the production shape, 100 000 accepted sales/s: bottleneck ${capacity.production.sales.bottleneck}`,
-          table(capacity.production.sales.rows.map((r) => ({ ...r }))),
-        ]
-      : []),
+    ...capacityText(modelled, table),
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),
@@ -637,18 +605,30 @@ async function main() {
     if (values.rtt) writeRttReport(dir, figures);
     else writeReport(dir, figures, text);
     progress(`report written to ${dir}`);
-    if (values['update-report'] && !values.rtt) {
+    const quoted = [
+      'heldSegmented16VsHeldGlobal',
+      'heldSegmented16VsHeldGlobalAt1ms',
+      'segmented16VsGlobal',
+      'globalVsHeldGlobal',
+      'restocksSegmented16VsGlobal',
+      'restocksGlobalVsGlobal',
+    ] as const;
+    const missing = quoted.filter((name) => ratios[name] === null);
+    if (values['update-report'] && !values.rtt && missing.length > 0) {
+      progress(`"why segments" left as it was: ${missing.join(', ')} not run`);
+    } else if (values['update-report'] && !values.rtt) {
       const m = machine();
+      const quote = (name: (typeof quoted)[number]) => ratios[name]!;
       await updateWhySegments({
         bench: {
           date: new Date().toISOString().slice(0, 10),
           load1: m.load1,
-          heldSegmented16VsHeldGlobal: ratios.heldSegmented16VsHeldGlobal!,
-          heldSegmented16VsHeldGlobalAt1ms: ratios.heldSegmented16VsHeldGlobalAt1ms!,
-          segmented16VsGlobal: ratios.segmented16VsGlobal!,
-          globalVsHeldGlobal: ratios.globalVsHeldGlobal!,
-          restocksSegmented16VsGlobal: ratios.restocksSegmented16VsGlobal!,
-          restocksGlobalVsGlobal: ratios.restocksGlobalVsGlobal!,
+          heldSegmented16VsHeldGlobal: quote('heldSegmented16VsHeldGlobal'),
+          heldSegmented16VsHeldGlobalAt1ms: quote('heldSegmented16VsHeldGlobalAt1ms'),
+          segmented16VsGlobal: quote('segmented16VsGlobal'),
+          globalVsHeldGlobal: quote('globalVsHeldGlobal'),
+          restocksSegmented16VsGlobal: quote('restocksSegmented16VsGlobal'),
+          restocksGlobalVsGlobal: quote('restocksGlobalVsGlobal'),
           restocksPerS,
           arithmetic: held.map((h) => ({
             delayMs: h.delayMs,

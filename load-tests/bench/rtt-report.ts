@@ -75,9 +75,9 @@ export function writeRttReport(dir: string, f: HttpFigures): void {
       `Invariants: ${f.violations === 0 ? 'every scenario clean (no 5xx, no error, reconciliation clean, sold = accepted + cut off)' : `${String(f.violations)} VIOLATED, see rtt.json`}.`,
       '',
       'Ratios: ' +
-        Object.entries(f.ratios as Record<string, number>)
+        Object.entries(f.ratios as Record<string, number | null>)
           .filter(([k]) => /At[\d.]+ms$/.test(k) || k === 'heldSegmented16VsHeldGlobal')
-          .map(([k, v]) => `\`${k}\` ${v}`)
+          .map(([k, v]) => `\`${k}\` ${v ?? 'not run'}`)
           .join(', ') +
         '.',
       '',

@@ -14,12 +14,13 @@ local META_PAY_WITHIN_SECONDS = 'payWithin'
 local META_REQUIRE_SALE_TOKEN = 'token'
 -- the catalogue number: written by TypeScript (catalogue-numbers.ts), never by a script
 local META_NUMBER = 'n'
--- the waiting room's settings: written by TypeScript (seeding.ts), never by a script
+-- the waiting room's settings, '<admitPerSecond> <maxActive> <admittedForSeconds>': written by
+-- TypeScript (seeding.ts) at a seed, by lua/dropMeta-1.lua at a change of pace
 local META_WAITING_ROOM = 'room'
 -- the sale's price: written by TypeScript (seeding.ts), never by a script
 local META_PRICE = 'price'
--- '1' while an operator has paused the sale: written by TypeScript (inventory/drop/), and cleared
--- by a new epoch
+-- '1' while an operator has paused the sale (lua/dropMeta-1.lua), '0' once resumed or ended, and
+-- cleared by a new epoch
 local META_PAUSED = 'paused'
 
 -- what a new epoch decides on, as stored (false when missing):
@@ -53,4 +54,17 @@ end
 -- epoch 0 clears the mark
 local function metaSetSoldOutEpoch(key, epoch)
   redis.call('HSET', key, META_SOLD_OUT_EPOCH, epoch)
+end
+
+-- an operator's change during a drop (lua/dropMeta-1.lua); nil keeps a field. Only fields a seed
+-- wrote are overwritten, each with a flag, a time or three integers (checked before any write):
+-- what it writes past maxmemory is a few bytes, whatever is sent. An error reply when refused.
+local function metaSetDrop(key, paused, endsAt, room)
+  if (paused and paused ~= '0' and paused ~= '1') or (endsAt and not string.match(endsAt, '^%d+$'))
+      or (room and not (#room <= 32 and string.match(room, '^%d+ %d+ %d+$'))) then
+    return redis.error_reply('ERR dropMeta: paused 0 or 1, endsAt ms, room three integers')
+  end
+  if paused then redis.call('HSET', key, META_PAUSED, paused) end
+  if endsAt then redis.call('HSET', key, META_ENDS_AT, endsAt) end
+  if room then redis.call('HSET', key, META_WAITING_ROOM, room) end
 end

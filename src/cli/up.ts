@@ -27,6 +27,7 @@ import { createLogger } from '../log.js';
 import { pingRedis } from '../redis/connection.js';
 import { progress, redactUrl } from './output.js';
 import { startStorefront } from './storefront.js';
+import { tryLine } from './try-line.js';
 import { assertStoresAnswer } from './stores.js';
 
 export async function up(): Promise<void> {
@@ -207,15 +208,7 @@ function printReady(config: Config): void {
     `ready: ${base}/readyz   admin token in ${resolve(config.launcher.dataDir, 'admin-token')}   ` +
       'Ctrl-C stops everything',
   );
-  // the shopper's identity as this auth mode takes it: a header in dev, a signed JWT otherwise
-  const who =
-    config.auth.mode === 'dev'
-      ? `-H 'x-user-id: alice'`
-      : `-H "authorization: Bearer $JWT" (an HS256 JWT signed with JWT_SECRET, sub = the shopper)`;
-  progress(
-    `try: curl -si -X POST ${base}/seckill -H 'content-type: application/json' ` +
-      `${who} -d '{"productId":"${config.demo.productId}"}'`,
-  );
+  progress(tryLine(base, config.demo.productId, config.auth));
 }
 
 /** The storefront's drop: the demo sale's id with `-room`. */

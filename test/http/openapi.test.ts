@@ -93,7 +93,7 @@ describe('/openapi.json', () => {
       );
       expect(documentedHeaders, `${method} ${template} ${res.status}`).toContain('X-Request-Id');
       expect(res.headers.get('x-request-id')).toBeTruthy();
-      for (const h of ['Retry-After', 'Location', 'RateLimit', 'RateLimit-Policy']) {
+      for (const h of ['Retry-After', 'Location', 'RateLimit', 'RateLimit-Policy', 'Link']) {
         if (res.headers.get(h) !== null) {
           expect(documentedHeaders, `${method} ${template} ${res.status} sent ${h}`).toContain(h);
         }
@@ -260,7 +260,13 @@ describe('/openapi.json', () => {
       headers: admin,
     });
     await call('GET', '/admin/events', '/admin/events?after=nope', { headers: admin });
-    await call('GET', '/admin/audit', `/admin/audit?productId=${p}&limit=5`, { headers: admin });
+    const audit = await call('GET', '/admin/audit', `/admin/audit?productId=${p}&limit=1`, {
+      headers: admin,
+    });
+    expect(audit.headers.get('link')).toMatch(/^<\/admin\/audit\?.*after=\d+>; rel="next"$/);
+    await call('GET', '/admin/audit', `/admin/audit?after=${String(audit.body.next)}`, {
+      headers: admin,
+    });
     await call('GET', '/admin/audit', '/admin/audit?limit=0', { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit');
     // webhook endpoints: register (and refusals), list, disable, enable, rotate, replay, dead letters

@@ -170,6 +170,7 @@ describe('the loader folds the constants of the hash includes', () => {
       'deductFree',
       'deductKeyed',
       'deductKeyedFree',
+      'dropMeta',
       'dropUnits',
       'markSoldOut',
       'restock',
@@ -280,6 +281,28 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     expect(
       await luaOn('productMeta', freshKey('meta'), 'return metaEpoch(KEYS[1]) == false and 1 or 0'),
     ).toBe(1);
+  });
+  it("TypeScript reads a drop control's change Lua wrote; anything but a flag, a time and three integers is refused before a write", async () => {
+    const key = freshKey('meta');
+    await redis.hset(key, metaHash(sample));
+    const drop = (...args: string[]) =>
+      luaOn('productMeta', key, 'return metaSetDrop(KEYS[1], ARGV[1], ARGV[2], ARGV[3])', ...args);
+    await drop('1', '1795560000000', '7 8 9');
+    const changed = {
+      paused: true,
+      endsAt: 1795560000000,
+      waitingRoom: { admitPerSecond: 7, maxActive: 8, admittedForSeconds: 9 },
+    };
+    expect(decodeMeta(await redis.hgetall(key))).toEqual({ ...sample, ...changed });
+    for (const bad of [
+      ['2', '1', '1 2 3'],
+      ['0', '12x', '1 2 3'],
+      ['0', '1', `1 2 ${'3'.repeat(40)}`],
+      ['0', '1', '1 2 3 4'],
+    ]) {
+      await expect(drop(...bad)).rejects.toThrow(/dropMeta/);
+    }
+    expect(decodeMeta(await redis.hgetall(key))).toEqual({ ...sample, ...changed });
   });
 });
 

@@ -1,9 +1,10 @@
 /**
  * A Redis at its maxmemory (noeviction) beside a sale, on one Redis and on a Redis Cluster (each
  * its own servers here: the file fills them): the sale's scripts are flagged allow-oom and keep
- * selling, new waiting-room places and refusals' Idempotency-Key records give way, and once the
- * junk is gone every sold unit becomes one order row (the sweeper re-enqueues what BullMQ could
- * not take) and reconciliation is exact (docs/catalogue.md#redis-memory).
+ * selling, the drop's controls (pause, resume, end, units, pace) keep answering, new waiting-room
+ * places and refusals' Idempotency-Key records give way, and once the junk is gone every sold
+ * unit becomes one order row (the sweeper re-enqueues what BullMQ could not take) and
+ * reconciliation is exact (docs/catalogue.md#redis-memory).
  */
 import { hash, randomBytes } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
@@ -379,6 +380,87 @@ describe('a Redis at its maxmemory beside a sale', () => {
       10_000,
       100,
     );
+  });
+  it("runs the drop's controls past maxmemory: pause, units, resume, pace and end answer 200 and take effect", async () => {
+    const productId = `d${randomBytes(4).toString('hex')}`;
+    const roomId = `r${randomBytes(4).toString('hex')}`;
+    const seed = async (id: string, extra: object) => {
+      const res = await fetch(`${app.url}/admin/products/${id}`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ strategy: 'segmented', segments: SEGMENTS, total: 4, ...extra }),
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+    };
+    await seed(productId, {});
+    await seed(roomId, {
+      waitingRoom: { admitPerSecond: 10, maxActive: 5, admittedForSeconds: 60 },
+    });
+    const control = async (id: string, path: string, body?: object, method = 'POST') => {
+      const res = await fetch(`${app.url}/admin/products/${id}/${path}`, {
+        method,
+        headers: admin,
+        ...(body && { body: JSON.stringify(body) }),
+      });
+      const answer = (await res.json()) as {
+        changed?: boolean;
+        units?: number;
+        product?: { status: string; paused: boolean; total: number; remaining: number };
+        waitingRoom?: { admitPerSecond: number; maxActive: number };
+      };
+      return { status: res.status, ...answer };
+    };
+    const shoppers = users(4, 'd');
+    expect((await buy(productId, shoppers[0]!)).status).toBe(202);
+
+    onTestFinished(() => freeJunk());
+    await fillToLimit();
+    expect(await everyMasterFull()).toBe(true);
+
+    const paused = await control(productId, 'pause');
+    expect([paused.status, paused.changed, paused.product?.status]).toEqual([200, true, 'paused']);
+    const refused = await buy(productId, shoppers[1]!);
+    expect([refused.status, refused.type]).toEqual([503, 'urn:seckill:problem:sale-paused']);
+    const added = await control(productId, 'units', { add: 4 });
+    expect([added.status, added.units, added.product?.remaining]).toEqual([200, 4, 7]);
+    const resumed = await control(productId, 'resume');
+    expect([resumed.status, resumed.changed, resumed.product?.status]).toEqual([200, true, 'live']);
+    const sold = await Promise.all(shoppers.slice(1).map((u) => buy(productId, u)));
+    expect(sold.map((r) => r.status)).toEqual([202, 202, 202]);
+    const paced = await control(roomId, 'waiting-room', { maxActive: 7 }, 'PATCH');
+    expect([paced.status, paced.waitingRoom?.maxActive]).toEqual([200, 7]);
+    const ended = await control(productId, 'end');
+    expect([ended.status, ended.product?.status]).toEqual([200, 'ended']);
+    const late = await buy(productId, users(1, 'late')[0]!);
+    expect([late.status, late.type]).toEqual([410, 'urn:seckill:problem:ended']);
+    expect(await everyMasterFull()).toBe(true);
+
+    await freeJunk();
+    await waitFor(
+      '4 order rows',
+      async () => (await orderCount(app.rt.db, productId)).rows === 4,
+      60_000,
+    );
+    const report = await waitFor(
+      'a reconciliation with nothing pending',
+      async () => {
+        const r = (await reconcileOver(app.rt, productId))!;
+        return r.pending === 0 && r;
+      },
+      30_000,
+    );
+    expect(report).toMatchObject({
+      total: 8,
+      added: 4,
+      remaining: 4,
+      pending: 0,
+      persisted: 4,
+      persistedOrders: 4,
+      distinctBuyers: 4,
+      openClaims: 0,
+      lostWrites: [],
+      problems: [],
+    });
   });
   it('pauses a BullMQ worker that Redis refuses for memory, and resumes it: the job runs once memory frees', async () => {
     const name = `full${randomBytes(3).toString('hex')}`;

@@ -118,22 +118,29 @@ describe('the audit log', () => {
     const productId = newProduct();
     await seed(productId, admin);
     for (let i = 0; i < 4; i++) await seed(productId, admin, '?force=true');
-    const first = (await (
-      await fetch(`${app.url}/admin/audit?productId=${productId}&limit=2`, { headers: admin })
-    ).json()) as { entries: Entry[]; next: string };
+    const after = async (next?: string) =>
+      (await (
+        await fetch(
+          `${app.url}/admin/audit?productId=${productId}&limit=2${next ? `&after=${next}` : ''}`,
+          { headers: admin },
+        )
+      ).json()) as { entries: Entry[]; next: string | null };
+    const first = await after();
     expect(first.entries.map((e) => e.epoch)).toEqual([5, 4]);
-    const second = (await (await fetch(`${app.url}${first.next}`, { headers: admin })).json()) as {
-      entries: Entry[];
-      next: string;
-    };
+    const second = await after(first.next!);
     expect(second.entries.map((e) => e.epoch)).toEqual([3, 2]);
-    const third = (await (await fetch(`${app.url}${second.next}`, { headers: admin })).json()) as {
-      entries: Entry[];
-      next: string | null;
-    };
+    const third = await after(second.next!);
     expect(third.entries.map((e) => e.epoch)).toEqual([1]);
     expect(third.next).toBeNull();
-    for (const q of ['limit=0', 'limit=501', 'before=abc', 'productId=a%20b', 'other=1']) {
+    for (const q of [
+      'limit=0',
+      'limit=501',
+      'after=abc',
+      'before=abc',
+      'after=1&before=1',
+      'productId=a%20b',
+      'other=1',
+    ]) {
       expect((await fetch(`${app.url}/admin/audit?${q}`, { headers: admin })).status, q).toBe(400);
     }
     expect((await fetch(`${app.url}/admin/audit`)).status).toBe(401);

@@ -2,8 +2,8 @@
  * The live dashboard during a drop, in a real Chromium: each waiting room's line (in line, seats,
  * admitted per second, abandoned, sold out while waiting, paused or not), the order-persistence
  * queue named as such, and the operator's buttons: pause, resume, units, the room's pace and end
- * now, each reaching every process and written in the audit log under the name in the page's
- * "who" box.
+ * now, shown without a hover and pressed by a tap, the keyboard or a click, each reaching every
+ * process and written in the audit log under the name in the page's "who" box.
  */
 import { randomBytes } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
@@ -59,7 +59,8 @@ describe.skipIf(!CHROMIUM)('the dashboard during a drop', () => {
       });
       expect(joined.status).toBe(200);
     }
-    const context = await browser!.newContext();
+    // a touch screen: nothing hovers there
+    const context = await browser!.newContext({ hasTouch: true });
     const page: Page = await context.newPage();
     page.on('dialog', (d) => void d.accept());
     try {
@@ -76,22 +77,30 @@ describe.skipIf(!CHROMIUM)('the dashboard during a drop', () => {
         /^order-persistence queue/,
       );
 
-      const press = async (button: string, status: RegExp) => {
-        // the controls show on the card under the pointer
-        await page.hover(`[data-testid=sale-${productId}] summary`);
-        await page.click(`[data-testid=${button}-${productId}]`);
+      // each control is pressed with the pointer away from its card: by a tap, from the
+      // keyboard, or by a click; none waits for a hover (a hidden control times out in 5 s)
+      const press = async (button: string, how: 'tap' | 'keyboard' | 'click', status: RegExp) => {
+        await page.mouse.move(0, 0);
+        const control = page.locator(`[data-testid=${button}-${productId}]`);
+        expect(await control.isVisible(), `${button} is shown without a hover`).toBe(true);
+        if (how === 'tap') await control.tap({ timeout: 5_000 });
+        else if (how === 'click') await control.click({ timeout: 5_000 });
+        else {
+          await control.focus({ timeout: 5_000 });
+          await page.keyboard.press('Enter');
+        }
         await expect
           .poll(() => text(page, `control-status-${productId}`), { timeout: 15_000 })
           .toMatch(status);
       };
-      await press('pause', /^pause: done · now paused$/);
+      await press('pause', 'tap', /^pause: done · now paused$/);
       await shows(`room-state-${productId}`, 'paused');
       await shows(`status-${productId}`, 'paused');
-      await page.hover(`[data-testid=sale-${productId}] summary`);
-      await page.fill(`[data-testid=units-${productId}]`, '5');
-      await press('add', /^units: done \(5 units\)/);
+      await page.mouse.move(0, 0);
+      await page.fill(`[data-testid=units-${productId}]`, '5', { timeout: 5_000 });
+      await press('add', 'click', /^units: done \(5 units\)/);
       await shows(`remaining-${productId}`, '15');
-      await press('resume', /^resume: done · now live$/);
+      await press('resume', 'keyboard', /^resume: done · now live$/);
       await shows(`room-state-${productId}`, 'open');
 
       // the pace, from the room's row: every one in line admitted
@@ -103,7 +112,7 @@ describe.skipIf(!CHROMIUM)('the dashboard during a drop', () => {
       await shows(`room-in-line-${productId}`, '0');
       await shows(`room-seats-${productId}`, '5 / 10');
 
-      await press('end', /^end: done · now ended$/);
+      await press('end', 'tap', /^end: done · now ended$/);
       await shows(`status-${productId}`, 'ended');
     } finally {
       await context.close();

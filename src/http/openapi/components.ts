@@ -103,6 +103,12 @@ export const HEADERS = {
     description: 'what was made: the order of a purchase, a registered webhook endpoint',
     schema: { type: 'string' },
   },
+  Link: {
+    description:
+      'the next page (RFC 8288): `<url>; rel="next"`, the request\'s filters kept and `after` set to `next`; ' +
+      'absent when `next` is null',
+    schema: { type: 'string' },
+  },
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 

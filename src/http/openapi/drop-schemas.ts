@@ -31,7 +31,12 @@ export const auditEntry = z.strictObject({
 
 export const auditPage = z.strictObject({
   entries: z.array(auditEntry).describe('newest first'),
-  next: z.string().nullable().describe('the next (older) page, when there may be one'),
+  next: z
+    .string()
+    .nullable()
+    .describe(
+      'an opaque cursor: pass it as `after` for the next (older) page; null on the last one',
+    ),
 });
 
 const roomSettings = z.strictObject({

@@ -8,7 +8,10 @@ import { orderView } from './schemas.js';
 
 export const orderPage = z.strictObject({
   orders: z.array(orderView),
-  next: z.string().nullable().describe('pass as `after` for the next page; null on the last one'),
+  next: z
+    .string()
+    .nullable()
+    .describe('an opaque cursor: pass it as `after` for the next page; null on the last one'),
 });
 
 /** An order event: a CloudEvents 1.0 envelope (structured JSON), the same in every delivery. */
@@ -30,7 +33,11 @@ export const cloudEvent = z.strictObject({
 
 export const eventPage = z.strictObject({
   events: z.array(cloudEvent).describe('in commit order'),
-  next: z.string().describe('pass as `after` to resume after the last event (the same if none)'),
+  next: z
+    .string()
+    .describe(
+      'an opaque cursor: pass it as `after` to resume after the last event (the same if none); never null (a tail)',
+    ),
 });
 
 const iso = z.iso.datetime({ offset: true });

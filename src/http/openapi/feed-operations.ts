@@ -35,10 +35,10 @@ export const FEED_OPERATIONS: Operation[] = [
         type: 'string',
         format: 'date-time',
       }),
-      query('after', "the page before's `next`", { type: 'string', format: 'uuid' }),
+      query('after', "the page before's `next` (an opaque cursor)", { type: 'string' }),
       limit,
     ],
-    ok: { 200: ['OrderPage', 'a page (next: null on the last)'] },
+    ok: { 200: ['OrderPage', 'a page (next: null on the last)', ['Link']] },
     problems: { 400: 'bad query', ...ADMIN_REFUSALS },
     store: true,
   },
@@ -50,12 +50,18 @@ export const FEED_OPERATIONS: Operation[] = [
     summary: 'Order events in commit order after a cursor (the same events as the webhooks)',
     security: ADMIN,
     parameters: [
-      query('after', 'a `next` of an earlier page; left out: from the oldest kept', {
-        type: 'string',
-      }),
+      query(
+        'after',
+        'a `next` of an earlier page (an opaque cursor); left out: from the oldest kept',
+        {
+          type: 'string',
+        },
+      ),
       limit,
     ],
-    ok: { 200: ['EventPage', 'the events after the cursor, and the cursor after them'] },
+    ok: {
+      200: ['EventPage', 'the events after the cursor, and the cursor after them', ['Link']],
+    },
     problems: {
       400: 'bad query',
       ...ADMIN_REFUSALS,

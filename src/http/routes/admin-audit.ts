@@ -1,6 +1,7 @@
 /**
  * Who an admin request is, for the audit log (services/operator/audit-log.ts), and `GET /admin/audit`:
- * the log, newest first, paged by id. Behind the admin guard (admin.ts mounts it first).
+ * the log, newest first, paged as every listing is (next-page.ts: `next` passed back as `after`,
+ * and a `Link` header). Behind the admin guard (admin.ts mounts it first).
  */
 import type { IRouter, Request } from 'express';
 import { z } from 'zod';
@@ -10,6 +11,7 @@ import type { AuditActor, AuditStore } from '../../services/index.js';
 import { sessionCookie } from '../admin-session.js';
 import { bearer } from '../auth.js';
 import { parseOr400 } from '../validation.js';
+import { linkNext } from './next-page.js';
 
 /** A name an operator gives: letters, digits, spaces and . _ @ -, at most 64. */
 export const OPERATOR = /^[\p{L}\p{N} ._@-]{1,64}$/u;
@@ -39,35 +41,32 @@ export function actorOf(req: Request): AuditActor {
   };
 }
 
-const auditQuery = z.strictObject({
-  productId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`).optional(),
-  limit: z.coerce.number().int().min(1).max(500).optional(),
-  before: z
-    .string()
-    .regex(/^[1-9]\d{0,18}$/, 'an entry id')
-    .optional(),
-});
+const entryId = z
+  .string()
+  .regex(/^[1-9]\d{0,18}$/, 'must be a cursor: the `next` of the page before');
+
+export const auditQuery = z
+  .strictObject({
+    productId: z.string().regex(ID_PATTERN, `must match ${ID_PATTERN}`).optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(100),
+    after: entryId.optional(),
+    /** the cursor's name before `after` (0.2.0), kept for one release */
+    before: entryId.optional(),
+  })
+  .refine((q) => q.after === undefined || q.before === undefined, {
+    message: 'send after (the `next` of the page before), not both after and before',
+  });
 
 export function mountAudit(router: IRouter, deps: { audit: AuditStore }): void {
   router.get('/admin/audit', async (req, res) => {
-    const q = parseOr400(auditQuery, req.query, 'query');
-    const limit = q.limit ?? 100;
+    const { before, ...q } = parseOr400(auditQuery, req.query, 'query');
     const entries = await deps.audit.list({
       productId: q.productId,
-      limit,
-      beforeId: q.before,
+      limit: q.limit,
+      beforeId: q.after ?? before,
     });
     const last = entries.at(-1);
-    res.json({
-      entries,
-      next:
-        entries.length === limit && last
-          ? `/admin/audit?${new URLSearchParams({
-              ...(q.productId && { productId: q.productId }),
-              limit: String(limit),
-              before: last.id,
-            }).toString()}`
-          : null,
-    });
+    const next = entries.length === q.limit && last ? last.id : null;
+    res.json({ entries, next: linkNext(res, '/admin/audit', q, next) });
   });
 }

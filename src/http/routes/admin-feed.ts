@@ -1,7 +1,8 @@
 /**
  * The admin's pull side (behind the admin guard): `GET /admin/orders` (filters and a keyset
  * cursor: an export or a back-office screen) and `GET /admin/events` (the order events in
- * commit order from a cursor: a consumer that cannot take webhooks tails it).
+ * commit order from a cursor: a consumer that cannot take webhooks tails it). Both page as every
+ * listing does (next-page.ts): `next` passed back as `after`, and a `Link` header.
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
@@ -11,6 +12,7 @@ import { ID_PATTERN } from '../../ids.js';
 import type { OrderFeed } from '../../services/index.js';
 import { UUID } from './orders.js';
 import { parseOr400 } from '../validation.js';
+import { linkNext } from './next-page.js';
 
 const limit = z.coerce.number().int().min(1).max(1_000).default(100);
 
@@ -27,7 +29,7 @@ export const ordersQuery = z.strictObject({
   product: z.string().regex(ID_PATTERN, 'must be a product id').optional(),
   status: z.enum(Object.keys(STATUS) as [keyof typeof STATUS]).optional(),
   updatedSince: z.iso.datetime({ offset: true }).optional(),
-  after: z.string().regex(UUID, 'must be an order id: the `next` of the page before').optional(),
+  after: z.string().regex(UUID, 'must be a cursor: the `next` of the page before').optional(),
   limit,
 });
 
@@ -47,7 +49,8 @@ export function mountAdminFeed(router: IRouter, feed: OrderFeed): void {
       status: q.status && STATUS[q.status],
       updatedSince: q.updatedSince ? new Date(q.updatedSince) : undefined,
     };
-    res.json(await feed.orders(filter, q.after?.toLowerCase(), q.limit));
+    const page = await feed.orders(filter, q.after?.toLowerCase(), q.limit);
+    res.json({ orders: page.orders, next: linkNext(res, '/admin/orders', q, page.next) });
   });
 
   router.get('/admin/events', async (req, res) => {
@@ -62,6 +65,6 @@ export function mountAdminFeed(router: IRouter, feed: OrderFeed): void {
         extensions: { oldest: page.oldest },
       });
     }
-    res.json({ events: page.events, next: page.next });
+    res.json({ events: page.events, next: linkNext(res, '/admin/events', q, page.next) });
   });
 }

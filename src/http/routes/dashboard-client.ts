@@ -201,7 +201,7 @@ events.onmessage = (e) => {
     s.kinds.map((k) => history.map((h) => h.refusals[k.kind] || 0)), KIND_COLOURS)) + ')');
   const seen = new Set(s.products.map((p) => p.productId));
   for (const [id, card] of cards) if (!seen.has(id)) { card.root.remove(); cards.delete(id); }
-  // in the snapshot's order; a card is moved only when out of place (a move would drop a hover)
+  // in the snapshot's order; a card is moved only when out of place (a move would drop the focus)
   const slot = { sales: 0, ended: 0 };
   for (const p of s.products) {
     const root = update(p).root, box = p.folded ? 'ended' : 'sales', at = $(box).children[slot[box]++];

@@ -29,10 +29,12 @@ async function control(id, path, method, body) {
 function controlBar(card, id) {
   const bar = card.root.querySelector('.controls');
   const t = (name) => 'data-testid="' + name + '-' + esc(id) + '"';
-  bar.innerHTML = '<button ' + t('pause') + '>Pause</button><button ' + t('resume') + '>Resume</button>' +
-    '<button ' + t('end') + '>End now</button> · <input type="number" min="1" value="1" ' + t('units') + ' style="width:6em">' +
-    '<button ' + t('add') + '>Add units</button><button ' + t('withdraw') + '>Withdraw</button> ' +
-    '<span class="muted" ' + t('control-status') + '></span>';
+  bar.setAttribute('role', 'group');
+  bar.setAttribute('aria-label', 'controls of ' + id);
+  bar.innerHTML = '<button type="button" ' + t('pause') + '>Pause</button><button type="button" ' + t('resume') + '>Resume</button>' +
+    '<button type="button" ' + t('end') + '>End now</button> · <input type="number" min="1" value="1" aria-label="units" ' + t('units') + ' style="width:6em">' +
+    '<button type="button" ' + t('add') + '>Add units</button><button type="button" ' + t('withdraw') + '>Withdraw</button> ' +
+    '<span class="muted" role="status" ' + t('control-status') + '></span>';
   const el = (name) => bar.querySelector('[data-testid="' + name + '-' + id + '"]');
   const run = async (path, body, method) => {
     setText(el('control-status'), '…');

@@ -30,9 +30,11 @@ const STYLE = `
   .badge.live { background: #15803d; } .badge.upcoming { background: #b45309; }
   .badge.sold-out { background: #b42318; } .badge.ended { background: #667; }
   .badge.paused { background: #7c3aed; } .badge.open { background: #15803d; } .badge.lobby { background: #b45309; }
-  /* a sale's controls show on the card under the pointer (or the keyboard): the page stays one screen */
-  .controls { margin: 4px 0; font-size: 12px; display: none; }
-  details.sale:hover .controls, details.sale:focus-within .controls { display: block; } .controls button, table.rooms button { font-size: 12px; padding: 2px 8px; }
+  /* a sale's controls are always shown on its unfolded card: a touch screen has no hover, and a
+     control that appears only under the pointer cannot be reached by a tap or the Tab key */
+  .controls { margin: 4px 0; font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }
+  .controls button, table.rooms button { font-size: 12px; padding: 2px 8px; min-height: 28px; }
+  .controls input { min-height: 28px; box-sizing: border-box; }
   table.rooms { width: 100%; border-collapse: collapse; font-size: 13px; background: #fff; border-radius: 8px; }
   table.rooms td, table.rooms th { padding: 3px 6px; text-align: right; } table.rooms td:first-child, table.rooms th:first-child { text-align: left; }
   .heat { display: grid; grid-template-columns: repeat(auto-fill, 16px); grid-auto-rows: 16px; gap: 2px; margin: 6px 0; }

@@ -14,7 +14,9 @@
  * - units: each segment's share under that segment's lock (lua/dropUnits-1.lua, fenced as a
  *   deduct is); taking never goes below a segment's stock, so no sold unit is taken back.
  *
- * Durable mode: each is answered once the replicas hold what it wrote (DropStore.confirmed).
+ * Every write is a script flagged allow-oom (protocol.ts), the locks' too: on a Redis past its
+ * maxmemory the brake still works. Durable mode: each is answered once the replicas hold what it
+ * wrote (DropStore.confirmed).
  */
 import type { LockClient } from '../../lock/index.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
@@ -22,7 +24,7 @@ import { splitStock } from '../layout.js';
 import type { ProductMeta } from '../records/product-meta.js';
 import { PAUSED_STARTS_AT } from '../records/segment-state.js';
 import { DropRefusal } from './refusal.js';
-import type { DropStore } from './protocol.js';
+import type { DropStore, MetaChange } from './protocol.js';
 
 /** How long a control waits for another one on the same product to finish. */
 const CONTROL_WAIT_MS = 5_000;
@@ -59,7 +61,7 @@ export class DropControls {
   pause(productId: string): Promise<DropChange> {
     return this.exclusive(productId, async (meta) => {
       await this.eachSegment(productId, meta, { startsAt: PAUSED_STARTS_AT });
-      if (!meta.paused) await this.deps.store.setPaused(productId, true);
+      if (!meta.paused) await this.setMeta(productId, meta, { paused: true });
       return { ...(await this.announced(productId, meta)), changed: !meta.paused };
     });
   }
@@ -68,7 +70,7 @@ export class DropControls {
   resume(productId: string): Promise<DropChange> {
     return this.exclusive(productId, async (meta) => {
       await this.eachSegment(productId, meta, { startsAt: meta.startsAt });
-      if (meta.paused) await this.deps.store.setPaused(productId, false);
+      if (meta.paused) await this.setMeta(productId, meta, { paused: false });
       return { ...(await this.announced(productId, meta)), changed: meta.paused };
     });
   }
@@ -81,7 +83,7 @@ export class DropControls {
         endsAt: now,
         ...(meta.paused && { startsAt: meta.startsAt }),
       });
-      await this.deps.store.setEnded(productId, now);
+      await this.setMeta(productId, meta, { endsAt: now, paused: false });
       return { ...(await this.announced(productId, meta)), endsAt: now };
     });
   }
@@ -101,7 +103,7 @@ export class DropControls {
         ...(to.admitPerSecond !== undefined && { admitPerSecond: to.admitPerSecond }),
         ...(to.maxActive !== undefined && { maxActive: to.maxActive }),
       };
-      await this.deps.store.setRoom(productId, next);
+      await this.setMeta(productId, meta, { waitingRoom: next });
       return { ...(await this.announced(productId, meta)), waitingRoom: next };
     });
   }
@@ -200,6 +202,11 @@ export class DropControls {
       const r = await this.deps.store.setWindow(productId, seg, meta.epoch, window);
       if (r.code === 'stale-epoch') throw reseeded(productId);
     }
+  }
+
+  private async setMeta(productId: string, meta: ProductMeta, change: MetaChange): Promise<void> {
+    const r = await this.deps.store.setMeta(productId, meta.epoch, change);
+    if (r.code === 'stale-epoch') throw reseeded(productId);
   }
 
   private async announced(productId: string, meta: ProductMeta): Promise<DropChange> {

@@ -1,8 +1,10 @@
 /**
- * The drop's Redis door and the gateway of its script: an operator's change of a segment's units
- * (lua/dropUnits-1.lua), with its key order, arguments and reply table; a segment's sale window
- * (the sale's gateway's setWindow: pause, resume, end now); and the meta's fields a control
- * writes. Callers never see a key or a KEYS array.
+ * The drop's Redis door and the gateway of its scripts: an operator's change of a segment's units
+ * (lua/dropUnits-1.lua) and of the product's meta (lua/dropMeta-1.lua: paused, the end, the
+ * room's pace), with their key order, arguments and reply tables; and a segment's sale window
+ * (the window gateway's setWindow: pause, resume, end now). Every write here is a script flagged
+ * allow-oom, so the controls run on a Redis past its maxmemory. Callers never see a key or a KEYS
+ * array.
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
@@ -14,14 +16,23 @@ import { readProductState, type ProductState } from '../catalogue/product-state.
 import {
   decodeMeta,
   encodeRoomSettings,
-  META_FIELD,
   type ProductMeta,
   type RoomSettings,
 } from '../records/product-meta.js';
 
 const scripts = {
   dropUnits: luaScript('dropUnits', { done: 0, staleEpoch: 1, staleFence: 2 }),
+  dropMeta: luaScript('dropMeta', { set: 0, staleEpoch: 1 }),
 };
+
+/** What a control writes in the meta (undefined keeps each). */
+export interface MetaChange {
+  paused?: boolean;
+  endsAt?: number;
+  waitingRoom?: RoomSettings;
+}
+
+export type MetaReply = { code: 'set' } | { code: 'stale-epoch'; epoch: number };
 
 export type UnitsReply =
   | { code: 'done'; units: number; stock: number }
@@ -65,27 +76,16 @@ export class DropStore {
     return timeReplyMs(await this.redis.time());
   }
 
-  async setPaused(productId: string, paused: boolean): Promise<void> {
-    await this.redis.hset(this.metaKey(productId), META_FIELD.paused, paused ? '1' : '0');
-  }
-
-  /** The sale ends at `endsAt` (and is not paused any more). */
-  async setEnded(productId: string, endsAt: number): Promise<void> {
-    await this.redis.hset(
-      this.metaKey(productId),
-      META_FIELD.endsAt,
-      endsAt,
-      META_FIELD.paused,
-      '0',
+  /** Writes a control's change of the meta, in `epoch` only. */
+  async setMeta(productId: string, epoch: number, change: MetaChange): Promise<MetaReply> {
+    const paused = change.paused === undefined ? '' : change.paused ? '1' : '0';
+    const room = change.waitingRoom ? encodeRoomSettings(change.waitingRoom) : '';
+    const r = await scripts.dropMeta.run<number[]>(
+      this.redis,
+      [this.metaKey(productId)],
+      [epoch, paused, change.endsAt ?? '', room],
     );
-  }
-
-  async setRoom(productId: string, room: RoomSettings): Promise<void> {
-    await this.redis.hset(
-      this.metaKey(productId),
-      META_FIELD.waitingRoom,
-      encodeRoomSettings(room),
-    );
+    return r[0] === 0 ? { code: 'set' } : { code: 'stale-epoch', epoch: r[1]! };
   }
 
   /** The lock a segment's deducts take (a change of its units takes it too). */
