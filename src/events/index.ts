@@ -31,6 +31,7 @@ export {
   type LaneRef,
 } from './delivery/lanes-repository.js';
 export {
+  addressRefusal,
   checkReceiverHost,
   checkReceiverUrl,
   isPrivateAddress,

@@ -47,21 +47,71 @@ for (const [net, bits] of [
   PRIVATE.addSubnet(net, bits, 'ipv6');
 }
 
-/** The IPv4 address an IPv6 one carries (mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d). */
+/**
+ * IPv6 forms that carry an IPv4 address (or a site's own network) other than the two unwrapped
+ * below: refused whole rather than unwrapped, since a receiver has no business at any of them.
+ * IPv4-compatible ::a.b.c.d (deprecated), IPv4-translated ::ffff:0:a.b.c.d (SIIT), local-use
+ * NAT64 64:ff9b:1::/48 (a network's own translator), 6to4 2002::/16, Teredo 2001::/32 (its
+ * client address obfuscated in the last 32 bits), and site-local fec0::/10 (deprecated).
+ */
+const TRANSITION = new BlockList();
+for (const [net, bits] of [
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
+  ['64:ff9b:1::', 48],
+  ['2002::', 16],
+  ['2001::', 32],
+  ['fec0::', 10],
+] as const) {
+  TRANSITION.addSubnet(net, bits, 'ipv6');
+}
+
+/** The eight 16-bit groups of an IPv6 address in any spelling (`::`, a dotted IPv4 tail). */
+function groupsOf(address: string): number[] {
+  let text = address.toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const parse = (part: string | undefined) =>
+    part ? part.split(':').map((g) => parseInt(g, 16)) : [];
+  const front = parse(head);
+  const back = parse(tail);
+  return tail === undefined
+    ? front
+    : [...front, ...Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+/** The IPv4 address an IPv6 one carries where it stands for it: mapped ::ffff:a.b.c.d, NAT64 64:ff9b::a.b.c.d. */
 function embeddedV4(address: string): string | undefined {
-  const m = /^(?:::ffff:|64:ff9b::)(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (m) return m[1];
-  const hex = /^(?:::ffff:|64:ff9b::)([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
-  if (!hex) return undefined;
-  const [hi, lo] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)];
+  const g = groupsOf(address);
+  const mapped = g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
+  if (!mapped && !nat64) return undefined;
+  const [hi, lo] = [g[6]!, g[7]!];
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** Private, loopback, link-local, reserved or multicast: not the public internet. */
+/** Why a receiver may not be at `address`, in words; undefined for a public address. */
+export function addressRefusal(address: string): string | undefined {
+  const family = isIP(address);
+  if (family === 6) {
+    const v4 = embeddedV4(address);
+    if (v4) return PRIVATE.check(v4, 'ipv4') ? `a private address (${v4} inside)` : undefined;
+    if (PRIVATE.check(address, 'ipv6')) return 'a private, loopback or link-local address';
+    if (TRANSITION.check(address, 'ipv6')) {
+      return 'an IPv6 transition or site-local address (IPv4-compatible, translated, local NAT64, 6to4, Teredo): refused whatever it carries, as private';
+    }
+    return undefined;
+  }
+  return PRIVATE.check(address, 'ipv4') ? 'a private, loopback or link-local address' : undefined;
+}
+
+/** Private, loopback, link-local, reserved, multicast or a transition form: not the public internet. */
 export function isPrivateAddress(address: string): boolean {
-  const v4 = isIP(address) === 6 ? embeddedV4(address) : undefined;
-  if (v4) return PRIVATE.check(v4, 'ipv4');
-  return PRIVATE.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  return addressRefusal(address) !== undefined;
 }
 
 export class ReceiverRefused extends Error {}
@@ -89,9 +139,10 @@ export function checkReceiverUrl(text: string, rules: ReceiverRules): URL {
   if (url.hash) throw new ReceiverRefused('must not have a #fragment');
   const host = hostOf(url);
   const literal = isIP(host) !== 0;
-  if (literal && isPrivateAddress(host) && !rules.allowPrivate) {
+  const why = literal && !rules.allowPrivate ? addressRefusal(host) : undefined;
+  if (why) {
     throw new ReceiverRefused(
-      `${host} is a private, loopback or link-local address: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
+      `${host} is ${why}: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
     );
   }
   if (url.protocol === 'http:' && !httpAllowed(url, rules, literal && isPrivateAddress(host))) {
