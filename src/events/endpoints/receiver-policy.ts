@@ -6,10 +6,12 @@
  * public addresses only, unless private ones are allowed (WEBHOOK_ALLOW_PRIVATE: a developer's
  * own machine, `npm start`), where plain http is allowed too. The check runs when an endpoint is
  * registered and again on every connection (the address actually connected to, so a name that
- * resolves elsewhere later is caught); redirects are never followed (sender.ts).
+ * resolves elsewhere later is caught); redirects are never followed (sender.ts). Names are
+ * resolved by receiver-names.ts, off the process's shared thread pool.
  */
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { LookupAddress } from 'node:dns';
 import { BlockList, isIP } from 'node:net';
+import { receiverNames, type ReceiverNames, type ResolvedAddress } from './receiver-names.js';
 
 export interface ReceiverRules {
   allowPrivate: boolean;
@@ -168,52 +170,72 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** The refusal of a name one of whose addresses is private, or undefined. */
+function refusalOf(hostname: string, list: readonly ResolvedAddress[], rules: ReceiverRules) {
+  if (rules.allowPrivate) return undefined;
+  for (const a of list) {
+    const why = addressRefusal(a.address);
+    if (why) return `${hostname} resolves to ${a.address}, ${why}`;
+  }
+  return undefined;
+}
+
 /**
- * A `lookup` for http.request that refuses a name resolving to a private address (unless
- * allowed): the check is on the addresses the socket connects to.
+ * A `lookup` for http.request: the name resolved by `names` (off the shared thread pool), every
+ * address checked, and only those handed to the socket, so it connects to an address that was
+ * checked (a name resolving elsewhere a moment later changes nothing).
  */
-export function guardedLookup(rules: ReceiverRules) {
+export function guardedLookup(rules: ReceiverRules, names: ReceiverNames = receiverNames()) {
   return (hostname: string, options: object, callback: LookupCallback): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
-      const bad = list.find((a) => isPrivateAddress(a.address));
-      if (bad && !rules.allowPrivate) {
-        const refused = new ReceiverRefused(
-          `${hostname} resolves to ${bad.address}, a private address (WEBHOOK_ALLOW_PRIVATE is off)`,
-        ) as NodeJS.ErrnoException;
-        refused.code = 'ERECEIVERREFUSED';
-        return callback(refused, []);
-      }
-      if ((options as { all?: boolean }).all) return callback(null, list);
-      callback(null, list[0]!.address, list[0]!.family);
-    });
+    const { all, family } = options as { all?: boolean; family?: number };
+    names.resolve(hostname).then(
+      (resolved) => {
+        const refused = refusalOf(hostname, resolved, rules);
+        if (refused) {
+          const err = new ReceiverRefused(
+            `${refused} (WEBHOOK_ALLOW_PRIVATE is off)`,
+          ) as NodeJS.ErrnoException;
+          err.code = 'ERECEIVERREFUSED';
+          return callback(err, []);
+        }
+        const list = resolved.filter((a) => !family || a.family === family);
+        if (list.length === 0) {
+          const err = new Error(`${hostname} has no IPv${family} address`) as NodeJS.ErrnoException;
+          err.code = 'ENOTFOUND';
+          return callback(err, []);
+        }
+        if (all) return callback(null, list);
+        callback(null, list[0]!.address, list[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
   };
 }
 
 /** The address check for a URL whose host is an address (no lookup runs for those). */
 export function checkLiteralHost(url: URL, rules: ReceiverRules): void {
   const host = hostOf(url);
-  if (isIP(host) !== 0 && isPrivateAddress(host) && !rules.allowPrivate) {
-    throw new ReceiverRefused(`${host} is a private address (WEBHOOK_ALLOW_PRIVATE is off)`);
-  }
+  const why = isIP(host) !== 0 && !rules.allowPrivate ? addressRefusal(host) : undefined;
+  if (why) throw new ReceiverRefused(`${host} is ${why} (WEBHOOK_ALLOW_PRIVATE is off)`);
 }
 
 /**
  * At registration: a name that resolves (now) to a private address is refused unless allowed.
  * A name that does not resolve is let through: deliveries check every connection anyway.
  */
-export async function checkReceiverHost(url: URL, rules: ReceiverRules): Promise<void> {
+export async function checkReceiverHost(
+  url: URL,
+  rules: ReceiverRules,
+  names: ReceiverNames = receiverNames(),
+): Promise<void> {
   checkLiteralHost(url, rules);
   const host = hostOf(url);
   if (isIP(host) !== 0 || rules.allowPrivate) return;
-  const addresses = await new Promise<LookupAddress[]>((resolve) =>
-    dnsLookup(host, { all: true }, (err, list) => resolve(err ? [] : list)),
-  );
-  const bad = addresses.find((a) => isPrivateAddress(a.address));
-  if (bad) {
+  const addresses = await names.resolve(host).catch(() => []);
+  const refused = refusalOf(host, addresses, rules);
+  if (refused) {
     throw new ReceiverRefused(
-      `${host} resolves to ${bad.address}, a private address: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
+      `${refused}: receivers must be public unless WEBHOOK_ALLOW_PRIVATE=true`,
     );
   }
 }
