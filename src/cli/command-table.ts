@@ -214,12 +214,16 @@ export const COMMANDS: Command[] = [
     name: 'webhooks',
     synopsis:
       'add|list|disable|enable|rotate|replay|dead-letters [--url U] [--events T] [--id ID] [--from CURSOR]',
-    what: 'manage webhook endpoints (as the admin API does): add prints the whsec_ secret, once',
+    what: 'manage webhook endpoints (as the admin API does, recorded in the audit log): add prints the whsec_ secret, once',
     options: [
       { flag: '--url U', what: 'add: the receiver (https, or http to an allowed host)' },
       { flag: '--events T', what: 'add: event types, comma-separated (default: *, all)' },
       { flag: '--id ID', what: 'disable, enable, rotate, replay, dead-letters: the endpoint' },
       { flag: '--from CURSOR', what: 'replay: every event after this cursor is sent again' },
+      {
+        flag: '--operator NAME',
+        what: 'who acts, as the audit log records each change (default: the OS user)',
+      },
     ],
     env: ['DATABASE_URL', 'LOCAL_PG_PORT', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_HTTP_HOSTS'],
     args: ['action'],

@@ -12,4 +12,5 @@ export const WEBHOOK_OPTIONS = {
   events: { type: 'string' },
   id: { type: 'string' },
   from: { type: 'string' },
+  operator: { type: 'string' },
 } as const;

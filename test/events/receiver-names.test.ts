@@ -135,9 +135,7 @@ describe('the resolver', () => {
     await n.resolve('b3.receivers.test');
     await n.resolve('b1.receivers.test');
     await n.resolve('b2.receivers.test');
-    expect(['b1', 'b2', 'b3'].map((b) => dns.asked(`${b}.receivers.test`, 'A'))).toEqual([
-      1, 2, 1,
-    ]);
+    expect(['b1', 'b2', 'b3'].map((b) => dns.asked(`${b}.receivers.test`, 'A'))).toEqual([1, 2, 1]);
   });
 
   it('answers IPv4 and IPv6 addresses, localhost without asking, and ENOTFOUND for an unknown name', async () => {

@@ -312,6 +312,12 @@ describe('/openapi.json', () => {
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, m === 'POST' ? { body: {} } : {});
     }
+    // a change names its operator for the audit log: a name that is not one is a 400
+    for (const action of ['disable', 'enable', 'rotate']) {
+      await call('POST', `/admin/webhook-endpoints/{id}/${action}`, `${epPath}/${action}`, {
+        headers: { ...admin, 'x-operator': 'semi;colon' },
+      });
+    }
     // the drop's controls, on a sale of their own
     const d = `drop${randomBytes(3).toString('hex')}`;
     await call('PUT', '/admin/products/{id}', `/admin/products/${d}`, {

@@ -61,6 +61,15 @@ export const idParam = (name: string, description: string) => ({
   schema: { type: 'string' },
 });
 
+/** Who acts, as the audit log records a change (X-Operator). */
+export const OPERATOR_HEADER = {
+  name: 'X-Operator',
+  in: 'header',
+  required: false,
+  description: 'who acts, as the audit log records it (1-64 letters, digits, spaces, . _ @ -)',
+  schema: { type: 'string', maxLength: 64 },
+};
+
 export type Security = Array<Record<string, string[]>>;
 export const SHOPPER: Security = [{ shopperJwt: [] }, { devShopper: [] }];
 export const ADMIN: Security = [{ admin: [] }];
