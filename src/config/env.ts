@@ -214,11 +214,13 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      'origins whose pages may call the API from a browser (CORS), comma-separated, e.g. https://shop.example; unset: none',
+      "origins whose pages may call the shop's routes from a browser (CORS; never /admin), comma-separated, each in full (no wildcard), e.g. https://shop.example; unset: none",
     ),
   CORS_CREDENTIALS: bool
     .default(false)
-    .describe('CORS answers allow credentials (cookies, HTTP auth) for the allowed origins'),
+    .describe(
+      "CORS answers allow credentials (cookies, HTTP auth) for the allowed origins, on the shop's routes only",
+    ),
   CORS_MAX_AGE_S: z.coerce
     .number()
     .int()

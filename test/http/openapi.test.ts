@@ -490,6 +490,12 @@ describe('/openapi.json', () => {
 
     // the dashboard, its stream, Bull Board, the reference page and this document
     await call('GET', '/admin/dashboard', '/admin/dashboard');
+    // a browser request another site started: the admin surface refuses it (403)
+    const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' };
+    await call('GET', '/admin/dashboard', '/admin/dashboard', { headers: crossSite });
+    for (const path of ['/admin/dashboard/login', '/admin/dashboard/logout']) {
+      await call('POST', path, path, { headers: crossSite, body: { token: ns.adminToken } });
+    }
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });

@@ -78,10 +78,17 @@ export const ADMIN_OR_SESSION: Security = [{ admin: [] }, { adminSession: [] }];
 // what an admin route answers a caller without the right token (or after too many wrong ones)
 export const ADMIN_REFUSALS = {
   401: 'no token',
-  403: 'wrong token',
+  403: 'wrong token, or a browser request another site or origin started (Sec-Fetch-Site)',
   429: 'too many wrong admin tokens from this address',
 } as const;
-export const SESSION_REFUSALS = { 401: 'no token or session', 403: 'wrong token' } as const;
+export const SESSION_REFUSALS = {
+  401: 'no token or session',
+  403: 'wrong token, or a browser request another site or origin started (Sec-Fetch-Site)',
+} as const;
+/** What the admin surface answers a browser request another site or origin started. */
+export const CROSS_SITE_REFUSAL = {
+  403: 'a browser request another site or origin started (Sec-Fetch-Site), other than a link followed',
+} as const;
 
 /** Response headers, each defined once (components.headers) and referenced per answer. */
 export const HEADERS = {

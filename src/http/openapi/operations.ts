@@ -7,6 +7,7 @@ import {
   ADMIN,
   ADMIN_OR_SESSION,
   ADMIN_REFUSALS,
+  CROSS_SITE_REFUSAL,
   idParam,
   SESSION_REFUSALS,
   SHOPPER,
@@ -237,6 +238,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'dashboard',
     summary: 'The live dashboard (HTML): the login form without a session',
     ok: { 200: ['html', 'the dashboard, or its login form'] },
+    problems: CROSS_SITE_REFUSAL,
   },
   {
     method: 'post',
@@ -250,6 +252,7 @@ export const OPERATIONS: Operation[] = [
     problems: {
       400: 'bad body',
       401: 'wrong admin token',
+      ...CROSS_SITE_REFUSAL,
       429: 'too many wrong admin tokens from this address',
     },
     store: true,
@@ -261,6 +264,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'dashboard',
     summary: 'Close the admin session (revoked at once)',
     ok: { 204: ['empty', 'logged out'] },
+    problems: CROSS_SITE_REFUSAL,
     store: true,
   },
   {
