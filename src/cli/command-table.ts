@@ -1,7 +1,7 @@
 /** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
 import type { ParseArgsConfig } from 'node:util';
 import type { CommandHelp } from './help.js';
-import { EXPORT_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
+import { EXPORT_OPTIONS, JWKS_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
 import { DROP_OPTIONS } from './drop-options.js';
 import { SEED_OPTIONS } from './seed-options.js';
 
@@ -229,5 +229,20 @@ export const COMMANDS: Command[] = [
     args: ['action'],
     flags: WEBHOOK_OPTIONS,
     run: async ([action], values) => (await import('./webhooks.js')).webhooks(action!, values),
+  },
+  {
+    name: 'jwks',
+    synopsis: 'refresh [--operator NAME]',
+    what: "every API process fetches the identity provider's keys (JWT_JWKS_URL) again now, recorded in the audit log",
+    options: [
+      {
+        flag: '--operator NAME',
+        what: 'who acts, as the audit log records it (default: the OS user)',
+      },
+    ],
+    env: STORES,
+    args: ['action'],
+    flags: JWKS_OPTIONS,
+    run: async ([action], values) => (await import('./jwks.js')).jwks(action!, values),
   },
 ];

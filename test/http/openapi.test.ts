@@ -263,6 +263,11 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/audit', `/admin/audit?productId=${p}&limit=5`, { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit?limit=0', { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit');
+    // no JWT_JWKS_URL here: nothing to fetch again (409); a bad name first is a 400
+    const refresh = '/admin/jwks/refresh';
+    await call('POST', refresh, refresh, { headers: admin });
+    await call('POST', refresh, refresh, { headers: { ...admin, 'x-operator': 'semi;colon' } });
+    await call('POST', refresh, refresh);
     // webhook endpoints: register (and refusals), list, disable, enable, rotate, replay, dead letters
     const hook = { url: 'https://warehouse.example/hooks', events: ['order.paid'] };
     const ep = await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
@@ -526,6 +531,7 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    await call('POST', refresh, refresh, { headers: wrong });
     for (const [m, template, path] of webhookCalls.slice(0, 2)) {
       await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
     }
@@ -544,6 +550,7 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    await call('POST', refresh, refresh, { headers: wrong });
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
     }
@@ -651,6 +658,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/http/shop-http.test.ts: requireSaleToken without SALE_TOKEN_SECRET (set here)';
   if (status === '403' && path.startsWith('/admin/webhook-endpoints'))
     return 'test/events/webhooks.test.ts: a wrong admin token (past ADMIN_GUESS_LIMIT here: 429)';
+  if (['200', '503'].includes(status) && path === '/admin/jwks/refresh')
+    return 'test/http/jwks.test.ts: a refresh with JWT_JWKS_URL set (here none), and the provider away';
   if (status === '410' && path === '/admin/events')
     return 'test/events/order-events.test.ts: a cursor older than the retention';
   if (status === '503' && path === '/readyz')

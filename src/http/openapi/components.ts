@@ -33,6 +33,7 @@ export const SCHEMAS = {
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,
   ReconcileReport: answers.reconcileReport,
+  KeyRefresh: answers.keyRefresh,
   Health: answers.health,
   Ready: answers.ready,
   LoginRequest: loginBody,
