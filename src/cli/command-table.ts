@@ -1,7 +1,7 @@
 /** Every `seckill` command: its help, its flags (node's parseArgs), and what runs it. */
 import type { ParseArgsConfig } from 'node:util';
 import type { CommandHelp } from './help.js';
-import { EXPORT_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
+import { EXPORT_OPTIONS, JWKS_OPTIONS, WEBHOOK_OPTIONS } from './export-options.js';
 import { DROP_OPTIONS } from './drop-options.js';
 import { SEED_OPTIONS } from './seed-options.js';
 
@@ -214,16 +214,35 @@ export const COMMANDS: Command[] = [
     name: 'webhooks',
     synopsis:
       'add|list|disable|enable|rotate|replay|dead-letters [--url U] [--events T] [--id ID] [--from CURSOR]',
-    what: 'manage webhook endpoints (as the admin API does): add prints the whsec_ secret, once',
+    what: 'manage webhook endpoints (as the admin API does, recorded in the audit log): add prints the whsec_ secret, once',
     options: [
       { flag: '--url U', what: 'add: the receiver (https, or http to an allowed host)' },
       { flag: '--events T', what: 'add: event types, comma-separated (default: *, all)' },
       { flag: '--id ID', what: 'disable, enable, rotate, replay, dead-letters: the endpoint' },
       { flag: '--from CURSOR', what: 'replay: every event after this cursor is sent again' },
+      {
+        flag: '--operator NAME',
+        what: 'who acts, as the audit log records each change (default: the OS user)',
+      },
     ],
     env: ['DATABASE_URL', 'LOCAL_PG_PORT', 'WEBHOOK_ALLOW_PRIVATE', 'WEBHOOK_HTTP_HOSTS'],
     args: ['action'],
     flags: WEBHOOK_OPTIONS,
     run: async ([action], values) => (await import('./webhooks.js')).webhooks(action!, values),
+  },
+  {
+    name: 'jwks',
+    synopsis: 'refresh [--operator NAME]',
+    what: "every API process fetches the identity provider's keys (JWT_JWKS_URL) again now, recorded in the audit log",
+    options: [
+      {
+        flag: '--operator NAME',
+        what: 'who acts, as the audit log records it (default: the OS user)',
+      },
+    ],
+    env: STORES,
+    args: ['action'],
+    flags: JWKS_OPTIONS,
+    run: async ([action], values) => (await import('./jwks.js')).jwks(action!, values),
   },
 ];

@@ -1,4 +1,7 @@
-/** The flags of `seckill orders export` and `seckill webhooks` (node's parseArgs), apart so `--help` need not load the commands. */
+/**
+ * The flags of `seckill orders export`, `seckill webhooks` and `seckill jwks` (node's parseArgs),
+ * apart so `--help` need not load the commands.
+ */
 export const EXPORT_OPTIONS = {
   product: { type: 'string' },
   status: { type: 'string' },
@@ -12,4 +15,10 @@ export const WEBHOOK_OPTIONS = {
   events: { type: 'string' },
   id: { type: 'string' },
   from: { type: 'string' },
+  operator: { type: 'string' },
+} as const;
+
+/** `seckill jwks`'s flags. */
+export const JWKS_OPTIONS = {
+  operator: { type: 'string' },
 } as const;

@@ -2,8 +2,11 @@
  * `seckill webhooks <action>`: the admin API's webhook endpoints from the command line, on
  * PostgreSQL directly (deliveries start from a running worker): add (prints the `whsec_` secret,
  * once), list, disable, enable, rotate, replay, dead-letters. Each answer is one JSON document.
+ * Each change is recorded in the audit log (via cli, the OS user, --operator).
  */
+import { userInfo } from 'node:os';
 import { decodeCursor } from '../events/index.js';
+import type { AuditActor } from '../services/index.js';
 import { withCore } from './commands.js';
 import { ExitError } from './output.js';
 
@@ -22,6 +25,7 @@ interface WebhookValues {
   events?: string;
   id?: string;
   from?: string;
+  operator?: string;
 }
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -42,6 +46,11 @@ export async function webhooks(action: string, values: WebhookValues): Promise<v
   }
   const url = action === 'add' ? need(values, 'url', action) : undefined;
   const id = ['add', 'list'].includes(action) ? undefined : need(values, 'id', action);
+  if (values.operator !== undefined && !/^[\p{L}\p{N} ._@-]{1,64}$/u.test(values.operator)) {
+    throw new ExitError('webhooks: --operator is 1-64 letters, digits, spaces and . _ @ -', 2);
+  }
+  const user = userInfo().username;
+  const actor: AuditActor = { via: 'cli', session: user, operator: values.operator ?? user };
   await withCore(['postgres'], async ({ webhooks: endpoints }) => {
     const found = <T>(value: T | undefined): T => {
       if (value === undefined) throw new ExitError(`no webhook endpoint ${id}`, 1);
@@ -50,7 +59,7 @@ export async function webhooks(action: string, values: WebhookValues): Promise<v
     switch (action) {
       case 'add': {
         const types = (values.events ?? '*').split(',').map((t) => t.trim());
-        const r = await endpoints.register(url!, types);
+        const r = await endpoints.register(url!, types, actor);
         if (r.code === 'refused') throw new ExitError(`webhooks add: --url ${r.reason}`, 2);
         return print(r.endpoint);
       }
@@ -59,12 +68,12 @@ export async function webhooks(action: string, values: WebhookValues): Promise<v
       case 'disable':
       case 'enable':
         return print(
-          found(await endpoints.setStatus(id!, action === 'enable' ? 'active' : 'disabled')),
+          found(await endpoints.setStatus(id!, action === 'enable' ? 'active' : 'disabled', actor)),
         );
       case 'rotate':
-        return print(found(await endpoints.rotate(id!)));
+        return print(found(await endpoints.rotate(id!, actor)));
       case 'replay':
-        return print(found(await endpoints.replay(id!, from!)));
+        return print(found(await endpoints.replay(id!, from!, actor)));
       default:
         return print(found(await endpoints.deadLetters(id!, 1_000)));
     }

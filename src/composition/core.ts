@@ -4,6 +4,7 @@
  * made, so shutdown runs in reverse.
  */
 import type { Config } from '../config/index.js';
+import { AuditRepository } from '../db/audit-repository.js';
 import { createDb, pingDb, type Db } from '../db/index.js';
 import type { ReadinessCheck } from '../http/routes/health.js';
 import {
@@ -134,6 +135,12 @@ export function createCore(
       endpoints: new EndpointsRepository(db),
       lanes: new LanesRepository(db),
       rules: config.events.webhook,
+      audit: new AuditRepository(db),
+      onAuditLost: (err) =>
+        logger.warn(
+          { err },
+          'a webhook endpoint change ran; its outcome was not written to the audit log',
+        ),
     }),
     readiness: [
       { name: 'redis', check: () => pingRedis(probe) },

@@ -40,6 +40,7 @@ import type { Core } from './core.js';
 import { exitWhenBullInitFails, pauseWhileStoreFull } from './bull-init.js';
 import { dashboardFeed } from './dashboard.js';
 import { dropParts } from './drop.js';
+import { apiIdentityKeys } from './identity-keys.js';
 import { admissionAndRooms, type ApiServices } from './rooms.js';
 import { startEventDelivery } from './events.js';
 import { startUpkeep } from './upkeep.js';
@@ -112,6 +113,7 @@ export async function serveApi(
     guessLimit: auth.guessLimit,
   });
   const feed = dashboardFeed(core, queues[0], extra.metricsText);
+  const identityKeys = apiIdentityKeys(core);
   // POST /seckill's whole answer: Express's route and the fast path in front of it both call it
   const purchase = seckill({
     auth,
@@ -162,6 +164,7 @@ export async function serveApi(
           feed: core.feed,
           webhooks: core.webhooks,
           ...dropParts(core),
+          identityKeys,
         }),
       (app) => mountOpenApi(app),
     ],

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { rate, rateOrOff } from './rate.js';
 import { originProblem } from './origins.js';
+import { plainHttpAcrossNetwork, url } from './urls.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
 
@@ -16,38 +17,6 @@ const port = z.coerce.number().int().min(1).max(65535);
 const ms = z.coerce.number().int().min(1);
 const positiveInt = z.coerce.number().int().min(1);
 const shuffleSeed = z.coerce.number().int().min(1).max(2_147_483_646);
-
-/** The port of a URL that did not parse, when that is what is wrong with it. */
-function badPort(text: string): string | undefined {
-  const host = text.split('://')[1]?.split(/[/?#]/)[0]?.split('@').pop() ?? '';
-  const port = /^(?:\[[^\]]*\]|[^:]*):(.*)$/.exec(host)?.[1];
-  return port !== undefined && !/^\d{1,5}$/.test(port) ? port : undefined;
-}
-
-/** A URL of one of `protocols`; a problem says what is wrong in words, never throws. */
-const url = (protocols: string[], example: string) =>
-  z.string().superRefine((text, ctx) => {
-    let parsed: URL;
-    try {
-      parsed = new URL(text);
-    } catch {
-      const port = badPort(text);
-      ctx.addIssue({
-        code: 'custom',
-        message:
-          port !== undefined
-            ? `port ${JSON.stringify(port)} is not a number from 1 to 65535 (e.g. ${example})`
-            : `is not a URL (e.g. ${example})`,
-      });
-      return;
-    }
-    if (!protocols.includes(parsed.protocol)) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `must start with ${protocols.map((p) => `${p}//`).join(' or ')}`,
-      });
-    }
-  });
 
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
@@ -154,8 +123,14 @@ export const envSchema = z.object({
     .describe('jwt: shopper id from a verified bearer token (JWT); dev: trust X-User-Id'),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
   JWT_JWKS_URL: url(['https:', 'http:'], 'https://id.example/.well-known/jwks.json')
+    .refine((text) => !plainHttpAcrossNetwork(text), {
+      message:
+        'plain http is only for a provider on this machine (localhost, 127.0.0.0/8, [::1]): use https, since whoever can change the keys on the way can sign any shopper in',
+    })
     .optional()
-    .describe("the identity provider's published keys (JWKS): tokens signed RS256, ES256 or EdDSA"),
+    .describe(
+      "the identity provider's published keys (JWKS): tokens signed RS256, ES256 or EdDSA; https (http only to loopback)",
+    ),
   JWT_ISSUER: z.string().min(1).optional(),
   JWT_AUDIENCE: z.string().min(1).optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -214,11 +189,13 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      'origins whose pages may call the API from a browser (CORS), comma-separated, e.g. https://shop.example; unset: none',
+      "origins whose pages may call the shop's routes from a browser (CORS; never /admin), comma-separated, each in full (no wildcard), e.g. https://shop.example; unset: none",
     ),
   CORS_CREDENTIALS: bool
     .default(false)
-    .describe('CORS answers allow credentials (cookies, HTTP auth) for the allowed origins'),
+    .describe(
+      "CORS answers allow credentials (cookies, HTTP auth) for the allowed origins, on the shop's routes only",
+    ),
   CORS_MAX_AGE_S: z.coerce
     .number()
     .int()

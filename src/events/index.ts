@@ -31,12 +31,19 @@ export {
   type LaneRef,
 } from './delivery/lanes-repository.js';
 export {
+  addressRefusal,
   checkReceiverHost,
   checkReceiverUrl,
   isPrivateAddress,
   ReceiverRefused,
   type ReceiverRules,
 } from './endpoints/receiver-policy.js';
+export {
+  ReceiverNames,
+  receiverNames,
+  type ReceiverNamesOptions,
+  type ResolvedAddress,
+} from './endpoints/receiver-names.js';
 export { newSecret, signDelivery } from './endpoints/signing.js';
 export { ackBatcher } from './delivery/ack-batcher.js';
 export { createSender, retryAfterMs, type SendOutcome, type Sender } from './delivery/sender.js';

@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { httpMetrics, type Registry } from '../metrics.js';
 import { jsonBody } from './server/body.js';
+import { adminIsolation } from './server/admin-isolation.js';
 import { corsMiddleware, corsPolicy } from './server/cors.js';
 import { fastPath } from './fast-path.js';
 import { Inflight, inflightCap } from './server/inflight.js';
@@ -64,6 +65,8 @@ export function buildApp(parts: AppParts): App {
   app.use(requestContext({ logger: parts.logger, metrics, access, routes }));
   const cors = parts.http.cors && corsPolicy(parts.http.cors);
   if (cors) app.use(corsMiddleware(cors));
+  // the admin surface answers no other origin, whatever the CORS settings (admin-isolation.ts)
+  app.use('/admin', adminIsolation());
   const readiness = new Readiness(parts.readiness).start();
   mountHealth(app, readiness);
   // readiness as a series, for an alert (a probe's 503 is seen by the orchestrator only)

@@ -123,6 +123,11 @@ export class Keys {
     return `${this.prefix}:admin:guesses:${address}`;
   }
 
+  /** Channel of "fetch the identity provider's keys again now", heard by every API process. */
+  jwksRefresh(): string {
+    return `${this.prefix}:admin:jwks-refresh`;
+  }
+
   /** A dashboard / Bull Board session: exists while the session is open. */
   adminSession(id: string): string {
     return `${this.prefix}:admin:session:${checked('session id', id)}`;

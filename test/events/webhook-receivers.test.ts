@@ -64,6 +64,39 @@ describe('receiver URLs', () => {
     expect(refused(url)).toMatch(/private/);
   });
 
+  // IPv6 forms that carry an IPv4 address: mapped and NAT64 are unwrapped and the IPv4 checked;
+  // every other transition form (and site-local) is refused whatever it carries
+  it.each([
+    ['::127.0.0.1', 'IPv4-compatible, loopback', /transition/],
+    ['::8.8.8.8', 'IPv4-compatible, public', /transition/],
+    ['::ffff:0:127.0.0.1', 'IPv4-translated (SIIT), loopback', /transition/],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated (SIIT), public', /transition/],
+    ['64:ff9b:1::127.0.0.1', 'local-use NAT64, loopback', /transition/],
+    ['64:ff9b:1::8.8.8.8', 'local-use NAT64, public', /transition/],
+    ['2002:7f00:1::', '6to4 of 127.0.0.1', /transition/],
+    ['2002:808:808::1', '6to4 of 8.8.8.8', /transition/],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo (client 127.0.0.1)', /transition/],
+    ['2001:0:4136:e378:8000:63bf:f7f7:f7f7', 'Teredo (client 8.8.8.8)', /transition/],
+    ['fec0::1', 'site-local', /transition or site-local/],
+    ['fefe::1', 'site-local, its last /10 address', /transition or site-local/],
+    ['0:0:0:0:0:ffff:127.0.0.1', 'mapped, spelled out, loopback', /private address \(127\.0\.0\.1/],
+    ['::ffff:169.254.169.254', 'mapped, the metadata service', /private address \(169\.254/],
+    ['64:ff9b::10.0.0.1', 'NAT64, private', /private address \(10\.0\.0\.1/],
+  ])('refuses [%s] (%s) as a literal and as a resolved address', (address, _what, why) => {
+    expect(refused(`https://[${address}]/hooks`)).toMatch(why);
+    expect(isPrivateAddress(address)).toBe(true);
+  });
+
+  it.each([
+    ['::ffff:8.8.8.8', 'mapped, public'],
+    ['64:ff9b::808:808', 'NAT64 (well-known prefix), public'],
+    ['2606:4700:4700::1111', 'plain public IPv6'],
+    ['2001:4860:4860::8888', 'public, beside Teredo 2001::/32'],
+  ])('takes [%s] (%s)', (address) => {
+    expect(refused(`https://[${address}]/hooks`)).toBeUndefined();
+    expect(isPrivateAddress(address)).toBe(false);
+  });
+
   it('allows private addresses, over http too, only with WEBHOOK_ALLOW_PRIVATE', () => {
     const dev = { allowPrivate: true, httpHosts: [] };
     expect(refused('http://127.0.0.1:9000/hooks', dev)).toBeUndefined();

@@ -6,7 +6,7 @@
  * order. Then in a real Chromium: a page on one port reads a product and joins its line on the
  * API's port; a page on a port not allowed is blocked, and its join never reaches the API.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Browser } from 'playwright-core';
@@ -110,6 +110,7 @@ describe('CORS_ORIGINS', () => {
       'https://shop.example:443',
       'ftp://shop.example',
       'https://a.example,,https://b.example',
+      'https://*.shop.example',
     ]) {
       expect(() => loadConfig({ AUTH_MODE: 'dev', CORS_ORIGINS: bad }), bad).toThrow(ConfigError);
     }
@@ -119,6 +120,10 @@ describe('CORS_ORIGINS', () => {
     });
     expect(ok.http.cors.origins).toEqual(['https://shop.example', 'http://127.0.0.1:3080']);
     expect(loadConfig({ AUTH_MODE: 'dev' }).http.cors.origins).toEqual([]);
+    // a wildcard is refused saying so, not taken as a literal host
+    expect(() =>
+      loadConfig({ AUTH_MODE: 'dev', CORS_ORIGINS: 'https://shop.example,https://*.shop.example' }),
+    ).toThrow(/CORS_ORIGINS.*wildcards are not supported; list each origin/);
   });
 
   it('answers a preflight ahead of Express, with no Redis command', async () => {
@@ -243,6 +248,128 @@ describe('CORS_ORIGINS', () => {
   });
 });
 
+describe('the admin surface answers no other origin', () => {
+  /** the shop's page's origin (set once the servers started) */
+  const origin = () => ({ origin: shopOrigin });
+
+  it('refuses an admin preflight and sends no CORS header on admin answers, on both paths and with credentials allowed', async () => {
+    for (const app of [fast, slow, withCredentials]) {
+      for (const path of ['/admin/orders', '/ADMIN/orders', '/admin/dashboard/login']) {
+        const pre = await fetch(`${app.url}${path}`, {
+          method: 'OPTIONS',
+          headers: PREFLIGHT(shopOrigin),
+        });
+        expect(pre.status, path).toBe(403);
+        expect(pre.headers.get('access-control-allow-origin')).toBeNull();
+        expect(pre.headers.get('access-control-allow-credentials')).toBeNull();
+        expect(((await pre.json()) as { detail: string }).detail).toMatch(/admin API/);
+      }
+      for (const path of ['/admin/orders', '/ADMIN/orders', '/Admin/audit']) {
+        const res = await fetch(`${app.url}${path}`, {
+          headers: { ...origin(), authorization: `Bearer ${ns.adminToken}` },
+        });
+        expect(res.status, path).toBe(200);
+        expect(res.headers.get('access-control-allow-origin'), path).toBeNull();
+        expect(res.headers.get('access-control-allow-credentials'), path).toBeNull();
+        expect(res.headers.get('access-control-expose-headers'), path).toBeNull();
+      }
+    }
+    // the shop's routes keep theirs
+    const shopRead = await fetch(`${withCredentials.url}/healthz`, { headers: origin() });
+    expect(shopRead.headers.get('access-control-allow-origin')).toBe(shopOrigin);
+    expect(shopRead.headers.get('access-control-allow-credentials')).toBe('true');
+  });
+
+  it('refuses a browser request another site or origin started, reads included (Sec-Fetch-Site)', async () => {
+    const login = await fetch(`${withCredentials.url}/admin/dashboard/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' },
+      body: JSON.stringify({ token: ns.adminToken }),
+    });
+    expect(login.status).toBe(204);
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('seckill_admin='))!
+      .split(';')[0]!;
+    // node:http, not fetch: fetch sends Sec-Fetch-Mode: cors whatever it is given
+    const read = (
+      path: string,
+      fetchMeta: Record<string, string>,
+      auth: Record<string, string> = { cookie },
+    ) =>
+      new Promise<{ status: number; cors: string | undefined; body: string }>((resolve, reject) => {
+        const req = request(`${withCredentials.url}${path}`, {
+          headers: { ...origin(), ...auth, ...fetchMeta },
+        });
+        req.on('response', (res) => {
+          let body = '';
+          res.on('data', (d: Buffer) => (body += d.toString()));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode!,
+              cors: res.headers['access-control-allow-origin'],
+              body,
+            }),
+          );
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const bearer = { authorization: `Bearer ${ns.adminToken}` };
+    const cases: Array<[string, Record<string, string>, number]> = [
+      ['/admin/orders', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, 403],
+      ['/admin/orders', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' }, 403],
+      ['/admin/audit', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'no-cors' }, 403],
+      ['/admin/dashboard/stream', { 'sec-fetch-site': 'same-site', 'sec-fetch-mode': 'cors' }, 403],
+      // framed by another site: no navigation of the top window
+      [
+        '/admin/dashboard',
+        {
+          'sec-fetch-site': 'cross-site',
+          'sec-fetch-mode': 'navigate',
+          'sec-fetch-dest': 'iframe',
+        },
+        403,
+      ],
+      ['/admin/orders', { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'cors' }, 200],
+      ['/admin/orders', { 'sec-fetch-site': 'none', 'sec-fetch-mode': 'navigate' }, 200],
+      ['/admin/orders', {}, 200],
+      // a link followed from another site: the page is the user's to see
+      [
+        '/admin/dashboard',
+        {
+          'sec-fetch-site': 'cross-site',
+          'sec-fetch-mode': 'navigate',
+          'sec-fetch-dest': 'document',
+        },
+        200,
+      ],
+    ];
+    for (const [path, meta, status] of cases) {
+      const res = await read(path, meta);
+      expect(res.status, `${path} ${JSON.stringify(meta)}`).toBe(status);
+      expect(res.cors).toBeUndefined();
+      if (status === 403) {
+        expect((JSON.parse(res.body) as { type: string }).type).toMatch(/cross-site-request$/);
+      }
+    }
+    // the bearer token is held to it too, and a same-site login or logout is refused
+    expect((await read('/admin/orders', { 'sec-fetch-site': 'same-site' }, bearer)).status).toBe(
+      403,
+    );
+    for (const path of ['/admin/dashboard/login', '/admin/dashboard/logout']) {
+      const res = await fetch(`${withCredentials.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'sec-fetch-site': 'same-site', cookie },
+        body: JSON.stringify({ token: ns.adminToken }),
+      });
+      expect(res.status, path).toBe(403);
+    }
+    // the session is still open: the logout above was refused
+    expect((await read('/admin/orders', { 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+  });
+});
+
 describe.skipIf(!CHROMIUM)('a shop page in Chromium', () => {
   const joinAndRead = async (a: { api: string; productId: string; user: string }) => {
     const { api, productId, user } = a;
@@ -292,6 +419,48 @@ describe.skipIf(!CHROMIUM)('a shop page in Chromium', () => {
       fetch(`${fast.url}/products/${productId}/queue`, { headers: { 'x-user-id': user } });
     expect((await poll(`page${new URL(shopOrigin).port}`)).status).toBe(200);
     expect((await poll(`page${new URL(otherOrigin).port}`)).status).toBe(404);
+  });
+
+  it("cannot read the admin API with an admin's session cookie, even from an allowed origin with credentials", async () => {
+    const context = await browser!.newContext();
+    try {
+      // the admin logs in on the API's own origin, as the dashboard does
+      const admin = await context.newPage();
+      await admin.goto(`${withCredentials.url}/admin/dashboard`);
+      const own = await admin.evaluate(async (token) => {
+        const login = await fetch('/admin/dashboard/login', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token }),
+        });
+        const orders = await fetch('/admin/orders');
+        return { login: login.status, orders: orders.status };
+      }, ns.adminToken);
+      expect(own).toEqual({ login: 204, orders: 200 });
+      // the shop's page (listed in CORS_ORIGINS, credentials allowed; same site: another port)
+      const shopPage = await context.newPage();
+      await shopPage.goto(`${shopOrigin}/`);
+      const stolen = await shopPage.evaluate(async (api) => {
+        const out: Record<string, string> = {};
+        for (const path of ['/admin/orders', '/admin/audit', '/healthz']) {
+          try {
+            const res = await fetch(`${api}${path}`, { credentials: 'include' });
+            out[path] = `read ${res.status}`;
+          } catch (err) {
+            out[path] = String(err);
+          }
+        }
+        return out;
+      }, withCredentials.url);
+      expect(stolen).toEqual({
+        '/admin/orders': expect.stringMatching(/TypeError: Failed to fetch/),
+        '/admin/audit': expect.stringMatching(/TypeError: Failed to fetch/),
+        // the shop's own routes stay readable from it
+        '/healthz': 'read 200',
+      });
+    } finally {
+      await context.close();
+    }
   });
 
   it('is blocked everywhere when the API allows no origin', async () => {

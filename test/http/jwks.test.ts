@@ -4,6 +4,10 @@
  * fast path and through Express; HS256 still works beside them; issuer, audience and expiry (with
  * a small skew) are held; a key rotation keeps working with one fetch; made-up key ids cannot make
  * the API hammer the provider; a provider that goes away does not stop tokens it already signed.
+ * The set's body is bounded (a bigger one is refused, the keys held kept, the failure counted);
+ * an http URL to another machine is refused at start; and an admin's refresh (API or CLI) makes
+ * every API process fetch the set again at once, so a withdrawn (leaked) key stops verifying,
+ * recorded in the audit log.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,9 +16,10 @@ import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'j
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { signJwt, verifyJwt } from '../../src/http/auth.js';
-import { JwksKeys } from '../../src/http/jwks.js';
+import { jwksOf, JwksKeys, type JwksFetchFailed } from '../../src/http/jwks.js';
 import { ProblemError } from '../../src/errors.js';
 import { startApp, type RunningApp } from '../support/app.js';
+import { runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 
 const ns = useNamespace();
@@ -37,11 +42,18 @@ async function signingKey(alg: 'RS256' | 'ES256' | 'EdDSA'): Promise<SigningKey>
   return { kid, alg, privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' } };
 }
 
-/** The provider's JWKS endpoint: serves `published`, counts its fetches, can be made to fail. */
+/**
+ * The provider's JWKS endpoint: serves `published`, counts its fetches, can be made to fail, or
+ * to answer `padding` bytes more (with a Content-Length, or streamed without one).
+ */
 class Provider {
   published: SigningKey[] = [];
   fetches = 0;
   down = false;
+  padding = 0;
+  streamed = false;
+  /** bytes of the last streamed answer written before the client hung up, and whether all were */
+  lastStream = { written: 0, complete: false, closed: false };
   private server!: Server;
   url = '';
 
@@ -52,8 +64,38 @@ class Provider {
         res.writeHead(503).end();
         return;
       }
+      const body = JSON.stringify({
+        keys: this.published.map((k) => k.jwk),
+        ...(this.padding > 0 && !this.streamed && { padding: 'x'.repeat(this.padding) }),
+      });
+      if (!this.streamed) {
+        res.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        });
+        res.end(body);
+        return;
+      }
+      // chunked, no Content-Length: the keys, then `padding` bytes of white space
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ keys: this.published.map((k) => k.jwk) }));
+      const stream = { written: 0, complete: false, closed: false };
+      this.lastStream = stream;
+      const chunk = Buffer.alloc(64 * 1024, ' ');
+      res.write(body.slice(0, -1));
+      const more = () => {
+        while (stream.written < this.padding && !res.destroyed) {
+          stream.written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        if (res.destroyed) return;
+        stream.complete = true;
+        res.end('}');
+      };
+      res.on('close', () => {
+        stream.closed = true;
+        res.destroy();
+      });
+      more();
     });
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/.well-known/jwks.json`;
@@ -93,6 +135,29 @@ describe('the JWKS settings', () => {
     const c = loadConfig({ ...base, JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE });
     expect(c.auth.jwksUrl).toBe('https://id.example/jwks.json');
     expect(c.auth.jwtSecret).toBeUndefined();
+  });
+
+  it('refuses plain http to another machine, and takes it to loopback', () => {
+    const env = { AUTH_MODE: 'jwt', JWT_ISSUER: ISSUER, JWT_AUDIENCE: AUDIENCE };
+    for (const remote of [
+      'http://id.example/jwks.json',
+      'http://10.0.0.5:8080/jwks.json',
+      'http://[2001:db8::1]/jwks.json',
+      'http://127.example/jwks.json',
+    ]) {
+      expect(() => loadConfig({ ...env, JWT_JWKS_URL: remote }), remote).toThrow(
+        /JWT_JWKS_URL: plain http is only for a provider on this machine/,
+      );
+    }
+    for (const local of [
+      'http://127.0.0.1:8080/jwks.json',
+      'http://127.1.2.3/jwks.json',
+      'http://localhost:8080/jwks.json',
+      'http://id.localhost/jwks.json',
+      'http://[::1]:8080/jwks.json',
+    ]) {
+      expect(loadConfig({ ...env, JWT_JWKS_URL: local }).auth.jwksUrl, local).toBe(local);
+    }
   });
 });
 
@@ -167,6 +232,79 @@ describe('JwksKeys (a clock of its own)', () => {
     provider.down = false;
     await verify(keys, await token(rs));
     expect(provider.fetches).toBe(3);
+  });
+
+  it('refuses a set larger than its bound, keeps the keys held, and says why', async () => {
+    provider.published = [rs];
+    provider.down = false;
+    let now = 7_000_000;
+    const keys = new JwksKeys({ url: provider.url, maxAgeMs: 60_000, now: () => now });
+    const failures: JwksFetchFailed[] = [];
+    keys.onFetchFailed((f) => failures.push(f));
+    try {
+      await verify(keys, await token(rs));
+      expect(keys.loads).toBe(1);
+      // 300 kB with a Content-Length, then 40 MB streamed without one
+      for (const [padding, streamed] of [
+        [300_000, false],
+        [40 * 1024 * 1024, true],
+      ] as const) {
+        provider.padding = padding;
+        provider.streamed = streamed;
+        now += 60_000;
+        expect((await verify(keys, await token(rs))).sub).toBe('alice');
+      }
+      expect(keys.loads).toBe(1);
+      expect(failures).toEqual([
+        {
+          reason: 'too-large',
+          detail: expect.stringMatching(/larger than 262144 bytes \(Content-Length 3\d{5}\)/),
+          keptHeldKeys: true,
+        },
+        {
+          reason: 'too-large',
+          detail: expect.stringMatching(/larger than 262144 bytes \(\d+ bytes read so far\)/),
+          keptHeldKeys: true,
+        },
+      ]);
+      // the stream was cut: the 40 MB were never all sent
+      await waitFor(
+        'the provider to see the hang-up',
+        async () => provider.lastStream.closed,
+        10_000,
+        20,
+      );
+      expect(provider.lastStream.complete).toBe(false);
+      expect(provider.lastStream.written).toBeLessThan(40 * 1024 * 1024);
+      // never held a set: too large is a 503, like a provider away
+      const fresh = new JwksKeys({ url: provider.url });
+      const err = (await verify(fresh, await token(rs)).catch((e: unknown) => e)) as ProblemError;
+      expect(err.status).toBe(503);
+      expect(err.detail).toMatch(/larger than 262144 bytes/);
+    } finally {
+      provider.padding = 0;
+      provider.streamed = false;
+    }
+  });
+
+  it('refetches on demand, after a fetch in flight, past the bucket and the max age', async () => {
+    provider.published = [rs];
+    provider.down = false;
+    provider.fetches = 0;
+    const keys = new JwksKeys({ url: provider.url, refreshBurst: 0 });
+    await verify(keys, await token(rs));
+    const other = await signingKey('ES256');
+    provider.published = [other];
+    expect(await keys.refetch()).toEqual({ kids: [other.kid] });
+    expect(provider.fetches).toBe(2);
+    await expect(verify(keys, await token(rs))).rejects.toThrow(/not one of the identity/);
+    provider.down = true;
+    await expect(keys.refetch()).rejects.toThrow(
+      /could not be fetched \(status: the JWKS answered 503\)/,
+    );
+    // the keys held are kept
+    expect((await verify(keys, await token(other))).sub).toBe('alice');
+    provider.down = false;
   });
 
   it('refuses with 503 while it has never had the keys', async () => {
@@ -309,5 +447,149 @@ describe('the API with JWT_JWKS_URL', () => {
     const afterWithdrawal = await buy(fast, await token(rsA, { sub: shopper() }));
     expect(afterWithdrawal.status).toBe(401);
     expect((await buy(fast, await token(rsB, { sub: shopper() }))).status).toBe(202);
+  });
+});
+
+describe('a leaked key withdrawn: every API process fetches the keys again on demand', () => {
+  // two API processes, each with its own provider URL (so each holds its own set here)
+  let providers: Provider[];
+  let apps: RunningApp[];
+  let good: SigningKey;
+  let leaked: SigningKey;
+  const productId = `k${randomBytes(4).toString('hex')}`;
+
+  beforeAll(async () => {
+    [good, leaked] = await Promise.all([signingKey('RS256'), signingKey('RS256')]);
+    providers = await Promise.all([new Provider().start(), new Provider().start()]);
+    for (const p of providers) p.published = [good, leaked];
+    apps = await Promise.all(
+      providers.map((p) =>
+        startApp(
+          ns.config({
+            AUTH_MODE: 'jwt',
+            JWT_JWKS_URL: p.url,
+            JWT_ISSUER: ISSUER,
+            JWT_AUDIENCE: AUDIENCE,
+            JWT_SECRET: SECRET,
+          }),
+        ),
+      ),
+    );
+    const res = await fetch(`${apps[0]!.url}/admin/products/${productId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ strategy: 'segmented', segments: 2, total: 1_000, limitPerUser: 1 }),
+    });
+    expect(res.status).toBe(201);
+  });
+  afterAll(async () => {
+    for (const a of apps ?? []) await a.close();
+    for (const p of providers ?? []) await p.close();
+  });
+
+  const buy = async (app: RunningApp, key: SigningKey) =>
+    (
+      await fetch(`${app.url}/seckill`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${await token(key, { sub: `s${randomBytes(5).toString('hex')}` })}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ productId }),
+      })
+    ).status;
+  const refresh = (app: RunningApp, operator = 'sec-team') =>
+    fetch(`${app.url}/admin/jwks/refresh`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ns.adminToken}`, 'x-operator': operator },
+    });
+  const loadsOf = (i: number) => jwksOf(providers[i]!.url).loads;
+  async function refreshEntries() {
+    const res = await fetch(`${apps[0]!.url}/admin/audit`, {
+      headers: { authorization: `Bearer ${ns.adminToken}` },
+    });
+    const { entries } = (await res.json()) as {
+      entries: Array<{ action: string; outcome: string; actor: unknown; result: unknown }>;
+    };
+    return entries.filter((e) => e.action === 'jwks-refresh');
+  }
+
+  it('refuses its tokens everywhere at once, from the API', async () => {
+    for (const app of apps) expect(await buy(app, leaked)).toBe(202);
+    for (const p of providers) p.published = [good];
+    // each process still holds the set it fetched: the withdrawn key works there for minutes
+    for (const app of apps) expect(await buy(app, leaked)).toBe(202);
+
+    const before = [loadsOf(0), loadsOf(1)];
+    const res = await refresh(apps[0]!);
+    expect(res.status).toBe(200);
+    // both API processes heard it (the one asked ignores its own notice: it fetched already)
+    expect(await res.json()).toEqual({ kids: [good.kid], processes: 2 });
+    expect(loadsOf(0)).toBe(before[0]! + 1);
+    await waitFor(
+      'the other API process to fetch its set',
+      async () => loadsOf(1) === before[1]! + 1,
+      10_000,
+      20,
+    );
+    for (const app of apps) expect(await buy(app, leaked)).toBe(401);
+    for (const app of apps) expect(await buy(app, good)).toBe(202);
+    const [entry] = await refreshEntries();
+    expect(entry).toMatchObject({
+      outcome: 'done',
+      actor: { via: 'token', operator: 'sec-team' },
+      result: { kids: [good.kid], processes: 2 },
+    });
+  });
+
+  it('does the same from the CLI, recorded as the CLI', async () => {
+    const before = [loadsOf(0), loadsOf(1)];
+    const run = runCli(['jwks', 'refresh', '--operator', 'ops-bot'], {
+      PATH: process.env.PATH ?? '',
+      ...(ns.clustered
+        ? {
+            REDIS_CLUSTER_NODES: ns.redisTarget
+              .cluster!.map((n) => `${n.host}:${n.port}`)
+              .join(','),
+          }
+        : { REDIS_URL: ns.redisUrl }),
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
+    });
+    expect(await run.exited, run.stderr()).toBe(0);
+    expect(JSON.parse(run.stdout())).toEqual({ processes: 2 });
+    await waitFor(
+      'both API processes to fetch their sets',
+      async () => loadsOf(0) === before[0]! + 1 && loadsOf(1) === before[1]! + 1,
+      10_000,
+      20,
+    );
+    const [entry] = await refreshEntries();
+    expect(entry).toMatchObject({
+      outcome: 'done',
+      actor: { via: 'cli', operator: 'ops-bot' },
+      result: { processes: 2 },
+    });
+  }, 120_000);
+
+  it('answers 503 when the provider is away, keeps the keys held and tells nobody', async () => {
+    const before = loadsOf(1);
+    const fetchesBefore = providers[1]!.fetches;
+    providers[0]!.down = true;
+    try {
+      const res = await refresh(apps[0]!);
+      expect(res.status).toBe(503);
+      expect(((await res.json()) as { type: string }).type).toMatch(
+        /identity-provider-unavailable$/,
+      );
+      expect(await buy(apps[0]!, good)).toBe(202);
+      const [entry] = await refreshEntries();
+      expect(entry).toMatchObject({ outcome: 'failed' });
+      // nobody else was told: the other process fetched nothing
+      expect(providers[1]!.fetches).toBe(fetchesBefore);
+      expect(loadsOf(1)).toBe(before);
+    } finally {
+      providers[0]!.down = false;
+    }
   });
 });

@@ -269,6 +269,11 @@ describe('/openapi.json', () => {
     });
     await call('GET', '/admin/audit', '/admin/audit?limit=0', { headers: admin });
     await call('GET', '/admin/audit', '/admin/audit');
+    // no JWT_JWKS_URL here: nothing to fetch again (409); a bad name first is a 400
+    const refresh = '/admin/jwks/refresh';
+    await call('POST', refresh, refresh, { headers: admin });
+    await call('POST', refresh, refresh, { headers: { ...admin, 'x-operator': 'semi;colon' } });
+    await call('POST', refresh, refresh);
     // webhook endpoints: register (and refusals), list, disable, enable, rotate, replay, dead letters
     const hook = { url: 'https://warehouse.example/hooks', events: ['order.paid'] };
     const ep = await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
@@ -317,6 +322,12 @@ describe('/openapi.json', () => {
     ] as const;
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, m === 'POST' ? { body: {} } : {});
+    }
+    // a change names its operator for the audit log: a name that is not one is a 400
+    for (const action of ['disable', 'enable', 'rotate']) {
+      await call('POST', `/admin/webhook-endpoints/{id}/${action}`, `${epPath}/${action}`, {
+        headers: { ...admin, 'x-operator': 'semi;colon' },
+      });
     }
     // the drop's controls, on a sale of their own
     const d = `drop${randomBytes(3).toString('hex')}`;
@@ -490,6 +501,12 @@ describe('/openapi.json', () => {
 
     // the dashboard, its stream, Bull Board, the reference page and this document
     await call('GET', '/admin/dashboard', '/admin/dashboard');
+    // a browser request another site started: the admin surface refuses it (403)
+    const crossSite = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' };
+    await call('GET', '/admin/dashboard', '/admin/dashboard', { headers: crossSite });
+    for (const path of ['/admin/dashboard/login', '/admin/dashboard/logout']) {
+      await call('POST', path, path, { headers: crossSite, body: { token: ns.adminToken } });
+    }
     await call('POST', '/admin/dashboard/login', '/admin/dashboard/login', {
       body: { token: 'not-the-admin-token' },
     });
@@ -520,6 +537,7 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    await call('POST', refresh, refresh, { headers: wrong });
     for (const [m, template, path] of webhookCalls.slice(0, 2)) {
       await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
     }
@@ -538,6 +556,7 @@ describe('/openapi.json', () => {
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
+    await call('POST', refresh, refresh, { headers: wrong });
     for (const [m, template, path] of webhookCalls) {
       await call(m, template, path, { headers: wrong, ...(m === 'POST' && { body: {} }) });
     }
@@ -645,6 +664,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/http/shop-http.test.ts: requireSaleToken without SALE_TOKEN_SECRET (set here)';
   if (status === '403' && path.startsWith('/admin/webhook-endpoints'))
     return 'test/events/webhooks.test.ts: a wrong admin token (past ADMIN_GUESS_LIMIT here: 429)';
+  if (['200', '503'].includes(status) && path === '/admin/jwks/refresh')
+    return 'test/http/jwks.test.ts: a refresh with JWT_JWKS_URL set (here none), and the provider away';
   if (status === '410' && path === '/admin/events')
     return 'test/events/order-events.test.ts: a cursor older than the retention';
   if (status === '503' && path === '/readyz')

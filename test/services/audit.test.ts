@@ -3,11 +3,15 @@
  * token or a dashboard session, the declared operator, the address), when and what, and how it
  * ended (done with its epoch, refused with the refusal's code); pages newest first; a name that is
  * not one is refused and nothing changes; and when the log cannot be written the change is not made.
+ * Every change of a webhook endpoint (add, disable, enable, rotate, replay; refusals too) is
+ * recorded, from the API and from the CLI, and no secret is.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeCursor, FEED_START } from '../../src/events/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
+import { runCli } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 
 const ns = useNamespace();
@@ -15,7 +19,10 @@ let app: RunningApp;
 
 beforeAll(async () => {
   // a blocked statement gives up after a second: the log's write fails fast
-  app = await startApp(ns.config({ PG_STATEMENT_TIMEOUT_MS: '1000' }));
+  app = await startApp(
+    // a receiver on this machine for the webhook endpoints' changes (no worker: nothing is sent)
+    ns.config({ PG_STATEMENT_TIMEOUT_MS: '1000', WEBHOOK_ALLOW_PRIVATE: 'true' }),
+  );
 });
 afterAll(async () => {
   await app?.close();
@@ -163,4 +170,117 @@ describe('the audit log', () => {
     expect((await fetch(`${app.url}/products/${productId}`)).status).toBe(404);
     expect(await auditOf(productId)).toEqual([]);
   });
+});
+
+describe('webhook endpoint changes in the audit log', () => {
+  const call = (method: string, path: string, body?: unknown, operator = 'Ana Lima') =>
+    fetch(`${app.url}${path}`, {
+      method,
+      headers: { ...admin, 'x-operator': operator },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+  /** the log's webhook entries of `endpointId` (or of every endpoint), oldest first */
+  async function webhookEntries(endpointId?: string): Promise<Entry[]> {
+    const res = await fetch(`${app.url}/admin/audit?limit=500`, { headers: admin });
+    const { entries } = (await res.json()) as { entries: Entry[] };
+    return entries
+      .filter((e) => e.action.startsWith('webhook-'))
+      .filter((e) => !endpointId || JSON.stringify(e).includes(endpointId))
+      .reverse();
+  }
+
+  it('records add, disable, enable, rotate and replay from the API with who and what, and no secret', async () => {
+    const url = 'http://127.0.0.1:9/hooks/audit';
+    const added = await call('POST', '/admin/webhook-endpoints', { url, events: ['order.paid'] });
+    expect(added.status).toBe(201);
+    const { id, secret } = (await added.json()) as { id: string; secret: string };
+    const base = `/admin/webhook-endpoints/${id}`;
+    expect((await call('POST', `${base}/disable`)).status).toBe(200);
+    expect((await call('POST', `${base}/enable`)).status).toBe(200);
+    const rotated = (await (await call('POST', `${base}/rotate`)).json()) as { secret: string };
+    const from = encodeCursor(FEED_START);
+    expect((await call('POST', `${base}/replay`, { from })).status).toBe(202);
+
+    const entries = await webhookEntries(id);
+    expect(entries.map((e) => [e.action, e.outcome])).toEqual([
+      ['webhook-add', 'done'],
+      ['webhook-disable', 'done'],
+      ['webhook-enable', 'done'],
+      ['webhook-rotate', 'done'],
+      ['webhook-replay', 'done'],
+    ]);
+    for (const e of entries) {
+      expect(e.actor).toEqual({ via: 'token', operator: 'Ana Lima', address: expect.any(String) });
+      expect(e.productId).toBeNull();
+      expect(e.finishedAt).not.toBeNull();
+    }
+    const [add, disable, enable, rotate, replay] = entries;
+    expect(add!.request).toEqual({ url, events: ['order.paid'] });
+    expect(add!.result).toMatchObject({ id, url, events: ['order.paid'], status: 'active' });
+    expect(disable!.request).toEqual({ endpointId: id });
+    expect(disable!.result).toMatchObject({ id, status: 'disabled' });
+    expect(enable!.result).toMatchObject({ id, status: 'active' });
+    expect(rotate!.request).toEqual({ endpointId: id });
+    expect(replay!.request).toEqual({ endpointId: id, from });
+    expect(replay!.result).toEqual({ orders: 0 });
+    // the secrets are answered once, and never kept in the log
+    const log = JSON.stringify(entries);
+    expect(log).not.toContain('whsec_');
+    expect(log).not.toContain(secret);
+    expect(log).not.toContain(rotated.secret);
+  });
+
+  it('records refusals: a refused URL and an unknown endpoint', async () => {
+    const before = (await webhookEntries()).length;
+    const refused = await call('POST', '/admin/webhook-endpoints', {
+      url: 'ftp://warehouse.example/hooks',
+      events: ['*'],
+    });
+    expect(refused.status).toBe(422);
+    const unknown = await call('POST', '/admin/webhook-endpoints/ep_AAAAAAAAAAAAAAAA/disable');
+    expect(unknown.status).toBe(404);
+    // a bad X-Operator is refused before anything runs: nothing recorded
+    expect(
+      (await call('POST', '/admin/webhook-endpoints/ep_AAAAAAAAAAAAAAAA/enable', undefined, 'a;b'))
+        .status,
+    ).toBe(400);
+    const entries = (await webhookEntries()).slice(before);
+    expect(entries.map((e) => [e.action, e.outcome, e.result])).toEqual([
+      [
+        'webhook-add',
+        'refused',
+        { code: 'receiver-refused', message: expect.stringMatching(/must be https/) },
+      ],
+      [
+        'webhook-disable',
+        'refused',
+        { code: 'unknown-webhook-endpoint', message: 'no webhook endpoint ep_AAAAAAAAAAAAAAAA' },
+      ],
+    ]);
+  });
+
+  it("records the CLI's changes as the CLI's, with --operator", async () => {
+    const cli = async (args: string[]) => {
+      const run = runCli(['webhooks', ...args, '--operator', 'ops-bot'], {
+        DATABASE_URL: ns.databaseUrl,
+        REDIS_URL: ns.redisUrl,
+        KEY_PREFIX: ns.id,
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+      });
+      const code = await run.exited;
+      expect(code, run.stderr()).toBe(0);
+      return JSON.parse(run.stdout()) as { id: string; secret?: string };
+    };
+    const { id, secret } = await cli(['add', '--url', 'http://127.0.0.1:9/hooks/cli']);
+    await cli(['disable', '--id', id]);
+    const entries = await webhookEntries(id);
+    expect(entries.map((e) => [e.action, e.outcome])).toEqual([
+      ['webhook-add', 'done'],
+      ['webhook-disable', 'done'],
+    ]);
+    for (const e of entries) {
+      expect(e.actor).toEqual({ via: 'cli', session: expect.any(String), operator: 'ops-bot' });
+    }
+    expect(JSON.stringify(entries)).not.toContain(secret!);
+  }, 120_000);
 });

@@ -13,6 +13,7 @@ import {
   ReceiverRefused,
   type ReceiverRules,
 } from '../endpoints/receiver-policy.js';
+import type { ReceiverNames } from '../endpoints/receiver-names.js';
 
 export type SendOutcome =
   | { code: 'delivered'; status: number }
@@ -44,8 +45,13 @@ export interface Sender {
   close(): void;
 }
 
-export function createSender(rules: ReceiverRules, timeoutMs: number): Sender {
-  const lookup = guardedLookup(rules);
+/** @param names - resolves receivers' names (default: the process's, off the shared thread pool) */
+export function createSender(
+  rules: ReceiverRules,
+  timeoutMs: number,
+  names?: ReceiverNames,
+): Sender {
+  const lookup = guardedLookup(rules, names);
   // keep-alive: an endpoint takes many deliveries; maxSockets bounds what one process opens
   const agents = {
     'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),

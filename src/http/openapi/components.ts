@@ -33,6 +33,7 @@ export const SCHEMAS = {
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,
   ReconcileReport: answers.reconcileReport,
+  KeyRefresh: answers.keyRefresh,
   Health: answers.health,
   Ready: answers.ready,
   LoginRequest: loginBody,
@@ -61,6 +62,15 @@ export const idParam = (name: string, description: string) => ({
   schema: { type: 'string' },
 });
 
+/** Who acts, as the audit log records a change (X-Operator). */
+export const OPERATOR_HEADER = {
+  name: 'X-Operator',
+  in: 'header',
+  required: false,
+  description: 'who acts, as the audit log records it (1-64 letters, digits, spaces, . _ @ -)',
+  schema: { type: 'string', maxLength: 64 },
+};
+
 export type Security = Array<Record<string, string[]>>;
 export const SHOPPER: Security = [{ shopperJwt: [] }, { devShopper: [] }];
 export const ADMIN: Security = [{ admin: [] }];
@@ -69,10 +79,17 @@ export const ADMIN_OR_SESSION: Security = [{ admin: [] }, { adminSession: [] }];
 // what an admin route answers a caller without the right token (or after too many wrong ones)
 export const ADMIN_REFUSALS = {
   401: 'no token',
-  403: 'wrong token',
+  403: 'wrong token, or a browser request another site or origin started (Sec-Fetch-Site)',
   429: 'too many wrong admin tokens from this address',
 } as const;
-export const SESSION_REFUSALS = { 401: 'no token or session', 403: 'wrong token' } as const;
+export const SESSION_REFUSALS = {
+  401: 'no token or session',
+  403: 'wrong token, or a browser request another site or origin started (Sec-Fetch-Site)',
+} as const;
+/** What the admin surface answers a browser request another site or origin started. */
+export const CROSS_SITE_REFUSAL = {
+  403: 'a browser request another site or origin started (Sec-Fetch-Site), other than a link followed',
+} as const;
 
 /** Response headers, each defined once (components.headers) and referenced per answer. */
 export const HEADERS = {

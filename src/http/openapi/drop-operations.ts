@@ -1,14 +1,13 @@
 /** The operator's routes for a drop (docs/operations.md#running-a-drop), part of operations.ts's table. */
-import { ADMIN_OR_SESSION, ADMIN_REFUSALS, idParam, type Operation } from './components.js';
+import {
+  ADMIN_OR_SESSION,
+  ADMIN_REFUSALS,
+  idParam,
+  OPERATOR_HEADER as operator,
+  type Operation,
+} from './components.js';
 
 const product = idParam('id', 'product id');
-const operator = {
-  name: 'X-Operator',
-  in: 'header',
-  required: false,
-  description: 'who acts, as the audit log records it (1-64 letters, digits, spaces, . _ @ -)',
-  schema: { type: 'string', maxLength: 64 },
-};
 
 /** A reseed's query parameter (PUT /admin/products/:id): what it may throw away. */
 export const DISCARD = {

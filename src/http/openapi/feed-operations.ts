@@ -1,5 +1,5 @@
 /** The order feed's operations (docs/events.md#the-feed), part of operations.ts's table. */
-import { ADMIN, ADMIN_REFUSALS, idParam, type Operation } from './components.js';
+import { ADMIN, ADMIN_REFUSALS, idParam, OPERATOR_HEADER, type Operation } from './components.js';
 
 const endpoint = idParam('id', 'webhook endpoint id (ep_...)');
 const UNKNOWN = { 404: 'no such endpoint' } as const;
@@ -76,10 +76,11 @@ export const FEED_OPERATIONS: Operation[] = [
     tag: 'admin',
     summary: 'Register a receiver of order events: its whsec_ secret is in this answer only',
     security: ADMIN,
+    parameters: [OPERATOR_HEADER],
     body: { schema: 'WebhookEndpointRequest', required: true },
     ok: { 201: ['WebhookEndpoint', 'registered, with its secret', ['Location']] },
     problems: {
-      400: 'bad body',
+      400: 'bad body or X-Operator',
       ...ADMIN_REFUSALS,
       422: 'the URL is refused: not https (nor an allowed http host), private, credentials',
     },
@@ -106,9 +107,9 @@ export const FEED_OPERATIONS: Operation[] = [
         ? 'Stop delivering to an endpoint (its events wait)'
         : 'Deliver to an endpoint again (after a disable or a 410): what waited is sent',
     security: ADMIN,
-    parameters: [endpoint],
+    parameters: [endpoint, OPERATOR_HEADER],
     ok: { 200: ['WebhookEndpoint', 'the endpoint'] },
-    problems: { ...ADMIN_REFUSALS, ...UNKNOWN },
+    problems: { 400: 'bad X-Operator', ...ADMIN_REFUSALS, ...UNKNOWN },
     store: true,
   })),
   {
@@ -118,9 +119,9 @@ export const FEED_OPERATIONS: Operation[] = [
     tag: 'admin',
     summary: 'A new secret (in this answer only); the old one keeps signing for 24 h',
     security: ADMIN,
-    parameters: [endpoint],
+    parameters: [endpoint, OPERATOR_HEADER],
     ok: { 200: ['WebhookEndpoint', 'the endpoint, with its new secret'] },
-    problems: { ...ADMIN_REFUSALS, ...UNKNOWN },
+    problems: { 400: 'bad X-Operator', ...ADMIN_REFUSALS, ...UNKNOWN },
     store: true,
   },
   {
@@ -130,10 +131,10 @@ export const FEED_OPERATIONS: Operation[] = [
     tag: 'admin',
     summary: "Deliver every event after a cursor again (same ids, each order's in version order)",
     security: ADMIN,
-    parameters: [endpoint],
+    parameters: [endpoint, OPERATOR_HEADER],
     body: { schema: 'ReplayRequest', required: true },
     ok: { 202: ['ReplayAccepted', 'the orders due again; their dead letters live again'] },
-    problems: { 400: 'bad body', ...ADMIN_REFUSALS, ...UNKNOWN },
+    problems: { 400: 'bad body or X-Operator', ...ADMIN_REFUSALS, ...UNKNOWN },
     store: true,
   },
   {

@@ -200,3 +200,15 @@ export const webhookAck = z.strictObject({ received: z.literal(true), ignored: z
 
 /** Stripe's webhook answers the order, or acknowledges an event that changes nothing. */
 export const stripeAnswer = z.union([orderView, webhookAck]);
+
+/** POST /admin/jwks/refresh's answer. */
+export const keyRefresh = z.strictObject({
+  kids: z
+    .array(z.string())
+    .describe("the key ids this process holds now: the provider's set as just fetched"),
+  processes: z
+    .number()
+    .int()
+    .min(0)
+    .describe('API processes that heard the notice (this one included); each fetches the set'),
+});

@@ -1,13 +1,15 @@
 /**
  * The admin's webhook endpoints (behind the admin guard; docs/events.md#webhooks): register
  * (`201` with the `whsec_` secret, shown this once), list with each one's backlog, disable,
- * enable, rotate the secret, read the dead letters, and replay everything after a cursor.
+ * enable, rotate the secret, read the dead letters, and replay everything after a cursor. Each
+ * change is recorded in the audit log (who: the token or session, X-Operator, the address).
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
 import { decodeCursor, EVENT_TYPES } from '../../events/index.js';
 import { ProblemError } from '../../errors.js';
 import type { WebhookEndpoints } from '../../services/index.js';
+import { actorOf } from './admin-audit.js';
 import { parseOr400 } from '../validation.js';
 
 export const endpointBody = z.strictObject({
@@ -57,7 +59,7 @@ function endpointId(value: unknown): string {
 export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints): void {
   router.post('/admin/webhook-endpoints', async (req, res) => {
     const body = parseOr400(endpointBody, req.body, 'webhook endpoint');
-    const r = await webhooks.register(body.url, body.events);
+    const r = await webhooks.register(body.url, body.events, actorOf(req));
     if (r.code === 'refused') {
       throw new ProblemError({
         status: 422,
@@ -79,7 +81,7 @@ export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints):
   ] as const) {
     router.post(`/admin/webhook-endpoints/:id/${action}`, async (req, res) => {
       const id = endpointId(req.params.id);
-      const endpoint = await webhooks.setStatus(id, status);
+      const endpoint = await webhooks.setStatus(id, status, actorOf(req));
       if (!endpoint) throw unknownEndpoint(id);
       res.json(endpoint);
     });
@@ -87,7 +89,7 @@ export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints):
 
   router.post('/admin/webhook-endpoints/:id/rotate', async (req, res) => {
     const id = endpointId(req.params.id);
-    const endpoint = await webhooks.rotate(id);
+    const endpoint = await webhooks.rotate(id, actorOf(req));
     if (!endpoint) throw unknownEndpoint(id);
     res.json(endpoint);
   });
@@ -95,7 +97,7 @@ export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints):
   router.post('/admin/webhook-endpoints/:id/replay', async (req, res) => {
     const id = endpointId(req.params.id);
     const body = parseOr400(replayBody, req.body, 'replay');
-    const r = await webhooks.replay(id, decodeCursor(body.from)!);
+    const r = await webhooks.replay(id, decodeCursor(body.from)!, actorOf(req));
     if (!r) throw unknownEndpoint(id);
     res.status(202).json(r);
   });

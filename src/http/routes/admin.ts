@@ -1,7 +1,8 @@
 /**
  * Admin routes, behind the admin session or the ADMIN_TOKEN bearer (admin-session.ts): seed a product (`PUT /admin/products/:id`)
  * read every segment (`GET /admin/products/:id`), reconcile it
- * (`POST /admin/products/:id/reconcile`), and watch the order queue (Bull Board, /admin/queues).
+ * (`POST /admin/products/:id/reconcile`), watch the order queue (Bull Board, /admin/queues), and
+ * have every API process fetch the identity provider's keys again (`POST /admin/jwks/refresh`).
  * Every change is recorded in the audit log first (admin-audit.ts: `GET /admin/audit`).
  */
 import { createBullBoard } from '@bull-board/api';
@@ -21,12 +22,14 @@ import {
   type OrderFeed,
   type AuditStore,
   type DropService,
+  type IdentityKeys,
   type Products,
   type WebhookEndpoints,
 } from '../../services/index.js';
 import { actorOf, mountAudit } from './admin-audit.js';
 import { mountDropControls } from './admin-drop.js';
 import { mountAdminFeed } from './admin-feed.js';
+import { mountAdminJwks } from './admin-jwks.js';
 import { mountAdminWebhooks } from './admin-webhooks.js';
 import { adminGuard } from '../admin-session.js';
 import { bullBoardPageLocal } from './bull-board-page.js';
@@ -62,6 +65,8 @@ export interface AdminRoutes {
   webhooks: WebhookEndpoints;
   /** the drop's controls: pause, resume, end, units, the room's pace */
   drop: DropService;
+  /** the identity provider's keys, fetched again on demand (absent: no JWT_JWKS_URL) */
+  identityKeys?: IdentityKeys | undefined;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -107,6 +112,7 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
 
   mountAudit(router, deps);
   mountDropControls(router, deps);
+  mountAdminJwks(router, deps);
 
   router.get('/admin/products/:id', async (req, res) => {
     const productId = productIdParam(req.params.id);

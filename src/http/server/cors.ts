@@ -8,6 +8,11 @@
  *
  * An allowed origin is echoed, never `*`; another origin's answer carries no CORS header but
  * `Vary: Origin` (so a cache keeps the two apart), and its preflight is refused with a 403.
+ *
+ * CORS is for the shop's routes only: under /admin (the admin API, the dashboard, Bull Board) no
+ * origin is allowed, whatever CORS_ORIGINS and CORS_CREDENTIALS say, and a preflight is refused:
+ * with credentials allowed, a script of the shop's page would read the admin API with the
+ * session cookie of an admin logged in beside it (admin-isolation.ts refuses such requests too).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
@@ -36,6 +41,10 @@ export const CORS_EXPOSED_HEADERS = [
 const METHODS = 'GET, POST, PUT, PATCH, DELETE';
 
 const VARY = ['Vary', 'Origin'] as const;
+
+/** The admin surface, in any case (Express routes /ADMIN/... there too). */
+const ADMIN_PATH = /^\/admin(?:[/?#]|$)/i;
+export const isAdminPath = (url: string | undefined) => ADMIN_PATH.test(url ?? '');
 
 export interface Cors {
   /** the CORS headers of an answer to `req`, as flat name/value pairs (never empty: Vary) */
@@ -69,17 +78,20 @@ export function corsPolicy(config: Config['http']['cors']): Cors | undefined {
       String(config.maxAgeSeconds),
     ]);
   }
-  const refusal = (origin: string) =>
+  const refusal = (origin: string, admin: boolean) =>
     JSON.stringify({
       type: problemType('cors-origin-not-allowed'),
       title: 'Origin not allowed',
       status: 403,
-      detail: `pages of ${origin} may not call this API from a browser (CORS_ORIGINS lists who may)`,
+      detail: admin
+        ? `pages of ${origin} may not call the admin API from a browser (CORS is for the shop's routes)`
+        : `pages of ${origin} may not call this API from a browser (CORS_ORIGINS lists who may)`,
     });
   return {
     headersOf(req) {
       const origin = req.headers.origin;
-      return (origin !== undefined && answers.get(origin)) || VARY;
+      if (origin === undefined || isAdminPath(req.url)) return VARY;
+      return answers.get(origin) ?? VARY;
     },
     isPreflight(req) {
       return (
@@ -90,13 +102,14 @@ export function corsPolicy(config: Config['http']['cors']): Cors | undefined {
     },
     answerPreflight(req, res, requestId) {
       const origin = req.headers.origin!;
-      const allowed = preflights.get(origin);
+      const admin = isAdminPath(req.url);
+      const allowed = admin ? undefined : preflights.get(origin);
       if (allowed) {
         res.writeHead(204, ['x-request-id', requestId, ...allowed]);
         res.end();
         return 204;
       }
-      const body = refusal(origin);
+      const body = refusal(origin, admin);
       res.writeHead(403, [
         'x-request-id',
         requestId,

@@ -1,9 +1,9 @@
 /**
- * The operators' audit log: every change an admin makes to a sale (seeds, and the drop's controls)
- * is recorded with who, when and what, in PostgreSQL (db/audit-repository.ts). The row is written
- * before the change runs and completed after it, so no change runs unrecorded: when the log cannot
- * be written the change is not made (the store's outage answers 503), and a process that dies
- * mid-change leaves its row `started`.
+ * The operators' audit log: every change an admin makes (seeds, the drop's controls, the webhook
+ * endpoints, a refetch of the identity provider's keys) is recorded with who, when and what, in
+ * PostgreSQL (db/audit-repository.ts). The row is written before the change runs and completed
+ * after it, so no change runs unrecorded: when the log cannot be written the change is not made
+ * (the store's outage answers 503), and a process that dies mid-change leaves its row `started`.
  */
 import { messageOf, QuietError } from '../../errors.js';
 
@@ -50,11 +50,13 @@ export interface AuditStore {
 }
 
 /** What a change asked, as the log keeps it. */
-export interface AuditedChange {
+export interface AuditedChange<T = unknown> {
   actor: AuditActor;
   action: string;
   productId?: string | undefined;
   request?: unknown;
+  /** what of the result the log keeps (default: all of it); a secret in it must be left out */
+  kept?: (result: T) => unknown;
 }
 
 /** The code of a refusal (a 4xx ProblemError, a SaleError); undefined for a failure. */
@@ -74,7 +76,7 @@ function refusalCode(err: unknown): string | undefined {
  */
 export async function audited<T>(
   store: AuditStore,
-  what: AuditedChange,
+  what: AuditedChange<T>,
   change: () => Promise<T>,
   onFinishFailed: (err: unknown) => void = () => {},
 ): Promise<T> {
@@ -95,6 +97,7 @@ export async function audited<T>(
     throw err;
   }
   const epoch = (result as { epoch?: unknown } | undefined)?.epoch;
-  await finish('done', result ?? {}, typeof epoch === 'number' ? epoch : undefined);
+  const kept = what.kept ? what.kept(result) : result;
+  await finish('done', kept ?? {}, typeof epoch === 'number' ? epoch : undefined);
   return result;
 }

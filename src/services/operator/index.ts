@@ -1,4 +1,7 @@
-/** The operator's tools: seeding, the drop's controls, the audit log, admin access, webhooks. */
+/**
+ * The operator's tools: seeding, the drop's controls, the audit log, admin access, webhooks, the
+ * identity provider's keys fetched again.
+ */
 export {
   audited,
   type AuditActor,
@@ -16,6 +19,7 @@ export {
   type AdminSessions,
 } from './admin-access.js';
 export { Products, type AdminProductView } from './products.js';
+export { IdentityKeys, type KeyRefresh } from './identity-keys.js';
 export {
   ROTATION_GRACE_HOURS,
   WebhookEndpoints,

@@ -2,9 +2,11 @@
  * The admin's webhook endpoints (docs/events.md#webhooks): register a receiver for some event
  * types (its `whsec_` secret is in that answer and a rotation's, never again), list them with
  * their backlog, disable and enable, rotate the secret (the old one keeps signing for a day),
- * read the dead letters, and replay everything after a cursor.
+ * read the dead letters, and replay everything after a cursor. Every change is recorded in the
+ * audit log before it runs (audit-log.ts), refusals too; a secret never is.
  */
 import { randomBytes } from 'node:crypto';
+import { QuietError } from '../../errors.js';
 import {
   checkReceiverHost,
   checkReceiverUrl,
@@ -19,6 +21,7 @@ import {
   type FeedCursor,
   type ReceiverRules,
 } from '../../events/index.js';
+import { audited, type AuditActor, type AuditStore } from './audit-log.js';
 
 /** How long a rotated-out secret still signs, so receivers can switch without a gap. */
 export const ROTATION_GRACE_HOURS = 24;
@@ -102,36 +105,78 @@ export type Registration =
   | { code: 'created'; endpoint: EndpointView & { secret: string } }
   | { code: 'refused'; reason: string };
 
+export type WebhookAction =
+  'webhook-add' | 'webhook-disable' | 'webhook-enable' | 'webhook-rotate' | 'webhook-replay';
+
+/** A change refused (the log records it `refused` with this code), answered as before. */
+class EndpointRefusal extends QuietError {
+  constructor(
+    readonly code: 'receiver-refused' | 'unknown-webhook-endpoint',
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const unknown = (id: string) =>
+  new EndpointRefusal('unknown-webhook-endpoint', 404, `no webhook endpoint ${id}`);
+
+/** The endpoint as the log keeps it: never its secret. */
+const withoutSecret = (endpoint: EndpointView & { secret?: string }): EndpointView => {
+  const { secret: _secret, ...rest } = endpoint;
+  return rest;
+};
+
 export class WebhookEndpoints {
   constructor(
     private readonly deps: {
       endpoints: EndpointRecords;
       lanes: LaneRecords;
       rules: ReceiverRules;
+      audit: AuditStore;
+      /** a finished change whose outcome could not be written (its row stays `started`) */
+      onAuditLost?: (err: unknown) => void;
     },
   ) {}
 
   /** @param types - event types, or `*` for all of them */
-  async register(url: string, types: readonly string[]): Promise<Registration> {
-    let checked: URL;
+  async register(url: string, types: readonly string[], actor: AuditActor): Promise<Registration> {
     try {
-      checked = checkReceiverUrl(url, this.deps.rules);
-      await checkReceiverHost(checked, this.deps.rules);
+      const endpoint = await this.run(
+        actor,
+        'webhook-add',
+        { url, events: types },
+        async () => {
+          let checked: URL;
+          try {
+            checked = checkReceiverUrl(url, this.deps.rules);
+            await checkReceiverHost(checked, this.deps.rules);
+          } catch (err) {
+            if (err instanceof ReceiverRefused) {
+              throw new EndpointRefusal('receiver-refused', 422, err.message);
+            }
+            throw err;
+          }
+          const wanted = types.includes('*')
+            ? [...EVENT_TYPES]
+            : EVENT_TYPES.filter((t) => types.includes(t));
+          const secret = newSecret();
+          const created = await this.deps.endpoints.create({
+            id: `ep_${randomBytes(12).toString('base64url')}`,
+            url: checked.href,
+            types: wanted,
+            secret,
+          });
+          return { ...view(created), secret };
+        },
+        withoutSecret,
+      );
+      return { code: 'created', endpoint };
     } catch (err) {
-      if (err instanceof ReceiverRefused) return { code: 'refused', reason: err.message };
+      if (err instanceof EndpointRefusal) return { code: 'refused', reason: err.message };
       throw err;
     }
-    const wanted = types.includes('*')
-      ? [...EVENT_TYPES]
-      : EVENT_TYPES.filter((t) => types.includes(t));
-    const secret = newSecret();
-    const endpoint = await this.deps.endpoints.create({
-      id: `ep_${randomBytes(12).toString('base64url')}`,
-      url: checked.href,
-      types: wanted,
-      secret,
-    });
-    return { code: 'created', endpoint: { ...view(endpoint), secret } };
   }
 
   /** Every endpoint's backlog, summed: what the dashboard shows. */
@@ -147,26 +192,51 @@ export class WebhookEndpoints {
     return (await this.deps.endpoints.list()).map((e) => view(e, e));
   }
 
-  async setStatus(id: string, status: 'active' | 'disabled'): Promise<EndpointView | undefined> {
-    const endpoint = await this.deps.endpoints.setStatus(id, status);
-    return endpoint && view(endpoint);
+  setStatus(
+    id: string,
+    status: 'active' | 'disabled',
+    actor: AuditActor,
+  ): Promise<EndpointView | undefined> {
+    const action = status === 'active' ? 'webhook-enable' : 'webhook-disable';
+    return this.found(
+      this.run(actor, action, { endpointId: id }, async () => {
+        const endpoint = await this.deps.endpoints.setStatus(id, status);
+        if (!endpoint) throw unknown(id);
+        return view(endpoint);
+      }),
+    );
   }
 
   /** A new secret, answered once; the old one keeps signing for ROTATION_GRACE_HOURS. */
-  async rotate(id: string): Promise<(EndpointView & { secret: string }) | undefined> {
-    const secret = newSecret();
-    const endpoint = await this.deps.endpoints.rotate(id, secret, ROTATION_GRACE_HOURS);
-    return endpoint && { ...view(endpoint), secret };
+  rotate(id: string, actor: AuditActor): Promise<(EndpointView & { secret: string }) | undefined> {
+    return this.found(
+      this.run(
+        actor,
+        'webhook-rotate',
+        { endpointId: id },
+        async () => {
+          const secret = newSecret();
+          const endpoint = await this.deps.endpoints.rotate(id, secret, ROTATION_GRACE_HOURS);
+          if (!endpoint) throw unknown(id);
+          return { ...view(endpoint), secret };
+        },
+        withoutSecret,
+      ),
+    );
   }
 
   /**
    * Every event of the endpoint's types after `from` is delivered again (the same ids), each
    * order's in version order; its dead letters live again. @returns how many orders
    */
-  async replay(id: string, from: FeedCursor): Promise<{ orders: number } | undefined> {
-    const endpoint = await this.deps.endpoints.get(id);
-    if (!endpoint) return undefined;
-    return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+  replay(id: string, from: FeedCursor, actor: AuditActor): Promise<{ orders: number } | undefined> {
+    return this.found(
+      this.run(actor, 'webhook-replay', { endpointId: id, from: encodeCursor(from) }, async () => {
+        const endpoint = await this.deps.endpoints.get(id);
+        if (!endpoint) throw unknown(id);
+        return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+      }),
+    );
   }
 
   async deadLetters(id: string, limit: number): Promise<DeadLetterView[] | undefined> {
@@ -182,5 +252,32 @@ export class WebhookEndpoints {
       error: d.error,
       deadAt: d.deadAt.toISOString(),
     }));
+  }
+
+  private run<T>(
+    actor: AuditActor,
+    action: WebhookAction,
+    request: unknown,
+    change: () => Promise<T>,
+    kept?: (result: T) => unknown,
+  ): Promise<T> {
+    return audited(
+      this.deps.audit,
+      { actor, action, request, ...(kept && { kept }) },
+      change,
+      this.deps.onAuditLost,
+    );
+  }
+
+  /** An unknown endpoint's refusal (recorded) as the callers take it: undefined. */
+  private async found<T>(change: Promise<T>): Promise<T | undefined> {
+    try {
+      return await change;
+    } catch (err) {
+      if (err instanceof EndpointRefusal && err.code === 'unknown-webhook-endpoint') {
+        return undefined;
+      }
+      throw err;
+    }
   }
 }
