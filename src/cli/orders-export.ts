@@ -33,6 +33,8 @@ export const CSV_COLUMNS = [
   'payBy',
   'closedAt',
   'restockedAt',
+  'paymentId',
+  'epoch',
 ] as const;
 
 /** A leading character a spreadsheet reads as the start of a formula (OWASP, CSV injection). */

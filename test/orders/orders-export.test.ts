@@ -1,7 +1,9 @@
 /**
- * `seckill orders export` as finance opens it: every text cell a spreadsheet would run as a
- * formula (= + - @, a tab, a carriage return, a NUL first) is defused, and a product id that
- * cannot exist is refused (exit 2) instead of answering an empty export.
+ * The order as finance reads it: the payment id wherever the order is shown (GET /orders/:id,
+ * the admin listing, the export as NDJSON and CSV), so payouts can be matched; every text cell
+ * a spreadsheet would run as a formula (= + - @, a tab, a carriage return, a NUL first) is
+ * defused; and a product id that cannot exist is refused (exit 2) instead of answering an
+ * empty export.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csvCell } from '../../src/cli/orders-export.js';
@@ -9,19 +11,20 @@ import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { runCli } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { newProduct, paymentClient } from '../support/payments.js';
+import { newProduct, newUser, paymentClient } from '../support/payments.js';
 
 const ns = useNamespace();
+const WEBHOOK_SECRET = 'export-test-secret-long-enough-0123456789';
 let app: RunningApp;
 
 beforeAll(async () => {
-  app = await startApp(ns.config({}));
+  app = await startApp(ns.config({ PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET }), { worker: true });
 });
 afterAll(async () => {
   await app?.close();
 });
 
-const client = paymentClient(() => app.url, 'unused-secret-long-enough-0123456789', ns.adminToken);
+const client = paymentClient(() => app.url, WEBHOOK_SECRET, ns.adminToken);
 
 async function exportRun(args: string[]) {
   const run = runCli(['orders', 'export', ...args], {
@@ -52,6 +55,48 @@ describe('CSV cells', () => {
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell(-5)).toBe('-5');
     expect(csvCell(undefined)).toBe('');
+  });
+});
+
+describe('the payment id', () => {
+  it('is shown wherever the order is: GET /orders/:id, the admin listing, NDJSON and CSV', async () => {
+    const p = newProduct();
+    await client.seed(p, {
+      total: 3,
+      payWithinSeconds: 600,
+      price: { amount: 990, currency: 'EUR' },
+    });
+    const buyer = newUser();
+    const o = await client.buy(p, buyer);
+    if (!o.ok) throw new Error(o.code);
+    const paymentId = `pi_3Finance${p}`;
+    const intent = await client.intentOf(o.orderId, buyer);
+    const paid = await client.hook({
+      type: 'payment.succeeded',
+      orderId: o.orderId,
+      paymentIntentId: intent.paymentIntentId,
+      paymentId,
+      amount: 990,
+      currency: 'EUR',
+    });
+    expect(paid.status, await paid.clone().text()).toBe(200);
+    expect(await paid.json()).toMatchObject({ status: 'paid', paymentId, epoch: 1 });
+
+    expect(await client.orderOf(o.orderId, buyer)).toMatchObject({ status: 'paid', paymentId });
+    const listed = await fetch(`${app.url}/admin/orders?product=${p}`, { headers: client.admin });
+    expect(((await listed.json()) as { orders: unknown[] }).orders).toEqual([
+      expect.objectContaining({ orderId: o.orderId, paymentId }),
+    ]);
+    const ndjson = await exportRun(['--product', p]);
+    expect(ndjson.code, ndjson.err).toBe(0);
+    expect(JSON.parse(ndjson.out)).toMatchObject({ orderId: o.orderId, paymentId });
+    const csv = await exportRun(['--product', p, '--format', 'csv']);
+    const [header, line] = csv.out
+      .trim()
+      .split('\n')
+      .map((l) => l.split(','));
+    expect(line![header!.indexOf('paymentId')]).toBe(paymentId);
+    expect(line![header!.indexOf('status')]).toBe('paid');
   });
 });
 

@@ -34,11 +34,18 @@ export const orderView = z.strictObject({
   orderId: z.uuid(),
   status: z.enum(['pending', 'persisted', 'awaiting_payment', 'paid', 'cancelled', 'expired']),
   productId: z.string(),
+  epoch: z.number().int().min(1).optional().describe('the sale epoch it was sold in'),
   userId: z.string(),
   quantity: z.number().int().min(1).optional(),
   deductedAt: iso.optional(),
   persistedAt: iso.optional(),
   payBy: iso.optional(),
+  paymentId: z
+    .string()
+    .optional()
+    .describe(
+      "paid: the payment provider's id of the payment (Stripe: the PaymentIntent's pi_...)",
+    ),
   closedAt: iso.optional(),
   restockedAt: iso.optional(),
   price: price.optional().describe("a priced sale's unit price when the order was sold"),

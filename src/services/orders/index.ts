@@ -1,5 +1,6 @@
 /** Orders and payments: reading an order, paying or cancelling it, and the feeds of orders. */
-export { OrderLookup, type OrderReader, type OrderStatus, type OrderView } from './lookup.js';
+export { OrderLookup, type OrderReader } from './lookup.js';
+export { rowView, type OrderStatus, type OrderView } from './order-view.js';
 export {
   Payments,
   type ConflictState,

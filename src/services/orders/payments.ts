@@ -17,7 +17,8 @@ import {
   type Settlement,
   type StartOutcome,
 } from '../../orders/index.js';
-import { rowView, type OrderLookup, type OrderView } from './lookup.js';
+import type { OrderLookup } from './lookup.js';
+import { rowView, type OrderView } from './order-view.js';
 
 export type PaymentOutcome =
   | { code: 'ok'; order: OrderView; replayed: boolean }
