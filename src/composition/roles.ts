@@ -13,8 +13,8 @@ import { mountDashboard } from '../http/routes/dashboard.js';
 import { mountOpenApi } from '../http/openapi/document.js';
 import { mountOrders } from '../http/routes/orders.js';
 import { createApiServer } from '../http/server/server.js';
-import { mountPaymentWebhook } from '../http/routes/payment-webhook.js';
-import { mountStripeWebhook } from '../http/routes/stripe-webhook.js';
+import { mountPaymentNotices } from '../http/routes/payment-notices.js';
+import { mountStripeNotices } from '../http/routes/stripe-notices.js';
 import { seckill } from '../http/handlers/seckill.js';
 import { mountRoom, placePoll } from '../http/routes/room.js';
 import { mountShop } from '../http/routes/shop.js';
@@ -151,8 +151,8 @@ export async function serveApi(
         }),
       (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
-      (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
-      (app) => mountStripeWebhook(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountPaymentNotices(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountStripeNotices(app, { payments: config.payments, pay: services.payments }),
       (app) =>
         mountAdmin(app, {
           access,

@@ -27,11 +27,11 @@ export {
   type StartOutcome,
 } from './payment-intents-repository.js';
 export {
-  deliverOnce,
-  DELIVERY_RETENTION_HOURS,
-  pruneDeliveries,
-  type DeliveryAnswer,
-} from './webhook-deliveries-repository.js';
+  noticeOnce,
+  NOTICE_RETENTION_HOURS,
+  pruneNotices,
+  type NoticeAnswer,
+} from './payment-notices-repository.js';
 export {
   batchJobId,
   expiryJobId,

@@ -2,7 +2,7 @@
  * The SQL of the payment window (payment-window.ts decides, this file only speaks to
  * PostgreSQL): the conditional transitions that arbitrate pay / cancel / expire on PostgreSQL's
  * clock, the restocked_at mark, the sweep's reads, and, for the payments service, the intents
- * and webhook deliveries. One object per database or per transaction (`deliverOnce` hands its
+ * and webhook deliveries. One object per database or per transaction (`noticeOnce` hands its
  * handler one bound to the delivery's transaction).
  */
 import { sql } from 'kysely';
@@ -16,11 +16,7 @@ import {
 } from './payment-intents-repository.js';
 import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
-import {
-  deliverOnce,
-  pruneDeliveries,
-  type DeliveryAnswer,
-} from './webhook-deliveries-repository.js';
+import { noticeOnce, pruneNotices, type NoticeAnswer } from './payment-notices-repository.js';
 
 export class PaymentRepository extends OrdersRepository {
   constructor(db: Db) {
@@ -160,15 +156,15 @@ export class PaymentRepository extends OrdersRepository {
   }
 
   /** Forgets webhook deliveries past their retention. @returns how many */
-  pruneDeliveries(): Promise<number> {
-    return pruneDeliveries(this.db);
+  pruneNotices(): Promise<number> {
+    return pruneNotices(this.db);
   }
 
   /** Runs `handle` for the first delivery of `webhookId` only, inside its transaction. */
-  deliverOnce(
+  noticeOnce(
     webhookId: string,
-    handle: (tx: PaymentRepository) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }> {
-    return deliverOnce(this.db, webhookId, (tx) => handle(new PaymentRepository(tx)));
+    handle: (tx: PaymentRepository) => Promise<NoticeAnswer>,
+  ): Promise<NoticeAnswer & { replayed: boolean }> {
+    return noticeOnce(this.db, webhookId, (tx) => handle(new PaymentRepository(tx)));
   }
 }

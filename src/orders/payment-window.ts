@@ -23,7 +23,7 @@ export interface PaymentWindowRows {
   unreturned(graceMs: number, limit: number): Promise<OrderRow[]>;
   findOrder(id: string): Promise<OrderRow | undefined>;
   findIntent(id: string): Promise<{ order_id: string } | undefined>;
-  pruneDeliveries(): Promise<number>;
+  pruneNotices(): Promise<number>;
   /** keeps a notice refused for what it paid (once per payment, order and reason) */
   recordRefusal(refusal: PaymentRefusal): Promise<void>;
 }
@@ -192,7 +192,7 @@ export async function sweepPayments(
   }
   const unreturned = await deps.rows.unreturned(graceMs, SWEEP_BATCH);
   for (const row of unreturned) await returnUnits(deps, row);
-  await deps.rows.pruneDeliveries();
+  await deps.rows.pruneNotices();
   if (expired || unreturned.length) {
     deps.logger?.info(
       { expired, returned: unreturned.length },

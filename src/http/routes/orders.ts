@@ -1,7 +1,7 @@
 /**
  * Orders: `GET /orders/:id` (pending, persisted, or a payment-window state), the buyer's
  * `POST /orders/:id/pay` (starts a payment: a payment intent; it pays nothing) and
- * `POST /orders/:id/cancel`; the provider's signed webhook (payment-webhook.ts) settles. Only
+ * `POST /orders/:id/cancel`; the provider's signed payment notice (payment-notices.ts) settles. Only
  * the buyer (or an admin, reading) may see an order; to anyone else it does not exist (404).
  */
 import type { IRouter, Request } from 'express';

@@ -9,7 +9,7 @@ import type { SoldOrder } from '../../inventory/index.js';
 import {
   closeOrder,
   payOrder,
-  type DeliveryAnswer,
+  type NoticeAnswer,
   type OrderRow,
   type PaymentIntentRow,
   type PaymentWindowDeps,
@@ -76,10 +76,10 @@ export interface PaymentRecords extends PaymentWindowRows {
   intentOfOrder(orderId: string): Promise<{ id: string } | undefined>;
   insertOrders(orders: readonly SoldOrder[]): Promise<number>;
   /** runs `handle` once per webhook delivery, in a transaction (`tx`: the rows inside it) */
-  deliverOnce(
+  noticeOnce(
     webhookId: string,
-    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }>;
+    handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
+  ): Promise<NoticeAnswer & { replayed: boolean }>;
 }
 
 export class Payments {
@@ -134,9 +134,9 @@ export class Payments {
   /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
   once(
     webhookId: string,
-    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }> {
-    return this.deps.rows.deliverOnce(webhookId, handle);
+    handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
+  ): Promise<NoticeAnswer & { replayed: boolean }> {
+    return this.deps.rows.noticeOnce(webhookId, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */

@@ -8,23 +8,23 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/index.js';
 
-export interface DeliveryAnswer {
+export interface NoticeAnswer {
   status: number;
   body: unknown;
 }
 
 /** How long a delivery is remembered: past every provider's retry schedule (Svix: ~28 h). */
-export const DELIVERY_RETENTION_HOURS = 72;
+export const NOTICE_RETENTION_HOURS = 72;
 
 /**
  * Runs `handle` for the first delivery of `webhookId` only (in its transaction: `tx` is where
  * its writes go) and records the answer; later deliveries get that answer, `replayed`.
  */
-export async function deliverOnce(
+export async function noticeOnce(
   db: Db,
   webhookId: string,
-  handle: (tx: Db) => Promise<DeliveryAnswer>,
-): Promise<DeliveryAnswer & { replayed: boolean }> {
+  handle: (tx: Db) => Promise<NoticeAnswer>,
+): Promise<NoticeAnswer & { replayed: boolean }> {
   return db.transaction().execute(async (tx) => {
     const claimed = await tx
       .insertInto('webhook_deliveries')
@@ -51,7 +51,7 @@ export async function deliverOnce(
 }
 
 /** Forgets deliveries older than the retention. @returns how many */
-export async function pruneDeliveries(db: Db, hours = DELIVERY_RETENTION_HOURS): Promise<number> {
+export async function pruneNotices(db: Db, hours = NOTICE_RETENTION_HOURS): Promise<number> {
   const r = await db
     .deleteFrom('webhook_deliveries')
     .where('received_at', '<', sql<Date>`now() - ${hours} * interval '1 hour'`)

@@ -22,7 +22,7 @@ import type { RawBodyRequest } from '../server/body.js';
 import { answer, UUID } from './orders.js';
 import { PROBLEM_JSON, problemBody } from '../problem.js';
 import { parseOr400 } from '../validation.js';
-import { verifyTimestampedHmac } from '../webhook-signature.js';
+import { verifyTimestampedHmac } from '../notice-signature.js';
 
 export const STRIPE_SIGNATURE = 'stripe-signature';
 
@@ -93,7 +93,7 @@ function send(res: Response, given: Answer, replayed: boolean) {
   else res.json(given.body);
 }
 
-export function mountStripeWebhook(
+export function mountStripeNotices(
   router: IRouter,
   deps: { payments: Config['payments']; pay: Payments },
 ): void {
