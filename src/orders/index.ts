@@ -31,6 +31,8 @@ export {
   NOTICE_RETENTION_HOURS,
   pruneNotices,
   type NoticeAnswer,
+  type NoticeKey,
+  type NoticeProvider,
 } from './payment-notices-repository.js';
 export {
   batchJobId,

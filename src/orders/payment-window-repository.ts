@@ -2,7 +2,7 @@
  * The SQL of the payment window (payment-window.ts decides, this file only speaks to
  * PostgreSQL): the conditional transitions that arbitrate pay / cancel / expire on PostgreSQL's
  * clock, the restocked_at mark, the sweep's reads, and, for the payments service, the intents
- * and webhook deliveries. One object per database or per transaction (`noticeOnce` hands its
+ * and payment notices. One object per database or per transaction (`noticeOnce` hands its
  * handler one bound to the delivery's transaction).
  */
 import { sql } from 'kysely';
@@ -16,7 +16,12 @@ import {
 } from './payment-intents-repository.js';
 import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
-import { noticeOnce, pruneNotices, type NoticeAnswer } from './payment-notices-repository.js';
+import {
+  noticeOnce,
+  pruneNotices,
+  type NoticeAnswer,
+  type NoticeKey,
+} from './payment-notices-repository.js';
 
 export class PaymentRepository extends OrdersRepository {
   constructor(db: Db) {
@@ -29,7 +34,7 @@ export class PaymentRepository extends OrdersRepository {
    * paid another order (the unique key); undefined when the transition did not apply.
    */
   async markPaid(settlement: Settlement): Promise<OrderRow | 'payment-used' | undefined> {
-    // Inside a webhook delivery's transaction a unique violation aborts the whole transaction
+    // Inside a payment notice's transaction a unique violation aborts the whole transaction
     // (the delivery could not be recorded): a savepoint confines it to this statement.
     if (!this.db.isTransaction) return this.markPaidStatement(settlement);
     await sql`savepoint mark_paid`.execute(this.db);
@@ -155,16 +160,16 @@ export class PaymentRepository extends OrdersRepository {
       .execute();
   }
 
-  /** Forgets webhook deliveries past their retention. @returns how many */
+  /** Forgets payment notices past their retention. @returns how many */
   pruneNotices(): Promise<number> {
     return pruneNotices(this.db);
   }
 
-  /** Runs `handle` for the first delivery of `webhookId` only, inside its transaction. */
+  /** Runs `handle` for the first delivery of `notice` only, inside its transaction. */
   noticeOnce(
-    webhookId: string,
+    notice: NoticeKey,
     handle: (tx: PaymentRepository) => Promise<NoticeAnswer>,
   ): Promise<NoticeAnswer & { replayed: boolean }> {
-    return noticeOnce(this.db, webhookId, (tx) => handle(new PaymentRepository(tx)));
+    return noticeOnce(this.db, notice, (tx) => handle(new PaymentRepository(tx)));
   }
 }

@@ -178,7 +178,7 @@ const SWEEP_BATCH = 500;
 
 /**
  * The sweep behind the expiry jobs: expires orders overdue by `graceMs` (their job was lost or
- * is late), finishes returns a crash cut short, and forgets webhook deliveries past their
+ * is late), finishes returns a crash cut short, and forgets payment notices past their
  * retention. Returns what it did.
  */
 export async function sweepPayments(

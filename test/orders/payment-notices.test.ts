@@ -281,8 +281,9 @@ describe('Standard Webhooks', () => {
     expect(standardProblem.code).toBe('payment-id-used');
     // the delivery is recorded: its redelivery gets the same answer, replayed
     const delivery = await app.rt.db
-      .selectFrom('webhook_deliveries')
+      .selectFrom('payment_notices')
       .select('status')
+      .where('provider', '=', 'standard-webhooks')
       .where('id', '=', id)
       .executeTakeFirst();
     expect(delivery).toEqual({ status: 409 });

@@ -37,19 +37,20 @@ describe('migrations', () => {
       '20261127_0006_admin_audit',
       '20261128_0007_webhook_endpoints',
       '20261206_0008_order_view',
+      '20261206_0009_payment_notices',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
     const tables = await sql<{ table_name: string }>`
       select table_name from information_schema.tables
       where table_schema = 'public'
-        and table_name in ('products', 'orders', 'payment_intents', 'webhook_deliveries')
+        and table_name in ('products', 'orders', 'payment_intents', 'payment_notices')
       order by 1`.execute(db);
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       'orders',
       'payment_intents',
+      'payment_notices',
       'products',
-      'webhook_deliveries',
     ]);
 
     const indexes = await sql<{ indexname: string; indexdef: string }>`
@@ -134,6 +135,41 @@ describe('migrations', () => {
       .select((eb) => eb.fn.countAll<string>().as('count'))
       .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(1);
+  });
+
+  it("0009 carries the previous release's notices over, each under its provider", async () => {
+    const before = `${name}_0009`;
+    await admin(`drop database if exists ${before} with (force)`);
+    await admin(`create database ${before}`);
+    const old = createDb(`${server}/${before}`, { max: 2 });
+    const dir = mkdtempSync(join(process.cwd(), 'test', '.tmp-'));
+    try {
+      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      rmSync(join(dir, '20261206_0009_payment_notices.ts'));
+      await migrateToLatest(old, dir);
+      await old
+        .insertInto('webhook_deliveries')
+        .values([
+          { id: 'stripe:evt_1Old', status: 200, body: JSON.stringify({ status: 'paid' }) },
+          { id: 'msg_old', status: 409, body: JSON.stringify({ type: 'x' }) },
+          { id: 'msg_open', status: null, body: null },
+        ])
+        .execute();
+      expect(await migrateToLatest(old)).toEqual(['20261206_0009_payment_notices']);
+      const notices = await old
+        .selectFrom('payment_notices')
+        .select(['provider', 'id', 'status'])
+        .orderBy('id')
+        .execute();
+      expect(notices).toEqual([
+        { provider: 'stripe', id: 'evt_1Old', status: 200 },
+        { provider: 'standard-webhooks', id: 'msg_old', status: 409 },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await old.destroy();
+      await admin(`drop database if exists ${before} with (force)`);
+    }
   });
 
   it('reports a failed migration by name and reason', async () => {

@@ -102,7 +102,8 @@ export function mountPaymentNotices(router: IRouter, deps: NoticeRoutes): void {
       toleranceSeconds: deps.payments.webhookToleranceSeconds,
     });
     if (webhookId === undefined) return send(res, await handle(req, deps), false);
-    const r = await deps.pay.once(webhookId, (tx) => handle(req, deps, tx));
+    const notice = { provider: 'standard-webhooks' as const, id: webhookId };
+    const r = await deps.pay.once(notice, (tx) => handle(req, deps, tx));
     send(res, r, r.replayed);
   });
 }

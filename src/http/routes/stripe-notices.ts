@@ -127,7 +127,7 @@ export function mountStripeNotices(
     if (typeof id !== 'string' || !/^evt_[A-Za-z0-9_]{1,255}$/.test(id)) {
       return send(res, await settle(req, deps.pay), false);
     }
-    const r = await deps.pay.once(`stripe:${id}`, (tx) => settle(req, deps.pay, tx));
+    const r = await deps.pay.once({ provider: 'stripe', id }, (tx) => settle(req, deps.pay, tx));
     send(res, r, r.replayed);
   });
 }

@@ -10,6 +10,7 @@ import {
   closeOrder,
   payOrder,
   type NoticeAnswer,
+  type NoticeKey,
   type OrderRow,
   type PaymentIntentRow,
   type PaymentWindowDeps,
@@ -75,9 +76,9 @@ export interface PaymentRecords extends PaymentWindowRows {
   /** the intent the order's buyer started, if any */
   intentOfOrder(orderId: string): Promise<{ id: string } | undefined>;
   insertOrders(orders: readonly SoldOrder[]): Promise<number>;
-  /** runs `handle` once per webhook delivery, in a transaction (`tx`: the rows inside it) */
+  /** runs `handle` once per payment notice, in a transaction (`tx`: the rows inside it) */
   noticeOnce(
-    webhookId: string,
+    notice: NoticeKey,
     handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
   ): Promise<NoticeAnswer & { replayed: boolean }>;
 }
@@ -131,12 +132,12 @@ export class Payments {
     return (await this.deps.rows.intentOfOrder(orderId))?.id;
   }
 
-  /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
+  /** Runs a payment notice's handling once per provider and id; a redelivery gets its answer. */
   once(
-    webhookId: string,
+    notice: NoticeKey,
     handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
   ): Promise<NoticeAnswer & { replayed: boolean }> {
-    return this.deps.rows.noticeOnce(webhookId, handle);
+    return this.deps.rows.noticeOnce(notice, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */
