@@ -33,6 +33,7 @@ import {
   AdminAccess,
   Checkout,
   Payments,
+  StripeNotices,
   PurchaseService,
   type Services,
 } from '../services/index.js';
@@ -152,7 +153,12 @@ export async function serveApi(
       (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentNotices(app, { payments: config.payments, pay: services.payments }),
-      (app) => mountStripeNotices(app, { payments: config.payments, pay: services.payments }),
+      (app) =>
+        mountStripeNotices(app, {
+          payments: config.payments,
+          pay: services.payments,
+          stripe: new StripeNotices(services.payments),
+        }),
       (app) =>
         mountAdmin(app, {
           access,

@@ -1,25 +1,18 @@
 /**
- * `POST /payments/stripe`: Stripe's `payment_intent.succeeded` event, so a shop points its Stripe
- * endpoint here with nothing of its own in between (docs/payments.md#stripe). The adapter:
- *
- * - verifies `Stripe-Signature` (`t=...,v1=...`, one v1 per active secret: any may match) with
- *   STRIPE_WEBHOOK_SECRET, within PAYMENT_WEBHOOK_TOLERANCE_S (Stripe's default is 300 s);
- * - finds the order in the PaymentIntent's metadata (`orderId`, or `order_id`), and the payment
- *   intent its buyer started (metadata `paymentIntentId`, or the order's one);
- * - settles it as any verified notice, the amount received and the currency checked against the
- *   order's total, the Stripe PaymentIntent's id as the payment id (it pays one order);
- * - runs once per Stripe event id: a redelivery (Stripe retries for 3 days) gets the first answer.
- *
- * An event of another type, or a PaymentIntent without an order id (a payment of something else
- * on the same Stripe account), is acknowledged and changes nothing.
+ * `POST /payments/stripe`: Stripe's events, so a shop points its Stripe endpoint here with
+ * nothing of its own in between (docs/payments.md#stripe). The route verifies `Stripe-Signature`
+ * (`t=...,v1=...`, one v1 per active secret: any may match) with STRIPE_WEBHOOK_SECRET within
+ * PAYMENT_WEBHOOK_TOLERANCE_S (Stripe's default is 300 s), parses the event, hands it to the
+ * orders room's Stripe rules (services/orders/stripe-notices.ts) once per Stripe event id (a
+ * redelivery, Stripe retries for 3 days, gets the first answer), and answers.
  */
 import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
-import type { Payments } from '../../services/index.js';
+import type { Payments, StripeNotices, StripeOutcome } from '../../services/index.js';
 import type { RawBodyRequest } from '../server/body.js';
-import { answer, UUID } from './orders.js';
+import { answer } from './orders.js';
 import { PROBLEM_JSON, problemBody } from '../problem.js';
 import { parseOr400 } from '../validation.js';
 import { verifyTimestampedHmac } from '../notice-signature.js';
@@ -48,38 +41,19 @@ type Answer = { status: number; body: unknown };
 
 const ignored = (why: string): Answer => ({ status: 200, body: { received: true, ignored: why } });
 
-async function settle(req: Request, pay: Payments, tx?: Parameters<Payments['settle']>[1]) {
+/** The answer to what the event did, as data (a problem too), so a redelivery can be given it. */
+function answerOf(req: Request, outcome: StripeOutcome): Answer {
   try {
-    const event = parseOr400(stripeEvent, req.body, 'Stripe event');
-    if (event.type !== 'payment_intent.succeeded') {
-      return ignored(`events of type ${event.type} change nothing`);
-    }
-    const intent = event.data.object;
-    const orderId = intent.metadata?.orderId ?? intent.metadata?.order_id;
-    if (orderId === undefined) return ignored('no orderId in the PaymentIntent metadata');
-    if (!UUID.test(orderId) || !/^pi_[A-Za-z0-9_]{1,250}$/.test(intent.id)) {
+    if (outcome.code === 'ignored') return ignored(outcome.why);
+    if (outcome.code === 'invalid') {
       throw new ProblemError({
         status: 400,
         code: 'invalid-request',
         title: 'Invalid Stripe event',
-        detail: 'metadata.orderId must be an order id (UUID), data.object.id a PaymentIntent id',
+        detail: outcome.detail,
       });
     }
-    // the buyer started paying (POST /orders/:id/pay) before the shop created Stripe's intent
-    const intentId = intent.metadata?.paymentIntentId ?? (await pay.intentOf(orderId));
-    const outcome = intentId
-      ? await pay.settle(
-          {
-            orderId,
-            intentId,
-            paymentId: intent.id,
-            amount: intent.amount_received ?? intent.amount,
-            currency: intent.currency?.toUpperCase(),
-          },
-          tx,
-        )
-      : ({ code: 'unknown-intent' } as const);
-    return { status: 200, body: answer(outcome, orderId) };
+    return { status: 200, body: answer(outcome.outcome, outcome.orderId) };
   } catch (err) {
     if (!(err instanceof ProblemError) || err.status >= 500) throw err;
     return { status: err.status, body: problemBody(req, err) };
@@ -95,7 +69,7 @@ function send(res: Response, given: Answer, replayed: boolean) {
 
 export function mountStripeNotices(
   router: IRouter,
-  deps: { payments: Config['payments']; pay: Payments },
+  deps: { payments: Config['payments']; pay: Payments; stripe: StripeNotices },
 ): void {
   router.post('/payments/stripe', async (req: Request, res) => {
     const secret = deps.payments.stripeWebhookSecret;
@@ -123,11 +97,10 @@ export function mountStripeNotices(
       { secret, toleranceSeconds: deps.payments.webhookToleranceSeconds },
       'Stripe-Signature',
     );
-    const id = (req.body as { id?: unknown } | undefined)?.id;
-    if (typeof id !== 'string' || !/^evt_[A-Za-z0-9_]{1,255}$/.test(id)) {
-      return send(res, await settle(req, deps.pay), false);
-    }
-    const r = await deps.pay.once({ provider: 'stripe', id }, (tx) => settle(req, deps.pay, tx));
+    const event = parseOr400(stripeEvent, req.body, 'Stripe event');
+    const r = await deps.pay.once({ provider: 'stripe', id: event.id }, async (tx) =>
+      answerOf(req, await deps.stripe.handle(event, tx)),
+    );
     send(res, r, r.replayed);
   });
 }

@@ -10,3 +10,9 @@ export {
 } from './payments.js';
 export { MAX_PAGE, OrderFeed, type EventPage, type FeedSources, type OrderPage } from './feed.js';
 export { priceSchema } from './money.js';
+export {
+  StripeNotices,
+  type StripeEvent,
+  type StripeObject,
+  type StripeOutcome,
+} from './stripe-notices.js';
