@@ -35,6 +35,8 @@ const CLUSTER_FILES = [
   'test/services/drop-controls.test.ts',
   'test/services/dashboard-drop.test.ts',
   'test/inventory/redis-memory.test.ts',
+  'test/orders/refunds-disputes.test.ts',
+  'test/orders/order-codec.test.ts',
 ];
 
 export default defineConfig({

@@ -45,6 +45,12 @@ local function stateEpoch(key)
   return redis.call('HGET', key, STATE_EPOCH)
 end
 
+-- whether the segment's sale has ended at `now` (ms): it has an end (endsAt > 0) and it passed
+local function stateEnded(key, now)
+  local endsAt = tonumber(redis.call('HGET', key, STATE_ENDS_AT) or 0) or 0
+  return endsAt > 0 and now >= endsAt
+end
+
 -- `qty` units sold from the `stock` and `sold` the deduct read (stateForDeduct), and the newest
 -- fence when it moved (nil: unchanged), in one write: the script is atomic, so this is what
 -- HINCRBY on each would leave, at one command where they took three

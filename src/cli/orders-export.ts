@@ -5,17 +5,9 @@
  */
 import { once } from 'node:events';
 import { ID_PATTERN } from '../ids.js';
-import { MAX_PAGE, type OrderView } from '../services/index.js';
+import { MAX_PAGE, ROW_STATUS, type OrderView } from '../services/index.js';
 import { withCore } from './commands.js';
 import { ExitError } from './output.js';
-
-const STATUS = {
-  persisted: 'final',
-  awaiting_payment: 'awaiting_payment',
-  paid: 'paid',
-  cancelled: 'cancelled',
-  expired: 'expired',
-} as const;
 
 export const CSV_COLUMNS = [
   'orderId',
@@ -35,6 +27,9 @@ export const CSV_COLUMNS = [
   'restockedAt',
   'paymentId',
   'epoch',
+  'refundedAt',
+  'disputedAt',
+  'disputeClosedAt',
 ] as const;
 
 /** A leading character a spreadsheet reads as the start of a formula (OWASP, CSV injection). */
@@ -82,9 +77,9 @@ export async function exportOrders(action: string, values: ExportValues): Promis
       `  --product: ${JSON.stringify(values.product)} cannot be a product id (1-128 of A-Z a-z 0-9 _ . : -)`,
     );
   }
-  const status = values.status as keyof typeof STATUS | undefined;
-  if (status !== undefined && !(status in STATUS)) {
-    problems.push(`  --status: one of ${Object.keys(STATUS).join(', ')}`);
+  const status = values.status as keyof typeof ROW_STATUS | undefined;
+  if (status !== undefined && !(status in ROW_STATUS)) {
+    problems.push(`  --status: one of ${Object.keys(ROW_STATUS).join(', ')}`);
   }
   const since = values['updated-since'];
   if (since !== undefined && Number.isNaN(Date.parse(since))) {
@@ -93,7 +88,7 @@ export async function exportOrders(action: string, values: ExportValues): Promis
   if (problems.length) throw new ExitError(`invalid export:\n${problems.join('\n')}`, 2);
   const filter = {
     productId: values.product,
-    status: status && STATUS[status],
+    status: status && ROW_STATUS[status],
     updatedSince: since === undefined ? undefined : new Date(since),
   };
   await withCore(['postgres'], async (core) => {

@@ -32,7 +32,10 @@ import { IdempotencyStore } from '../inventory/index.js';
 import {
   AdminAccess,
   Checkout,
+  NOTICE_SOURCES,
   Payments,
+  PaymentNotices,
+  REFUSAL_REASONS,
   StripeNotices,
   PurchaseService,
   type Services,
@@ -81,7 +84,7 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
     }),
     products: core.products,
     orders: core.orders,
-    payments: new Payments(paymentWindowDeps(core), core.orders),
+    ...payments(core),
     ...admissionAndRooms(core),
     idempotency: new IdempotencyStore(
       core.redis,
@@ -152,12 +155,11 @@ export async function serveApi(
         }),
       (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
-      (app) => mountPaymentNotices(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountPaymentNotices(app, { payments: config.payments, notices: services.notices }),
       (app) =>
         mountStripeNotices(app, {
           payments: config.payments,
-          pay: services.payments,
-          stripe: new StripeNotices(services.payments),
+          stripe: new StripeNotices(services.notices),
         }),
       (app) =>
         mountAdmin(app, {
@@ -234,6 +236,26 @@ export async function serveWorkerProbes(core: Core): Promise<Server | undefined>
     app.close();
   });
   return server;
+}
+
+/** The buyer's payments and the providers' notices, over one payment window. */
+function payments(core: Core): Pick<Services, 'payments' | 'notices'> {
+  const window = paymentWindowDeps(core);
+  const pay = new Payments(window, core.orders);
+  const refused = new Counter({
+    name: 'seckill_payment_notices_refused_total',
+    help: 'Payment notices refused (recorded in payment_refusals for a person: a payment to refund, a refund or a dispute the order could not take), by provider and reason',
+    labelNames: ['provider', 'reason'],
+    registers: [core.registry],
+  });
+  // every series from 0: increase() over a window misses a counter's first step otherwise
+  for (const provider of NOTICE_SOURCES) {
+    for (const reason of REFUSAL_REASONS) refused.inc({ provider, reason }, 0);
+  }
+  const metrics = {
+    refused: (provider: string, reason: string) => refused.inc({ provider, reason }),
+  };
+  return { payments: pay, notices: new PaymentNotices({ window, payments: pay, metrics }) };
 }
 
 /** What closing an order and returning its units needs (worker and API alike). */

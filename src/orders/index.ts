@@ -20,6 +20,14 @@ export {
 } from './payment-window.js';
 export { PaymentRepository } from './payment-window-repository.js';
 export {
+  disputeOrder,
+  refundOrder,
+  type AfterPaidOutcome,
+  type AfterPaidRows,
+  type DisputeChange,
+  type Refund,
+} from './after-paid.js';
+export {
   findIntent,
   INTENT_ID,
   newIntentId,

@@ -14,6 +14,7 @@ import {
   startPaymentIntent,
   type StartOutcome,
 } from './payment-intents-repository.js';
+import type { DisputeChange } from './after-paid.js';
 import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
 import {
@@ -120,16 +121,96 @@ export class PaymentRepository extends OrdersRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Up to `limit` orders closed over `graceMs` ago whose units are not back yet. */
-  unreturned(graceMs: number, limit: number): Promise<OrderRow[]> {
-    return this.db
+  /**
+   * Up to `limit` orders closed (or refunded) over `graceMs` ago whose units are neither back
+   * nor kept yet.
+   */
+  async unreturned(graceMs: number, limit: number): Promise<OrderRow[]> {
+    const before = sql<Date>`now() - ${graceMs} * interval '1 millisecond'`;
+    const closed = await this.db
       .selectFrom('orders')
       .selectAll()
       .where('status', 'in', ['cancelled', 'expired'])
       .where('restocked_at', 'is', null)
-      .where('closed_at', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+      .where('closed_at', '<', before)
       .limit(limit)
       .execute();
+    const refunded = await this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('status', '=', 'refunded')
+      .where('restocked_at', 'is', null)
+      .where('units_kept_at', 'is', null)
+      .where('refunded_at', '<', before)
+      .limit(limit - closed.length)
+      .execute();
+    return [...closed, ...refunded];
+  }
+
+  /** Records that a refund's units stay sold (its sale had ended): once, the first time counts. */
+  async markKept(orderId: string): Promise<void> {
+    await this.db
+      .updateTable('orders')
+      .set({ units_kept_at: sql`now()` })
+      .where('id', '=', orderId)
+      .where('units_kept_at', 'is', null)
+      .where('restocked_at', 'is', null)
+      .execute();
+  }
+
+  /** paid -> refunded. @returns the refunded row; undefined when no paid order has that payment */
+  refund(paymentId: string): Promise<OrderRow | undefined> {
+    return this.db
+      .updateTable('orders')
+      .set({ status: 'refunded', refunded_at: sql`now()` })
+      .where('payment_id', '=', paymentId)
+      .where('status', '=', 'paid')
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /**
+   * A dispute's transition: opened (paid -> disputed, unless this order's dispute closed
+   * already), won (-> paid) or lost (-> dispute_lost) from disputed, or from paid when the
+   * provider's word of its opening comes after its close. @returns the row; undefined when it
+   * did not apply
+   */
+  dispute(change: DisputeChange): Promise<OrderRow | undefined> {
+    const noOtherDispute = sql<boolean>`(dispute_id is null or dispute_id = ${change.disputeId})`;
+    if (change.outcome === 'open') {
+      return this.db
+        .updateTable('orders')
+        .set({ status: 'disputed', dispute_id: change.disputeId, disputed_at: sql`now()` })
+        .where('payment_id', '=', change.paymentId)
+        .where('status', '=', 'paid')
+        .where('dispute_closed_at', 'is', null)
+        .where(noOtherDispute)
+        .returningAll()
+        .executeTakeFirst();
+    }
+    return this.db
+      .updateTable('orders')
+      .set({
+        status: change.outcome === 'won' ? 'paid' : 'dispute_lost',
+        dispute_id: change.disputeId,
+        disputed_at: sql`coalesce(disputed_at, now())`,
+        dispute_closed_at: sql`now()`,
+      })
+      .where('payment_id', '=', change.paymentId)
+      .where('status', 'in', ['paid', 'disputed'])
+      .where('dispute_closed_at', 'is', null)
+      .where(noOtherDispute)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** The order `paymentId` paid, if any (one: the payment id is unique). */
+  findByPayment(paymentId: string): Promise<OrderRow | undefined> {
+    return this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('payment_id', '=', paymentId)
+      .executeTakeFirst();
   }
 
   findIntent(id: string): Promise<PaymentIntentRow | undefined> {
@@ -151,10 +232,13 @@ export class PaymentRepository extends OrdersRepository {
         order_id: refusal.orderId,
         payment_id: refusal.paymentId,
         reason: refusal.reason,
-        amount: refusal.paid.amount ?? null,
-        currency: refusal.paid.currency ?? null,
-        expected_amount: refusal.expected.amount,
-        expected_currency: refusal.expected.currency,
+        amount: refusal.paid?.amount ?? null,
+        currency: refusal.paid?.currency ?? null,
+        expected_amount: refusal.expected?.amount ?? null,
+        expected_currency: refusal.expected?.currency ?? null,
+        provider: refusal.provider ?? null,
+        notice_id: refusal.noticeId ?? null,
+        detail: refusal.detail ?? null,
       })
       .onConflict((oc) => oc.constraint('payment_refusals_once').doNothing())
       .execute();

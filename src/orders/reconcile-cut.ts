@@ -36,6 +36,7 @@ export type ReadRow = Pick<
   | 'outbox_id'
   | 'status'
   | 'restocked_at'
+  | 'units_kept_at'
 >;
 
 /**
@@ -47,7 +48,7 @@ export interface Lost {
   orderId: string;
   segment: number;
   quantity: number;
-  /** cancelled or expired since: its return found the sale gone and added nothing */
+  /** cancelled, expired or refunded since: its return found the sale gone and added nothing */
   closed?: true;
 }
 
@@ -170,7 +171,7 @@ export async function readRows(
   // newer than its outbox's newest id is a sale the segment has lost.
   for (const r of all) {
     if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
-      const closed = r.status === 'cancelled' || r.status === 'expired';
+      const closed = returnable(r.status);
       lost.set(r.id, {
         orderId: r.id,
         segment: r.segment,
@@ -190,6 +191,10 @@ export async function readRows(
   }
   return { all, rows, rowById: new Map(all.map((r) => [r.id, r])), afterCut, live, lost };
 }
+
+/** An order whose units may be returned: cancelled, expired, or refunded (while its sale runs). */
+export const returnable = (status: string | undefined) =>
+  status === 'cancelled' || status === 'expired' || status === 'refunded';
 
 /** `ms-seq` stream ids compared as numbers. */
 function compareIds(a: string, b: string): number {

@@ -64,9 +64,10 @@ async function ordersInEveryState(productId: string): Promise<string[]> {
     deductedAt: Date.now() - 1_000 + i,
     payWithinSeconds,
   });
-  const orders = [sold(0, 0), ...[1, 2, 3, 4, 5].map((i) => sold(i, 600))];
-  expect(await insertOrders(app.rt.db, orders)).toBe(6);
-  const [, awaiting, paid, cancelled, expired, returning] = orders.map((o) => o.orderId);
+  const orders = [sold(0, 0), ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => sold(i, 600))];
+  expect(await insertOrders(app.rt.db, orders)).toBe(10);
+  const [, awaiting, paid, cancelled, expired, returning, refunded, disputed, won, lost] =
+    orders.map((o) => o.orderId);
   const change = (id: string, set: string) =>
     sql`update orders set ${sql.raw(set)} where id = ${id}`.execute(app.rt.db);
   await change(paid!, `status = 'paid', payment_id = 'pi_3Codec${productId}', closed_at = now()`);
@@ -75,6 +76,22 @@ async function ordersInEveryState(productId: string): Promise<string[]> {
   await change(expired!, `status = 'expired', closed_at = now()`);
   await change(expired!, `restocked_at = now()`);
   await change(returning!, `status = 'cancelled', closed_at = now()`);
+  for (const [i, id] of [refunded, disputed, won, lost].entries()) {
+    await change(
+      id!,
+      `status = 'paid', payment_id = 'pi_3Codec${i}${productId}', closed_at = now()`,
+    );
+  }
+  await change(refunded!, `status = 'refunded', refunded_at = now()`);
+  await change(refunded!, `restocked_at = now()`);
+  await change(disputed!, `status = 'disputed', dispute_id = 'dp_1', disputed_at = now()`);
+  await change(won!, `status = 'disputed', dispute_id = 'dp_2', disputed_at = now()`);
+  await change(won!, `status = 'paid', dispute_closed_at = now()`);
+  await change(
+    lost!,
+    `status = 'dispute_lost', dispute_id = 'dp_3', disputed_at = now(),
+    dispute_closed_at = now()`,
+  );
   expect(awaiting).toBeDefined();
   return orders.map((o) => o.orderId);
 }
@@ -95,6 +112,10 @@ describe("the order's one shape", () => {
       'cancelled',
       'expired',
       'cancelled',
+      'refunded',
+      'disputed',
+      'paid',
+      'dispute_lost',
     ]);
     for (const row of rows) {
       const fromSql = row.event_data;
@@ -129,6 +150,10 @@ describe("the order's one shape", () => {
       'order.returned',
       'order.returned',
       'order.cancelled',
+      'order.returned',
+      'order.disputed',
+      'order.dispute_won',
+      'order.dispute_lost',
     ]);
     for (const [i, row] of rows.entries()) {
       expect(events[i]!.version).toBe(row.version);

@@ -143,25 +143,44 @@ describe('POST /payments/stripe', () => {
     expect((await rowOf(orderId))?.status).toBe('awaiting_payment');
   });
 
-  it('checks the amount received and the currency against the total (409, recorded); the right one pays', async () => {
+  it('checks the amount received and the currency against the total (refused: 200, recorded); the right one pays', async () => {
     const orderId = await started(1_250);
     const wrong = ids();
     const short = succeeded({ ...wrong, orderId, amount: 1_000 });
     const res = await deliver(short, signed(short));
-    expect(res.status).toBe(409);
-    expect((await problemOf(res)).code).toBe('amount-mismatch');
+    // answered 2xx, or Stripe retries it for three days: the refusal is recorded instead
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      received: true,
+      refused: { code: 'amount-mismatch', detail: expect.stringContaining('costs 1250 EUR') },
+      order: { orderId, status: 'awaiting_payment' },
+    });
     const usd = ids();
     const inUsd = succeeded({ ...usd, orderId, amount: 1_250, currency: 'usd' });
-    expect((await deliver(inUsd, signed(inUsd))).status).toBe(409);
+    expect(await (await deliver(inUsd, signed(inUsd))).json()).toMatchObject({
+      refused: { code: 'amount-mismatch' },
+    });
     const refusals = await app.rt.db
       .selectFrom('payment_refusals')
-      .select(['payment_id', 'amount', 'currency'])
+      .select(['payment_id', 'amount', 'currency', 'provider', 'notice_id'])
       .where('order_id', '=', orderId)
       .orderBy('id')
       .execute();
     expect(refusals).toEqual([
-      { payment_id: wrong.pi, amount: '1000', currency: 'EUR' },
-      { payment_id: usd.pi, amount: '1250', currency: 'USD' },
+      {
+        payment_id: wrong.pi,
+        amount: '1000',
+        currency: 'EUR',
+        provider: 'stripe',
+        notice_id: wrong.eventId,
+      },
+      {
+        payment_id: usd.pi,
+        amount: '1250',
+        currency: 'USD',
+        provider: 'stripe',
+        notice_id: usd.eventId,
+      },
     ]);
     expect((await rowOf(orderId))?.status).toBe('awaiting_payment');
     const right = ids();
@@ -209,7 +228,7 @@ describe('POST /payments/stripe', () => {
     });
   });
 
-  it('answers 404 for an order whose buyer never started paying, 400 for a malformed event', async () => {
+  it('refuses (200, recorded) an order whose buyer never started paying; 400 for a malformed event', async () => {
     const p = newProduct();
     await client.seed(p, { total: 2, payWithinSeconds: 600 });
     const o = await client.buy(p, newUser());
@@ -217,8 +236,15 @@ describe('POST /payments/stripe', () => {
     const { eventId, pi } = ids();
     const body = succeeded({ eventId, pi, orderId: o.orderId, amount: 0 });
     const res = await deliver(body, signed(body));
-    expect(res.status).toBe(404);
-    expect((await problemOf(res)).code).toBe('unknown-payment-intent');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ refused: { code: 'unknown-payment-intent' } });
+    expect(
+      await app.rt.db
+        .selectFrom('payment_refusals')
+        .select(['reason', 'payment_id'])
+        .where('order_id', '=', o.orderId)
+        .execute(),
+    ).toEqual([{ reason: 'unknown-payment-intent', payment_id: pi }]);
     const bad = JSON.stringify({ id: 'evt_bad', type: 'payment_intent.succeeded', data: {} });
     expect((await deliver(bad, signed(bad))).status).toBe(400);
   });

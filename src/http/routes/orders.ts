@@ -51,6 +51,9 @@ const CONFLICT: Record<
   expired: { code: 'order-expired', title: 'Payment window closed' },
   'window-closed': { code: 'order-expired', title: 'Payment window closed' },
   final: { code: 'order-final', title: 'This order takes no payment' },
+  refunded: { code: 'order-refunded', title: 'Order refunded' },
+  disputed: { code: 'order-disputed', title: 'Order disputed' },
+  dispute_lost: { code: 'order-dispute-lost', title: 'Dispute lost' },
 };
 
 /** 200 with the order, or the problem the outcome is. */

@@ -8,7 +8,7 @@ import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
-import type { Payments } from '../../services/index.js';
+import type { NoticeWork, PaymentNotices } from '../../services/index.js';
 import type { RawBodyRequest } from '../server/body.js';
 import { answer, UUID } from './orders.js';
 import { PROBLEM_JSON, problemBody } from '../problem.js';
@@ -38,7 +38,7 @@ export const noticeBody = z.object({
 
 export interface NoticeRoutes {
   payments: Config['payments'];
-  pay: Payments;
+  notices: PaymentNotices;
 }
 
 interface Answer {
@@ -47,7 +47,7 @@ interface Answer {
 }
 
 /** The notice's answer as data (a problem too), so a redelivery can be given it again. */
-async function handle(req: Request, deps: NoticeRoutes, db?: Parameters<Payments['settle']>[1]) {
+async function handle(req: Request, work: NoticeWork): Promise<Answer> {
   try {
     const event = parseOr400(noticeBody, req.body, 'payment notification');
     if (event.type !== 'payment.succeeded') {
@@ -63,7 +63,7 @@ async function handle(req: Request, deps: NoticeRoutes, db?: Parameters<Payments
       amount: event.amount,
       currency: event.currency?.toUpperCase(),
     };
-    return { status: 200, body: answer(await deps.pay.settle(settlement, db), event.orderId) };
+    return { status: 200, body: answer(await work.settle(settlement), event.orderId) };
   } catch (err) {
     if (!(err instanceof ProblemError) || err.status >= 500) throw err;
     return { status: err.status, body: problemBody(req, err) };
@@ -101,9 +101,8 @@ export function mountPaymentNotices(router: IRouter, deps: NoticeRoutes): void {
       secret,
       toleranceSeconds: deps.payments.webhookToleranceSeconds,
     });
-    if (webhookId === undefined) return send(res, await handle(req, deps), false);
-    const notice = { provider: 'standard-webhooks' as const, id: webhookId };
-    const r = await deps.pay.once(notice, (tx) => handle(req, deps, tx));
+    const source = webhookId === undefined ? 'seckill-signature' : 'standard-webhooks';
+    const r = await deps.notices.receive(source, webhookId, (work) => handle(req, work));
     send(res, r, r.replayed);
   });
 }

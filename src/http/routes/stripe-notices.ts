@@ -10,9 +10,8 @@ import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
-import type { Payments, StripeNotices, StripeOutcome } from '../../services/index.js';
+import type { StripeNotices, StripeOutcome } from '../../services/index.js';
 import type { RawBodyRequest } from '../server/body.js';
-import { answer } from './orders.js';
 import { PROBLEM_JSON, problemBody } from '../problem.js';
 import { parseOr400 } from '../validation.js';
 import { verifyTimestampedHmac } from '../notice-signature.js';
@@ -33,6 +32,10 @@ export const stripeEvent = z.looseObject({
         .regex(/^[a-z]{3}$/i)
         .optional(),
       metadata: z.record(z.string(), z.string()).optional(),
+      payment_intent: z.string().min(1).max(255).nullable().optional(),
+      refunded: z.boolean().optional(),
+      amount_refunded: z.number().int().min(0).optional(),
+      status: z.string().max(64).optional(),
     }),
   }),
 });
@@ -41,22 +44,35 @@ type Answer = { status: number; body: unknown };
 
 const ignored = (why: string): Answer => ({ status: 200, body: { received: true, ignored: why } });
 
-/** The answer to what the event did, as data (a problem too), so a redelivery can be given it. */
+/**
+ * The answer to what the event did, as data (a problem too), so a redelivery can be given it. A
+ * refusal is acknowledged (200, recorded by the rules): Stripe retries any other answer for
+ * three days and marks the endpoint failing, for a notice that will never be taken.
+ */
 function answerOf(req: Request, outcome: StripeOutcome): Answer {
-  try {
-    if (outcome.code === 'ignored') return ignored(outcome.why);
-    if (outcome.code === 'invalid') {
-      throw new ProblemError({
+  switch (outcome.code) {
+    case 'ok':
+      return { status: 200, body: outcome.order };
+    case 'ignored':
+      return ignored(outcome.why);
+    case 'refused':
+      return {
+        status: 200,
+        body: {
+          received: true,
+          refused: { code: outcome.reason, detail: outcome.detail },
+          ...(outcome.order && { order: outcome.order }),
+        },
+      };
+    case 'invalid': {
+      const err = new ProblemError({
         status: 400,
         code: 'invalid-request',
         title: 'Invalid Stripe event',
         detail: outcome.detail,
       });
+      return { status: 400, body: problemBody(req, err) };
     }
-    return { status: 200, body: answer(outcome.outcome, outcome.orderId) };
-  } catch (err) {
-    if (!(err instanceof ProblemError) || err.status >= 500) throw err;
-    return { status: err.status, body: problemBody(req, err) };
   }
 }
 
@@ -69,7 +85,7 @@ function send(res: Response, given: Answer, replayed: boolean) {
 
 export function mountStripeNotices(
   router: IRouter,
-  deps: { payments: Config['payments']; pay: Payments; stripe: StripeNotices },
+  deps: { payments: Config['payments']; stripe: StripeNotices },
 ): void {
   router.post('/payments/stripe', async (req: Request, res) => {
     const secret = deps.payments.stripeWebhookSecret;
@@ -98,9 +114,7 @@ export function mountStripeNotices(
       'Stripe-Signature',
     );
     const event = parseOr400(stripeEvent, req.body, 'Stripe event');
-    const r = await deps.pay.once({ provider: 'stripe', id: event.id }, async (tx) =>
-      answerOf(req, await deps.stripe.handle(event, tx)),
-    );
+    const r = await deps.stripe.receive(event, (outcome) => answerOf(req, outcome));
     send(res, r, r.replayed);
   });
 }

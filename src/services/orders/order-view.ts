@@ -10,9 +10,22 @@ import { payBy, type OrderRow } from '../../orders/index.js';
 
 /**
  * `persisted`: a final sale's row. A sale with a payment window goes `pending` ->
- * `awaiting_payment` -> `paid` | `cancelled` | `expired`; `payBy` is its deadline.
+ * `awaiting_payment` -> `paid` | `cancelled` | `expired`; `payBy` is its deadline. A paid order
+ * may be `refunded`, or `disputed` -> `paid` (won) | `dispute_lost`.
  */
 export type OrderStatus = 'pending' | 'persisted' | Exclude<OrderRow['status'], 'final'>;
+
+/** Each status a persisted order is listed by (GET /admin/orders, the export) -> its row's. */
+export const ROW_STATUS = {
+  persisted: 'final',
+  awaiting_payment: 'awaiting_payment',
+  paid: 'paid',
+  cancelled: 'cancelled',
+  expired: 'expired',
+  refunded: 'refunded',
+  disputed: 'disputed',
+  dispute_lost: 'dispute_lost',
+} as const satisfies Record<string, OrderRow['status']>;
 
 export interface OrderView {
   orderId: string;
@@ -31,8 +44,13 @@ export interface OrderView {
   paymentId?: string;
   /** paid, cancelled or expired: when */
   closedAt?: string;
-  /** cancelled or expired: when its units were back on sale */
+  /** cancelled, expired or refunded (while its sale ran): when its units were back on sale */
   restockedAt?: string;
+  /** refunded: when */
+  refundedAt?: string;
+  /** a dispute of its payment: when it was opened, and when it was won or lost */
+  disputedAt?: string;
+  disputeClosedAt?: string;
   /** a priced sale's unit price when it was sold, and the order's total */
   price?: Price;
   total?: Price;
@@ -80,6 +98,9 @@ export const rowView = (row: OrderRow): OrderView => ({
   ...(row.payment_id !== null && { paymentId: row.payment_id }),
   ...(row.closed_at && { closedAt: row.closed_at.toISOString() }),
   ...(row.restocked_at && { restockedAt: row.restocked_at.toISOString() }),
+  ...(row.refunded_at && { refundedAt: row.refunded_at.toISOString() }),
+  ...(row.disputed_at && { disputedAt: row.disputed_at.toISOString() }),
+  ...(row.dispute_closed_at && { disputeClosedAt: row.dispute_closed_at.toISOString() }),
   ...priced(rowPrice(row), row.quantity),
   version: row.version,
   updatedAt: row.updated_at.toISOString(),

@@ -14,6 +14,7 @@ import {
   type OrderRow,
   type PaymentIntentRow,
   type PaymentWindowDeps,
+  type AfterPaidRows,
   type PaymentWindowRows,
   type Settlement,
   type StartOutcome,
@@ -35,7 +36,15 @@ export type PaymentOutcome =
   /** the notice pays another amount or currency than the order's total: nothing paid */
   | { code: 'amount-mismatch'; order: OrderView; paid: { amount?: number; currency?: string } };
 
-export type ConflictState = 'paid' | 'cancelled' | 'expired' | 'final' | 'window-closed';
+export type ConflictState =
+  | 'paid'
+  | 'cancelled'
+  | 'expired'
+  | 'final'
+  | 'window-closed'
+  | 'refunded'
+  | 'disputed'
+  | 'dispute_lost';
 
 /** What the buyer hands the payment provider: the provider charges it and names it back. */
 export interface IntentView {
@@ -64,14 +73,14 @@ const intentView = (intent: PaymentIntentRow): IntentView => ({
   ...(intent.amount !== null && { amount: Number(intent.amount), currency: intent.currency! }),
 });
 
-function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
+export function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
   const state: ConflictState =
     row.status === 'awaiting_payment' ? 'window-closed' : (row.status as ConflictState);
   return { code: 'conflict', state, order: rowView(row) };
 }
 
 /** The SQL payments need beyond the window's (orders' PaymentRepository). */
-export interface PaymentRecords extends PaymentWindowRows {
+export interface PaymentRecords extends PaymentWindowRows, AfterPaidRows {
   startIntent(orderId: string, userId: string): Promise<StartOutcome>;
   /** the intent the order's buyer started, if any */
   intentOfOrder(orderId: string): Promise<{ id: string } | undefined>;
@@ -79,7 +88,7 @@ export interface PaymentRecords extends PaymentWindowRows {
   /** runs `handle` once per payment notice, in a transaction (`tx`: the rows inside it) */
   noticeOnce(
     notice: NoticeKey,
-    handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
+    handle: (tx: PaymentRecords) => Promise<NoticeAnswer>,
   ): Promise<NoticeAnswer & { replayed: boolean }>;
 }
 
@@ -122,22 +131,6 @@ export class Payments {
       return { code: 'amount-mismatch', order: rowView(r.order), paid };
     }
     return r;
-  }
-
-  /**
-   * The order's payment intent (the one its buyer started), for a provider whose notice names
-   * the order, not the intent (Stripe's metadata).
-   */
-  async intentOf(orderId: string): Promise<string | undefined> {
-    return (await this.deps.rows.intentOfOrder(orderId))?.id;
-  }
-
-  /** Runs a payment notice's handling once per provider and id; a redelivery gets its answer. */
-  once(
-    notice: NoticeKey,
-    handle: (tx: PaymentWindowRows) => Promise<NoticeAnswer>,
-  ): Promise<NoticeAnswer & { replayed: boolean }> {
-    return this.deps.rows.noticeOnce(notice, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */
