@@ -180,7 +180,8 @@ export function balance(
   const { remaining } = cut;
   const { pending, persisted } = inCut;
   if (remaining + pending + persisted - units.returned !== meta.total + cut.added + lostUnits) {
-    const added = cut.added ? ` + added ${cut.added}` : '';
+    const added =
+      (cut.putOn ? ` + added ${cut.putOn}` : '') + (cut.takenOff ? ` - taken ${cut.takenOff}` : '');
     problems.add(
       `units: seeded ${meta.total}${added} != remaining ${remaining} + pending ${pending} + persisted ` +
         `${persisted} - returned ${units.returned}`,

@@ -55,8 +55,11 @@ export interface Lost {
 /** The Redis side of the cut, every segment's. */
 export interface Cut {
   remaining: number;
-  /** units operators added (or withdrew: negative) this epoch, every segment's */
+  /** units operators added (or withdrew: negative) this epoch, net, every segment's */
   added: number;
+  /** of which: units operators put on sale, and units they took off (both >= 0) */
+  putOn: number;
+  takenOff: number;
   /** the epoch's orders still in an outbox */
   outbox: Map<string, SoldOrder>;
   /** orderId -> user whose marker lists it */
@@ -91,6 +94,8 @@ export async function readCut(
   const cut: Cut = {
     remaining: 0,
     added: 0,
+    putOn: 0,
+    takenOff: 0,
     outbox: new Map(),
     marked: new Map(),
     claimed: new Map(),
@@ -119,9 +124,17 @@ export async function readCut(
     cut.returnedAt.push(Number(returned ?? 0));
     const addedHere = Number(snap.state.added ?? 0); // operators' net change (lua/dropUnits-1.lua)
     cut.added += addedHere;
+    // an epoch an older version seeded kept the net only: read it as all put on, or all taken off
+    const takenHere =
+      snap.state.taken === null ? Math.max(0, -addedHere) : Number(snap.state.taken);
+    cut.takenOff += takenHere;
+    cut.putOn += addedHere + takenHere;
     if (Number(stock ?? 0) + cut.soldAt[seg]! - cut.returnedAt[seg]! !== shares[seg]! + addedHere) {
       problem(
-        `segment ${seg}: seeded ${shares[seg]}${addedHere ? ` + added ${addedHere}` : ''} != ` +
+        `segment ${seg}: seeded ${shares[seg]}` +
+          (addedHere + takenHere ? ` + added ${addedHere + takenHere}` : '') +
+          (takenHere ? ` - taken ${takenHere}` : '') +
+          ' != ' +
           `stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
       );
     }

@@ -36,9 +36,13 @@ export type { ReconcileSources } from './reconcile-cut.js';
 export interface ReconcileReport {
   productId: string;
   epoch: number;
-  /** units on sale this epoch: the seeded total plus `added`, the operators' net change */
+  /** units on sale this epoch: seeded + added - taken */
   total: number;
+  /** the units the epoch was seeded with */
+  seeded: number;
+  /** units operators put on sale during the drop, and units they took off it (unsold ones) */
   added: number;
+  taken: number;
   remaining: number;
   /** units sold and still only in an outbox */
   pending: number;
@@ -98,7 +102,9 @@ export async function reconcile(
     productId,
     epoch: meta.epoch,
     total: meta.total + cut.added,
-    added: cut.added,
+    seeded: meta.total,
+    added: cut.putOn,
+    taken: cut.takenOff,
     remaining: cut.remaining,
     pending: inCut.pending,
     persisted: inCut.persisted,

@@ -193,8 +193,10 @@ export const adminProduct = z.looseObject({
 export const reconcileReport = z.looseObject({
   productId: z.string(),
   epoch: z.number().int(),
-  total: z.number().int().describe('units on sale: the seeded total plus `added`'),
-  added: z.number().int().describe('net units operators put on sale (+) or took off it (-)'),
+  total: z.number().int().describe('units on sale: seeded + added - taken'),
+  seeded: z.number().int().describe("the epoch's seeded units"),
+  added: z.number().int().min(0).describe('units operators put on sale during the drop'),
+  taken: z.number().int().min(0).describe('unsold units operators took off sale'),
   remaining: z.number().int(),
   pending: z.number().int(),
   persisted: z.number().int(),
