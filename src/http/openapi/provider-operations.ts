@@ -1,4 +1,4 @@
-/** Payment providers' own webhooks (docs/payments.md#stripe), part of operations.ts's table. */
+/** Payment providers' own notices (docs/payments.md#stripe), part of operations.ts's table. */
 import type { Operation } from './components.js';
 
 export const PROVIDER_OPERATIONS: Operation[] = [
