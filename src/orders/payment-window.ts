@@ -99,7 +99,7 @@ export interface Settlement {
 /**
  * Marks an order paid by the provider's verified payment of its intent, if it still awaits
  * payment and its window is open: the one arbiter against expire and cancel. The same payment
- * again answers the same result. Only the signed webhook calls this; no buyer can.
+ * again answers the same result. Only a provider's signed payment notice calls this; no buyer can.
  */
 export async function payOrder(
   deps: Pick<PaymentWindowDeps, 'rows'>,

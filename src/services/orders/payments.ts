@@ -1,7 +1,7 @@
 /**
  * Paying and cancelling orders of a sale with a payment window. The buyer STARTS a payment (a
  * payment intent bound to the order, orders/payment-intents-repository.ts) and may cancel; only the payment
- * provider's verified webhook settles an intent, which marks its order paid. PostgreSQL's
+ * provider's verified payment notice settles an intent, which marks its order paid. PostgreSQL's
  * conditional transition is the one arbiter (orders/payment-window.ts); an order still only in its
  * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
@@ -29,7 +29,7 @@ export type PaymentOutcome =
   | { code: 'conflict'; state: ConflictState; order: OrderView }
   /** the provider's payment id settled another order */
   | { code: 'payment-used' }
-  /** the webhook names an intent that does not exist or is bound to another order */
+  /** the notice names an intent that does not exist or is bound to another order */
   | { code: 'unknown-intent' }
   /** a spill claim is still taking the order's units: ask again in a moment */
   | { code: 'settling' }
@@ -114,7 +114,7 @@ export class Payments {
 
   /**
    * The provider's verified notice that an intent was paid: marks its order paid (the arbiter
-   * against expiry and cancel). `rows`: a transaction's to run in (the webhook's delivery record).
+   * against expiry and cancel). `rows`: a transaction's to run in (the notice's, which records its answer).
    */
   async settle(
     settlement: Settlement,
