@@ -11,7 +11,7 @@ const CLUSTER_FILES = [
   'test/http/shop-http.test.ts',
   'test/orders/payments.test.ts',
   'test/inventory/lost-returns.test.ts',
-  'test/orders/payment-webhooks.test.ts',
+  'test/orders/payment-notices.test.ts',
   'test/http/admin-auth.test.ts',
   'test/services/admission.test.ts',
   'test/services/rate-allowance.test.ts',
@@ -31,10 +31,12 @@ const CLUSTER_FILES = [
   'test/events/order-events.test.ts',
   'test/services/audit.test.ts',
   'test/events/webhooks.test.ts',
-  'test/orders/stripe-webhook.test.ts',
+  'test/orders/stripe-notices.test.ts',
   'test/services/drop-controls.test.ts',
   'test/services/dashboard-drop.test.ts',
   'test/inventory/redis-memory.test.ts',
+  'test/orders/refunds-disputes.test.ts',
+  'test/orders/order-codec.test.ts',
 ];
 
 export default defineConfig({

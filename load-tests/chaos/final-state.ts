@@ -9,7 +9,16 @@ export interface ReconcileAnswer {
   remaining: number;
   pending: number;
   returned: number;
-  held: { final: number; awaitingPayment: number; paid: number; returning: number };
+  held: {
+    final: number;
+    awaitingPayment: number;
+    paid: number;
+    returning: number;
+    /** a paid order's life after: refunded after its sale's end, disputed, dispute lost */
+    refunded?: number;
+    disputed?: number;
+    disputeLost?: number;
+  };
   /** closed: cancelled or expired since, its return added nothing (lua/restock-3.lua) */
   lostWrites: Array<{ orderId: string; quantity: number; closed?: boolean }>;
   problems: string[];
@@ -39,7 +48,12 @@ export async function readFinalState(o: {
       seeded: r.total,
       limitPerUser: p.limitPerUser,
       remaining: r.remaining - r.returned,
-      sold: r.held.final + r.held.paid,
+      sold:
+        r.held.final +
+        r.held.paid +
+        (r.held.refunded ?? 0) +
+        (r.held.disputed ?? 0) +
+        (r.held.disputeLost ?? 0),
       held: r.pending + r.held.awaitingPayment + r.held.returning,
       restocked: r.returned,
       // a lost sale still open counts twice (sold, and back in stock); a closed one once

@@ -4,6 +4,7 @@
  * verdicts of the checks. Types only: the checkers (checker.ts, room-checks.ts), the shoppers that
  * record the history and the report all speak them.
  */
+import type { OrderRowStatus } from '../../src/db/schema.js';
 
 /** ok: 202 with an order id; fail: a definite refusal (4xx); unknown: timeout, reset, 5xx. */
 export type Outcome = 'ok' | 'fail' | 'unknown';
@@ -97,7 +98,7 @@ export interface OrderRow {
   product: string;
   user: string;
   quantity: number;
-  status: 'final' | 'awaiting_payment' | 'paid' | 'cancelled' | 'expired';
+  status: OrderRowStatus;
   /** how many times its units went back on sale (0 or 1 when correct) */
   restocks: number;
   /** a returned order: ms from its close to its units' return (restocked_at - closed_at) */

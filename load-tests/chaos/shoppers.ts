@@ -7,7 +7,7 @@
  * settles it), cancels, or walks away and lets the hold expire. Every HTTP answer that decides
  * something is one history entry: ok, fail (a definite refusal) or unknown.
  */
-import { signWebhook } from '../../src/http/webhook-signature.js';
+import { signNotice } from '../../src/http/notice-signature.js';
 import type { Outcome, PurchaseOp, SettleOp } from './history.js';
 import { rng } from './nemesis.js';
 
@@ -162,7 +162,7 @@ async function settle(
             method: 'POST',
             headers: {
               'content-type': 'application/json',
-              'seckill-signature': signWebhook(body, o.webhookSecret),
+              'seckill-signature': signNotice(body, o.webhookSecret),
             },
             body,
           },

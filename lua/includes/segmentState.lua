@@ -20,12 +20,15 @@ local STATE_RECORDS_SPILLS = 'recordsSpills'
 -- units an operator put on sale (+) or took off it (-) in this epoch, net (lua/dropUnits-1.lua):
 -- the segment's seeded share plus this is stock + sold - returned
 local STATE_ADDED = 'added'
+-- units an operator took off sale in this epoch, in all (never back): `added` is the net, so what
+-- was put on sale is added + taken. Absent on an epoch an older version seeded
+local STATE_TAKEN = 'taken'
 
 -- a new epoch: nothing sold or returned yet, its spills recorded; the fence is left as it was
 local function stateSeed(key, epoch, stock, startsAt, endsAt, limit, payWithin)
   redis.call('HSET', key, STATE_EPOCH, epoch, STATE_STOCK, stock, STATE_SOLD, 0, STATE_RETURNED, 0,
     STATE_STARTS_AT, startsAt, STATE_ENDS_AT, endsAt, STATE_LIMIT_PER_USER, limit,
-    STATE_PAY_WITHIN_SECONDS, payWithin, STATE_RECORDS_SPILLS, 1, STATE_ADDED, 0)
+    STATE_PAY_WITHIN_SECONDS, payWithin, STATE_RECORDS_SPILLS, 1, STATE_ADDED, 0, STATE_TAKEN, 0)
 end
 
 -- whether a spill sale of this epoch without its record was lost (STATE_RECORDS_SPILLS)
@@ -43,6 +46,12 @@ end
 
 local function stateEpoch(key)
   return redis.call('HGET', key, STATE_EPOCH)
+end
+
+-- whether the segment's sale has ended at `now` (ms): it has an end (endsAt > 0) and it passed
+local function stateEnded(key, now)
+  local endsAt = tonumber(redis.call('HGET', key, STATE_ENDS_AT) or 0) or 0
+  return endsAt > 0 and now >= endsAt
 end
 
 -- `qty` units sold from the `stock` and `sold` the deduct read (stateForDeduct), and the newest
@@ -76,10 +85,11 @@ local function stateForUnits(key)
   return s[1], s[2], s[3]
 end
 
--- `units` put on sale (> 0) or taken off it (< 0), counted in STATE_ADDED; the newest fence
--- when it moved (nil: unchanged): the stock now
+-- `units` put on sale (> 0) or taken off it (< 0), counted in STATE_ADDED (and what is taken in
+-- STATE_TAKEN); the newest fence when it moved (nil: unchanged): the stock now
 local function stateAdjust(key, units, fence)
   redis.call('HINCRBY', key, STATE_ADDED, units)
+  if units < 0 then redis.call('HINCRBY', key, STATE_TAKEN, -units) end
   if fence then redis.call('HSET', key, STATE_FENCE, fence) end
   return redis.call('HINCRBY', key, STATE_STOCK, units)
 end

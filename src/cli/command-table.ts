@@ -196,7 +196,7 @@ export const COMMANDS: Command[] = [
       { flag: '--product P', what: 'only this product' },
       {
         flag: '--status S',
-        what: 'only this status: persisted, awaiting_payment, paid, cancelled or expired',
+        what: 'only this status: persisted, awaiting_payment, paid, cancelled, expired, refunded, disputed or dispute_lost',
       },
       { flag: '--updated-since ISO', what: 'only orders whose state changed at or after it' },
       {

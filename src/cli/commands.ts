@@ -256,7 +256,12 @@ export async function reconcile(productId: string): Promise<void> {
     if (!report) throw new ExitError(`no product "${productId}"`, 1);
     const lines = [
       `product ${report.productId} (epoch ${report.epoch})`,
-      `  seeded     ${report.total}`,
+      `  seeded     ${report.seeded}`,
+      ...(report.added ? [`  added      ${report.added}   (put on sale by operators)`] : []),
+      ...(report.taken
+        ? [`  taken      ${report.taken}   (unsold units taken off sale by operators)`]
+        : []),
+      ...(report.added || report.taken ? [`  on sale    ${report.total}`] : []),
       `  remaining  ${report.remaining}`,
       `  pending    ${report.pending}   (sold, still in an outbox)`,
       `  persisted  ${report.persisted}   (${report.persistedOrders} order rows, ${report.distinctBuyers} buyers)`,

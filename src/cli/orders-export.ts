@@ -4,17 +4,10 @@
  * order a line, as GET /orders/:id answers it) or CSV (a header line, then one row an order).
  */
 import { once } from 'node:events';
-import { MAX_PAGE, type OrderView } from '../services/index.js';
+import { ID_PATTERN } from '../ids.js';
+import { MAX_PAGE, ROW_STATUS, type OrderView } from '../services/index.js';
 import { withCore } from './commands.js';
 import { ExitError } from './output.js';
-
-const STATUS = {
-  persisted: 'final',
-  awaiting_payment: 'awaiting_payment',
-  paid: 'paid',
-  cancelled: 'cancelled',
-  expired: 'expired',
-} as const;
 
 export const CSV_COLUMNS = [
   'orderId',
@@ -32,16 +25,28 @@ export const CSV_COLUMNS = [
   'payBy',
   'closedAt',
   'restockedAt',
+  'paymentId',
+  'epoch',
+  'refundedAt',
+  'disputedAt',
+  'disputeClosedAt',
 ] as const;
 
+/** A leading character a spreadsheet reads as the start of a formula (OWASP, CSV injection). */
+const FORMULA_START = /^[=+\-@\t\r\0]/;
+
 /**
- * One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break; a text starting
- * with = + @ or a tab is prefixed with ' so a spreadsheet does not run it as a formula.
+ * One CSV cell (RFC 4180): quoted when it holds a comma, quote or line break. A text starting
+ * with = + - @, a tab, a carriage return or a NUL is a live formula once a spreadsheet opens the
+ * file: it is prefixed with ' (read as "this is text") and quoted, as OWASP advises. Numbers are
+ * written as numbers.
  */
 export function csvCell(value: string | number | undefined): string {
   if (value === undefined) return '';
-  let text = String(value);
-  if (typeof value === 'string' && /^[=+@\t\r]/.test(text)) text = `'${text}`;
+  const text = String(value);
+  if (typeof value === 'string' && FORMULA_START.test(text)) {
+    return `"'${text.replace(/"/g, '""')}"`;
+  }
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -67,9 +72,14 @@ export async function exportOrders(action: string, values: ExportValues): Promis
   const format = values.format ?? 'ndjson';
   const problems: string[] = [];
   if (format !== 'ndjson' && format !== 'csv') problems.push('  --format: ndjson or csv');
-  const status = values.status as keyof typeof STATUS | undefined;
-  if (status !== undefined && !(status in STATUS)) {
-    problems.push(`  --status: one of ${Object.keys(STATUS).join(', ')}`);
+  if (values.product !== undefined && !ID_PATTERN.test(values.product)) {
+    problems.push(
+      `  --product: ${JSON.stringify(values.product)} cannot be a product id (1-128 of A-Z a-z 0-9 _ . : -)`,
+    );
+  }
+  const status = values.status as keyof typeof ROW_STATUS | undefined;
+  if (status !== undefined && !(status in ROW_STATUS)) {
+    problems.push(`  --status: one of ${Object.keys(ROW_STATUS).join(', ')}`);
   }
   const since = values['updated-since'];
   if (since !== undefined && Number.isNaN(Date.parse(since))) {
@@ -78,7 +88,7 @@ export async function exportOrders(action: string, values: ExportValues): Promis
   if (problems.length) throw new ExitError(`invalid export:\n${problems.join('\n')}`, 2);
   const filter = {
     productId: values.product,
-    status: status && STATUS[status],
+    status: status && ROW_STATUS[status],
     updatedSince: since === undefined ? undefined : new Date(since),
   };
   await withCore(['postgres'], async (core) => {

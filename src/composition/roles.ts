@@ -13,8 +13,8 @@ import { mountDashboard } from '../http/routes/dashboard.js';
 import { mountOpenApi } from '../http/openapi/document.js';
 import { mountOrders } from '../http/routes/orders.js';
 import { createApiServer } from '../http/server/server.js';
-import { mountPaymentWebhook } from '../http/routes/payment-webhook.js';
-import { mountStripeWebhook } from '../http/routes/stripe-webhook.js';
+import { mountPaymentNotices } from '../http/routes/payment-notices.js';
+import { mountStripeNotices } from '../http/routes/stripe-notices.js';
 import { seckill } from '../http/handlers/seckill.js';
 import { mountRoom, placePoll } from '../http/routes/room.js';
 import { mountShop } from '../http/routes/shop.js';
@@ -32,7 +32,11 @@ import { IdempotencyStore } from '../inventory/index.js';
 import {
   AdminAccess,
   Checkout,
+  NOTICE_SOURCES,
   Payments,
+  PaymentNotices,
+  REFUSAL_REASONS,
+  StripeNotices,
   PurchaseService,
   type Services,
 } from '../services/index.js';
@@ -81,7 +85,7 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
     }),
     products: core.products,
     orders: core.orders,
-    payments: new Payments(paymentWindowDeps(core), core.orders),
+    ...payments(core),
     ...admissionAndRooms(core),
     idempotency: new IdempotencyStore(
       core.redis,
@@ -153,8 +157,12 @@ export async function serveApi(
         }),
       (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
-      (app) => mountPaymentWebhook(app, { payments: config.payments, pay: services.payments }),
-      (app) => mountStripeWebhook(app, { payments: config.payments, pay: services.payments }),
+      (app) => mountPaymentNotices(app, { payments: config.payments, notices: services.notices }),
+      (app) =>
+        mountStripeNotices(app, {
+          payments: config.payments,
+          stripe: new StripeNotices(services.notices),
+        }),
       (app) =>
         mountAdmin(app, {
           access,
@@ -231,6 +239,26 @@ export async function serveWorkerProbes(core: Core): Promise<Server | undefined>
     app.close();
   });
   return server;
+}
+
+/** The buyer's payments and the providers' notices, over one payment window. */
+function payments(core: Core): Pick<Services, 'payments' | 'notices'> {
+  const window = paymentWindowDeps(core);
+  const pay = new Payments(window, core.orders);
+  const refused = new Counter({
+    name: 'seckill_payment_notices_refused_total',
+    help: 'Payment notices refused (recorded in payment_refusals for a person: a payment to refund, a refund or a dispute the order could not take), by provider and reason',
+    labelNames: ['provider', 'reason'],
+    registers: [core.registry],
+  });
+  // every series from 0: increase() over a window misses a counter's first step otherwise
+  for (const provider of NOTICE_SOURCES) {
+    for (const reason of REFUSAL_REASONS) refused.inc({ provider, reason }, 0);
+  }
+  const metrics = {
+    refused: (provider: string, reason: string) => refused.inc({ provider, reason }),
+  };
+  return { payments: pay, notices: new PaymentNotices({ window, payments: pay, metrics }) };
 }
 
 /** What closing an order and returning its units needs (worker and API alike). */

@@ -246,7 +246,7 @@ export const envSchema = z.object({
   RETURN_FREES_LIMIT: bool
     .default(true)
     .describe(
-      'a buyer whose order was cancelled or expired may buy again (the units count no more)',
+      'a buyer whose order was cancelled, expired or refunded (its units back on sale) may buy again (the units count no more)',
     ),
   ...paymentsEnv,
 

@@ -103,7 +103,7 @@ export interface Config {
     sweepMinAgeMs: number;
   };
   readonly payments: {
-    /** a cancelled or expired order no longer counts against its buyer's limit */
+    /** a cancelled, expired or refunded (units returned) order no longer counts against its buyer's limit */
     returnFreesLimit: boolean;
     /** undefined: the payment webhook is off */
     webhookSecret: string | undefined;

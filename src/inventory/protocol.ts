@@ -33,7 +33,7 @@ const scripts = {
   resolveOrder: luaScript('resolveOrder', { sold: 0, pending: 1, voided: 2 }),
   outboxCut: luaScript('outboxCut'),
   saleHeld: luaScript('saleHeld'),
-  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2, lost: 3 }),
+  restock: luaScript('restock', { restocked: 0, already: 1, staleEpoch: 2, lost: 3, ended: 4 }),
   releaseMarker: luaScript('releaseMarker'),
   clearSoldOut: luaScript('clearSoldOut'),
   activeTouch: luaScript('activeTouch'),
@@ -248,17 +248,19 @@ export type RestockReply =
   | { code: 'restocked'; stock: number }
   | { code: 'already' }
   | { code: 'stale-epoch'; epoch: number }
-  | { code: 'lost' }; // a failover lost the sale before its return: recorded, nothing added
+  | { code: 'lost' } // a failover lost the sale before its return: recorded, nothing added
+  | { code: 'ended' }; // a refund after its sale's end (or a reseed): nothing recorded or added
 
 /**
  * A closed order's units back, once, while the sale is held: a home sale's by its home segment
- * (lua/saleHeld-2.lua), a spill's by the segment that gave the unit (lua/restock-3.lua).
+ * (lua/saleHeld-2.lua), a spill's by the segment that gave the unit (lua/restock-3.lua). A
+ * refund's only while its sale runs.
  */
 export async function restock(
   redis: RedisClient,
   segmentKeys: SegmentKeys,
   home: SegmentKeys,
-  order: { epoch: number; orderId: string; quantity: number; userId: string },
+  order: { epoch: number; orderId: string; quantity: number; userId: string; refund?: boolean },
 ): Promise<RestockReply> {
   const held =
     segmentKeys.state === home.state
@@ -271,12 +273,13 @@ export async function restock(
   const r = await scripts.restock.run<number[]>(
     redis,
     [segmentKeys.state, segmentKeys.returned, segmentKeys.spilled],
-    [order.epoch, order.orderId, order.quantity, held],
+    [order.epoch, order.orderId, order.quantity, held, order.refund ? 'refund' : ''],
   );
   const code = scripts.restock.replyName(r[0]);
   if (code === 'restocked') return { code, stock: r[1]! };
   if (code === 'staleEpoch') return { code: 'stale-epoch', epoch: r[1]! };
-  return { code: code === 'lost' ? code : 'already' };
+  if (code === 'lost' || code === 'ended') return { code };
+  return { code: 'already' };
 }
 
 /** Takes a returned order out of its buyer's marker (lua/releaseMarker-1.lua). */

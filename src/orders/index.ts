@@ -20,6 +20,14 @@ export {
 } from './payment-window.js';
 export { PaymentRepository } from './payment-window-repository.js';
 export {
+  disputeOrder,
+  refundOrder,
+  type AfterPaidOutcome,
+  type AfterPaidRows,
+  type DisputeChange,
+  type Refund,
+} from './after-paid.js';
+export {
   findIntent,
   INTENT_ID,
   newIntentId,
@@ -27,11 +35,13 @@ export {
   type StartOutcome,
 } from './payment-intents-repository.js';
 export {
-  deliverOnce,
-  DELIVERY_RETENTION_HOURS,
-  pruneDeliveries,
-  type DeliveryAnswer,
-} from './webhook-deliveries-repository.js';
+  noticeOnce,
+  NOTICE_RETENTION_HOURS,
+  pruneNotices,
+  type NoticeAnswer,
+  type NoticeKey,
+  type NoticeProvider,
+} from './payment-notices-repository.js';
 export {
   batchJobId,
   expiryJobId,

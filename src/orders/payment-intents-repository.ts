@@ -1,7 +1,7 @@
 /**
  * Payment intents: the buyer starts a payment of their order; the intent is bound to that one
  * order (server-minted id, the order's quantity, expiring at its pay_by) and is what the payment
- * provider charges and names back in its signed webhook. Starting it again answers the same
+ * provider charges and names back in its signed payment notice. Starting it again answers the same
  * intent. An intent marks nothing paid by itself: only payOrder (payment-window.ts) does, for the
  * provider's verified notice.
  */

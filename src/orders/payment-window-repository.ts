@@ -2,7 +2,7 @@
  * The SQL of the payment window (payment-window.ts decides, this file only speaks to
  * PostgreSQL): the conditional transitions that arbitrate pay / cancel / expire on PostgreSQL's
  * clock, the restocked_at mark, the sweep's reads, and, for the payments service, the intents
- * and webhook deliveries. One object per database or per transaction (`deliverOnce` hands its
+ * and payment notices. One object per database or per transaction (`noticeOnce` hands its
  * handler one bound to the delivery's transaction).
  */
 import { sql } from 'kysely';
@@ -14,13 +14,15 @@ import {
   startPaymentIntent,
   type StartOutcome,
 } from './payment-intents-repository.js';
+import type { DisputeChange } from './after-paid.js';
 import type { PaymentRefusal, Settlement } from './payment-window.js';
 import { OrdersRepository } from './repository.js';
 import {
-  deliverOnce,
-  pruneDeliveries,
-  type DeliveryAnswer,
-} from './webhook-deliveries-repository.js';
+  noticeOnce,
+  pruneNotices,
+  type NoticeAnswer,
+  type NoticeKey,
+} from './payment-notices-repository.js';
 
 export class PaymentRepository extends OrdersRepository {
   constructor(db: Db) {
@@ -33,7 +35,7 @@ export class PaymentRepository extends OrdersRepository {
    * paid another order (the unique key); undefined when the transition did not apply.
    */
   async markPaid(settlement: Settlement): Promise<OrderRow | 'payment-used' | undefined> {
-    // Inside a webhook delivery's transaction a unique violation aborts the whole transaction
+    // Inside a payment notice's transaction a unique violation aborts the whole transaction
     // (the delivery could not be recorded): a savepoint confines it to this statement.
     if (!this.db.isTransaction) return this.markPaidStatement(settlement);
     await sql`savepoint mark_paid`.execute(this.db);
@@ -119,16 +121,96 @@ export class PaymentRepository extends OrdersRepository {
     return rows.map((r) => r.id);
   }
 
-  /** Up to `limit` orders closed over `graceMs` ago whose units are not back yet. */
-  unreturned(graceMs: number, limit: number): Promise<OrderRow[]> {
-    return this.db
+  /**
+   * Up to `limit` orders closed (or refunded) over `graceMs` ago whose units are neither back
+   * nor kept yet.
+   */
+  async unreturned(graceMs: number, limit: number): Promise<OrderRow[]> {
+    const before = sql<Date>`now() - ${graceMs} * interval '1 millisecond'`;
+    const closed = await this.db
       .selectFrom('orders')
       .selectAll()
       .where('status', 'in', ['cancelled', 'expired'])
       .where('restocked_at', 'is', null)
-      .where('closed_at', '<', sql<Date>`now() - ${graceMs} * interval '1 millisecond'`)
+      .where('closed_at', '<', before)
       .limit(limit)
       .execute();
+    const refunded = await this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('status', '=', 'refunded')
+      .where('restocked_at', 'is', null)
+      .where('units_kept_at', 'is', null)
+      .where('refunded_at', '<', before)
+      .limit(limit - closed.length)
+      .execute();
+    return [...closed, ...refunded];
+  }
+
+  /** Records that a refund's units stay sold (its sale had ended): once, the first time counts. */
+  async markKept(orderId: string): Promise<void> {
+    await this.db
+      .updateTable('orders')
+      .set({ units_kept_at: sql`now()` })
+      .where('id', '=', orderId)
+      .where('units_kept_at', 'is', null)
+      .where('restocked_at', 'is', null)
+      .execute();
+  }
+
+  /** paid -> refunded. @returns the refunded row; undefined when no paid order has that payment */
+  refund(paymentId: string): Promise<OrderRow | undefined> {
+    return this.db
+      .updateTable('orders')
+      .set({ status: 'refunded', refunded_at: sql`now()` })
+      .where('payment_id', '=', paymentId)
+      .where('status', '=', 'paid')
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /**
+   * A dispute's transition: opened (paid -> disputed, unless this order's dispute closed
+   * already), won (-> paid) or lost (-> dispute_lost) from disputed, or from paid when the
+   * provider's word of its opening comes after its close. @returns the row; undefined when it
+   * did not apply
+   */
+  dispute(change: DisputeChange): Promise<OrderRow | undefined> {
+    const noOtherDispute = sql<boolean>`(dispute_id is null or dispute_id = ${change.disputeId})`;
+    if (change.outcome === 'open') {
+      return this.db
+        .updateTable('orders')
+        .set({ status: 'disputed', dispute_id: change.disputeId, disputed_at: sql`now()` })
+        .where('payment_id', '=', change.paymentId)
+        .where('status', '=', 'paid')
+        .where('dispute_closed_at', 'is', null)
+        .where(noOtherDispute)
+        .returningAll()
+        .executeTakeFirst();
+    }
+    return this.db
+      .updateTable('orders')
+      .set({
+        status: change.outcome === 'won' ? 'paid' : 'dispute_lost',
+        dispute_id: change.disputeId,
+        disputed_at: sql`coalesce(disputed_at, now())`,
+        dispute_closed_at: sql`now()`,
+      })
+      .where('payment_id', '=', change.paymentId)
+      .where('status', 'in', ['paid', 'disputed'])
+      .where('dispute_closed_at', 'is', null)
+      .where(noOtherDispute)
+      .returningAll()
+      .executeTakeFirst();
+  }
+
+  /** The order `paymentId` paid, if any (one: the payment id is unique). */
+  findByPayment(paymentId: string): Promise<OrderRow | undefined> {
+    return this.db
+      .selectFrom('orders')
+      .selectAll()
+      .where('payment_id', '=', paymentId)
+      .executeTakeFirst();
   }
 
   findIntent(id: string): Promise<PaymentIntentRow | undefined> {
@@ -150,25 +232,28 @@ export class PaymentRepository extends OrdersRepository {
         order_id: refusal.orderId,
         payment_id: refusal.paymentId,
         reason: refusal.reason,
-        amount: refusal.paid.amount ?? null,
-        currency: refusal.paid.currency ?? null,
-        expected_amount: refusal.expected.amount,
-        expected_currency: refusal.expected.currency,
+        amount: refusal.paid?.amount ?? null,
+        currency: refusal.paid?.currency ?? null,
+        expected_amount: refusal.expected?.amount ?? null,
+        expected_currency: refusal.expected?.currency ?? null,
+        provider: refusal.provider ?? null,
+        notice_id: refusal.noticeId ?? null,
+        detail: refusal.detail ?? null,
       })
       .onConflict((oc) => oc.constraint('payment_refusals_once').doNothing())
       .execute();
   }
 
-  /** Forgets webhook deliveries past their retention. @returns how many */
-  pruneDeliveries(): Promise<number> {
-    return pruneDeliveries(this.db);
+  /** Forgets payment notices past their retention. @returns how many */
+  pruneNotices(): Promise<number> {
+    return pruneNotices(this.db);
   }
 
-  /** Runs `handle` for the first delivery of `webhookId` only, inside its transaction. */
-  deliverOnce(
-    webhookId: string,
-    handle: (tx: PaymentRepository) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }> {
-    return deliverOnce(this.db, webhookId, (tx) => handle(new PaymentRepository(tx)));
+  /** Runs `handle` for the first delivery of `notice` only, inside its transaction. */
+  noticeOnce(
+    notice: NoticeKey,
+    handle: (tx: PaymentRepository) => Promise<NoticeAnswer>,
+  ): Promise<NoticeAnswer & { replayed: boolean }> {
+    return noticeOnce(this.db, notice, (tx) => handle(new PaymentRepository(tx)));
   }
 }

@@ -4,7 +4,8 @@
  * with the deadline on PostgreSQL's clock (pay only before pay_by, expire only from it on). Only
  * the winner of a cancel or an expiry returns the units, through lua/restock-3.lua, which
  * records the order so a retry (a job run twice, the sweep after a crash) returns them once; the
- * row's restocked_at says the return is done.
+ * row's restocked_at says the return is done. A refunded order's units come back the same way,
+ * while its sale runs (after-paid.ts); after the end they stay sold (units_kept_at).
  */
 import type { Catalogue, ReturnedOrder } from '../inventory/index.js';
 import type { Logger } from '../log.js';
@@ -19,22 +20,34 @@ export interface PaymentWindowRows {
     userId?: string,
   ): Promise<OrderRow | undefined>;
   markRestocked(orderId: string): Promise<void>;
+  /** a refund after its sale's end: its units stay sold */
+  markKept(orderId: string): Promise<void>;
   overdueIds(graceMs: number, limit: number): Promise<string[]>;
   unreturned(graceMs: number, limit: number): Promise<OrderRow[]>;
   findOrder(id: string): Promise<OrderRow | undefined>;
   findIntent(id: string): Promise<{ order_id: string } | undefined>;
-  pruneDeliveries(): Promise<number>;
-  /** keeps a notice refused for what it paid (once per payment, order and reason) */
+  pruneNotices(): Promise<number>;
+  /** keeps a refused notice (once per payment, order and reason) */
   recordRefusal(refusal: PaymentRefusal): Promise<void>;
 }
 
-/** A provider's notice refused for what it paid: the shop refunds it. */
+/**
+ * A provider's notice the service refused: it changed nothing, and a person looks at it (a
+ * payment to refund, a refund or a dispute the order could not take).
+ */
 export interface PaymentRefusal {
   orderId: string;
   paymentId: string;
-  reason: 'amount-mismatch';
-  paid: { amount?: number | undefined; currency?: string | undefined };
-  expected: { amount: number; currency: string };
+  /** the answer's problem code: amount-mismatch, order-expired, partial-refund... */
+  reason: string;
+  /** what the notice says was paid (or refunded), and what the order's total is */
+  paid?: { amount?: number | undefined; currency?: string | undefined } | undefined;
+  expected?: { amount: number; currency: string } | undefined;
+  /** who sent it and the provider's id of it (Stripe's evt_..., a webhook-id), if any */
+  provider?: string | undefined;
+  noticeId?: string | undefined;
+  /** why, in words */
+  detail?: string | undefined;
 }
 
 /** The Redis this module needs (inventory's OrderStore): a closed order's units go back. */
@@ -68,7 +81,7 @@ export type PayOutcome =
   /** that provider payment id already paid another order */
   | { code: 'payment-used' }
   /** the notice pays another amount (or currency) than the order's total: nothing paid */
-  | { code: 'amount-mismatch'; order: OrderRow };
+  | { code: 'amount-mismatch'; order: OrderRow; expected: { amount: number; currency: string } };
 
 /** What the provider's verified notice says was paid. */
 export interface Settlement {
@@ -86,7 +99,7 @@ export interface Settlement {
 /**
  * Marks an order paid by the provider's verified payment of its intent, if it still awaits
  * payment and its window is open: the one arbiter against expire and cancel. The same payment
- * again answers the same result. Only the signed webhook calls this; no buyer can.
+ * again answers the same result. Only a provider's signed payment notice calls this; no buyer can.
  */
 export async function payOrder(
   deps: Pick<PaymentWindowDeps, 'rows'>,
@@ -104,14 +117,7 @@ export async function payOrder(
   if (current.status === 'awaiting_payment' && current.total_amount !== null) {
     const expected = { amount: Number(current.total_amount), currency: current.currency! };
     if (settlement.amount !== expected.amount || settlement.currency !== expected.currency) {
-      await deps.rows.recordRefusal({
-        orderId: current.id,
-        paymentId: settlement.paymentId,
-        reason: 'amount-mismatch',
-        paid: { amount: settlement.amount, currency: settlement.currency },
-        expected,
-      });
-      return { code: 'amount-mismatch', order: current };
+      return { code: 'amount-mismatch', order: current, expected };
     }
   }
   return { code: 'conflict', order: current };
@@ -143,9 +149,10 @@ export async function closeOrder(
 }
 
 /**
- * Puts a closed order's units back on sale in the segment they came from, frees its buyer's
- * limit (the policy), tells every process, and records it done. Every step is idempotent, so
- * the sweep may run it again for a row a crash left without restocked_at.
+ * Puts a closed (or refunded) order's units back on sale in the segment they came from, frees its
+ * buyer's limit (the policy), tells every process, and records it done. A refund's units come
+ * back only while its sale runs: after the end the row records them kept sold. Every step is
+ * idempotent, so the sweep may run it again for a row a crash left without either mark.
  */
 export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promise<void> {
   const order: ReturnedOrder = {
@@ -156,8 +163,14 @@ export async function returnUnits(deps: PaymentWindowDeps, row: OrderRow): Promi
     orderId: row.id,
     quantity: row.quantity,
     userId: row.user_id,
+    refund: row.status === 'refunded',
   };
   const r = await deps.units.restock(order);
+  if (r.code === 'ended') {
+    await deps.rows.markKept(row.id);
+    deps.logger?.debug({ orderId: row.id }, 'refund after its sale ended: units kept sold');
+    return;
+  }
   if (deps.returnFreesLimit) await deps.units.releaseMarker(order);
   // a lost sale's unit is already on sale again (the failover): nothing came back to announce
   if (r.code !== 'stale-epoch' && r.code !== 'lost') {
@@ -178,7 +191,7 @@ const SWEEP_BATCH = 500;
 
 /**
  * The sweep behind the expiry jobs: expires orders overdue by `graceMs` (their job was lost or
- * is late), finishes returns a crash cut short, and forgets webhook deliveries past their
+ * is late), finishes returns a crash cut short, and forgets payment notices past their
  * retention. Returns what it did.
  */
 export async function sweepPayments(
@@ -192,7 +205,7 @@ export async function sweepPayments(
   }
   const unreturned = await deps.rows.unreturned(graceMs, SWEEP_BATCH);
   for (const row of unreturned) await returnUnits(deps, row);
-  await deps.rows.pruneDeliveries();
+  await deps.rows.pruneNotices();
   if (expired || unreturned.length) {
     deps.logger?.info(
       { expired, returned: unreturned.length },

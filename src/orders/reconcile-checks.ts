@@ -5,7 +5,7 @@
  * segment lost is named as it is found (`found.lost`), not reported as a mismatch.
  */
 import { streamIdMs, type ProductMeta } from '../inventory/index.js';
-import type { Cut, Found } from './reconcile-cut.js';
+import { returnable, type Cut, type Found } from './reconcile-cut.js';
 
 /** Problems listed in full; past this many, a count. */
 const MAX_LISTED = 20;
@@ -52,8 +52,6 @@ export function ordersInCut(cut: Cut, found: Found): InCut {
   return { orders, pending, persisted, buyers: new Set(), markedUnits: new Map() };
 }
 
-const closedRow = (status: string | undefined) => status === 'cancelled' || status === 'expired';
-
 /** Every order of the cut is in its buyer's marker (or an open claim), and in no one else's. */
 export function checkMarkers(cut: Cut, found: Found, inCut: InCut, problems: Problems): void {
   for (const [id, o] of inCut.orders) {
@@ -66,8 +64,8 @@ export function checkMarkers(cut: Cut, found: Found, inCut: InCut, problems: Pro
     if (found.live && streamIdMs(o.outboxId) >= cut.startedMs) continue;
     const owner = cut.marked.get(id) ?? cut.claimed.get(id);
     const row = found.rowById.get(id);
-    // a cancelled or expired order leaves its buyer's marker when returned (RETURN_FREES_LIMIT)
-    if (owner === undefined && closedRow(row?.status)) continue;
+    // a returned order leaves its buyer's marker (RETURN_FREES_LIMIT)
+    if (owner === undefined && returnable(row?.status)) continue;
     if (owner === undefined && row) {
       // persisted, yet no marker or claim: a home sale its segment lost after it was
       // acknowledged. A spill's home lost only the buyer's marker: its unit's segment tells
@@ -80,21 +78,42 @@ export function checkMarkers(cut: Cut, found: Found, inCut: InCut, problems: Pro
   }
 }
 
+/** Persisted units still sold, by the state of their order. */
+export interface Held {
+  final: number;
+  awaitingPayment: number;
+  paid: number;
+  /** cancelled, expired or refunded, their return not made yet */
+  returning: number;
+  /** refunded after their sale ended: kept sold */
+  refunded: number;
+  disputed: number;
+  disputeLost: number;
+}
+
 /** What the persisted orders of the cut hold, by state, and what they gave back. */
 export interface Units {
-  held: { final: number; awaitingPayment: number; paid: number; returning: number };
+  held: Held;
   returned: number;
   returnedBySegment: number[];
 }
 
 /** Each persisted order's units: held (by state), or returned as its restock recorded. */
 export function unitsHeld(cut: Cut, found: Found, problems: Problems): Units {
-  const held = { final: 0, awaitingPayment: 0, paid: 0, returning: 0 };
+  const held: Held = {
+    final: 0,
+    awaitingPayment: 0,
+    paid: 0,
+    returning: 0,
+    refunded: 0,
+    disputed: 0,
+    disputeLost: 0,
+  };
   let returned = 0;
   const returnedBySegment = new Array<number>(cut.cutIds.length).fill(0);
   for (const r of found.rows) {
     const back = cut.returnedOrders.get(r.id);
-    const closed = closedRow(r.status);
+    const closed = returnable(r.status);
     // A spill's home marker is on another segment, maybe another master, that the failover left
     // alone: only the unit's segment can tell. Exact even live: the row is inside that segment's
     // cut, and its deduct wrote the record in the same call (its return swaps it for `returned`),
@@ -127,7 +146,7 @@ export function unitsHeld(cut: Cut, found: Found, problems: Problems): Units {
         closed: true,
       });
     } else if (back !== undefined) {
-      // the restock ran before this cut; only a cancel or an expiry may have asked for it
+      // the restock ran before this cut; only a cancel, an expiry or a refund may have asked for it
       if (!closed) problems.add(`order ${r.id} is ${r.status}, yet its units were returned`);
       if (back !== r.quantity) problems.add(`order ${r.id} holds ${r.quantity}, ${back} returned`);
       returned += back;
@@ -135,6 +154,9 @@ export function unitsHeld(cut: Cut, found: Found, problems: Problems): Units {
     } else if (r.status === 'final') held.final += r.quantity;
     else if (r.status === 'awaiting_payment') held.awaitingPayment += r.quantity;
     else if (r.status === 'paid') held.paid += r.quantity;
+    else if (r.status === 'disputed') held.disputed += r.quantity;
+    else if (r.status === 'dispute_lost') held.disputeLost += r.quantity;
+    else if (r.status === 'refunded' && r.units_kept_at !== null) held.refunded += r.quantity;
     else held.returning += r.quantity;
   }
   return { held, returned, returnedBySegment };
@@ -158,7 +180,8 @@ export function balance(
   const { remaining } = cut;
   const { pending, persisted } = inCut;
   if (remaining + pending + persisted - units.returned !== meta.total + cut.added + lostUnits) {
-    const added = cut.added ? ` + added ${cut.added}` : '';
+    const added =
+      (cut.putOn ? ` + added ${cut.putOn}` : '') + (cut.takenOff ? ` - taken ${cut.takenOff}` : '');
     problems.add(
       `units: seeded ${meta.total}${added} != remaining ${remaining} + pending ${pending} + persisted ` +
         `${persisted} - returned ${units.returned}`,

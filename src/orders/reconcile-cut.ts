@@ -36,6 +36,7 @@ export type ReadRow = Pick<
   | 'outbox_id'
   | 'status'
   | 'restocked_at'
+  | 'units_kept_at'
 >;
 
 /**
@@ -47,15 +48,18 @@ export interface Lost {
   orderId: string;
   segment: number;
   quantity: number;
-  /** cancelled or expired since: its return found the sale gone and added nothing */
+  /** cancelled, expired or refunded since: its return found the sale gone and added nothing */
   closed?: true;
 }
 
 /** The Redis side of the cut, every segment's. */
 export interface Cut {
   remaining: number;
-  /** units operators added (or withdrew: negative) this epoch, every segment's */
+  /** units operators added (or withdrew: negative) this epoch, net, every segment's */
   added: number;
+  /** of which: units operators put on sale, and units they took off (both >= 0) */
+  putOn: number;
+  takenOff: number;
   /** the epoch's orders still in an outbox */
   outbox: Map<string, SoldOrder>;
   /** orderId -> user whose marker lists it */
@@ -90,6 +94,8 @@ export async function readCut(
   const cut: Cut = {
     remaining: 0,
     added: 0,
+    putOn: 0,
+    takenOff: 0,
     outbox: new Map(),
     marked: new Map(),
     claimed: new Map(),
@@ -118,9 +124,17 @@ export async function readCut(
     cut.returnedAt.push(Number(returned ?? 0));
     const addedHere = Number(snap.state.added ?? 0); // operators' net change (lua/dropUnits-1.lua)
     cut.added += addedHere;
+    // an epoch an older version seeded kept the net only: read it as all put on, or all taken off
+    const takenHere =
+      snap.state.taken === null ? Math.max(0, -addedHere) : Number(snap.state.taken);
+    cut.takenOff += takenHere;
+    cut.putOn += addedHere + takenHere;
     if (Number(stock ?? 0) + cut.soldAt[seg]! - cut.returnedAt[seg]! !== shares[seg]! + addedHere) {
       problem(
-        `segment ${seg}: seeded ${shares[seg]}${addedHere ? ` + added ${addedHere}` : ''} != ` +
+        `segment ${seg}: seeded ${shares[seg]}` +
+          (addedHere + takenHere ? ` + added ${addedHere + takenHere}` : '') +
+          (takenHere ? ` - taken ${takenHere}` : '') +
+          ' != ' +
           `stock ${stock} + sold ${sold} - returned ${returned ?? 0}`,
       );
     }
@@ -170,7 +184,7 @@ export async function readRows(
   // newer than its outbox's newest id is a sale the segment has lost.
   for (const r of all) {
     if (compareIds(r.outbox_id, newest[r.segment] ?? '0-0') > 0) {
-      const closed = r.status === 'cancelled' || r.status === 'expired';
+      const closed = returnable(r.status);
       lost.set(r.id, {
         orderId: r.id,
         segment: r.segment,
@@ -190,6 +204,10 @@ export async function readRows(
   }
   return { all, rows, rowById: new Map(all.map((r) => [r.id, r])), afterCut, live, lost };
 }
+
+/** An order whose units may be returned: cancelled, expired, or refunded (while its sale runs). */
+export const returnable = (status: string | undefined) =>
+  status === 'cancelled' || status === 'expired' || status === 'refunded';
 
 /** `ms-seq` stream ids compared as numbers. */
 function compareIds(a: string, b: string): number {

@@ -2,9 +2,11 @@
  * Reconciliation of one product's current epoch: proves no unit was lost or sold twice.
  *
  *   seeded + added (by operators) = remaining stock + pending outbox + persisted - returned units
- *   persisted - returned = final + awaiting_payment + paid + returning (closed, not yet back)
+ *   persisted - returned = final + awaiting_payment + paid + returning (closed or refunded, not
+ *                          yet back) + refunded (after the sale's end: kept) + disputed + lost
  *   per segment: seeded share + added = stock + sold - returned; sold = the units of its orders;
- *                returned = the units of its cancelled / expired orders its restock recorded
+ *                returned = the units of its cancelled, expired and refunded orders its restock
+ *                recorded
  *   every buyer marker lists exactly the shopper's orders, and every order is in its marker
  *   (or in an open spill claim, while a purchase is completing)
  *   every spill sale is in the spilled hash of the segment that gave its unit, until returned
@@ -20,6 +22,7 @@
  */
 import { readCut, readRows, type Lost, type ReconcileSources } from './reconcile-cut.js';
 import {
+  type Held,
   balance,
   checkMarkers,
   checkMarkerTotals,
@@ -33,18 +36,22 @@ export type { ReconcileSources } from './reconcile-cut.js';
 export interface ReconcileReport {
   productId: string;
   epoch: number;
-  /** units on sale this epoch: the seeded total plus `added`, the operators' net change */
+  /** units on sale this epoch: seeded + added - taken */
   total: number;
+  /** the units the epoch was seeded with */
+  seeded: number;
+  /** units operators put on sale during the drop, and units they took off it (unsold ones) */
   added: number;
+  taken: number;
   remaining: number;
   /** units sold and still only in an outbox */
   pending: number;
   persisted: number;
   persistedOrders: number;
-  /** units of cancelled and expired orders back on sale (counted in `remaining` again) */
+  /** units of cancelled, expired and refunded orders back on sale (counted in `remaining` again) */
   returned: number;
   /** persisted units still sold, by order state (a final sale has no payment window) */
-  held: { final: number; awaitingPayment: number; paid: number; returning: number };
+  held: Held;
   distinctBuyers: number;
   openClaims: number;
   /** sales happened while reconciling (marker checks limited to earlier orders) */
@@ -95,7 +102,9 @@ export async function reconcile(
     productId,
     epoch: meta.epoch,
     total: meta.total + cut.added,
-    added: cut.added,
+    seeded: meta.total,
+    added: cut.putOn,
+    taken: cut.takenOff,
     remaining: cut.remaining,
     pending: inCut.pending,
     persisted: inCut.persisted,

@@ -75,6 +75,7 @@ export async function ordersOf(db: Db, productId: string, epoch: number) {
       'outbox_id',
       'status',
       'restocked_at',
+      'units_kept_at',
     ])
     .where('product_id', '=', productId)
     .where('epoch', '=', epoch)

@@ -50,7 +50,7 @@ export interface SegmentKeys {
   claims: string;
   /** stream of orders deducted here and not yet confirmed persisted */
   outbox: string;
-  /** hash orderId -> units of cancelled / expired orders returned to this segment (restock) */
+  /** hash orderId -> units of cancelled, expired and refunded orders returned to this segment (restock) */
   returned: string;
   /** hash orderId -> units of the spill sales this segment gave units to, until returned */
   spilled: string;

@@ -5,7 +5,7 @@
  * composition root; none of them is an Express or Redis detail. This door is the only way in.
  */
 import type { Checkout, IdempotencyRecords } from './purchase/index.js';
-import type { OrderLookup, Payments } from './orders/index.js';
+import type { OrderLookup, PaymentNotices, Payments } from './orders/index.js';
 import type { Admission } from './admission/index.js';
 import type { WaitingRoom } from './room/index.js';
 import type { Products } from './operator/index.js';
@@ -23,6 +23,8 @@ export interface Services {
   products: Products;
   orders: OrderLookup;
   payments: Payments;
+  /** the payment providers' notices (POST /payments/webhook, /payments/stripe) */
+  notices: PaymentNotices;
   admission: Admission;
   idempotency: IdempotencyRecords;
   /** waiting rooms (none: the queue routes answer 404) */

@@ -375,8 +375,8 @@ describe('seckill orders export', () => {
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell('say "hi"')).toBe('"say ""hi"""');
     expect(csvCell('line\nbreak')).toBe('"line\nbreak"');
-    expect(csvCell('=SUM(A1)')).toBe("'=SUM(A1)");
-    expect(csvCell('@x')).toBe("'@x");
+    expect(csvCell('=SUM(A1)')).toBe(`"'=SUM(A1)"`);
+    expect(csvCell('@x')).toBe(`"'@x"`);
     expect(csvCell(-5)).toBe('-5');
     expect(csvCell(undefined)).toBe('');
   });

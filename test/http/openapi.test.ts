@@ -12,7 +12,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULL_BOARD_PATH } from '../../src/http/routes/admin.js';
 import { OPERATIONS, openApiPath } from '../../src/http/openapi/document.js';
-import { signStandardWebhook, signWebhook } from '../../src/http/webhook-signature.js';
+import { signStandardWebhook, signNotice } from '../../src/http/notice-signature.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
@@ -234,7 +234,7 @@ describe('/openapi.json', () => {
     });
     await call('POST', '/payments/webhook', '/payments/webhook', {
       raw: note,
-      headers: { 'seckill-signature': signWebhook(note, WEBHOOK_SECRET) },
+      headers: { 'seckill-signature': signNotice(note, WEBHOOK_SECRET) },
     });
     await call('POST', '/payments/webhook', '/payments/webhook', {
       raw: note,
@@ -395,7 +395,7 @@ describe('/openapi.json', () => {
     });
     await call('POST', '/payments/webhook', '/payments/webhook', {
       raw: '{"type":',
-      headers: { 'seckill-signature': signWebhook('{"type":', WEBHOOK_SECRET) },
+      headers: { 'seckill-signature': signNotice('{"type":', WEBHOOK_SECRET) },
     });
     const unknownIntent = JSON.stringify({
       type: 'payment.succeeded',
@@ -405,13 +405,13 @@ describe('/openapi.json', () => {
     });
     await call('POST', '/payments/webhook', '/payments/webhook', {
       raw: unknownIntent,
-      headers: { 'seckill-signature': signWebhook(unknownIntent, WEBHOOK_SECRET) },
+      headers: { 'seckill-signature': signNotice(unknownIntent, WEBHOOK_SECRET) },
     });
     // Stripe's event: another type (200), no intent started (404), a cancelled order (409),
     // malformed (400), unsigned (401)
     const stripe = (event: unknown) => {
       const raw = JSON.stringify(event);
-      return { raw, headers: { 'stripe-signature': signWebhook(raw, STRIPE_SECRET) } };
+      return { raw, headers: { 'stripe-signature': signNotice(raw, STRIPE_SECRET) } };
     };
     const succeededFor = (orderId: string, metadata: Record<string, string> = {}) => ({
       id: `evt_oa${randomBytes(4).toString('hex')}`,
@@ -671,7 +671,7 @@ function producedElsewhere(answer: string): string | undefined {
   if (status === '503' && path === '/readyz')
     return 'test/project/launcher.test.ts: a Redis that does not answer; test/http/http.test.ts: draining';
   if (status === '503' && path === '/payments/webhook')
-    return 'test/orders/payment-webhooks.test.ts: webhook-disabled (no PAYMENT_WEBHOOK_SECRET)';
+    return 'test/orders/payment-notices.test.ts: webhook-disabled (no PAYMENT_WEBHOOK_SECRET)';
   if (status === '503' && ['/orders/{id}/pay', '/orders/{id}/cancel'].includes(path))
     return 'test/orders/payments.test.ts: still settling (a spill mid-flight), or a store away';
   if (status === '503' && path === '/products/{id}/queue')

@@ -365,6 +365,7 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
       [f.payWithinSeconds]: String(window.payWithin),
       [f.recordsSpills]: '1',
       [f.added]: '0',
+      [f.taken]: '0',
     });
     // a reseed starts the counts again and keeps the fence (an old lock holder stays refused)
     await seed(key, 4, 5);
@@ -443,6 +444,24 @@ describe('the segment state: lua/includes/segmentState.lua and records/segment-s
         'return stateEpoch(KEYS[1]) == false and 1 or 0',
       ),
     ).toBe(1);
+  });
+
+  it("an operator's changes of units: added is the net, taken what was taken off; the end by Redis's clock", async () => {
+    const key = freshKey('state');
+    const f = STATE_FIELD;
+    await seed(key, 1, 10);
+    const adjust = (units: number) =>
+      luaOn('segmentState', key, 'return stateAdjust(KEYS[1], tonumber(ARGV[1]), nil)', units);
+    expect(await adjust(10)).toBe(20);
+    expect(await adjust(-3)).toBe(17);
+    expect(await adjust(-2)).toBe(15);
+    expect(await redis.hmget(key, f.added, f.taken)).toEqual(['5', '5']);
+    const ended = (now: number) =>
+      luaOn('segmentState', key, 'return stateEnded(KEYS[1], tonumber(ARGV[1])) and 1 or 0', now);
+    expect(await ended(window.endsAt - 1)).toBe(0);
+    expect(await ended(window.endsAt)).toBe(1);
+    await redis.hset(key, f.endsAt, 0);
+    expect(await ended(window.endsAt * 2)).toBe(0);
   });
 });
 

@@ -125,7 +125,15 @@ describe('start paying, the provider pays, the buyer cancels', () => {
     await waitFor('persisted', async () => (await rowsOf(p)).length === 3);
     const r = await reconciled(p);
     expect(r.returned).toBe(1);
-    expect(r.held).toEqual({ final: 0, awaitingPayment: 1, paid: 1, returning: 0 });
+    expect(r.held).toEqual({
+      final: 0,
+      awaitingPayment: 1,
+      paid: 1,
+      returning: 0,
+      refunded: 0,
+      disputed: 0,
+      disputeLost: 0,
+    });
     const rows = await rowsOf(p);
     expect(rows.filter((x) => x.status === 'cancelled' && x.restocked_at)).toHaveLength(1);
   });
@@ -253,7 +261,15 @@ describe('expiry', () => {
     expect(state.returned).toBe(expired);
     expect(state.remaining).toBe(expired);
     const r = await reconciled(p);
-    expect(r.held).toEqual({ final: 0, awaitingPayment: 0, paid, returning: 0 });
+    expect(r.held).toEqual({
+      final: 0,
+      awaitingPayment: 0,
+      paid,
+      returning: 0,
+      refunded: 0,
+      disputed: 0,
+      disputeLost: 0,
+    });
   });
 
   it('the sweep expires an order whose delayed job was removed', async () => {

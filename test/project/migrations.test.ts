@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -36,19 +36,22 @@ describe('migrations', () => {
       '20261126_0005_order_events',
       '20261127_0006_admin_audit',
       '20261128_0007_webhook_endpoints',
+      '20261206_0008_order_view',
+      '20261206_0009_payment_notices',
+      '20261206_0010_refunds_and_disputes',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
     const tables = await sql<{ table_name: string }>`
       select table_name from information_schema.tables
       where table_schema = 'public'
-        and table_name in ('products', 'orders', 'payment_intents', 'webhook_deliveries')
+        and table_name in ('products', 'orders', 'payment_intents', 'payment_notices')
       order by 1`.execute(db);
     expect(tables.rows.map((r) => r.table_name)).toEqual([
       'orders',
       'payment_intents',
+      'payment_notices',
       'products',
-      'webhook_deliveries',
     ]);
 
     const indexes = await sql<{ indexname: string; indexdef: string }>`
@@ -95,11 +98,19 @@ describe('migrations', () => {
         .insertInto('orders')
         .values(row(2, 'shipped', null))
         .execute(),
-    ).rejects.toThrow(/check constraint/);
+    ).rejects.toThrow(/orders_status_known/);
     await db
       .insertInto('orders')
       .values(row(3, 'awaiting_payment', new Date()))
       .execute();
+    // a payment's life after paid (migration 0010)
+    for (const [n, status] of ['refunded', 'disputed', 'dispute_lost'].entries()) {
+      await db
+        .insertInto('orders')
+        .values(row(4 + n, status, null))
+        .execute();
+    }
+    await db.deleteFrom('order_events').execute();
     await db.deleteFrom('orders').execute();
     await db.deleteFrom('products').execute();
   });
@@ -133,6 +144,42 @@ describe('migrations', () => {
       .select((eb) => eb.fn.countAll<string>().as('count'))
       .executeTakeFirstOrThrow();
     expect(Number(count)).toBe(1);
+  });
+
+  it("0009 carries the previous release's notices over, each under its provider", async () => {
+    const before = `${name}_0009`;
+    await admin(`drop database if exists ${before} with (force)`);
+    await admin(`create database ${before}`);
+    const old = createDb(`${server}/${before}`, { max: 2 });
+    const dir = mkdtempSync(join(process.cwd(), 'test', '.tmp-'));
+    try {
+      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      // the release before: every migration up to 0008
+      for (const f of readdirSync(dir)) if (f > '20261206_0009') rmSync(join(dir, f));
+      await migrateToLatest(old, dir);
+      await old
+        .insertInto('webhook_deliveries')
+        .values([
+          { id: 'stripe:evt_1Old', status: 200, body: JSON.stringify({ status: 'paid' }) },
+          { id: 'msg_old', status: 409, body: JSON.stringify({ type: 'x' }) },
+          { id: 'msg_open', status: null, body: null },
+        ])
+        .execute();
+      expect(await migrateToLatest(old)).toContain('20261206_0009_payment_notices');
+      const notices = await old
+        .selectFrom('payment_notices')
+        .select(['provider', 'id', 'status'])
+        .orderBy('id')
+        .execute();
+      expect(notices).toEqual([
+        { provider: 'stripe', id: 'evt_1Old', status: 200 },
+        { provider: 'standard-webhooks', id: 'msg_old', status: 409 },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await old.destroy();
+      await admin(`drop database if exists ${before} with (force)`);
+    }
   });
 
   it('reports a failed migration by name and reason', async () => {

@@ -602,7 +602,9 @@ describe('units', () => {
     expect(sold).toBe(3);
     expect(await reconcile(productId)).toMatchObject({
       total: 5,
-      added: -5,
+      seeded: 10,
+      added: 0,
+      taken: 5,
       remaining: 0,
       persisted: 5,
     });

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { signStandardWebhook, signWebhook } from '../../src/http/webhook-signature.js';
+import { signStandardWebhook, signNotice } from '../../src/http/notice-signature.js';
 
 export const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 export const newUser = () => `u${randomBytes(5).toString('hex')}`;
@@ -47,7 +47,7 @@ export function paymentClient(base: () => string, webhookSecret: string, adminTo
         ? (o.signature ?? {})
         : o.webhookId !== undefined
           ? signStandardWebhook(o.webhookId, body, webhookSecret)
-          : { 'seckill-signature': signWebhook(body, webhookSecret) };
+          : { 'seckill-signature': signNotice(body, webhookSecret) };
     return fetch(`${base()}/payments/webhook`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...signature },

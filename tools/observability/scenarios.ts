@@ -26,6 +26,8 @@ export const NOT_YET_PRODUCED: Record<string, string> = {
     'needs a webhook endpoint whose receiver fails its whole retry schedule; promtool tests it, test/events/webhooks.test.ts the gauge and counter it reads',
   SeckillWebhookDeliveryLag:
     'needs an order event unacknowledged for 15 minutes; promtool tests it, test/events/webhooks.test.ts the backlog it reads',
+  SeckillPaymentNoticesRefused:
+    "needs a payment provider's signed notice an order cannot take; promtool tests it, test/orders/refunds-disputes.test.ts the counter it reads",
 };
 
 export interface Scenario {

@@ -3,7 +3,7 @@
  * `webhook-timestamp` (unix seconds) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of
  * "<id>.<timestamp>.<body>">`, keyed with the endpoint's `whsec_` secret), by the
  * `standardwebhooks` package, as this service verifies the notices it receives
- * (src/http/webhook-signature.ts). During a rotation's grace both secrets sign: the header
+ * (src/http/notice-signature.ts). During a rotation's grace both secrets sign: the header
  * carries both signatures, space-separated, and a receiver with either one verifies.
  */
 import { randomBytes } from 'node:crypto';

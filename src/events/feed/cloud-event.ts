@@ -11,6 +11,10 @@ export const EVENT_TYPES = [
   'order.cancelled',
   'order.expired',
   'order.returned',
+  'order.refunded',
+  'order.disputed',
+  'order.dispute_won',
+  'order.dispute_lost',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

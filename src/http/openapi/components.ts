@@ -10,10 +10,10 @@ import * as drop from './drop-schemas.js';
 import { paceBody, unitsBody } from '../routes/admin-drop.js';
 import { loginBody } from '../routes/dashboard.js';
 import { payBody } from '../routes/orders.js';
-import { webhookBody } from '../routes/payment-webhook.js';
+import { noticeBody } from '../routes/payment-notices.js';
 import { endpointBody, replayBody } from '../routes/admin-webhooks.js';
 import { purchaseBody } from '../handlers/seckill.js';
-import { stripeEvent } from '../routes/stripe-webhook.js';
+import { stripeEvent } from '../routes/stripe-notices.js';
 
 export const SCHEMAS = {
   Problem: answers.problem,
@@ -22,7 +22,7 @@ export const SCHEMAS = {
   Order: answers.orderView,
   PayRequest: payBody,
   PaymentIntent: answers.paymentIntent,
-  PaymentNotification: webhookBody,
+  PaymentNotification: noticeBody,
   StripeEvent: stripeEvent,
   StripeAnswer: answers.stripeAnswer,
   WebhookAck: answers.webhookAck,

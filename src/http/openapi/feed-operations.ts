@@ -1,4 +1,5 @@
 /** The order feed's operations (docs/events.md#the-feed), part of operations.ts's table. */
+import { ROW_STATUS } from '../../services/index.js';
 import { ADMIN, ADMIN_REFUSALS, idParam, OPERATOR_HEADER, type Operation } from './components.js';
 
 const endpoint = idParam('id', 'webhook endpoint id (ep_...)');
@@ -29,7 +30,7 @@ export const FEED_OPERATIONS: Operation[] = [
     parameters: [
       query('product', 'only this product', { type: 'string' }),
       query('status', 'only orders in this status', {
-        enum: ['persisted', 'awaiting_payment', 'paid', 'cancelled', 'expired'],
+        enum: Object.keys(ROW_STATUS),
       }),
       query('updatedSince', 'only orders whose state changed at or after (ISO 8601)', {
         type: 'string',

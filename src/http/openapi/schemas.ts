@@ -32,15 +32,37 @@ export const price = z.strictObject({
 
 export const orderView = z.strictObject({
   orderId: z.uuid(),
-  status: z.enum(['pending', 'persisted', 'awaiting_payment', 'paid', 'cancelled', 'expired']),
+  status: z.enum([
+    'pending',
+    'persisted',
+    'awaiting_payment',
+    'paid',
+    'cancelled',
+    'expired',
+    'refunded',
+    'disputed',
+    'dispute_lost',
+  ]),
   productId: z.string(),
+  epoch: z.number().int().min(1).optional().describe('the sale epoch it was sold in'),
   userId: z.string(),
   quantity: z.number().int().min(1).optional(),
   deductedAt: iso.optional(),
   persistedAt: iso.optional(),
   payBy: iso.optional(),
+  paymentId: z
+    .string()
+    .optional()
+    .describe(
+      "paid: the payment provider's id of the payment (Stripe: the PaymentIntent's pi_...)",
+    ),
   closedAt: iso.optional(),
-  restockedAt: iso.optional(),
+  restockedAt: iso.optional().describe('its units back on sale (cancelled, expired, refunded)'),
+  refundedAt: iso.optional(),
+  disputedAt: iso.optional().describe("a dispute of its payment opened (the buyer's bank)"),
+  disputeClosedAt: iso
+    .optional()
+    .describe('the dispute won (the order is paid again) or lost (dispute_lost)'),
   price: price.optional().describe("a priced sale's unit price when the order was sold"),
   total: price.optional().describe('price * quantity: what the buyer pays'),
   version: z
@@ -171,8 +193,10 @@ export const adminProduct = z.looseObject({
 export const reconcileReport = z.looseObject({
   productId: z.string(),
   epoch: z.number().int(),
-  total: z.number().int().describe('units on sale: the seeded total plus `added`'),
-  added: z.number().int().describe('net units operators put on sale (+) or took off it (-)'),
+  total: z.number().int().describe('units on sale: seeded + added - taken'),
+  seeded: z.number().int().describe("the epoch's seeded units"),
+  added: z.number().int().min(0).describe('units operators put on sale during the drop'),
+  taken: z.number().int().min(0).describe('unsold units operators took off sale'),
   remaining: z.number().int(),
   pending: z.number().int(),
   persisted: z.number().int(),
@@ -181,7 +205,13 @@ export const reconcileReport = z.looseObject({
     final: z.number().int(),
     awaitingPayment: z.number().int(),
     paid: z.number().int(),
-    returning: z.number().int(),
+    returning: z
+      .number()
+      .int()
+      .describe('cancelled, expired or refunded (while the sale ran), the return not made yet'),
+    refunded: z.number().int().describe("refunded after the sale's end: the units stay sold"),
+    disputed: z.number().int(),
+    disputeLost: z.number().int(),
   }),
   live: z.boolean(),
   problems: z.array(z.string()),
@@ -198,8 +228,25 @@ export const ready = z.strictObject({
 
 export const webhookAck = z.strictObject({ received: z.literal(true), ignored: z.string() });
 
-/** Stripe's webhook answers the order, or acknowledges an event that changes nothing. */
-export const stripeAnswer = z.union([orderView, webhookAck]);
+/** A notice the order cannot take, acknowledged (Stripe retries anything else) and recorded. */
+export const noticeRefused = z.strictObject({
+  received: z.literal(true),
+  refused: z.strictObject({
+    code: z
+      .string()
+      .describe(
+        'the problem code POST /payments/webhook would answer: amount-mismatch, order-expired, order-disputed, partial-refund...',
+      ),
+    detail: z.string(),
+  }),
+  order: orderView.optional(),
+});
+
+/**
+ * Stripe's endpoint answers the order, acknowledges an event that changes nothing, or a refused
+ * one (recorded in payment_refusals for a person).
+ */
+export const stripeAnswer = z.union([orderView, webhookAck, noticeRefused]);
 
 /** POST /admin/jwks/refresh's answer. */
 export const keyRefresh = z.strictObject({

@@ -9,25 +9,16 @@ import { z } from 'zod';
 import { decodeCursor } from '../../events/index.js';
 import { ProblemError } from '../../errors.js';
 import { ID_PATTERN } from '../../ids.js';
-import type { OrderFeed } from '../../services/index.js';
+import { ROW_STATUS, type OrderFeed } from '../../services/index.js';
 import { UUID } from './orders.js';
 import { parseOr400 } from '../validation.js';
 import { linkNext } from './next-page.js';
 
 const limit = z.coerce.number().int().min(1).max(1_000).default(100);
 
-/** The statuses GET /orders/:id answers, as a filter (`persisted`: a final sale). */
-const STATUS = {
-  persisted: 'final',
-  awaiting_payment: 'awaiting_payment',
-  paid: 'paid',
-  cancelled: 'cancelled',
-  expired: 'expired',
-} as const;
-
 export const ordersQuery = z.strictObject({
   product: z.string().regex(ID_PATTERN, 'must be a product id').optional(),
-  status: z.enum(Object.keys(STATUS) as [keyof typeof STATUS]).optional(),
+  status: z.enum(Object.keys(ROW_STATUS) as [keyof typeof ROW_STATUS]).optional(),
   updatedSince: z.iso.datetime({ offset: true }).optional(),
   after: z.string().regex(UUID, 'must be a cursor: the `next` of the page before').optional(),
   limit,
@@ -46,7 +37,7 @@ export function mountAdminFeed(router: IRouter, feed: OrderFeed): void {
     const q = parseOr400(ordersQuery, req.query, 'query');
     const filter = {
       productId: q.product,
-      status: q.status && STATUS[q.status],
+      status: q.status && ROW_STATUS[q.status],
       updatedSince: q.updatedSince ? new Date(q.updatedSince) : undefined,
     };
     const page = await feed.orders(filter, q.after?.toLowerCase(), q.limit);

@@ -1,7 +1,7 @@
 /**
  * Orders: `GET /orders/:id` (pending, persisted, or a payment-window state), the buyer's
  * `POST /orders/:id/pay` (starts a payment: a payment intent; it pays nothing) and
- * `POST /orders/:id/cancel`; the provider's signed webhook (payment-webhook.ts) settles. Only
+ * `POST /orders/:id/cancel`; the provider's signed payment notice (payment-notices.ts) settles. Only
  * the buyer (or an admin, reading) may see an order; to anyone else it does not exist (404).
  */
 import type { IRouter, Request } from 'express';
@@ -51,6 +51,9 @@ const CONFLICT: Record<
   expired: { code: 'order-expired', title: 'Payment window closed' },
   'window-closed': { code: 'order-expired', title: 'Payment window closed' },
   final: { code: 'order-final', title: 'This order takes no payment' },
+  refunded: { code: 'order-refunded', title: 'Order refunded' },
+  disputed: { code: 'order-disputed', title: 'Order disputed' },
+  dispute_lost: { code: 'order-dispute-lost', title: 'Dispute lost' },
 };
 
 /** 200 with the order, or the problem the outcome is. */

@@ -23,7 +23,7 @@ export interface SegmentView {
   segment: number;
   stock: number;
   sold: number;
-  /** units of cancelled and expired orders put back on sale here */
+  /** units of cancelled, expired and refunded orders put back on sale here */
   returned: number;
   /** net units an operator put on sale (+) or took off it (-) here */
   added: number;

@@ -81,6 +81,8 @@ export interface ReturnedOrder {
   orderId: string;
   quantity: number;
   userId: string;
+  /** a refund: its units come back only while the sale runs (else `ended`) */
+  refund?: boolean;
 }
 
 export class OrderStore {
@@ -200,9 +202,9 @@ export class OrderStore {
   // -- returns (payment window)
 
   /**
-   * Puts a closed order's units back in the segment they came from, if the sale is still held:
-   * by its home segment, or for a spill by the segment that gave the unit (lua/saleHeld-2.lua,
-   * lua/restock-3.lua).
+   * Puts a closed (or, while its sale runs, a refunded) order's units back in the segment they
+   * came from, if the sale is still held: by its home segment, or for a spill by the segment
+   * that gave the unit (lua/saleHeld-2.lua, lua/restock-3.lua).
    */
   restock(order: ReturnedOrder): Promise<RestockReply> {
     const k = (segment: number) => this.keys.segment(order.productId, segment);

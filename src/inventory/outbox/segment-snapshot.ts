@@ -25,6 +25,8 @@ export interface SegmentSnapshot {
     returned: string | null;
     /** net units an operator put on sale (+) or took off it (-) here (lua/dropUnits-1.lua) */
     added: string | null;
+    /** units operators took off sale this epoch; null on an epoch an older version seeded */
+    taken: string | null;
   };
   /** buyer -> marker */
   markers: Array<[userId: string, marker: BuyerMarker]>;
@@ -65,6 +67,7 @@ export async function readSegmentSnapshot(
         STATE_FIELD.returned,
         STATE_FIELD.recordsSpills,
         STATE_FIELD.added,
+        STATE_FIELD.taken,
       )
       .hgetall(k.buyers)
       .hgetall(k.claims)
@@ -84,9 +87,10 @@ export async function readSegmentSnapshot(
     returned = null,
     recordsSpills = null,
     added = null,
+    taken = null,
   ] = r[0]![1] as Array<string | null>;
   return {
-    state: { stock, epoch, sold, returned, added },
+    state: { stock, epoch, sold, returned, added, taken },
     markers: Object.entries(r[1]![1] as Record<string, string>).map(([user, raw]) => [
       user,
       decodeMarker(raw)!,

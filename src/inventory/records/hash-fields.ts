@@ -53,6 +53,11 @@ export const STATE_FIELD = {
   recordsSpills: 'recordsSpills',
   /** net units an operator put on sale (+) or took off it (-) this epoch (lua/dropUnits-1.lua) */
   added: 'added',
+  /**
+   * units an operator took off sale this epoch, in all (lua/dropUnits-1.lua): with `added` (net),
+   * what was put on and what was taken off. Absent on an epoch an older version seeded.
+   */
+  taken: 'taken',
 } as const;
 
 /** A waiting room's hash (RoomKeys.room): property -> hash field. */

@@ -17,7 +17,7 @@ export interface SegmentState {
   stock: number;
   /** units sold here, returned ones included */
   sold: number;
-  /** units of cancelled and expired orders put back on sale here (lua/restock-3.lua) */
+  /** units of cancelled, expired and refunded orders put back on sale here (lua/restock-3.lua) */
   returned: number;
   /** newest lock fencing token a deduct accepted here (0 = none yet) */
   fence: number;

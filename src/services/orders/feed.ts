@@ -13,7 +13,7 @@ import {
   type OrderEvent,
 } from '../../events/index.js';
 import type { OrderFilter, OrderRow } from '../../orders/index.js';
-import { rowView, type OrderView } from './lookup.js';
+import { rowView, type OrderView } from './order-view.js';
 
 /** The SQL behind the feed: the events repository and the orders repository. */
 export interface FeedSources {

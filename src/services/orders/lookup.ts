@@ -10,10 +10,10 @@ import {
   type Price,
   type SoldOrder,
 } from '../../inventory/index.js';
-import { payBy, type findOrder } from '../../orders/index.js';
+import type { OrderRow } from '../../orders/index.js';
+import { pendingView, rowView, type OrderView } from './order-view.js';
 
-/** An order row as the orders repository reads it. */
-type OrderRow = NonNullable<Awaited<ReturnType<typeof findOrder>>>;
+export type { OrderStatus, OrderView } from './order-view.js';
 
 /** The Redis side: orders sold but not yet persisted (inventory's PendingOrderStore). */
 export interface PendingOrderSource {
@@ -32,78 +32,8 @@ export interface OrderRowSource {
   salePrice(productId: string, epoch: number): Promise<Price | undefined>;
 }
 
-/**
- * `persisted`: a final sale's row. A sale with a payment window goes `pending` ->
- * `awaiting_payment` -> `paid` | `cancelled` | `expired`; `payBy` is its deadline.
- */
-export type OrderStatus = 'pending' | 'persisted' | Exclude<OrderRow['status'], 'final'>;
-
-export interface OrderView {
-  orderId: string;
-  status: OrderStatus;
-  productId: string;
-  userId: string;
-  /** absent only while a spill claim is still settling */
-  quantity?: number;
-  deductedAt?: string;
-  persistedAt?: string;
-  /** sales with a payment window: the deadline (ISO) */
-  payBy?: string;
-  /** paid, cancelled or expired: when */
-  closedAt?: string;
-  /** cancelled or expired: when its units were back on sale */
-  restockedAt?: string;
-  /** a priced sale's unit price when it was sold, and the order's total */
-  price?: Price;
-  total?: Price;
-  /** persisted: 1, then +1 by each change of state (the order events' orderversion) */
-  version?: number;
-  /** persisted: its last change of state */
-  updatedAt?: string;
-}
-
 /** Who asks: a shopper (by id) or an admin. */
 export type OrderReader = { userId: string } | { admin: true };
-
-/** The unit price and the total of `quantity` units at it. */
-const priced = (price: Price | undefined, quantity: number) =>
-  price && { price, total: { amount: price.amount * quantity, currency: price.currency } };
-
-export const pendingView = (order: SoldOrder, price?: Price): OrderView => {
-  const deadline = payBy(order);
-  return {
-    orderId: order.orderId,
-    status: 'pending',
-    productId: order.productId,
-    userId: order.userId,
-    quantity: order.quantity,
-    deductedAt: new Date(order.deductedAt).toISOString(),
-    ...(deadline && { payBy: deadline.toISOString() }),
-    ...priced(price, order.quantity),
-  };
-};
-
-/** The price a row copied when it was inserted; undefined when its sale was unpriced. */
-export const rowPrice = (row: OrderRow): Price | undefined =>
-  row.unit_amount === null || row.currency === null
-    ? undefined
-    : { amount: Number(row.unit_amount), currency: row.currency };
-
-export const rowView = (row: OrderRow): OrderView => ({
-  orderId: row.id,
-  status: row.status === 'final' ? 'persisted' : row.status,
-  productId: row.product_id,
-  userId: row.user_id,
-  quantity: row.quantity,
-  deductedAt: row.deducted_at.toISOString(),
-  persistedAt: row.persisted_at.toISOString(),
-  ...(row.pay_by && { payBy: row.pay_by.toISOString() }),
-  ...(row.closed_at && { closedAt: row.closed_at.toISOString() }),
-  ...(row.restocked_at && { restockedAt: row.restocked_at.toISOString() }),
-  ...priced(rowPrice(row), row.quantity),
-  version: row.version,
-  updatedAt: row.updated_at.toISOString(),
-});
 
 export class OrderLookup {
   constructor(private readonly deps: { pending: PendingOrderSource; rows: OrderRowSource }) {}

@@ -1,7 +1,7 @@
 /**
  * Paying and cancelling orders of a sale with a payment window. The buyer STARTS a payment (a
  * payment intent bound to the order, orders/payment-intents-repository.ts) and may cancel; only the payment
- * provider's verified webhook settles an intent, which marks its order paid. PostgreSQL's
+ * provider's verified payment notice settles an intent, which marks its order paid. PostgreSQL's
  * conditional transition is the one arbiter (orders/payment-window.ts); an order still only in its
  * outbox is persisted here first, so a buyer may start paying the moment the purchase answers.
  */
@@ -9,15 +9,18 @@ import type { SoldOrder } from '../../inventory/index.js';
 import {
   closeOrder,
   payOrder,
-  type DeliveryAnswer,
+  type NoticeAnswer,
+  type NoticeKey,
   type OrderRow,
   type PaymentIntentRow,
   type PaymentWindowDeps,
+  type AfterPaidRows,
   type PaymentWindowRows,
   type Settlement,
   type StartOutcome,
 } from '../../orders/index.js';
-import { rowView, type OrderLookup, type OrderView } from './lookup.js';
+import type { OrderLookup } from './lookup.js';
+import { rowView, type OrderView } from './order-view.js';
 
 export type PaymentOutcome =
   | { code: 'ok'; order: OrderView; replayed: boolean }
@@ -26,14 +29,22 @@ export type PaymentOutcome =
   | { code: 'conflict'; state: ConflictState; order: OrderView }
   /** the provider's payment id settled another order */
   | { code: 'payment-used' }
-  /** the webhook names an intent that does not exist or is bound to another order */
+  /** the notice names an intent that does not exist or is bound to another order */
   | { code: 'unknown-intent' }
   /** a spill claim is still taking the order's units: ask again in a moment */
   | { code: 'settling' }
   /** the notice pays another amount or currency than the order's total: nothing paid */
   | { code: 'amount-mismatch'; order: OrderView; paid: { amount?: number; currency?: string } };
 
-export type ConflictState = 'paid' | 'cancelled' | 'expired' | 'final' | 'window-closed';
+export type ConflictState =
+  | 'paid'
+  | 'cancelled'
+  | 'expired'
+  | 'final'
+  | 'window-closed'
+  | 'refunded'
+  | 'disputed'
+  | 'dispute_lost';
 
 /** What the buyer hands the payment provider: the provider charges it and names it back. */
 export interface IntentView {
@@ -62,23 +73,23 @@ const intentView = (intent: PaymentIntentRow): IntentView => ({
   ...(intent.amount !== null && { amount: Number(intent.amount), currency: intent.currency! }),
 });
 
-function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
+export function conflictOf(row: OrderRow): Extract<PaymentOutcome, { code: 'conflict' }> {
   const state: ConflictState =
     row.status === 'awaiting_payment' ? 'window-closed' : (row.status as ConflictState);
   return { code: 'conflict', state, order: rowView(row) };
 }
 
 /** The SQL payments need beyond the window's (orders' PaymentRepository). */
-export interface PaymentRecords extends PaymentWindowRows {
+export interface PaymentRecords extends PaymentWindowRows, AfterPaidRows {
   startIntent(orderId: string, userId: string): Promise<StartOutcome>;
   /** the intent the order's buyer started, if any */
   intentOfOrder(orderId: string): Promise<{ id: string } | undefined>;
   insertOrders(orders: readonly SoldOrder[]): Promise<number>;
-  /** runs `handle` once per webhook delivery, in a transaction (`tx`: the rows inside it) */
-  deliverOnce(
-    webhookId: string,
-    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }>;
+  /** runs `handle` once per payment notice, in a transaction (`tx`: the rows inside it) */
+  noticeOnce(
+    notice: NoticeKey,
+    handle: (tx: PaymentRecords) => Promise<NoticeAnswer>,
+  ): Promise<NoticeAnswer & { replayed: boolean }>;
 }
 
 export class Payments {
@@ -103,7 +114,7 @@ export class Payments {
 
   /**
    * The provider's verified notice that an intent was paid: marks its order paid (the arbiter
-   * against expiry and cancel). `rows`: a transaction's to run in (the webhook's delivery record).
+   * against expiry and cancel). `rows`: a transaction's to run in (the notice's, which records its answer).
    */
   async settle(
     settlement: Settlement,
@@ -120,22 +131,6 @@ export class Payments {
       return { code: 'amount-mismatch', order: rowView(r.order), paid };
     }
     return r;
-  }
-
-  /**
-   * The order's payment intent (the one its buyer started), for a provider whose notice names
-   * the order, not the intent (Stripe's metadata).
-   */
-  async intentOf(orderId: string): Promise<string | undefined> {
-    return (await this.deps.rows.intentOfOrder(orderId))?.id;
-  }
-
-  /** Runs a webhook delivery's handling once per `webhookId`; a redelivery gets its answer. */
-  once(
-    webhookId: string,
-    handle: (tx: PaymentWindowRows) => Promise<DeliveryAnswer>,
-  ): Promise<DeliveryAnswer & { replayed: boolean }> {
-    return this.deps.rows.deliverOnce(webhookId, handle);
   }
 
   /** The buyer cancels before paying; cancelling a cancelled order answers it again. */

@@ -89,16 +89,18 @@ const rowOf = (orderId: string) =>
     .executeTakeFirst();
 
 /** An order awaiting payment whose buyer started paying (the shop then creates Stripe's intent). */
-async function started(amount = 4_990) {
+async function startedWithIntent(amount = 4_990) {
   const p = newProduct();
   await client.seed(p, { total: 5, payWithinSeconds: 600, price: { amount, currency: 'EUR' } });
   const user = newUser();
   const o = await client.buy(p, user);
   if (!o.ok) throw new Error(o.code);
   await waitFor('the row', () => rowOf(o.orderId), 30_000, 20);
-  await client.intentOf(o.orderId, user);
-  return o.orderId;
+  const intent = await client.intentOf(o.orderId, user);
+  return { orderId: o.orderId, intentId: intent.paymentIntentId };
 }
+
+const started = async (amount = 4_990) => (await startedWithIntent(amount)).orderId;
 
 let n = 0;
 const ids = () => ({ eventId: `evt_1Test${++n}x${ns.id}`, pi: `pi_3Test${n}x${ns.id}` });
@@ -141,25 +143,44 @@ describe('POST /payments/stripe', () => {
     expect((await rowOf(orderId))?.status).toBe('awaiting_payment');
   });
 
-  it('checks the amount received and the currency against the total (409, recorded); the right one pays', async () => {
+  it('checks the amount received and the currency against the total (refused: 200, recorded); the right one pays', async () => {
     const orderId = await started(1_250);
     const wrong = ids();
     const short = succeeded({ ...wrong, orderId, amount: 1_000 });
     const res = await deliver(short, signed(short));
-    expect(res.status).toBe(409);
-    expect((await problemOf(res)).code).toBe('amount-mismatch');
+    // answered 2xx, or Stripe retries it for three days: the refusal is recorded instead
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({
+      received: true,
+      refused: { code: 'amount-mismatch', detail: expect.stringContaining('costs 1250 EUR') },
+      order: { orderId, status: 'awaiting_payment' },
+    });
     const usd = ids();
     const inUsd = succeeded({ ...usd, orderId, amount: 1_250, currency: 'usd' });
-    expect((await deliver(inUsd, signed(inUsd))).status).toBe(409);
+    expect(await (await deliver(inUsd, signed(inUsd))).json()).toMatchObject({
+      refused: { code: 'amount-mismatch' },
+    });
     const refusals = await app.rt.db
       .selectFrom('payment_refusals')
-      .select(['payment_id', 'amount', 'currency'])
+      .select(['payment_id', 'amount', 'currency', 'provider', 'notice_id'])
       .where('order_id', '=', orderId)
       .orderBy('id')
       .execute();
     expect(refusals).toEqual([
-      { payment_id: wrong.pi, amount: '1000', currency: 'EUR' },
-      { payment_id: usd.pi, amount: '1250', currency: 'USD' },
+      {
+        payment_id: wrong.pi,
+        amount: '1000',
+        currency: 'EUR',
+        provider: 'stripe',
+        notice_id: wrong.eventId,
+      },
+      {
+        payment_id: usd.pi,
+        amount: '1250',
+        currency: 'USD',
+        provider: 'stripe',
+        notice_id: usd.eventId,
+      },
     ]);
     expect((await rowOf(orderId))?.status).toBe('awaiting_payment');
     const right = ids();
@@ -207,7 +228,7 @@ describe('POST /payments/stripe', () => {
     });
   });
 
-  it('answers 404 for an order whose buyer never started paying, 400 for a malformed event', async () => {
+  it('refuses (200, recorded) an order whose buyer never started paying; 400 for a malformed event', async () => {
     const p = newProduct();
     await client.seed(p, { total: 2, payWithinSeconds: 600 });
     const o = await client.buy(p, newUser());
@@ -215,10 +236,73 @@ describe('POST /payments/stripe', () => {
     const { eventId, pi } = ids();
     const body = succeeded({ eventId, pi, orderId: o.orderId, amount: 0 });
     const res = await deliver(body, signed(body));
-    expect(res.status).toBe(404);
-    expect((await problemOf(res)).code).toBe('unknown-payment-intent');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ refused: { code: 'unknown-payment-intent' } });
+    expect(
+      await app.rt.db
+        .selectFrom('payment_refusals')
+        .select(['reason', 'payment_id'])
+        .where('order_id', '=', o.orderId)
+        .execute(),
+    ).toEqual([{ reason: 'unknown-payment-intent', payment_id: pi }]);
     const bad = JSON.stringify({ id: 'evt_bad', type: 'payment_intent.succeeded', data: {} });
     expect((await deliver(bad, signed(bad))).status).toBe(400);
+  });
+
+  it("keeps Stripe's event ids apart from Standard Webhooks ids: neither takes the other's place", async () => {
+    // a Standard Webhooks notice whose webhook-id is what Stripe's evt_X was kept under
+    const a = await startedWithIntent();
+    const x = ids();
+    const squat = await client.hook(
+      {
+        type: 'payment.processing',
+        orderId: a.orderId,
+        paymentIntentId: a.intentId,
+        paymentId: 'psp-squat',
+      },
+      { webhookId: `stripe:${x.eventId}` },
+    );
+    expect(await squat.json()).toMatchObject({ received: true, ignored: expect.any(String) });
+    const body = succeeded({ ...x, orderId: a.orderId, amount: 4_990 });
+    const res = await deliver(body, signed(body));
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(res.headers.get('idempotent-replayed')).toBeNull();
+    expect(await rowOf(a.orderId)).toEqual({ status: 'paid', payment_id: x.pi });
+
+    // and the other way: Stripe's event evt_Y first, then a Standard Webhooks notice under its key
+    const b = await startedWithIntent();
+    const y = ids();
+    const byStripe = succeeded({ ...y, orderId: b.orderId, amount: 4_990 });
+    expect((await deliver(byStripe, signed(byStripe))).status).toBe(200);
+    const c = await startedWithIntent();
+    const paid = await client.hook(
+      {
+        type: 'payment.succeeded',
+        orderId: c.orderId,
+        paymentIntentId: c.intentId,
+        paymentId: `psp-${c.orderId}`,
+        amount: 4_990,
+        currency: 'EUR',
+      },
+      { webhookId: `stripe:${y.eventId}` },
+    );
+    expect(paid.status, await paid.clone().text()).toBe(200);
+    expect(paid.headers.get('idempotent-replayed')).toBeNull();
+    expect(await rowOf(c.orderId)).toEqual({ status: 'paid', payment_id: `psp-${c.orderId}` });
+    const kept = await app.rt.db
+      .selectFrom('payment_notices')
+      .select(['provider', 'id'])
+      .where('id', 'in', [x.eventId, `stripe:${x.eventId}`, y.eventId, `stripe:${y.eventId}`])
+      .execute();
+    expect(kept).toHaveLength(4);
+    expect(kept).toEqual(
+      expect.arrayContaining([
+        { provider: 'standard-webhooks', id: `stripe:${x.eventId}` },
+        { provider: 'standard-webhooks', id: `stripe:${y.eventId}` },
+        { provider: 'stripe', id: x.eventId },
+        { provider: 'stripe', id: y.eventId },
+      ]),
+    );
   });
 
   it('is off (503) without STRIPE_WEBHOOK_SECRET', async () => {

@@ -1,25 +1,25 @@
 /**
  * `POST /payments/webhook`: the payment provider's signed notice that a payment intent was paid
  * (`payment.succeeded`), the only way an order becomes paid. Signed as Seckill-Signature or as
- * Standard Webhooks (webhook-signature.ts); a Standard Webhooks delivery is handled once per
+ * Standard Webhooks (notice-signature.ts); a Standard Webhooks delivery is handled once per
  * `webhook-id`: a redelivery answers as the first did and changes nothing.
  */
 import type { IRouter, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
-import type { Payments } from '../../services/index.js';
+import type { NoticeWork, PaymentNotices } from '../../services/index.js';
 import type { RawBodyRequest } from '../server/body.js';
 import { answer, UUID } from './orders.js';
 import { PROBLEM_JSON, problemBody } from '../problem.js';
 import { parseOr400 } from '../validation.js';
-import { verifyWebhook } from '../webhook-signature.js';
+import { verifyNotice } from '../notice-signature.js';
 
 const paymentId = z
   .string()
   .regex(/^[A-Za-z0-9_.:-]{1,128}$/, 'must be 1-128 of A-Z a-z 0-9 _ . : -');
 
-export const webhookBody = z.object({
+export const noticeBody = z.object({
   /** only payment.succeeded changes anything; other events are acknowledged and ignored */
   type: z.string().min(1).max(64),
   orderId: z.string().regex(UUID, 'must be an order id (UUID)'),
@@ -36,9 +36,9 @@ export const webhookBody = z.object({
     .optional(),
 });
 
-export interface WebhookRoutes {
+export interface NoticeRoutes {
   payments: Config['payments'];
-  pay: Payments;
+  notices: PaymentNotices;
 }
 
 interface Answer {
@@ -47,9 +47,9 @@ interface Answer {
 }
 
 /** The notice's answer as data (a problem too), so a redelivery can be given it again. */
-async function handle(req: Request, deps: WebhookRoutes, db?: Parameters<Payments['settle']>[1]) {
+async function handle(req: Request, work: NoticeWork): Promise<Answer> {
   try {
-    const event = parseOr400(webhookBody, req.body, 'payment notification');
+    const event = parseOr400(noticeBody, req.body, 'payment notification');
     if (event.type !== 'payment.succeeded') {
       return {
         status: 200,
@@ -63,7 +63,7 @@ async function handle(req: Request, deps: WebhookRoutes, db?: Parameters<Payment
       amount: event.amount,
       currency: event.currency?.toUpperCase(),
     };
-    return { status: 200, body: answer(await deps.pay.settle(settlement, db), event.orderId) };
+    return { status: 200, body: answer(await work.settle(settlement), event.orderId) };
   } catch (err) {
     if (!(err instanceof ProblemError) || err.status >= 500) throw err;
     return { status: err.status, body: problemBody(req, err) };
@@ -77,7 +77,7 @@ function send(res: Response, answer: Answer, replayed: boolean) {
   else res.json(answer.body);
 }
 
-export function mountPaymentWebhook(router: IRouter, deps: WebhookRoutes): void {
+export function mountPaymentNotices(router: IRouter, deps: NoticeRoutes): void {
   router.post('/payments/webhook', async (req: Request, res) => {
     const secret = deps.payments.webhookSecret;
     if (!secret) {
@@ -97,12 +97,12 @@ export function mountPaymentWebhook(router: IRouter, deps: WebhookRoutes): void 
         detail: 'send the signed notification as an application/json body',
       });
     }
-    const { webhookId } = verifyWebhook(req.headers, raw, {
+    const { webhookId } = verifyNotice(req.headers, raw, {
       secret,
       toleranceSeconds: deps.payments.webhookToleranceSeconds,
     });
-    if (webhookId === undefined) return send(res, await handle(req, deps), false);
-    const r = await deps.pay.once(webhookId, (tx) => handle(req, deps, tx));
+    const source = webhookId === undefined ? 'seckill-signature' : 'standard-webhooks';
+    const r = await deps.notices.receive(source, webhookId, (work) => handle(req, work));
     send(res, r, r.replayed);
   });
 }

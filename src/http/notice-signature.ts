@@ -29,7 +29,7 @@ function hmacHex(secret: string, timestamp: number | string, body: string | Buff
 }
 
 /** The Seckill-Signature value for `body` signed at `t` (the provider's side: tests, docs). */
-export function signWebhook(
+export function signNotice(
   body: string | Buffer,
   secret: string,
   timestamp = nowSeconds(),
@@ -79,7 +79,7 @@ const WEBHOOK_ID = /^[\x21-\x7e]{1,256}$/;
  * @returns the Standard Webhooks `webhook-id` (the dedupe key), or undefined for Seckill-Signature
  * @throws ProblemError 401 when the signature is missing, malformed, wrong or out of date
  */
-export function verifyWebhook(
+export function verifyNotice(
   headers: IncomingHttpHeaders,
   body: Buffer,
   opts: VerifyOptions,

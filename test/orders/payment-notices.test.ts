@@ -5,11 +5,7 @@
  * Webhooks redelivery answered as the first one was, changing nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  signStandardWebhook,
-  signWebhook,
-  verifyWebhook,
-} from '../../src/http/webhook-signature.js';
+import { signStandardWebhook, signNotice, verifyNotice } from '../../src/http/notice-signature.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
@@ -120,12 +116,12 @@ describe('Seckill-Signature', () => {
     const body = JSON.stringify(succeeded(orderId, intent.paymentIntentId, 'wh-1'));
     const signed = (sig: string) => ({ signature: { 'seckill-signature': sig } });
 
-    const forged = signWebhook(body, 'not-the-secret-but-long-enough-000000');
+    const forged = signNotice(body, 'not-the-secret-but-long-enough-000000');
     expect((await problemOf(await hook(body, signed(forged)))).code).toBe('invalid-signature');
     const tampered = body.replace('wh-1', 'wh-2');
-    const good = signWebhook(body, WEBHOOK_SECRET);
+    const good = signNotice(body, WEBHOOK_SECRET);
     expect((await problemOf(await hook(tampered, signed(good)))).code).toBe('invalid-signature');
-    const stale = signWebhook(body, WEBHOOK_SECRET, Math.floor(Date.now() / 1000) - 301);
+    const stale = signNotice(body, WEBHOOK_SECRET, Math.floor(Date.now() / 1000) - 301);
     expect((await problemOf(await hook(body, signed(stale)))).code).toBe('stale-signature');
     expect((await hook(body, { signature: null })).status).toBe(401);
     expect((await hook(body, signed('t=abc,v1=zz'))).status).toBe(401);
@@ -285,8 +281,9 @@ describe('Standard Webhooks', () => {
     expect(standardProblem.code).toBe('payment-id-used');
     // the delivery is recorded: its redelivery gets the same answer, replayed
     const delivery = await app.rt.db
-      .selectFrom('webhook_deliveries')
+      .selectFrom('payment_notices')
       .select('status')
+      .where('provider', '=', 'standard-webhooks')
       .where('id', '=', id)
       .executeTakeFirst();
     expect(delivery).toEqual({ status: 409 });
@@ -309,11 +306,11 @@ describe('Standard Webhooks', () => {
     const body = Buffer.from('{"type":"payment.succeeded"}');
     const headers = signStandardWebhook('msg_1', body.toString(), secret);
     const opts = { secret, toleranceSeconds: 300 };
-    expect(verifyWebhook(headers, body, opts)).toEqual({ webhookId: 'msg_1' });
+    expect(verifyNotice(headers, body, opts)).toEqual({ webhookId: 'msg_1' });
     // the key is the base64 after whsec_: the same bytes given raw sign alike, others do not
     const raw = signStandardWebhook('msg_2', body.toString(), 'k'.repeat(32));
-    expect(verifyWebhook(raw, body, opts)).toEqual({ webhookId: 'msg_2' });
+    expect(verifyNotice(raw, body, opts)).toEqual({ webhookId: 'msg_2' });
     const other = signStandardWebhook('msg_3', body.toString(), 'j'.repeat(32));
-    expect(() => verifyWebhook(other, body, opts)).toThrow(/signature/);
+    expect(() => verifyNotice(other, body, opts)).toThrow(/signature/);
   });
 });
