@@ -23,6 +23,7 @@ const CLUSTER_FILES = [
   'test/fast-path.test.ts',
   'test/openapi.test.ts',
   'test/waiting-room.test.ts',
+  'test/room-admitter.test.ts',
   'test/prices.test.ts',
   'test/ioredis-internals.test.ts',
   'test/cors.test.ts',
