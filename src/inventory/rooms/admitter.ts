@@ -70,7 +70,7 @@ export class RoomAdmitter {
     this.unlisten = this.opts.catalogue.roomNotices.listen((id, n) => this.heard(id, n));
     const refresh = () => {
       if (this.stopped) return;
-      this.refreshing = this.refresh()
+      this.refreshing = inBackground('room admitter', () => this.refresh())
         .catch((err: unknown) => this.opts.logger?.warn({ err }, 'reading the rooms failed'))
         .finally(() => {
           if (!this.stopped) this.refreshTimer = setTimeout(refresh, ROOMS_REFRESH_MS);
@@ -101,7 +101,7 @@ export class RoomAdmitter {
 
   /** Reads the rooms, acts for every room due, and waits for those actions (tests). */
   async tick(): Promise<void> {
-    await this.refresh();
+    await inBackground('room admitter', () => this.refresh());
     const now = Date.now();
     for (const [id, plan] of this.plans) if (plan.dueAt <= now) this.act(id, plan);
     await Promise.all([...this.plans.values()].map((p) => p.acting));
@@ -120,7 +120,7 @@ export class RoomAdmitter {
   }
 
   private async refresh(): Promise<void> {
-    const ids = await inBackground('room admitter', () => this.opts.store.rooms());
+    const ids = await this.opts.store.rooms();
     const listed = new Set(ids);
     for (const [id, plan] of this.plans) if (!listed.has(id)) this.retire(id, plan);
     // a room new to this process is looked at once: its view says whether it opened yet
