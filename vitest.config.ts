@@ -37,6 +37,7 @@ const CLUSTER_FILES = [
   'test/inventory/redis-memory.test.ts',
   'test/orders/refunds-disputes.test.ts',
   'test/orders/order-codec.test.ts',
+  'test/services/room-admitter.test.ts',
 ];
 
 export default defineConfig({

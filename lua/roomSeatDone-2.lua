@@ -9,9 +9,13 @@
   KEYS[2] the room hash (fields: includes/roomState.lua)
   ARGV[1] userId
 
-  Returns the room's freed-seat count after this one.
+  Returns {the room's freed-seat count after this one, woke}: woke is 1 when a seat was freed in
+  a room asleep on its seats (every one was taken: the purchasing process wakes it).
 ]]
 --- @include "roomState"
 
-redis.call('ZREM', KEYS[1], ARGV[1])
-return redis.call('HINCRBY', KEYS[2], ROOM_DONE, 1)
+local freed = redis.call('ZREM', KEYS[1], ARGV[1])
+local done = redis.call('HINCRBY', KEYS[2], ROOM_DONE, 1)
+local woke = 0
+if freed == 1 and redis.call('HGET', KEYS[2], ROOM_ASLEEP) == SLEEP_SEAT then woke = 1 end
+return {done, woke}

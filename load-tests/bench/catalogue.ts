@@ -8,11 +8,14 @@
  * products seeded for a sale tomorrow (4 segments each) and nothing sold, the Redis commands a
  * second of a running `seckill up` (its API and worker: the sweeper every 5 s), counted by the
  * server (INFO's total_commands_processed) over 20 s, 85 s after the start (seeding touched every
- * product: one is skipped once untouched for 70 s before a sweep that found it quiet).
+ * product: one is skipped once untouched for 70 s before a sweep that found it quiet). Then, the
+ * same way, for --rooms 100,1000 products with a waiting room and nobody in line: seeded for a
+ * sale tomorrow, then open now (docs/waiting-room.md#what-it-costs-redis).
  *
- * Options: --sizes 0,1000,10000  --quiet 100,1000,10000  --lookups 20 (timed repetitions)  --update (write
- * load-tests/results/catalogue.md)  --baseline DIR (another checkout of the project, its
- * node_modules linked: its lookups, sweep and `up` measured on the same data, as "before").
+ * Options: --sizes 0,1000,10000  --quiet 100,1000,10000  --rooms 100,1000  --lookups 20 (timed
+ * repetitions)  --update (write load-tests/results/catalogue.md)  --baseline DIR (another checkout
+ * of the project, its node_modules linked: its lookups, sweep and `up` measured on the same data,
+ * as "before"). `--sizes '' --quiet '' --rooms 100,1000` runs the room rows alone.
  * Ends with ONE JSON line of figures.
  */
 import { spawn } from 'node:child_process';
@@ -31,6 +34,7 @@ import {
   mintOrderId,
   readMeta,
   seedProduct,
+  type SeedSpec,
 } from '../../src/inventory/index.js';
 import { queueSeedSegment } from '../../src/inventory/protocol.js';
 import { freePort } from '../../src/launcher/process.js';
@@ -46,6 +50,7 @@ const { values: opt } = parseArgs({
   options: {
     sizes: { type: 'string', default: '0,1000,10000' },
     quiet: { type: 'string', default: '100,1000,10000' },
+    rooms: { type: 'string', default: '100,1000' },
     lookups: { type: 'string', default: '20' },
     baseline: { type: 'string' },
     update: { type: 'boolean', default: false },
@@ -53,6 +58,9 @@ const { values: opt } = parseArgs({
 });
 const SIZES = opt.sizes.split(',').filter(Boolean).map(Number);
 const QUIET = opt.quiet.split(',').filter(Boolean).map(Number);
+const ROOMS = opt.rooms.split(',').filter(Boolean).map(Number);
+/** The settings of the rooms nobody is in (the room rows). */
+const IDLE_ROOM = { admitPerSecond: 50, maxActive: 200, admittedForSeconds: 120 };
 const LOOKUPS = Number(opt.lookups);
 const PREFIX = 'bcat';
 const QUEUE_PREFIX = '{bcatq}';
@@ -337,8 +345,15 @@ try {
     await queue.close();
   }
   const tomorrow = new Date(Date.now() + 86_400_000);
-  for (const size of QUIET) {
-    progress(`${size} quiet products (a sale tomorrow), nothing sold: seckill up's commands/s`);
+  const idleRows: Array<{ kind: string; size: number; spec: Partial<SeedSpec> }> = [
+    ...QUIET.map((size) => ({ kind: 'quiet', size, spec: { startsAt: tomorrow } })),
+    ...ROOMS.flatMap((size) => [
+      { kind: 'rooms tomorrow', size, spec: { startsAt: tomorrow, waitingRoom: IDLE_ROOM } },
+      { kind: 'rooms open, nobody in line', size, spec: { waitingRoom: IDLE_ROOM } },
+    ]),
+  ];
+  for (const { kind, size, spec } of idleRows) {
+    progress(`${size} ${kind} products, nothing sold: seckill up's commands/s`);
     await redis.flushall();
     await db.deleteFrom('orders').execute();
     const CHUNK = 200;
@@ -349,7 +364,7 @@ try {
             total: 100,
             segments: 4,
             strategy: 'lockfree',
-            startsAt: tomorrow,
+            ...spec,
           }),
         ),
       );
@@ -362,10 +377,12 @@ try {
     };
     for (const code of codes) {
       const perS = await quietCommandsPerS(code.root, env);
-      figures[`${code.label}-quiet-${size}`] = { quietCommandsPerS: perS };
+      figures[`${code.label}-${kind.split(/[ ,]+/).join('-')}-${size}`] = {
+        quietCommandsPerS: perS,
+      };
       rows.push({
         code: code.label,
-        products: `${size} quiet`,
+        products: `${size} ${kind}`,
         'lookup cmds (existing/missing/v4)': '-',
         'lookup ms (existing/missing)': '-',
         'sweep cmds (1st/steady)': '-',
@@ -389,4 +406,6 @@ const out = [
 ].join('\n');
 console.log(`\n${out}\n`);
 saveRun('catalogue', out, opt.update);
-console.log(JSON.stringify({ bench: 'catalogue', sizes: SIZES, figures }));
+console.log(
+  JSON.stringify({ bench: 'catalogue', sizes: SIZES, quiet: QUIET, rooms: ROOMS, figures }),
+);

@@ -21,6 +21,19 @@ local ROOM_CREDIT = 'credit'
 local ROOM_LAST_AT = 'lastAt'
 -- seats freed by purchases (HINCRBY with the seat's ZREM): the admitter's units read is bounded by it
 local ROOM_DONE = 'done'
+-- what a sleeping room waits for, when a join or a freed seat wakes it (the next tick clears it)
+local ROOM_ASLEEP = 'asleep'
+
+-- A sleeping room's wait (ROOM_ASLEEP's values, and the admit script's reply): nobody in line, the
+-- next join; every seat taken, a freed seat (or the first admission's end); sold out or paused, a
+-- notice (a return, a resume).
+local SLEEP_JOIN = 'join'
+local SLEEP_SEAT = 'seat'
+local SLEEP_NOTICE = 'notice'
+-- not a sleep: the room is not open yet (ticked again at its opening), or it has shoppers to
+-- admit and was not given the units left (ticked again at once with them)
+local SLEEP_OPENING = 'opening'
+local SLEEP_UNITS = 'units'
 
 -- what a shopper's place is answered with, as numbers: served, opened (0/1), lobby length
 local function roomPlaceCounters(room)

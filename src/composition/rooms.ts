@@ -20,7 +20,13 @@ export interface Rooms {
 
 export function startRooms(core: Core, admission: Admission): Rooms {
   const { config, inventory } = core;
-  const store = new RoomStore(core.redis, core.keys, inventory.replicaWait, inventory.headroom);
+  const store = new RoomStore(
+    core.redis,
+    core.keys,
+    inventory.replicaWait,
+    inventory.headroom,
+    inventory.catalogue.roomNotices,
+  );
   const metrics = promRoomMetrics(core.registry);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({
@@ -34,9 +40,11 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     store,
     locks,
     tickMs: config.room.tickMs,
+    recheckMs: config.room.recheckMs,
     shuffleSeed: config.room.shuffleSeed,
     logger: core.logger,
     onTick: (view, tick) => metrics.ticked(view, tick),
+    onSuperseded: (productId) => metrics.superseded(productId),
   });
   admitter.start();
   core.lifecycle.add('room admitter', () => admitter.stop());
@@ -48,6 +56,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     pollLimit: new PollLimit(config.admission.pollLimit),
     maxPlaces: config.room.maxPlaces,
     metrics,
+    nudge: (productId) => admitter.nudge(productId),
   });
   return {
     waitingRoom,

@@ -305,6 +305,7 @@ export const envSchema = z.object({
     .describe('sale tokens are issued from this long before the start'),
   ROOM_LEASE_MS: ms.min(500).default(3_000).describe('takeover time of a killed room admitter'),
   ROOM_TICK_MS: ms.min(20).max(1_000).default(100).describe('how often a waiting room admits'),
+  ROOM_RECHECK_MS: ms.min(100).default(5_000).describe('how often a sleeping room is rechecked'),
   ROOM_MAX_PLACES: positiveInt
     .max(100_000_000)
     .default(500_000)

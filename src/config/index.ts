@@ -130,6 +130,8 @@ export interface Config {
   readonly room: {
     leaseMs: number;
     tickMs: number;
+    /** a room asleep with shoppers in line is looked at after this anyway (then less often) */
+    recheckMs: number;
     shuffleSeed: number | undefined;
     /** places a room's line holds at most */
     maxPlaces: number;
@@ -315,6 +317,7 @@ export function loadConfig(
     room: {
       leaseMs: e.ROOM_LEASE_MS,
       tickMs: e.ROOM_TICK_MS,
+      recheckMs: e.ROOM_RECHECK_MS,
       shuffleSeed: e.ROOM_SHUFFLE_SEED,
       maxPlaces: e.ROOM_MAX_PLACES,
     },

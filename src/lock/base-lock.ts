@@ -35,6 +35,11 @@ export interface AcquireOptions {
   leaseMs?: number;
   /** Aborts the wait (the promise rejects with the signal's reason). */
   signal?: AbortSignal;
+  /**
+   * Told, when a single attempt (`waitMs` 0) finds the lock held, how long the holder's lease has
+   * left (ms; -1: no lease): when to look again to take over a holder that died.
+   */
+  onBusy?: (waitMs: number) => void;
 }
 
 /** The longest a waiter sleeps when the holder has no lease (PTTL -1) before it looks again. */
@@ -123,7 +128,10 @@ export class BaseLock {
       let r = await this.attempt(owner, leaseMs, willWait, false, mayReenter);
       if (r.code !== 'busy') return grant(r);
       metrics.contended();
-      if (!willWait) return null;
+      if (!willWait) {
+        opts.onBusy?.(r.waitMs);
+        return null;
+      }
       inLine = true;
       let check = false;
       if (pubsub && !listener) {

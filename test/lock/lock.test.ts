@@ -515,6 +515,22 @@ describe('acquire() handles', () => {
     expect(await protocol.isLocked(b.redis, k)).toBe(false);
     expect(a.locks.activeHolds + b.locks.activeHolds).toBe(0);
   });
+
+  it("a single attempt that finds the lock held is told the holder's lease left (when to look again)", async () => {
+    const a = client();
+    const b = client();
+    const name = lockName('busy');
+    const held = (await a.locks.acquire(name, { leaseMs: 5_000 }))!;
+    const told: number[] = [];
+    expect(await b.locks.acquire(name, { waitMs: 0, onBusy: (ms) => told.push(ms) })).toBeNull();
+    expect(told).toHaveLength(1);
+    expect(told[0]).toBeGreaterThan(0);
+    expect(told[0]).toBeLessThanOrEqual(5_000);
+    await held.release();
+    const got = await b.locks.acquire(name, { waitMs: 0, onBusy: (ms) => told.push(ms) });
+    expect(told).toHaveLength(1);
+    await got!.release();
+  });
 });
 
 describe('script cache', () => {

@@ -14,6 +14,7 @@ import { clearSoldOut, markSoldOut } from '../protocol.js';
 import { decodeEvent, encodeEvent } from '../records/product-events.js';
 import { decodeMeta, isSoldOut, type RoomSettings } from '../records/product-meta.js';
 import { RoomHeard } from './room-heard.js';
+import { roomNoticeOf, RoomNotices } from './room-notices.js';
 
 export interface ProductView {
   readonly id: string;
@@ -85,6 +86,8 @@ const recheckDue = (view: ProductView) =>
 const MAX_PRODUCTS = 10_000;
 
 export class Catalogue {
+  /** what the rooms' admitters hear of their rooms (room-notices.ts) */
+  readonly roomNotices = new RoomNotices();
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<ProductView | null>>();
 
@@ -186,17 +189,16 @@ export class Catalogue {
     if (!view || !event) return;
     if (event.epoch > view.epoch || event.kind === 'reseed') {
       this.forget(productId);
-      return;
-    }
-    if (event.kind === 'changed') {
-      if (event.epoch === view.epoch) this.reload(productId, view);
+      if (view.room) this.roomNotices.tell(productId, { kind: 'reseed' });
       return;
     }
     if (event.epoch < view.epoch) return;
-    if (event.kind === 'admit') view.room?.heard.hear(event.served, event.at);
+    if (event.kind === 'changed') this.reload(productId, view);
     else if (event.kind === 'empty') this.addEmpty(view, event.segment, false);
     else if (event.kind === 'restock') this.restocked(view, event.segment);
-    else this.markSoldOutView(view);
+    else if (event.kind === 'soldout') this.markSoldOutView(view);
+    const notice = view.room && roomNoticeOf(view.room.heard, event);
+    if (notice) this.roomNotices.tell(productId, notice);
   }
 
   /**
@@ -248,6 +250,7 @@ export class Catalogue {
       e.stale = true;
       e.retryAt = 0;
     }
+    this.roomNotices.tell('', { kind: 'resync' });
   }
 
   /**

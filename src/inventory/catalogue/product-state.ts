@@ -18,6 +18,7 @@ import {
   type RoomSettings,
 } from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
+import { STATE_FIELD } from '../records/hash-fields.js';
 
 export interface SegmentView {
   segment: number;
@@ -172,4 +173,45 @@ export async function readProductState(
     segments,
     price: meta.price,
   };
+}
+
+/** A segment's units as the room admitter reads them (its shard unanswering: `unreachable`). */
+export interface SegmentStock {
+  segment: number;
+  stock: number;
+  unreachable?: true;
+}
+
+/**
+ * The stock of `segments` of the product's `epoch` (one HMGET each, one pipeline per Redis node:
+ * the segments are spread over slots, so no one script reads them all on a Cluster); null when a
+ * segment holds another epoch (a reseed under way).
+ */
+export async function readSegmentStock(
+  deps: StoreDeps,
+  productId: string,
+  epoch: number,
+  segments: readonly number[],
+): Promise<SegmentStock[] | null> {
+  const fields = [STATE_FIELD.epoch, STATE_FIELD.stock] as const;
+  const replies = await pipelineByNode(
+    deps.redis,
+    segments,
+    (i) => deps.keys.segment(productId, i).state,
+    (pipeline, i) => void pipeline.hmget(deps.keys.segment(productId, i).state, ...fields),
+    { reads: true },
+  );
+  const out: SegmentStock[] = [];
+  for (const [n, segment] of segments.entries()) {
+    const [[err, values]] = replies[n] as [Reply];
+    if (err) {
+      if (!storeOutage(err)) throw err;
+      out.push({ segment, stock: 0, unreachable: true });
+      continue;
+    }
+    const [segmentEpoch, stock] = values as Array<string | null>;
+    if (segmentEpoch !== null && Number(segmentEpoch) !== epoch) return null;
+    out.push({ segment, stock: Number(stock ?? 0) });
+  }
+  return out;
 }

@@ -5,6 +5,7 @@
  * reconnect makes the catalogue reload the view, and this with it), knows nothing before its first
  * notice: such polls are answered from Redis (`knows` says which).
  */
+import type { RoomSleep } from '../records/product-events.js';
 
 /** Batches remembered: at 10 ticks a second, the last few minutes of admissions. */
 const MAX_BATCHES = 4_096;
@@ -12,6 +13,12 @@ const MAX_BATCHES = 4_096;
 export class RoomHeard {
   /** every ticket up to this one is admitted; -1 until the first notice */
   served = -1;
+  /**
+   * What the room sleeps on, as last heard (an asleep notice); null once heard awake (an admit or
+   * a wake notice), or never heard asleep. A shopper waiting in a room heard asleep on a join is
+   * one whose join's wake was lost.
+   */
+  sleeping: RoomSleep | null = null;
   /** tickets heard of from this one on (earlier ones: ask Redis) */
   private from = -1;
   /** [last ticket of the batch, admitted at ms], oldest first */
@@ -26,6 +33,17 @@ export class RoomHeard {
       const [dropped] = this.batches.splice(0, this.batches.length - MAX_BATCHES);
       this.from = dropped![0] + 1;
     }
+  }
+
+  /**
+   * The served counter as a place read from Redis gave it (the room open): a room asleep sends no
+   * notice, so a process that started since learns it here. Tickets up to it were admitted at
+   * times not heard: their polls ask Redis.
+   */
+  floor(served: number): void {
+    if (served <= this.served) return;
+    this.served = served;
+    this.from = Math.max(this.from, served + 1);
   }
 
   /**

@@ -81,6 +81,11 @@ export const ROOM_FIELD = {
   lastAt: 'lastAt',
   /** seats freed by purchases (counted with the seat's removal): bounds the admitter's units read */
   done: 'done',
+  /**
+   * set while the room sleeps on a join ("join") or a freed seat ("seat"): the join or seat-done
+   * script that finds it tells its process to wake the room (the next tick clears it)
+   */
+  asleep: 'asleep',
 } as const;
 
 /**

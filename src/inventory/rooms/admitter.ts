@@ -1,22 +1,35 @@
 /**
- * The waiting rooms' admitters. Every API process runs this loop; for each room, exactly one
- * process admits at a time: the one holding the room's lock (this project's lock, a watchdog
- * lease of `leaseMs`), whose fencing token the admit script checks, so a holder that paused past
- * its lease cannot admit after a newer one has. A holder killed: its lease runs out and another
- * process's next try takes the room over. Nothing of the line lives in the admitter (pace, served
- * counter and places are in Redis), so nobody's place changes with the holder.
+ * The waiting rooms' admitters. Every API process runs one; for each room, exactly one process
+ * admits at a time: the one holding the room's lock (this project's lock, a watchdog lease of the
+ * lock client's timeout), whose fencing token the admit script checks, so a holder that paused
+ * past its lease cannot admit after a newer one has. Nothing of the line lives in the admitter
+ * (pace, served counter and places are in Redis), so nobody's place changes with the holder.
+ *
+ * A room costs Redis only while it has work (docs/waiting-room.md#what-it-costs-redis). Each
+ * process keeps a plan per room (room-plan.ts): before its opening nothing, then a timer at it;
+ * while it has shoppers to admit, a tick at the pace by the lease holder; once a tick admits
+ * nobody (after a linger), the room sleeps: the holder lets the lease go and says on what it
+ * sleeps. A join (or a freed seat) that finds it asleep wakes it (the process that joined acts at
+ * once, and tells every process); a return, a resume or a change wakes it through the catalogue's
+ * notices; a seat's end and a slow look for a lost notice are timers. Another process that finds
+ * the lease held looks again when that lease could have run out: a holder that died is taken over
+ * within a lease, without a command per room per tick.
  */
-import { randomInt } from 'node:crypto';
 import type { HeldLock, LockClient } from '../../lock/index.js';
 import type { Logger } from '../../log.js';
 import { inBackground } from '../../redis/background.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
+import type { RoomNotice } from '../catalogue/room-notices.js';
+import { holderTick, type HolderTickDeps } from './holder-tick.js';
+import { letsGo, lookIn, RoomPlan } from './room-plan.js';
 import type { AdmitTick, RoomStore } from './store.js';
+
+export { admissionUnits } from './holder-tick.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;
-/** A waiting process hears the served counter at least this often, admissions or not. */
-const ANNOUNCE_EVERY_MS = 1_000;
+/** setTimeout's ceiling: a later time is waited for in steps. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 export interface RoomAdmitterOptions {
   catalogue: Catalogue;
@@ -24,6 +37,8 @@ export interface RoomAdmitterOptions {
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */
   locks: LockClient;
   tickMs: number;
+  /** a room asleep with people in line is looked at after this anyway (a notice may be lost) */
+  recheckMs: number;
   /** the lobby's shuffle seed (tests); unset: a random one at each opening */
   shuffleSeed?: number | undefined;
   /** lobby places one admit call shuffles (tests: small, to cross call boundaries) */
@@ -31,160 +46,296 @@ export interface RoomAdmitterOptions {
   logger?: Logger | undefined;
   /** each tick's outcome, for the metrics */
   onTick?: (view: ProductView, tick: AdmitTick & { code: 'ticked' }) => void;
+  /** another process ticks the room under a newer lease: this one's gauges of it are stale */
+  onSuperseded?: (productId: string) => void;
 }
 
+type Ticked = AdmitTick & { code: 'ticked' };
+
 export class RoomAdmitter {
-  private readonly held = new Map<string, HeldLock>();
-  private readonly announced = new Map<string, number>();
-  private rooms: string[] = [];
-  private roomsReadAt = 0;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly plans = new Map<string, RoomPlan>();
+  private readonly leaseMs: number;
+  private readonly tickDeps: HolderTickDeps;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private unlisten: (() => void) | undefined;
   private stopped = false;
 
-  constructor(private readonly opts: RoomAdmitterOptions) {}
+  constructor(private readonly opts: RoomAdmitterOptions) {
+    this.leaseMs = opts.locks.settings.watchdogTimeoutMs;
+    this.tickDeps = { ...opts, stopped: () => this.stopped };
+  }
 
   start(): void {
-    const loop = () => {
+    this.unlisten = this.opts.catalogue.roomNotices.listen((id, n) => this.heard(id, n));
+    const refresh = () => {
       if (this.stopped) return;
-      // a loop of its own: its commands are no request's (background.ts)
-      this.running = inBackground('room admitter', () => this.tick())
-        .catch((err: unknown) => this.opts.logger?.warn({ err }, 'room admitter tick failed'))
+      this.refreshing = inBackground('room admitter', () => this.refresh())
+        .catch((err: unknown) => this.opts.logger?.warn({ err }, 'reading the rooms failed'))
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(loop, this.opts.tickMs);
+          if (!this.stopped) this.refreshTimer = setTimeout(refresh, ROOMS_REFRESH_MS);
         });
     };
-    this.timer = setTimeout(loop, 0);
+    this.refreshTimer = setTimeout(refresh, 0);
   }
 
   /** Rooms this process admits for now (tests, metrics). */
   get holding(): string[] {
-    return [...this.held.keys()];
-  }
-
-  /** One pass over every room: take the free ones' leases, admit for the held ones. */
-  async tick(): Promise<void> {
-    const now = Date.now();
-    if (now - this.roomsReadAt >= ROOMS_REFRESH_MS) {
-      this.rooms = await this.opts.store.rooms();
-      this.roomsReadAt = now;
-    }
-    await Promise.all(this.rooms.map((id) => this.tickRoom(id)));
-  }
-
-  private async tickRoom(productId: string): Promise<void> {
-    const view = await this.opts.catalogue.get(productId);
-    if (!view?.room || (view.endsAt > 0 && Date.now() >= view.endsAt)) {
-      await this.drop(productId);
-      return;
-    }
-    let held = this.held.get(productId);
-    if (held?.signal.aborted) {
-      this.held.delete(productId);
-      held = undefined;
-    }
-    if (!held) {
-      const got = await this.opts.locks.acquire(`room:${productId}`, { waitMs: 0 });
-      if (!got) return;
-      if (this.stopped) return void (await got.release().catch(() => undefined));
-      held = got;
-      this.held.set(productId, held);
-      this.opts.logger?.info({ product: productId, fence: held.fence }, 'room admitter took over');
-    }
-    // before the units: a purchase whose seat is freed after this read counts as a seat taken
-    const doneAtRead = await this.opts.store.doneCount(productId, view.epoch);
-    const { units, known } = await this.unitsLeft(view);
-    const last = this.announced.get(productId) ?? 0;
-    const announce = Date.now() - last >= ANNOUNCE_EVERY_MS;
-    const lease = held;
-    const admit = () =>
-      this.opts.store.admit(
-        productId,
-        {
-          epoch: view.epoch,
-          fence: lease.fence,
-          startsAt: view.startsAt,
-          endsAt: view.endsAt,
-          seed: this.opts.shuffleSeed ?? randomInt(1, 2_147_483_646),
-          settings: view.room!.settings,
-          // sold out, or paused by an operator: nobody is admitted (seats still run out)
-          soldOut: view.soldOut || view.soldOutMarked || (known && units === 0) || view.paused,
-          unitsLeft: units,
-          limitPerUser: view.limitPerUser,
-          shuffleSteps: this.opts.shuffleSteps,
-          doneAtRead,
-        },
-        announce,
-      );
-    let tick = await admit();
-    // the opening's shuffle goes on call after call (each one bounded, the shard serving others
-    // in between) while this process holds the lease; the next tick resumes it if the lease went
-    while (
-      tick.code === 'ticked' &&
-      tick.shuffleLeft > 0 &&
-      !lease.signal.aborted &&
-      !this.stopped
-    ) {
-      tick = await admit();
-    }
-    if (tick.code === 'fenced') {
-      await this.drop(productId);
-      return;
-    }
-    if (announce) this.announced.set(productId, Date.now());
-    this.opts.onTick?.(view, tick);
+    return [...this.plans].filter(([, p]) => p.held && !p.held.signal.aborted).map(([id]) => id);
   }
 
   /**
-   * The units left, read from the segments (the holder's one pipeline per tick): admission is
-   * bounded by them, and the segments found empty are announced as a purchase would, so a room
-   * nobody buys from any more still learns, and tells every process, that it is sold out; and a
-   * segment found holding units that the view has empty (or sold out) is announced back, so a
-   * lost restock notice does not stop the line until the next return.
-   * A shard that did not answer counts for none of its units: nobody can buy them while it is
-   * away (its shoppers are failed fast), and admitting on them would admit a batch that finds
-   * nothing. Not known: then
-   * the room is not sold out for it.
+   * When this process next acts for the room, not holding it (local ms; Infinity: when a notice
+   * says so); undefined while it holds the room, acts for it, or does not know it (tests).
    */
-  private async unitsLeft(view: ProductView): Promise<{ units: number; known: boolean }> {
-    const runOuts = view.runOuts;
-    const state = await this.opts.store.stock(view.id);
-    if (!state || state.epoch !== view.epoch) return { units: 0, known: false };
-    for (const s of state.segments) {
-      if (s.unreachable) continue;
-      if (s.stock === 0) this.opts.catalogue.noteEmpty(view, s.segment);
-      else this.opts.catalogue.noteStocked(view, s.segment, runOuts);
-    }
-    return admissionUnits(state.segments);
+  plannedAt(productId: string): number | undefined {
+    const plan = this.plans.get(productId);
+    return plan && !plan.held && !plan.acting ? plan.dueAt : undefined;
   }
 
-  private async drop(productId: string): Promise<void> {
-    const held = this.held.get(productId);
-    if (!held) return;
-    this.held.delete(productId);
-    await held.release().catch(() => undefined);
+  /** Whether this process's latest hold of the room is the newest it heard of (tests). */
+  heldLast(productId: string): boolean {
+    const plan = this.plans.get(productId);
+    return !!plan && plan.myFence > 0 && plan.myFence >= plan.heardFence;
+  }
+
+  /** Reads the rooms, acts for every room due, and waits for those actions (tests). */
+  async tick(): Promise<void> {
+    await inBackground('room admitter', () => this.refresh());
+    const now = Date.now();
+    for (const [id, plan] of this.plans) if (plan.dueAt <= now) this.act(id, plan);
+    await Promise.all([...this.plans.values()].map((p) => p.acting));
+  }
+
+  /**
+   * A shopper polls a place past the served counter in a room heard asleep on a join: the wake of
+   * their join was lost (its process died before sending it). Looked at, at most once a recheck.
+   */
+  nudge(productId: string): void {
+    const plan = this.plans.get(productId);
+    const now = Date.now();
+    if (!plan || this.stopped || plan.held || now - plan.nudgedAt < this.opts.recheckMs) return;
+    plan.nudgedAt = now;
+    this.wake(productId, plan);
+  }
+
+  private async refresh(): Promise<void> {
+    const ids = await this.opts.store.rooms();
+    const listed = new Set(ids);
+    for (const [id, plan] of this.plans) if (!listed.has(id)) this.retire(id, plan);
+    // a room new to this process is looked at once: its view says whether it opened yet
+    for (const id of ids) if (!this.plans.has(id) && !this.stopped) this.due(id, this.plan(id), 0);
+  }
+
+  private plan(id: string): RoomPlan {
+    const plan = new RoomPlan();
+    this.plans.set(id, plan);
+    return plan;
+  }
+
+  private retire(id: string, plan: RoomPlan): void {
+    clearTimeout(plan.timer);
+    this.plans.delete(id);
+    void Promise.resolve(plan.acting).then(() => this.release(plan));
+  }
+
+  /** Plans the room's next action at `at` (Infinity: none until a notice). */
+  private due(id: string, plan: RoomPlan, at: number): void {
+    plan.dueAt = at;
+    clearTimeout(plan.timer);
+    plan.timer = undefined;
+    if (this.stopped || plan.acting || at === Infinity || this.plans.get(id) !== plan) return;
+    const wait = Math.min(Math.max(0, at - Date.now()), MAX_TIMER_MS);
+    plan.timer = setTimeout(() => this.act(id, plan), wait);
+    plan.timer.unref();
+  }
+
+  private wake(id: string, plan: RoomPlan): void {
+    plan.wantUnits = true;
+    plan.woken = true;
+    if (plan.acting) plan.again = true;
+    else this.due(id, plan, Date.now());
+  }
+
+  private act(id: string, plan: RoomPlan): void {
+    clearTimeout(plan.timer);
+    plan.timer = undefined;
+    if (this.stopped || plan.acting) return;
+    // a loop of its own, whoever woke it: its commands are no request's (background.ts)
+    plan.acting = inBackground('room admitter', () => this.run(id, plan))
+      .catch((err: unknown) => {
+        this.opts.logger?.warn({ err, product: id }, 'room admitter tick failed');
+        plan.dueAt = Date.now() + (plan.held ? this.opts.tickMs : Math.min(this.leaseMs, 1_000));
+      })
+      .finally(() => {
+        plan.acting = undefined;
+        const again = plan.again;
+        plan.again = false;
+        this.due(id, plan, again ? Date.now() : plan.dueAt);
+      });
+  }
+
+  private async run(id: string, plan: RoomPlan): Promise<void> {
+    const view = await this.opts.catalogue.get(id);
+    const now = Date.now();
+    if (!view?.room || (view.endsAt > 0 && now >= view.endsAt)) {
+      await this.release(plan);
+      plan.dueAt = Infinity; // a reseed or a change is a notice
+      return;
+    }
+    if (plan.epoch !== view.epoch) plan.newSale(view.epoch);
+    // before its opening a room needs nothing: its first tick at the opening opens it
+    if (!plan.held && now < view.startsAt) {
+      plan.dueAt = view.startsAt;
+      return;
+    }
+    const lease = plan.held?.signal.aborted === false ? plan.held : await this.take(id, plan);
+    if (lease) await this.tickHeld(id, plan, view, lease);
+  }
+
+  /** Tries the room's lease; held by another process, looks again once it could have run out. */
+  private async take(id: string, plan: RoomPlan): Promise<HeldLock | undefined> {
+    plan.held = undefined; // a hold whose lease was lost ended itself
+    let busyMs = -1;
+    const got = await this.opts.locks.acquire(`room:${id}`, {
+      waitMs: 0,
+      onBusy: (ms) => (busyMs = ms),
+    });
+    if (!got) {
+      plan.dueAt = Date.now() + (busyMs >= 0 ? Math.max(busyMs, this.opts.tickMs) : this.leaseMs);
+      return undefined;
+    }
+    if (this.stopped) return void (await got.release().catch(() => undefined));
+    plan.took(got);
+    this.opts.logger?.debug({ product: id, fence: got.fence }, 'room admitter took the room');
+    return got;
+  }
+
+  private async tickHeld(
+    id: string,
+    plan: RoomPlan,
+    view: ProductView,
+    lease: HeldLock,
+  ): Promise<void> {
+    const tick = await holderTick(this.tickDeps, id, plan, view, lease);
+    if (tick.code === 'fenced') {
+      await this.release(plan);
+      plan.dueAt = Date.now() + this.leaseMs;
+      return;
+    }
+    this.opts.onTick?.(view, tick);
+    plan.reported = true;
+    plan.woken = false;
+    if (tick.admitted > 0) plan.lastWorkAt = Date.now();
+    // someone waits and a seat is free: the next tick may admit (a seat freed meanwhile: the
+    // script asks for the units)
+    plan.waiting = tick.next > tick.served || tick.shuffleLeft > 0;
+    plan.wantUnits = plan.waiting && tick.active < view.room!.settings.maxActive;
+    await this.settle(id, plan, view, tick, lease);
+  }
+
+  /** After a tick: the next one at the pace, or the room let go asleep (or until its opening). */
+  private async settle(
+    id: string,
+    plan: RoomPlan,
+    view: ProductView,
+    tick: Ticked,
+    lease: HeldLock,
+  ): Promise<void> {
+    const now = Date.now();
+    const sleep = tick.sleep;
+    if (!letsGo(sleep)) {
+      plan.sleep = undefined;
+      plan.dueAt = now + this.opts.tickMs;
+      return;
+    }
+    await this.release(plan);
+    if (sleep === 'opening') {
+      // the process's clock is ahead of Redis's: the opening is Redis's
+      plan.dueAt = now + Math.max(this.opts.tickMs, tick.wakeAt - tick.now);
+      return;
+    }
+    plan.sleep = sleep;
+    const seatEndsInMs = tick.wakeAt > 0 ? Math.max(this.opts.tickMs, tick.wakeAt - tick.now) : 0;
+    const lookInMs = lookIn(sleep, this.opts.recheckMs, seatEndsInMs);
+    plan.dueAt = lookInMs > 0 ? now + lookInMs : Infinity;
+    await this.opts.store
+      .asleep(id, {
+        epoch: view.epoch,
+        served: tick.served,
+        at: tick.now,
+        fence: lease.fence,
+        sleep,
+        lookInMs,
+      })
+      .catch((err: unknown) => this.opts.logger?.warn({ err, product: id }, 'notice failed'));
+  }
+
+  /** What this process hears of its rooms (the catalogue's notices, and its own wakes). */
+  private heard(productId: string, notice: RoomNotice): void {
+    if (this.stopped) return;
+    if (notice.kind === 'resync') {
+      for (const [id, plan] of this.plans) this.wake(id, plan);
+      return;
+    }
+    const plan = this.plans.get(productId);
+    if (!plan) return;
+    if (notice.kind === 'admit' || notice.kind === 'asleep') {
+      if (notice.fence < plan.heardFence || notice.fence === plan.myFence) return;
+      plan.heardFence = notice.fence;
+      if (plan.reported && notice.fence > plan.myFence) {
+        plan.reported = false;
+        this.opts.onSuperseded?.(productId);
+      }
+      if (notice.kind === 'admit') {
+        // awake, its holder alive: looked at once that holder could be dead (a lease without
+        // its notices), not a lease attempt a tick
+        plan.sleep = undefined;
+        plan.woken = false;
+        if (!plan.held && !plan.acting) this.due(productId, plan, Date.now() + this.leaseMs);
+        return;
+      }
+      plan.sleep = notice.sleep;
+      // a wake not yet seen handled stands: this notice may be of a tick before it
+      if (plan.held || plan.acting || plan.woken) return;
+      // its holder looks again then; this process only if that holder did not (it died)
+      const at = notice.lookInMs > 0 ? Date.now() + notice.lookInMs + this.leaseMs : Infinity;
+      this.due(productId, plan, at);
+      return;
+    }
+    // nobody waits in a room asleep on a join: a return changes nothing there
+    if (notice.kind === 'restock' && plan.sleep === 'join') return;
+    if (notice.kind === 'reseed') plan.newSale(0);
+    this.wake(productId, plan);
+  }
+
+  private async release(plan: RoomPlan): Promise<void> {
+    const held = plan.held;
+    plan.held = undefined;
+    await held?.release().catch(() => undefined);
   }
 
   /**
    * Stops admitting. `release` false leaves the leases to run out, as a killed process would
-   * (tests of the takeover); true hands the rooms over at once (a clean shutdown).
+   * (tests of the takeover); true hands the rooms over at once (a clean shutdown): the rooms it
+   * held are woken for the other processes.
    */
   async stop(opts: { release: boolean } = { release: true }): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-    if (opts.release) await Promise.all([...this.held.keys()].map((id) => this.drop(id)));
-    else this.held.clear();
+    this.unlisten?.();
+    clearTimeout(this.refreshTimer);
+    for (const plan of this.plans.values()) clearTimeout(plan.timer);
+    await this.refreshing;
+    await Promise.all([...this.plans.values()].map((p) => p.acting));
+    const held = [...this.plans].filter(([, p]) => p.held);
+    if (opts.release) {
+      await Promise.all(
+        held.map(async ([id, plan]) => {
+          await this.release(plan);
+          this.opts.store.wake(id, plan.epoch, 'handover');
+        }),
+      );
+    } else for (const [, plan] of held) plan.held = undefined;
     await this.opts.locks.close();
   }
-}
-
-/** The units admission may count on: those of the segments that answered (see unitsLeft). */
-export function admissionUnits(segments: readonly { stock: number; unreachable?: true }[]): {
-  units: number;
-  known: boolean;
-} {
-  let units = 0;
-  for (const s of segments) if (!s.unreachable) units += s.stock;
-  return { units, known: !segments.some((s) => s.unreachable) };
 }

@@ -1,7 +1,7 @@
 /**
- * The waiting rooms' metrics (docs/waiting-room.md#metrics). The line's gauges are the admitting
- * process's (the others hold no lease and leave theirs at their last value: read them with max);
- * the counters add up over processes.
+ * The waiting rooms' metrics (docs/waiting-room.md#metrics). The line's gauges are those of the
+ * process that ticked the room last (one that hears another tick it under a newer lease drops
+ * its own: read them with max); the counters add up over processes.
  */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { ProductView } from '../catalogue/catalogue.js';
@@ -9,6 +9,8 @@ import type { AdmitTick } from './store.js';
 
 export interface RoomMetrics {
   ticked(view: ProductView, tick: AdmitTick & { code: 'ticked' }): void;
+  /** another process ticks the room now: this one's gauges of it go (max reads the holder's) */
+  superseded(productId: string): void;
   joined(): void;
   refusedFull(productId: string): void;
   refusedShort(productId: string): void;
@@ -86,6 +88,9 @@ export function promRoomMetrics(registry: Registry): RoomMetrics {
       soldOutWaiting.set({ product }, view.soldOut || view.soldOutMarked ? inLine : 0);
       if (tick.admitted > 0) admittedTotal.inc({ product }, tick.admitted);
       if (tick.expired > 0) abandoned.inc({ product }, tick.expired);
+    },
+    superseded(product) {
+      for (const gauge of [waiting, active, soldOutWaiting]) gauge.remove({ product });
     },
     joined: () => joins.inc(),
     refusedFull: (product) => full.inc({ product }),

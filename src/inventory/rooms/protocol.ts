@@ -7,6 +7,7 @@
 import type { RedisClient } from '../../redis/connection.js';
 import type { RoomKeys } from '../../redis/keys.js';
 import { luaScript } from '../../redis/scripts.js';
+import type { RoomSleep } from '../records/product-events.js';
 import type { RoomCounters } from '../records/room-state.js';
 
 const JOIN_REPLY = { joined: 1, held: 0, full: -1 } as const;
@@ -20,9 +21,13 @@ const scripts = {
 
 const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.lobby, room.line];
 
-/** A join: a new place, the shopper's place already (`held`), or none (`full`). */
+/**
+ * A join: a new place, the shopper's place already (`held`), or none (`full`); `woke` when the
+ * shopper waits in a room asleep on a join (the joining process wakes it).
+ */
 export type JoinReply =
-  ({ code: 'joined' | 'held'; ticket: number } & RoomCounters) | ({ code: 'full' } & RoomCounters);
+  | ({ code: 'joined' | 'held'; ticket: number; woke: boolean } & RoomCounters)
+  | ({ code: 'full' } & RoomCounters);
 
 /** Joins the shopper to the room (or finds their place), within `maxPlaces` places. */
 export async function joinRoom(
@@ -30,7 +35,7 @@ export async function joinRoom(
   room: RoomKeys,
   join: { userId: string; keepSeconds: number; maxPlaces: number },
 ): Promise<JoinReply> {
-  const [code, ticket, served, opened, lobbyCount] = await scripts.join.run<number[]>(
+  const [code, ticket, served, opened, lobbyCount, woke] = await scripts.join.run<number[]>(
     redis,
     roomKeyList(room),
     [join.userId, join.keepSeconds, join.maxPlaces],
@@ -39,7 +44,7 @@ export async function joinRoom(
   const name = scripts.join.replyName(code);
   return name === 'full'
     ? { code: name, ...counters }
-    : { code: name, ticket: ticket!, ...counters };
+    : { code: name, ticket: ticket!, woke: woke === 1, ...counters };
 }
 
 /** A shopper's place, read at once; null when they hold none (lua/roomPlace-3.lua). */
@@ -82,7 +87,19 @@ export interface AdmitCall {
   limitPerUser: number;
   /** the room's freed-seat count read before `unitsLeft` (a seat freed since counts as taken) */
   doneAtRead: number;
+  /** the room may go to sleep when this tick admits nobody */
+  mayIdle: boolean;
 }
+
+/** `unitsLeft` when the units were not read: nobody is admitted (lua/roomAdmit-6.lua). */
+export const UNITS_NOT_READ = -2;
+
+/**
+ * What the room waits for after a tick: '' it has work (tick again at the pace); `units` it has
+ * shoppers to admit and was not given the units left (tick again at once, with them); `opening`
+ * it is not open yet; otherwise what it sleeps on (lua/includes/roomState.lua).
+ */
+export type TickSleep = '' | 'units' | 'opening' | RoomSleep;
 
 export type AdmitReply =
   | {
@@ -97,6 +114,9 @@ export type AdmitReply =
       opened: boolean;
       /** lobby places not yet shuffled into tickets (admission waits for them) */
       shuffleLeft: number;
+      sleep: TickSleep;
+      /** Redis ms: the opening (`opening`), or the first admission's end (`seat`; 0: none) */
+      wakeAt: number;
     }
   | { code: 'fenced'; newer: number };
 
@@ -106,7 +126,7 @@ export async function admitRoom(
   room: RoomKeys,
   call: AdmitCall,
 ): Promise<AdmitReply> {
-  const r = await scripts.admit.run<number[]>(
+  const r = await scripts.admit.run<Array<number | string>>(
     redis,
     [...roomKeyList(room), room.active, room.admitted],
     [
@@ -122,9 +142,10 @@ export async function admitRoom(
       call.shuffleSteps,
       call.limitPerUser,
       call.doneAtRead,
+      call.mayIdle ? 1 : 0,
     ],
   );
-  if (scripts.admit.replyName(r[0]) === 'fenced') return { code: 'fenced', newer: r[1]! };
+  if (scripts.admit.replyName(r[0]) === 'fenced') return { code: 'fenced', newer: Number(r[1]) };
   const [, served, next, admitted, expired, active, now, opened, shuffleLeft] = r as number[];
   return {
     code: 'ticked',
@@ -136,10 +157,20 @@ export async function admitRoom(
     now: now!,
     opened: opened === 1,
     shuffleLeft: shuffleLeft!,
+    sleep: String(r[9] ?? '') as TickSleep,
+    wakeAt: Number(r[10] ?? 0),
   };
 }
 
-/** A bought shopper's seat is free, and counted (lua/roomSeatDone-2.lua). */
-export async function freeSeat(redis: RedisClient, room: RoomKeys, userId: string): Promise<void> {
-  await scripts.seatDone.run(redis, [room.active, room.room], [userId]);
+/**
+ * A bought shopper's seat is free, and counted (lua/roomSeatDone-2.lua): `woke` when it was freed
+ * in a room asleep on its seats (the purchasing process wakes it).
+ */
+export async function freeSeat(
+  redis: RedisClient,
+  room: RoomKeys,
+  userId: string,
+): Promise<{ woke: boolean }> {
+  const [, woke] = await scripts.seatDone.run<number[]>(redis, [room.active, room.room], [userId]);
+  return { woke: woke === 1 };
 }

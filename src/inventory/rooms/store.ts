@@ -1,12 +1,14 @@
 /**
  * A waiting room's Redis side: join, read a place, one admitter tick (their scripts through
- * protocol.ts), and a seat freed by a purchase. Every key of a room shares the product's hash tag
- * (one Cluster slot with its meta and events channel): a join and a tick are single scripts.
+ * protocol.ts), a seat freed by a purchase, and the room's notices (admissions, its sleep, a
+ * wake). Every key of a room shares the product's hash tag (one Cluster slot with its meta and
+ * events channel): a join and a tick are single scripts.
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys, RoomKeys } from '../../redis/keys.js';
-import { readProductState, type ProductState } from '../catalogue/product-state.js';
-import { encodeEvent } from '../records/product-events.js';
+import { readSegmentStock, type SegmentStock } from '../catalogue/product-state.js';
+import type { RoomNotices } from '../catalogue/room-notices.js';
+import { encodeEvent, type RoomSleep, type WakeCause } from '../records/product-events.js';
 import type { RoomSettings } from '../records/product-meta.js';
 import { ROOM_FIELD } from '../records/hash-fields.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
@@ -53,6 +55,20 @@ export interface AdmitArgs {
   shuffleSteps?: number | undefined;
   /** the room's freed-seat count ({@link RoomStore.doneCount}) read before `unitsLeft` */
   doneAtRead: number;
+  /** the room may go to sleep if this tick admits nobody (default false) */
+  mayIdle?: boolean | undefined;
+}
+
+/** What an admitter that let a room go to sleep tells the other processes. */
+export interface RoomSleepNotice {
+  epoch: number;
+  served: number;
+  /** Redis ms of the tick */
+  at: number;
+  fence: number;
+  sleep: RoomSleep;
+  /** when the room is looked at again anyway (ms from now; 0: only when a notice wakes it) */
+  lookInMs: number;
 }
 
 const keepSeconds = (endsAt: number) =>
@@ -66,6 +82,8 @@ export class RoomStore {
     private readonly replicaWait?: ReplicaWait | undefined,
     /** near maxmemory no new place is written (docs/catalogue.md#redis-memory) */
     private readonly headroom?: MemoryHeadroom | undefined,
+    /** this process's admitters: a wake sent from here acts here at once, notice or not */
+    private readonly notices?: RoomNotices | undefined,
   ) {}
 
   /**
@@ -98,6 +116,7 @@ export class RoomStore {
     }
     if (r.code === 'full') return { refused: 'full' };
     const { ticket, served, opened, lobbyCount } = r;
+    if (r.woke) this.wake(productId, sale.epoch, 'join');
     // a second join answers the place too: confirmed as well, since the first one's WAIT may
     // have failed (503) and left the place on the master alone
     await this.replicaWait?.confirm(k.room);
@@ -147,16 +166,41 @@ export class RoomStore {
       shuffleSteps: tick.shuffleSteps ?? SHUFFLE_STEPS,
       limitPerUser: tick.limitPerUser,
       doneAtRead: tick.doneAtRead,
+      mayIdle: tick.mayIdle === true,
     });
     if (r.code === 'fenced') return r;
-    if (r.admitted > 0 || r.expired > 0) await this.replicaWait?.confirm(k.room);
-    if (r.opened && (r.admitted > 0 || announce)) {
-      await this.redis.spublish(
-        this.keys.product(productId).events,
-        encodeEvent({ kind: 'admit', epoch: tick.epoch, served: r.served, at: r.now }),
-      );
+    // a sleep a join or a freed seat ends is in the room hash: a failover must not lose it
+    const flagged = r.sleep === 'join' || r.sleep === 'seat';
+    if (r.admitted > 0 || r.expired > 0 || flagged) await this.replicaWait?.confirm(k.room);
+    const awake = r.sleep === '' || r.sleep === 'units';
+    if (r.opened && awake && (r.admitted > 0 || announce)) {
+      await this.publish(productId, {
+        kind: 'admit',
+        epoch: tick.epoch,
+        served: r.served,
+        at: r.now,
+        fence: tick.fence,
+      });
     }
     return r;
+  }
+
+  /** Tells every process the room sleeps (its admitter let go of it), with its served counter. */
+  async asleep(productId: string, notice: RoomSleepNotice): Promise<void> {
+    await this.publish(productId, { kind: 'asleep', ...notice });
+  }
+
+  /**
+   * Wakes a sleeping room: this process's admitter acts at once, and every process hears it. Not
+   * waited for: a notice that fails to go out is one this process already acted on.
+   */
+  wake(productId: string, epoch: number, cause: WakeCause): void {
+    this.notices?.tell(productId, { kind: 'wake', cause });
+    this.publish(productId, { kind: 'wake', epoch, cause }).catch(() => undefined);
+  }
+
+  private async publish(productId: string, event: Parameters<typeof encodeEvent>[0]) {
+    await this.redis.spublish(this.keys.product(productId).events, encodeEvent(event));
   }
 
   /** Products seeded with a waiting room. */
@@ -164,18 +208,27 @@ export class RoomStore {
     return this.redis.smembers(this.keys.rooms());
   }
 
-  /** The product's segments as they stand (the admitter bounds admission by the units left). */
-  stock(productId: string): Promise<ProductState | null> {
-    return readProductState({ redis: this.redis, keys: this.keys }, productId);
+  /**
+   * The stock of some of the product's segments (the admitter bounds admission by the units
+   * left); null when a segment holds another epoch.
+   */
+  units(
+    productId: string,
+    epoch: number,
+    segments: readonly number[],
+  ): Promise<SegmentStock[] | null> {
+    return readSegmentStock({ redis: this.redis, keys: this.keys }, productId, epoch, segments);
   }
 
   /**
    * The shopper bought: their seat is free for the next in line, and the room counts it (the
-   * admitter bounds admission by a units read that may not have seen this purchase yet).
+   * admitter bounds admission by a units read that may not have seen this purchase yet). A room
+   * asleep on its seats is woken.
    */
   async done(productId: string, epoch: number, userId: string): Promise<void> {
     const k = this.keys.room(productId, epoch);
-    await freeSeat(this.redis, k, userId);
+    const { woke } = await freeSeat(this.redis, k, userId);
+    if (woke) this.wake(productId, epoch, 'seat');
   }
 
   /** Seats freed by purchases so far: read before the units left, for {@link admit}. */

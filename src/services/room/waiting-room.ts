@@ -105,6 +105,11 @@ export class WaitingRoom {
       metrics?: RoomMetricsPort | undefined;
       /** [0, 1): the polls' jitter (tests pin it) */
       random?: () => number;
+      /**
+       * A shopper waits in a room heard asleep on a join: their join's wake was lost (its
+       * process died before sending it); this process's admitter looks at the room.
+       */
+      nudge?: (productId: string) => void;
     },
   ) {}
 
@@ -157,6 +162,8 @@ export class WaitingRoom {
       } else {
         if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
         if (this.answersFromMemory(view, k, now)) {
+          const heard = view.room.heard;
+          if (heard.sleeping === 'join' && k.ticket > heard.served) this.deps.nudge?.(productId);
           return { kind: 'view', view: this.answer(view, userId, k, now) };
         }
       }
@@ -214,6 +221,8 @@ export class WaitingRoom {
     this.known.delete(key);
     if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
     this.known.set(key, k);
+    // a room asleep sends no notice: a process that started since learns its counter here
+    if (place.opened) view.room?.heard.floor(place.served);
     return k;
   }
 
