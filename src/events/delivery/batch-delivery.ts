@@ -5,16 +5,10 @@
  * (lane-delivery.ts), queued with the delay the failure chose; a lane that already has one (it
  * is failing: `attempts` > 0) is left to it, so a batch never overtakes a retry.
  */
-import type { EventType, OrderEvent } from '../feed/cloud-event.js';
+import type { EventType } from '../feed/index.js';
 import { deliverDue, type DeliveryCore } from './delivery.js';
-import type { Endpoint } from '../endpoints/endpoints-repository.js';
-import type { Lane, LaneRef } from './lanes-repository.js';
-
-export interface DueLane {
-  lane: Lane;
-  /** its events past the acknowledged version, of the endpoint's types, oldest first */
-  due: OrderEvent[];
-}
+import type { Endpoint } from '../endpoints/index.js';
+import type { DueLane, LaneRef } from '../lanes/index.js';
 
 export interface BatchDeps extends DeliveryCore {
   endpoint(id: string): Promise<Endpoint | undefined>;

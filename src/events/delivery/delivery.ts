@@ -8,12 +8,11 @@
  * from that event on. A 410 disables the endpoint. An event's id is its `webhook-id` on every
  * delivery. batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one's retry.
  */
-import { cloudEvent, type OrderEvent } from '../feed/cloud-event.js';
-import type { Endpoint } from '../endpoints/endpoints-repository.js';
-import type { Lane, LaneRef } from './lanes-repository.js';
+import { cloudEvent, type OrderEvent } from '../feed/index.js';
+import { signDelivery, type Endpoint } from '../endpoints/index.js';
+import type { Lane, LaneRef } from '../lanes/index.js';
 import { retryDelay } from './retry-schedule.js';
 import type { SendOutcome } from './sender.js';
-import { signDelivery } from '../endpoints/signing.js';
 
 export interface DeliveryMetrics {
   delivered(endpointId: string, lagSeconds: number): void;

@@ -4,10 +4,10 @@
  * delivery.ts says; a failure throws, and BullMQ runs it again after the delay the failure
  * chose, or never again once it is dead-lettered.
  */
-import type { EventType, OrderEvent } from '../feed/cloud-event.js';
+import type { EventType, OrderEvent } from '../feed/index.js';
 import { DeadLettered, deliverDue, DeliveryFailed, type DeliveryCore } from './delivery.js';
-import type { Endpoint } from '../endpoints/endpoints-repository.js';
-import type { Lane, LaneRef } from './lanes-repository.js';
+import type { Endpoint } from '../endpoints/index.js';
+import type { Lane, LaneRef } from '../lanes/index.js';
 
 export interface LaneDeps extends DeliveryCore {
   endpoint(id: string): Promise<Endpoint | undefined>;

@@ -14,7 +14,7 @@ import {
 } from 'bullmq';
 import type { Logger } from '../../log.js';
 import { DeadLettered, DeliveryFailed } from './delivery.js';
-import type { LaneRef } from './lanes-repository.js';
+import type { LaneRef } from '../lanes/index.js';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
 export const JOB = { lane: 'lane', batch: 'batch' } as const;

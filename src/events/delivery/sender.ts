@@ -12,7 +12,7 @@ import {
   guardedLookup,
   ReceiverRefused,
   type ReceiverRules,
-} from '../endpoints/receiver-policy.js';
+} from '../endpoints/index.js';
 
 export type SendOutcome =
   | { code: 'delivered'; status: number }

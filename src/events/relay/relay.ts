@@ -5,8 +5,8 @@
  * due and no job (a crash between the commit and the enqueue, a replay, an endpoint enabled
  * again) is found by the same run once it has been left alone a while, and gets a job of its own.
  */
-import type { EventType } from '../feed/cloud-event.js';
-import type { HandOn, LaneRef } from '../delivery/lanes-repository.js';
+import type { EventType } from '../feed/index.js';
+import type { HandOn, LaneRef } from '../lanes/index.js';
 
 export interface RelayDeps {
   endpoints: {

@@ -1,4 +1,5 @@
 /** A lane: the delivery of one order's events to one endpoint, in version order. */
+import type { OrderEvent } from '../feed/index.js';
 
 export interface LaneRef {
   endpointId: string;
@@ -12,4 +13,11 @@ export interface Lane extends LaneRef {
   attempts: number;
   /** dead-lettered from this version on; null while live */
   deadVersion: number | null;
+}
+
+/** A lane with what it owes: its events past the acknowledged version, of the endpoint's types. */
+export interface DueLane {
+  lane: Lane;
+  /** oldest first */
+  due: OrderEvent[];
 }

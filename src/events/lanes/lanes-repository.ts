@@ -6,12 +6,11 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from '../feed/cloud-event.js';
+import { eventsAfter, type EventType, type FeedCursor, type OrderEvent } from '../feed/index.js';
 import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
-import type { Lane, LaneRef } from './lane.js';
-import { eventsAfter } from '../feed/events-repository.js';
+import type { DueLane, Lane, LaneRef } from './lane.js';
 
-export type { DeadLetter, Lane, LaneRef };
+export type { DeadLetter, DueLane, Lane, LaneRef };
 
 /** A receiver's acknowledgement, for the lane's compare-and-set from the version it read. */
 export interface Ack extends LaneRef {

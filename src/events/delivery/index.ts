@@ -1,0 +1,29 @@
+/**
+ * The deliveries' door: sending a lane's due events, signed, to its endpoint (the sender, the
+ * retry schedule, the outcome of each attempt), the BullMQ jobs that carry lanes to a worker, and
+ * their metrics. Reads and moves lanes through lanes/'s door; knows no relay.
+ */
+export { ackBatcher } from './ack-batcher.js';
+export { deliverBatch, slots, type BatchDeps, type BatchResult } from './batch-delivery.js';
+export {
+  DeadLettered,
+  deliverDue,
+  DeliveryFailed,
+  type DeliveryCore,
+  type DeliveryMetrics,
+  type LaneOutcome,
+} from './delivery.js';
+export { deliverLane, type LaneDeps, type LaneResult } from './lane-delivery.js';
+export { registerDeliveryMetrics } from './metrics.js';
+export {
+  createDeliveryWorker,
+  createEventQueues,
+  JOB as EVENT_JOB,
+  LANE_JOB_OPTIONS,
+  laneJobId,
+  queueBatches,
+  queueLanes,
+  WEBHOOKS_QUEUE,
+} from './queue.js';
+export { JITTER, MAX_RETRY_AFTER_MS, retryDelay } from './retry-schedule.js';
+export { createSender, retryAfterMs, type SendOutcome, type Sender } from './sender.js';

@@ -1,0 +1,19 @@
+/**
+ * The endpoints' door: registration and status (their SQL), the rules a receiver URL must follow,
+ * and the signatures each delivery carries. Knows the feed's event types, nothing else of events/.
+ */
+export {
+  EndpointsRepository,
+  type Endpoint,
+  type EndpointBacklog,
+} from './endpoints-repository.js';
+export {
+  checkLiteralHost,
+  checkReceiverHost,
+  checkReceiverUrl,
+  guardedLookup,
+  isPrivateAddress,
+  ReceiverRefused,
+  type ReceiverRules,
+} from './receiver-policy.js';
+export { newSecret, signDelivery } from './signing.js';
