@@ -11,3 +11,4 @@ export * from './endpoints/index.js';
 export * from './lanes/index.js';
 export * from './delivery/index.js';
 export * from './relay/index.js';
+export { startEventWorker, type EventWorker, type EventWorkerDeps } from './worker.js';

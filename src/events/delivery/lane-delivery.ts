@@ -4,16 +4,15 @@
  * delivery.ts says; a failure throws, and BullMQ runs it again after the delay the failure
  * chose, or never again once it is dead-lettered.
  */
-import type { EventType, OrderEvent } from '../feed/index.js';
+import type { EventType } from '../feed/index.js';
 import { DeadLettered, deliverDue, DeliveryFailed, type DeliveryCore } from './delivery.js';
 import type { Endpoint } from '../endpoints/index.js';
-import type { Lane, LaneRef } from '../lanes/index.js';
+import type { DueLane, LaneRef } from '../lanes/index.js';
 
 export interface LaneDeps extends DeliveryCore {
   endpoint(id: string): Promise<Endpoint | undefined>;
-  lane(ref: LaneRef): Promise<Lane | undefined>;
-  /** the order's events after `version`, of these types, oldest first */
-  due(orderId: string, version: number, types: readonly EventType[]): Promise<OrderEvent[]>;
+  /** the lane with its events past the acknowledged version, of these types (as a batch reads) */
+  dueLane(ref: LaneRef, types: readonly EventType[]): Promise<DueLane | undefined>;
   catchUp(ref: LaneRef, from: number): Promise<void>;
 }
 
@@ -27,10 +26,10 @@ export async function deliverLane(deps: LaneDeps, ref: LaneRef): Promise<LaneRes
   const endpoint = await deps.endpoint(ref.endpointId);
   if (!endpoint || endpoint.status !== 'active') return 'disabled';
   for (let sent = false; ; sent = true) {
-    const lane = await deps.lane(ref);
-    if (!lane) return 'nothing';
+    const read = await deps.dueLane(ref, endpoint.types);
+    if (!read) return 'nothing';
+    const { lane, due } = read;
     if (lane.deadVersion !== null) return 'dead';
-    const due = await deps.due(ref.orderId, lane.ackedVersion, endpoint.types);
     if (due.length === 0) {
       if (lane.ackedVersion < lane.wantedVersion) await deps.catchUp(ref, lane.ackedVersion);
       return sent ? 'delivered' : 'nothing';

@@ -1,7 +1,8 @@
 /**
  * The order events' SQL: the feed (events in the order of the transactions that wrote them,
  * shown only below the oldest transaction still running, so none can appear behind a cursor
- * already passed), an order's events after a version, and pruning past the retention.
+ * already passed), and pruning past the retention. (What a lane is owed is read with the lane:
+ * lanes/lane-reads-repository.ts.)
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
@@ -52,22 +53,6 @@ export async function eventsAfter(
   return r.rows.map(eventOf);
 }
 
-/** An order's events after `version`, oldest first. */
-export async function orderEventsAfter(
-  db: Db,
-  orderId: string,
-  version: number,
-): Promise<OrderEvent[]> {
-  const rows = await db
-    .selectFrom('order_events')
-    .select(['id', 'txid', 'position', 'order_id', 'version', 'type', 'occurred_at', 'data'])
-    .where('order_id', '=', orderId)
-    .where('version', '>', version)
-    .orderBy('version')
-    .execute();
-  return rows.map((row) => eventOf(row as EventRow));
-}
-
 /** The newest place pruning passed; undefined when nothing was pruned. */
 export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
   const row = await db
@@ -106,10 +91,6 @@ export class EventsRepository {
 
   eventsAfter(cursor: FeedCursor, limit: number): Promise<OrderEvent[]> {
     return eventsAfter(this.db, cursor, limit);
-  }
-
-  orderEventsAfter(orderId: string, version: number): Promise<OrderEvent[]> {
-    return orderEventsAfter(this.db, orderId, version);
   }
 
   prunedThrough(): Promise<FeedCursor | undefined> {

@@ -58,28 +58,6 @@ export class LanesRepository {
     });
   }
 
-  async get(ref: LaneRef): Promise<Lane | undefined> {
-    const row = await this.db
-      .selectFrom('webhook_lanes')
-      .select(['wanted_version', 'acked_version', 'attempts', 'dead_version'])
-      .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
-      .executeTakeFirst();
-    return (
-      row && {
-        ...ref,
-        wantedVersion: row.wanted_version,
-        ackedVersion: row.acked_version,
-        attempts: row.attempts,
-        deadVersion: row.dead_version,
-      }
-    );
-  }
-
-  /**
-   * The receiver acknowledged `version`; `from` is the acked version the delivery read. @returns
-   * false when the lane moved meanwhile (a replay): the delivery reads it again
-   */
   /**
    * Receivers acknowledged these: each lane moves to `version` only from the `from` its delivery
    * read (a replay that moved it meanwhile wins), all in one statement. @returns the lanes moved,
