@@ -39,8 +39,9 @@ function cachedBacklog(endpoints: EndpointsRepository) {
 }
 
 /**
- * An endpoint as read at most this long ago: deliveries ask for it per batch. A disable or a
- * rotation reaches them within it.
+ * An active endpoint as read at most this long ago: deliveries ask for it per batch. A disable or
+ * a rotation reaches them within it; an enable at once (a disabled endpoint is read each time,
+ * else the lanes an enable queues would find it disabled and wait to be found stranded).
  */
 const ENDPOINT_CACHE_MS = 500;
 
@@ -51,7 +52,10 @@ function cachedEndpoints(endpoints: EndpointsRepository) {
     if (last && Date.now() - last.at <= ENDPOINT_CACHE_MS) return last.value;
     const value = endpoints.get(id);
     read.set(id, { at: Date.now(), value });
-    value.catch(() => read.delete(id));
+    value.then(
+      (endpoint) => endpoint?.status !== 'active' && read.delete(id),
+      () => read.delete(id),
+    );
     return value;
   };
 }
@@ -134,7 +138,7 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
           ...shared,
           endpoint,
           dueLanes: (id, orderIds, types) => lanes.dueLanes(id, orderIds, types),
-          retryLater: (ref, delayMs) => queueLanes(queues.webhooks, [ref], delayMs),
+          ownJob: (ref) => queueLanes(queues.webhooks, [ref]),
           slot,
         },
         job.endpointId,

@@ -36,6 +36,7 @@ describe('migrations', () => {
       '20261126_0005_order_events',
       '20261127_0006_admin_audit',
       '20261128_0007_webhook_endpoints',
+      '20261206_0008_webhook_lanes_due',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

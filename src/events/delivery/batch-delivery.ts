@@ -1,12 +1,12 @@
 /**
  * The lanes the relay hands on, many to a BullMQ job (one per endpoint and page of lanes): their
- * due events read in one query, then each lane delivered as delivery.ts says, WEBHOOK_CONCURRENCY
- * at once across the process. A lane whose attempt failed leaves the batch for its own job
- * (lane-delivery.ts), queued with the delay the failure chose; a lane that already has one (it
- * is failing: `attempts` > 0) is left to it, so a batch never overtakes a retry.
+ * due events read in one query, then each lane delivered as lane-attempt.ts says,
+ * WEBHOOK_CONCURRENCY at once across the process. A lane whose attempt failed is recorded as due
+ * again later, when the relay gives it a job of its own (lane-delivery.ts); a lane already waiting
+ * for that (`nextAttemptAt` set) is left to it, so a batch never overtakes a retry.
  */
 import type { EventType } from '../feed/index.js';
-import { deliverDue, type DeliveryCore } from './delivery.js';
+import { deliverDue, type DeliveryCore } from './lane-attempt.js';
 import type { Endpoint } from '../endpoints/index.js';
 import type { DueLane, LaneRef } from '../lanes/index.js';
 
@@ -17,8 +17,8 @@ export interface BatchDeps extends DeliveryCore {
     orderIds: readonly string[],
     types: readonly EventType[],
   ): Promise<DueLane[]>;
-  /** queues the lane's own job, to run after `delayMs` */
-  retryLater(ref: LaneRef, delayMs: number): Promise<void>;
+  /** queues the lane's own job (a replay moved it while it was sent: it is read again) */
+  ownJob(ref: LaneRef): Promise<void>;
   /** runs `work` when one of the process's WEBHOOK_CONCURRENCY delivery slots is free */
   slot<T>(work: () => Promise<T>): Promise<T>;
 }
@@ -27,7 +27,7 @@ export interface BatchResult {
   delivered: number;
   retrying: number;
   dead: number;
-  /** dead, owned by a retry, or nothing due */
+  /** dead, waiting for its next attempt, or nothing due */
   skipped: number;
 }
 
@@ -44,20 +44,17 @@ export async function deliverBatch(
   await Promise.all(
     lanes.map(({ lane, due }) =>
       deps.slot(async () => {
-        if (gone || lane.deadVersion !== null || lane.attempts > 0 || due.length === 0) {
+        if (gone || lane.deadVersion !== null || lane.nextAttemptAt !== null || due.length === 0) {
           result.skipped++;
           return;
         }
         const r = await deliverDue(deps, endpoint, lane, due);
         if (r.code === 'gone') gone = true;
         else if (r.code === 'dead') result.dead++;
-        else if (r.code === 'retry') {
-          result.retrying++;
-          await deps.retryLater(lane, r.delayMs);
-        } else {
+        else if (r.code === 'retry') result.retrying++;
+        else {
           result.delivered++;
-          // a replay moved the lane while it was sent: its own job reads it again
-          if (r.moved) await deps.retryLater(lane, 0);
+          if (r.moved) await deps.ownJob(lane);
         }
       }),
     ),

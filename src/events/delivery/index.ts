@@ -6,20 +6,18 @@
 export { ackBatcher } from './ack-batcher.js';
 export { deliverBatch, slots, type BatchDeps, type BatchResult } from './batch-delivery.js';
 export {
-  DeadLettered,
   deliverDue,
-  DeliveryFailed,
   type DeliveryCore,
   type DeliveryMetrics,
   type LaneOutcome,
-} from './delivery.js';
+} from './lane-attempt.js';
 export { deliverLane, type LaneDeps, type LaneResult } from './lane-delivery.js';
 export { registerDeliveryMetrics } from './metrics.js';
 export {
   createDeliveryWorker,
   createEventQueues,
   JOB as EVENT_JOB,
-  LANE_JOB_OPTIONS,
+  JOB_OPTIONS,
   laneJobId,
   queueBatches,
   queueLanes,

@@ -6,7 +6,7 @@
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from '../../metrics.js';
-import type { DeliveryMetrics } from './delivery.js';
+import type { DeliveryMetrics } from './lane-attempt.js';
 import type { EndpointBacklog } from '../endpoints/index.js';
 
 export function registerDeliveryMetrics(

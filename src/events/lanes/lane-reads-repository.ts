@@ -38,10 +38,12 @@ export async function dueLanes(
       acked_version: number;
       wanted_version: number;
       attempts: number;
+      next_attempt_at: Date | null;
       dead_version: number | null;
     }
   >`
-      select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.dead_version,
+      select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.next_attempt_at,
+             l.dead_version,
              e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data
       from webhook_lanes l
       left join order_events e on e.order_id = l.order_id and e.version > l.acked_version
@@ -59,6 +61,7 @@ export async function dueLanes(
           wantedVersion: row.wanted_version,
           ackedVersion: row.acked_version,
           attempts: row.attempts,
+          nextAttemptAt: row.next_attempt_at,
           deadVersion: row.dead_version,
         },
         due: [],

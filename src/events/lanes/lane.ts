@@ -11,6 +11,8 @@ export interface Lane extends LaneRef {
   ackedVersion: number;
   /** failed attempts at the event now due */
   attempts: number;
+  /** when it is due again (its own job then); null while nothing failed */
+  nextAttemptAt: Date | null;
   /** dead-lettered from this version on; null while live */
   deadVersion: number | null;
 }

@@ -24,7 +24,7 @@ export interface HandOn {
   /** false: another relay holds the cursor */
   ran: boolean;
   events: number;
-  /** live lanes given something new: their deliveries are due */
+  /** live lanes of active endpoints given something new: their deliveries are due now */
   lanes: LaneRef[];
 }
 
@@ -110,11 +110,38 @@ export class LanesRepository {
   async catchUp(ref: LaneRef, from: number): Promise<void> {
     await this.db
       .updateTable('webhook_lanes')
-      .set({ acked_version: sql`wanted_version`, pending_since: null, attempts: 0 })
+      .set({
+        acked_version: sql`wanted_version`,
+        pending_since: null,
+        attempts: 0,
+        last_error: null,
+        next_attempt_at: null,
+      })
       .where('endpoint_id', '=', ref.endpointId)
       .where('order_id', '=', ref.orderId)
       .where('acked_version', '=', from)
       .execute();
+  }
+
+  /**
+   * Up to `limit` live lanes of active endpoints due again (a failed attempt's next one), earliest
+   * first, not queued since, marked queued now: each is taken by one relay run, once per time it
+   * comes due.
+   */
+  async due(limit: number): Promise<LaneRef[]> {
+    const r = await sql<{ endpoint_id: string; order_id: string }>`
+      update webhook_lanes l set enqueued_at = now()
+      from (
+        select l2.endpoint_id, l2.order_id from webhook_lanes l2
+        join webhook_endpoints e on e.id = l2.endpoint_id and e.status = 'active'
+        where l2.next_attempt_at <= now() and l2.dead_version is null
+          and l2.enqueued_at < l2.next_attempt_at and l2.acked_version < l2.wanted_version
+        order by l2.next_attempt_at
+        limit ${limit}
+        for update of l2 skip locked) due
+      where l.endpoint_id = due.endpoint_id and l.order_id = due.order_id
+      returning l.endpoint_id, l.order_id`.execute(this.db);
+    return r.rows.map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
   }
 
   /**
@@ -204,23 +231,38 @@ function lanesFor(
   return [...lanes.values()];
 }
 
+/**
+ * Raises each lane to what was handed on. @returns the lanes a batch is to deliver now: live, not
+ * waiting for a next attempt, of an endpoint active as this statement reads it. A lane of a
+ * disabled endpoint is marked as queued long ago, so that the relay run after an enable finds it
+ * stranded, whenever the enable commits.
+ */
 async function upsertLanes(
   tx: Transaction<Database>,
   lanes: ReadonlyArray<{ endpointId: string; orderId: string; version: number; since: Date }>,
 ): Promise<LaneRef[]> {
-  const r = await sql<{ endpoint_id: string; order_id: string }>`
-    insert into webhook_lanes (endpoint_id, order_id, wanted_version, pending_since)
-    select * from unnest(${lanes.map((l) => l.endpointId)}::text[],
+  const r = await sql<{ endpoint_id: string; order_id: string; deliver: boolean }>`
+    insert into webhook_lanes (endpoint_id, order_id, wanted_version, pending_since, enqueued_at)
+    select l.endpoint_id, l.order_id, l.version, l.since,
+      case when e.status = 'active' then now() else now() - interval '1 hour' end
+    from unnest(${lanes.map((l) => l.endpointId)}::text[],
       ${lanes.map((l) => l.orderId)}::uuid[], ${lanes.map((l) => l.version)}::int[],
       ${lanes.map((l) => l.since.toISOString())}::timestamptz[])
+      as l(endpoint_id, order_id, version, since)
+    join webhook_endpoints e on e.id = l.endpoint_id
     on conflict (endpoint_id, order_id) do update set
       wanted_version = greatest(webhook_lanes.wanted_version, excluded.wanted_version),
       pending_since = case when webhook_lanes.acked_version >= webhook_lanes.wanted_version
         then excluded.pending_since
         else coalesce(webhook_lanes.pending_since, excluded.pending_since) end,
-      enqueued_at = now()
-    returning endpoint_id, order_id, dead_version`.execute(tx);
+      -- a lane waiting for its next attempt keeps its mark: it is due by that, not by this
+      enqueued_at = case when webhook_lanes.next_attempt_at is null then excluded.enqueued_at
+        else webhook_lanes.enqueued_at end
+    returning endpoint_id, order_id,
+      dead_version is null and next_attempt_at is null and exists (
+        select 1 from webhook_endpoints w
+        where w.id = webhook_lanes.endpoint_id and w.status = 'active') as deliver`.execute(tx);
   return r.rows
-    .filter((row) => (row as { dead_version?: number | null }).dead_version == null)
+    .filter((row) => row.deliver)
     .map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
 }

@@ -1,12 +1,14 @@
 /**
- * Delivering a lane (one endpoint, one order): the order's events of the endpoint's types past
- * what the receiver acknowledged, one at a time, in version order, each signed; the next is sent
- * only once the one before it was acknowledged (a 2xx). The lane then moves on in one
+ * One attempt at a lane (one endpoint, one order): the order's events of the endpoint's types
+ * past what the receiver acknowledged, one at a time, in version order, each signed; the next is
+ * sent only once the one before it was acknowledged (a 2xx). The lane then moves on in one
  * compare-and-set from the version it read (a replay that moved it meanwhile wins). A failure
- * stops the lane there: it is retried after the schedule's delay (a longer Retry-After winning),
- * so a retry never overtakes, and after the schedule's last attempt the lane is dead-lettered
- * from that event on. A 410 disables the endpoint. An event's id is its `webhook-id` on every
- * delivery. batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one's retry.
+ * stops the lane there and is recorded with when the lane is due again (the schedule's delay, a
+ * longer Retry-After winning): the relay gives the lane a job of its own then, so a retry never
+ * overtakes; after the schedule's last attempt the lane is dead-lettered from that event on. A
+ * 410 disables the endpoint. How it ended is a value (LaneOutcome), never a throw. An event's id
+ * is its `webhook-id` on every delivery. batch-delivery.ts and lane-delivery.ts run it for many
+ * lanes, or for one.
  */
 import { cloudEvent, type OrderEvent } from '../feed/index.js';
 import { signDelivery, type Endpoint } from '../endpoints/index.js';
@@ -37,25 +39,6 @@ export interface DeliveryCore {
   now?: () => number;
 }
 
-/** A failed attempt: BullMQ waits `delayMs`, then runs the lane again. */
-export class DeliveryFailed extends Error {
-  constructor(
-    message: string,
-    readonly delayMs: number,
-  ) {
-    super(message);
-    this.name = 'DeliveryFailed';
-  }
-}
-
-/** The last attempt failed: the lane is dead-lettered (BullMQ is not to retry it). */
-export class DeadLettered extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DeadLettered';
-  }
-}
-
 /** The secrets that sign now: the current one, and the previous one during its grace. */
 function secretsOf(endpoint: Endpoint, now: number): string[] {
   const until = endpoint.previousSecretUntil?.getTime() ?? 0;
@@ -78,7 +61,7 @@ export type LaneOutcome =
   | { code: 'delivered'; moved: boolean }
   /** the receiver answered 410: the endpoint is disabled */
   | { code: 'gone' }
-  /** an attempt failed: the lane waits `delayMs` (its failure is recorded) */
+  /** an attempt failed: recorded, with the lane due again in `delayMs` */
   | { code: 'retry'; delayMs: number; why: string }
   /** the schedule's last attempt failed: the lane is dead-lettered */
   | { code: 'dead'; why: string };
