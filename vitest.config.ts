@@ -35,6 +35,7 @@ const CLUSTER_FILES = [
   'test/services/drop-controls.test.ts',
   'test/services/dashboard-drop.test.ts',
   'test/inventory/redis-memory.test.ts',
+  'test/events/endpoint-isolation.test.ts',
 ];
 
 export default defineConfig({

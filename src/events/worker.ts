@@ -18,10 +18,12 @@ import {
   createSender,
   deliverBatch,
   deliverLane,
+  EndpointSlots,
+  holdDelay,
   queueBatches,
   queueLanes,
   registerDeliveryMetrics,
-  slots,
+  stallMsFor,
 } from './delivery/index.js';
 import { EndpointsRepository, type Endpoint, type EndpointBacklog } from './endpoints/index.js';
 import { LanesRepository, type LaneRef } from './lanes/index.js';
@@ -94,7 +96,15 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
     { allowPrivate: c.webhook.allowPrivate, httpHosts: c.webhook.httpHosts },
     c.webhook.timeoutMs,
   );
-  const metrics = registerDeliveryMetrics(deps.registry, cachedBacklog(endpoints));
+  // WEBHOOK_CONCURRENCY deliveries at once in this process, shared among the endpoints
+  const slots = new EndpointSlots({
+    size: c.webhook.concurrency,
+    stallMs: stallMsFor(c.webhook.timeoutMs),
+    holdMs: (quietForMs) => holdDelay(c.webhook.retryScheduleMs, quietForMs),
+  });
+  const metrics = registerDeliveryMetrics(deps.registry, cachedBacklog(endpoints), () =>
+    slots.limits(),
+  );
 
   const endpoint = cachedEndpoints(endpoints);
   const ack = ackBatcher((acks) => lanes.ackMany(acks));
@@ -109,37 +119,38 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
     send: sender.send,
     scheduleMs: c.webhook.retryScheduleMs,
     metrics,
+    endpoint,
+    enter: (endpointId: string) => slots.enter(endpointId),
+    hold: async (held: ReadonlyArray<LaneRef & { delayMs: number }>) => {
+      await lanes.hold(held, 'held back: the endpoint is not answering');
+      for (const h of held) metrics.held(h.endpointId);
+    },
   };
-  // WEBHOOK_CONCURRENCY deliveries at once in this process, whichever jobs they come from
-  const slot = slots(c.webhook.concurrency);
   const deliveries = createDeliveryWorker({
     connection: deps.connection('seckill-webhook-worker'),
     prefix,
-    concurrency: c.webhook.concurrency,
+    // jobs in hand: twice the slots, so that lanes waiting for a busy endpoint leave room for
+    // other endpoints' jobs to be fetched
+    concurrency: 2 * c.webhook.concurrency,
     // a lane sends one event at a time, each within the timeout; BullMQ renews the lock meanwhile
     lockMs: Math.max(30_000, 3 * c.webhook.timeoutMs),
     logger: deps.logger,
     lane: (ref) =>
-      slot(() =>
-        deliverLane(
-          {
-            ...shared,
-            endpoint,
-            dueLane: async (ref, types) =>
-              (await lanes.dueLanes(ref.endpointId, [ref.orderId], types))[0],
-            catchUp: (ref, from) => lanes.catchUp(ref, from),
-          },
-          ref,
-        ),
+      deliverLane(
+        {
+          ...shared,
+          dueLane: async (ref, types) =>
+            (await lanes.dueLanes(ref.endpointId, [ref.orderId], types))[0],
+          catchUp: (ref, from) => lanes.catchUp(ref, from),
+        },
+        ref,
       ),
     batch: (job) =>
       deliverBatch(
         {
           ...shared,
-          endpoint,
           dueLanes: (id, orderIds, types) => lanes.dueLanes(id, orderIds, types),
           ownJob: (ref) => queueLanes(queues.webhooks, [ref]),
-          slot,
         },
         job.endpointId,
         job.orderIds,

@@ -4,7 +4,14 @@
  * their metrics. Reads and moves lanes through lanes/'s door; knows no relay.
  */
 export { ackBatcher } from './ack-batcher.js';
-export { deliverBatch, slots, type BatchDeps, type BatchResult } from './batch-delivery.js';
+export { deliverBatch, type BatchDeps, type BatchResult } from './batch-delivery.js';
+export {
+  EndpointSlots,
+  stallMsFor,
+  type Admission,
+  type EndpointSlotsOptions,
+  type Slot,
+} from './endpoint-slots.js';
 export {
   deliverDue,
   type DeliveryCore,
@@ -23,5 +30,5 @@ export {
   queueLanes,
   WEBHOOKS_QUEUE,
 } from './queue.js';
-export { JITTER, MAX_RETRY_AFTER_MS, retryDelay } from './retry-schedule.js';
+export { holdDelay, JITTER, MAX_RETRY_AFTER_MS, retryDelay } from './retry-schedule.js';
 export { createSender, retryAfterMs, type SendOutcome, type Sender } from './sender.js';

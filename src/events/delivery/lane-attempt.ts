@@ -13,6 +13,7 @@
 import { cloudEvent, type OrderEvent } from '../feed/index.js';
 import { signDelivery, type Endpoint } from '../endpoints/index.js';
 import type { Lane, LaneRef } from '../lanes/index.js';
+import type { Slot } from './endpoint-slots.js';
 import { retryDelay } from './retry-schedule.js';
 import type { SendOutcome } from './sender.js';
 
@@ -64,17 +65,21 @@ export type LaneOutcome =
   /** an attempt failed: recorded, with the lane due again in `delayMs` */
   | { code: 'retry'; delayMs: number; why: string }
   /** the schedule's last attempt failed: the lane is dead-lettered */
-  | { code: 'dead'; why: string };
+  | { code: 'dead'; why: string }
+  /** not attempted: its endpoint is quiet and busy (endpoint-slots.ts); due again in `delayMs` */
+  | { code: 'held'; delayMs: number };
 
 /**
  * Sends `due` (the lane's events past `lane.ackedVersion`, in version order) until one fails,
- * then records how far it got.
+ * then records how far it got. @param slot - the lane's slot: told when each request starts and
+ * whether it was answered
  */
 export async function deliverDue(
   deps: DeliveryCore,
   endpoint: Endpoint,
   lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts'>,
   due: readonly OrderEvent[],
+  slot?: Slot,
 ): Promise<LaneOutcome> {
   const now = deps.now ?? Date.now;
   const ref = { endpointId: lane.endpointId, orderId: lane.orderId };
@@ -84,7 +89,9 @@ export async function deliverDue(
   for (const event of due) {
     const body = JSON.stringify(cloudEvent(event));
     const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
+    slot?.attempt();
     const outcome = await deps.send(endpoint.url, headers, body);
+    slot?.ended(outcome.code !== 'failed' || outcome.status !== undefined);
     if (outcome.code !== 'delivered') {
       stopped = { event, outcome };
       break;

@@ -90,6 +90,21 @@ export class LanesRepository {
       .execute();
   }
 
+  /**
+   * Lanes held back (their endpoint is quiet): each due again after its delay, with why. Not an
+   * attempt: their count is unchanged.
+   */
+  async hold(held: ReadonlyArray<LaneRef & { delayMs: number }>, why: string): Promise<void> {
+    if (held.length === 0) return;
+    await sql`
+      update webhook_lanes l
+      set next_attempt_at = now() + h.delay * interval '1 millisecond', last_error = ${why}
+      from unnest(${held.map((h) => h.endpointId)}::text[], ${held.map((h) => h.orderId)}::uuid[],
+        ${held.map((h) => h.delayMs)}::int[]) as h(endpoint_id, order_id, delay)
+      where l.endpoint_id = h.endpoint_id and l.order_id = h.order_id
+        and l.dead_version is null and l.acked_version < l.wanted_version`.execute(this.db);
+  }
+
   /** The last retry failed: the lane is dead from `version` on, until a replay. */
   async markDead(ref: LaneRef, version: number, attempts: number, error: string): Promise<void> {
     await this.db
