@@ -36,6 +36,7 @@ const CLUSTER_FILES = [
   'test/services/dashboard-drop.test.ts',
   'test/inventory/redis-memory.test.ts',
   'test/events/endpoint-isolation.test.ts',
+  'test/events/endpoint-recovery.test.ts',
 ];
 
 export default defineConfig({

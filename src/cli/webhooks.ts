@@ -1,7 +1,8 @@
 /**
  * `seckill webhooks <action>`: the admin API's webhook endpoints from the command line, on
  * PostgreSQL directly (deliveries start from a running worker): add (prints the `whsec_` secret,
- * once), list, disable, enable, rotate, replay, dead-letters. Each answer is one JSON document.
+ * once), list, disable, enable, rotate, replay, dead-letters, retry (what waits, now). Each
+ * answer is one JSON document.
  */
 import { decodeCursor } from '../events/index.js';
 import { withCore } from './commands.js';
@@ -15,6 +16,7 @@ export const WEBHOOK_ACTIONS = [
   'rotate',
   'replay',
   'dead-letters',
+  'retry',
 ] as const;
 
 interface WebhookValues {
@@ -65,6 +67,16 @@ export async function webhooks(action: string, values: WebhookValues): Promise<v
         return print(found(await endpoints.rotate(id!)));
       case 'replay':
         return print(found(await endpoints.replay(id!, from!)));
+      case 'retry': {
+        const r = found(await endpoints.retry(id!));
+        if (r.code === 'disabled') {
+          throw new ExitError(
+            `webhooks retry: ${id} is disabled (enable it: what waited is sent)`,
+            1,
+          );
+        }
+        return print({ lanes: r.lanes });
+      }
       default:
         return print(found(await endpoints.deadLetters(id!, 1_000)));
     }

@@ -62,6 +62,14 @@ function cachedEndpoints(endpoints: EndpointsRepository) {
   };
 }
 
+/**
+ * How often an endpoint found down gets one lane tried: the schedule's first delay (5 s by
+ * default), at least 1 s, at most 30 s. A 30 s outage then costs about that, not the schedule's
+ * second step (5 min).
+ */
+const probeEveryMs = (scheduleMs: readonly number[]) =>
+  Math.min(30_000, Math.max(1_000, scheduleMs[0] ?? 5_000));
+
 export interface EventWorkerDeps {
   db: Db;
   config: EventsConfig;
@@ -164,6 +172,7 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
         relay({
           endpoints,
           lanes,
+          probeEveryMs: probeEveryMs(c.webhook.retryScheduleMs),
           deliver: (due) => queueBatches(queues.webhooks, due),
           deliverEach: (due) => queueLanes(queues.webhooks, due),
         }),

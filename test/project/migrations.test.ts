@@ -37,6 +37,7 @@ describe('migrations', () => {
       '20261127_0006_admin_audit',
       '20261128_0007_webhook_endpoints',
       '20261206_0008_webhook_lanes_due',
+      '20261206_0009_webhook_recovery',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

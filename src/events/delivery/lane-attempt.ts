@@ -12,9 +12,9 @@
  */
 import { cloudEvent, type OrderEvent } from '../feed/index.js';
 import { signDelivery, type Endpoint } from '../endpoints/index.js';
-import type { Lane, LaneRef } from '../lanes/index.js';
+import type { Failure, Lane, LaneRef } from '../lanes/index.js';
 import type { Slot } from './endpoint-slots.js';
-import { retryDelay } from './retry-schedule.js';
+import { MAX_RETRY_AFTER_MS, retryDelay } from './retry-schedule.js';
 import type { SendOutcome } from './sender.js';
 
 export interface DeliveryMetrics {
@@ -26,7 +26,7 @@ export interface DeliveryMetrics {
 
 export interface LaneRecords {
   ack(ref: LaneRef, from: number, version: number, nextPendingSince: Date | null): Promise<boolean>;
-  failed(ref: LaneRef, attempts: number, error: string, nextAt: Date): Promise<void>;
+  failed(ref: LaneRef, failure: Failure): Promise<void>;
   markDead(ref: LaneRef, version: number, attempts: number, error: string): Promise<void>;
 }
 
@@ -77,7 +77,7 @@ export type LaneOutcome =
 export async function deliverDue(
   deps: DeliveryCore,
   endpoint: Endpoint,
-  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts'>,
+  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts' | 'scheduledAt'>,
   due: readonly OrderEvent[],
   slot?: Slot,
 ): Promise<LaneOutcome> {
@@ -114,16 +114,51 @@ export async function deliverDue(
     deps.metrics?.disabled(ref.endpointId);
     return { code: 'gone' };
   }
-  deps.metrics?.failedAttempt(ref.endpointId, reasonLabel(outcome));
+  const reason = reasonLabel(outcome);
+  deps.metrics?.failedAttempt(ref.endpointId, reason);
+  const at = now();
+  const notBefore =
+    outcome.retryAfterMs === undefined
+      ? null
+      : new Date(at + Math.min(outcome.retryAfterMs, MAX_RETRY_AFTER_MS));
+  const endpointDown =
+    reason === 'timeout' || reason === 'network' || [502, 503, 504].includes(outcome.status ?? 0);
+  const why = `${event.id} (${event.type}): ${outcome.reason}`;
+  // brought forward (the endpoint answered again, a probe, "retry now") and failed: not counted,
+  // the lane goes back where its schedule had it
+  const scheduled = sent === 0 ? lane.scheduledAt : null;
+  if (scheduled && scheduled.getTime() > at) {
+    const nextAt = new Date(Math.max(scheduled.getTime(), notBefore?.getTime() ?? 0));
+    await deps.lanes.failed(ref, {
+      attempts: lane.attempts,
+      error: outcome.reason,
+      nextAt,
+      scheduledAt: scheduled,
+      notBefore,
+      endpointDown,
+    });
+    return {
+      code: 'retry',
+      delayMs: nextAt.getTime() - at,
+      why: `an early attempt failed: ${why}`,
+    };
+  }
   // the lane's failures count for the event now due: one acknowledged before it resets them
   const attempts = (sent > 0 ? 0 : lane.attempts) + 1;
   const delay = retryDelay(deps.scheduleMs, attempts, outcome.retryAfterMs);
-  const why = `${event.id} (${event.type}): ${outcome.reason}`;
   if (delay === undefined) {
     await deps.lanes.markDead(ref, event.version, attempts, outcome.reason);
     deps.metrics?.deadLettered(ref.endpointId);
     return { code: 'dead', why: `dead-lettered after ${attempts} attempts: ${why}` };
   }
-  await deps.lanes.failed(ref, attempts, outcome.reason, new Date(now() + delay));
+  const nextAt = new Date(at + delay);
+  await deps.lanes.failed(ref, {
+    attempts,
+    error: outcome.reason,
+    nextAt,
+    scheduledAt: nextAt,
+    notBefore,
+    endpointDown,
+  });
   return { code: 'retry', delayMs: delay, why: `attempt ${attempts} failed: ${why}` };
 }

@@ -8,7 +8,9 @@ export {
   type Ack,
   type DeadLetter,
   type DueLane,
+  type Failure,
   type HandOn,
   type Lane,
   type LaneRef,
 } from './lanes-repository.js';
+export { RECOVERY_AFTER_MS } from './lane-schedule-repository.js';

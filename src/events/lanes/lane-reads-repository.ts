@@ -39,11 +39,12 @@ export async function dueLanes(
       wanted_version: number;
       attempts: number;
       next_attempt_at: Date | null;
+      scheduled_at: Date | null;
       dead_version: number | null;
     }
   >`
       select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.next_attempt_at,
-             l.dead_version,
+             l.scheduled_at, l.dead_version,
              e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data
       from webhook_lanes l
       left join order_events e on e.order_id = l.order_id and e.version > l.acked_version
@@ -62,6 +63,7 @@ export async function dueLanes(
           ackedVersion: row.acked_version,
           attempts: row.attempts,
           nextAttemptAt: row.next_attempt_at,
+          scheduledAt: row.scheduled_at,
           deadVersion: row.dead_version,
         },
         due: [],

@@ -11,8 +11,10 @@ export interface Lane extends LaneRef {
   ackedVersion: number;
   /** failed attempts at the event now due */
   attempts: number;
-  /** when it is due again (its own job then); null while nothing failed */
+  /** when it is tried next (its own job then); null while nothing failed */
   nextAttemptAt: Date | null;
+  /** when the retry schedule tries it: an attempt before that is not counted if it fails */
+  scheduledAt: Date | null;
   /** dead-lettered from this version on; null while live */
   deadVersion: number | null;
 }

@@ -2,9 +2,10 @@
  * The relay: hands the feed's new events on to the endpoints that take them, active or not (a
  * lane per endpoint and order, in PostgreSQL, with the relay's cursor in the same transaction),
  * then asks for their deliveries (BullMQ jobs, a batch of lanes each). Each run also gives a job
- * of its own to every lane due again (a failed attempt's next one, kept in the lane), and to a
- * lane left with something due and no job (a crash between the commit and the enqueue, a
- * replay, an endpoint enabled again) once it has been left alone a while.
+ * of its own to every lane due again (a failed attempt's next one, kept in the lane; one lane of
+ * each endpoint found down is brought forward every `probeEveryMs`, to find out whether it is
+ * back), and to a lane left with something due and no job (a crash between the commit and the
+ * enqueue, a replay, an endpoint enabled again) once it has been left alone a while.
  */
 import type { EventType } from '../feed/index.js';
 import type { HandOn, LaneRef } from '../lanes/index.js';
@@ -20,7 +21,10 @@ export interface RelayDeps {
     ): Promise<HandOn>;
     due(limit: number): Promise<LaneRef[]>;
     stranded(idleMs: number, limit: number): Promise<LaneRef[]>;
+    probe(everyMs: number): Promise<LaneRef[]>;
   };
+  /** how often an endpoint found down gets one lane tried, to find out whether it is back */
+  probeEveryMs: number;
   /** queues the lanes handed on for delivery (batches) */
   deliver(lanes: readonly LaneRef[]): Promise<void>;
   /** queues each lane's own job (once: a lane with a job already is left alone) */
@@ -49,6 +53,7 @@ export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: n
     lanes += step.lanes.length;
     if (!step.ran || step.events < RELAY_PAGE) break;
   }
+  await deps.lanes.probe(deps.probeEveryMs);
   const own = [
     ...(await deps.lanes.due(RELAY_PAGE)),
     ...(await deps.lanes.stranded(STRANDED_AFTER_MS, RELAY_PAGE)),

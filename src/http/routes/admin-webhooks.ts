@@ -1,7 +1,8 @@
 /**
  * The admin's webhook endpoints (behind the admin guard; docs/events.md#webhooks): register
  * (`201` with the `whsec_` secret, shown this once), list with each one's backlog, disable,
- * enable, rotate the secret, read the dead letters, and replay everything after a cursor.
+ * enable, rotate the secret, read the dead letters, replay everything after a cursor, and retry
+ * now what waits for its next attempt.
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
@@ -98,6 +99,21 @@ export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints):
     const r = await webhooks.replay(id, decodeCursor(body.from)!);
     if (!r) throw unknownEndpoint(id);
     res.status(202).json(r);
+  });
+
+  router.post('/admin/webhook-endpoints/:id/retry', async (req, res) => {
+    const id = endpointId(req.params.id);
+    const r = await webhooks.retry(id);
+    if (!r) throw unknownEndpoint(id);
+    if (r.code === 'disabled') {
+      throw new ProblemError({
+        status: 409,
+        code: 'webhook-endpoint-disabled',
+        title: 'Webhook endpoint disabled',
+        detail: `${id} is disabled: enable it (what waited is then sent)`,
+      });
+    }
+    res.status(202).json({ lanes: r.lanes });
   });
 
   router.get('/admin/webhook-endpoints/:id/dead-letters', async (req, res) => {

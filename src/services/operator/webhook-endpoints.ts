@@ -2,7 +2,7 @@
  * The admin's webhook endpoints (docs/events.md#webhooks): register a receiver for some event
  * types (its `whsec_` secret is in that answer and a rotation's, never again), list them with
  * their backlog, disable and enable, rotate the secret (the old one keeps signing for a day),
- * read the dead letters, and replay everything after a cursor.
+ * read the dead letters, replay everything after a cursor, and retry now what waits.
  */
 import { randomBytes } from 'node:crypto';
 import {
@@ -42,6 +42,7 @@ export interface EndpointRecords {
 
 export interface LaneRecords {
   replay(endpointId: string, types: readonly EventType[], from: FeedCursor): Promise<number>;
+  retryNow(endpointId: string): Promise<number>;
   deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]>;
 }
 
@@ -167,6 +168,19 @@ export class WebhookEndpoints {
     const endpoint = await this.deps.endpoints.get(id);
     if (!endpoint) return undefined;
     return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+  }
+
+  /**
+   * Every lane of the endpoint waiting for its next attempt is tried now (a receiver's
+   * Retry-After is kept); an attempt that fails is not counted. @returns how many lanes
+   */
+  async retry(
+    id: string,
+  ): Promise<{ code: 'retried'; lanes: number } | { code: 'disabled' } | undefined> {
+    const endpoint = await this.deps.endpoints.get(id);
+    if (!endpoint) return undefined;
+    if (endpoint.status !== 'active') return { code: 'disabled' };
+    return { code: 'retried', lanes: await this.deps.lanes.retryNow(id) };
   }
 
   async deadLetters(id: string, limit: number): Promise<DeadLetterView[] | undefined> {
