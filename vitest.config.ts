@@ -37,6 +37,7 @@ const CLUSTER_FILES = [
   'test/inventory/redis-memory.test.ts',
   'test/events/endpoint-isolation.test.ts',
   'test/events/endpoint-recovery.test.ts',
+  'test/events/event-retention.test.ts',
 ];
 
 export default defineConfig({

@@ -38,6 +38,7 @@ describe('migrations', () => {
       '20261128_0007_webhook_endpoints',
       '20261206_0008_webhook_lanes_due',
       '20261206_0009_webhook_recovery',
+      '20261206_0010_webhook_lanes_owed',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
