@@ -9,9 +9,10 @@
  * for minutes).
  *
  * Then endpoint isolation: a burst of --burst orders (wrk stops after that many sales) to the
- * same receiver alone, and beside a second endpoint registered for that round whose receiver
- * never answers (each attempt holds its request for WEBHOOK_TIMEOUT_MS, 10 s): the healthy
- * receiver's lag p50 / p99 in both, and their ratio (beside / alone; 1 is full isolation).
+ * same receiver alone, beside a second endpoint registered for that round whose receiver answers
+ * too (what a second endpoint costs), and beside one whose receiver never answers (each attempt
+ * holds its request for WEBHOOK_TIMEOUT_MS, 10 s): the healthy receiver's lag p50 / p99 in each,
+ * and the ratios (beside a hanging one / alone, and / beside a healthy one; 1 is full isolation).
  * Interleaved rounds, every mode in each; prints a table and ends with one JSON line.
  *
  * Options: --duration 10 (s of sale per mode per round) --rounds 2 --connections 50 --burst 300
@@ -35,8 +36,9 @@ const MODES = [
 ] as const;
 
 const ISOLATION = [
-  { name: 'healthy receiver alone', hanging: false },
-  { name: 'healthy receiver beside a hanging one', hanging: true },
+  { name: 'healthy receiver alone', beside: undefined },
+  { name: 'healthy receiver beside a second healthy one', beside: 'healthy' },
+  { name: 'healthy receiver beside a hanging one', beside: 'hanging' },
 ] as const;
 
 /** The sender's default deadline: a hanging receiver holds each attempt this long. */
@@ -94,14 +96,26 @@ async function main() {
   };
   const driver = pickDriver();
   const pair = await startWebhookPair({ databaseUrl: stack.databaseUrl, env, run, verify: true });
-  const hangingPort = await freePort();
-  const hanging = child(
-    [join(ROOT, 'load-tests', 'bench', 'webhook-receiver.mjs'), String(hangingPort), '--hang'],
-    env,
-    'hanging receiver',
+  const others = { healthy: await freePort(), hanging: await freePort() };
+  const otherReceivers = Object.entries(others).map(([kind, port]) =>
+    child(
+      [
+        join(ROOT, 'load-tests', 'bench', 'webhook-receiver.mjs'),
+        String(port),
+        ...(kind === 'hanging' ? ['--hang'] : []),
+      ],
+      env,
+      `${kind} receiver`,
+    ),
   );
-  const hangingBase = `http://127.0.0.1:${hangingPort}`;
-  await until('the hanging receiver', async () => (await fetch(`${hangingBase}/stats`)).ok, 30_000);
+  const otherBase = (kind: keyof typeof others) => `http://127.0.0.1:${others[kind]}`;
+  for (const kind of ['healthy', 'hanging'] as const) {
+    await until(
+      `the ${kind} receiver`,
+      async () => (await fetch(`${otherBase(kind)}/stats`)).ok,
+      30_000,
+    );
+  }
   const isolated = new Map(
     ISOLATION.map((m) => [m.name, { orders: 0, seconds: 0, lagsMs: [] as number[], hung: 0 }]),
   );
@@ -149,7 +163,7 @@ async function main() {
         if (!good) violations++;
       }
       for (const mode of ISOLATION) {
-        const productId = `isolation-${mode.hanging ? 'beside' : 'alone'}-${round}-${run}`;
+        const productId = `isolation-${mode.beside ?? 'alone'}-${round}-${run}`;
         const seeded = await admin(pair.base, 'PUT', `/admin/products/${productId}`, {
           total: burst,
           strategy: 'segmented',
@@ -158,8 +172,8 @@ async function main() {
         if (!seeded.ok) throw new Error(`seeding ${productId}: ${seeded.status}`);
         await pair.reset(0);
         // a fresh endpoint each round, so its backlog is this round's events only
-        const other = mode.hanging
-          ? await registered(pair.base, `${hangingBase}/hooks`)
+        const other = mode.beside
+          ? await registered(pair.base, `${otherBase(mode.beside)}/hooks`)
           : undefined;
         progress(`round ${round}/${rounds}, ${mode.name}: a burst of ${burst} orders`);
         const started = Date.now();
@@ -174,10 +188,12 @@ async function main() {
         t.orders += r.persistedOrders;
         t.seconds += (stats.last - started) / 1_000;
         t.lagsMs.push(...stats.lagsMs);
-        if (other) {
-          const hung = (await (await fetch(`${hangingBase}/stats`)).json()) as { hung: number };
+        if (other) await admin(pair.base, 'POST', `/admin/webhook-endpoints/${other}/disable`);
+        if (mode.beside === 'hanging') {
+          const hung = (await (await fetch(`${otherBase('hanging')}/stats`)).json()) as {
+            hung: number;
+          };
           t.hung = hung.hung;
-          await admin(pair.base, 'POST', `/admin/webhook-endpoints/${other}/disable`);
           // its attempts in flight end by the sender's deadline: the next round starts after
           progress('the hanging endpoint disabled: waiting out its attempts in flight');
           await new Promise((resolve) => setTimeout(resolve, WEBHOOK_TIMEOUT_MS + 1_000));
@@ -190,7 +206,7 @@ async function main() {
       }
     }
   } finally {
-    await stopAll([hanging]);
+    await stopAll(otherReceivers);
     await pair.stop();
     await stack.stop();
   }
@@ -219,14 +235,14 @@ async function main() {
       'hanging attempts': t.hung,
     };
   });
-  const [alone, beside] = isolationRows as [
-    (typeof isolationRows)[number],
-    (typeof isolationRows)[number],
-  ];
+  type Row = (typeof isolationRows)[number];
+  const [alone, besideHealthy, beside] = isolationRows as [Row, Row, Row];
   const ratio = (a: number, b: number) => Math.round((a / Math.max(1, b)) * 100) / 100;
   const isolation = {
     lagP50BesideVsAlone: ratio(beside['lag p50 ms'], alone['lag p50 ms']),
     lagP99BesideVsAlone: ratio(beside['lag p99 ms'], alone['lag p99 ms']),
+    lagP50HangingVsHealthyBeside: ratio(beside['lag p50 ms'], besideHealthy['lag p50 ms']),
+    lagP99HangingVsHealthyBeside: ratio(beside['lag p99 ms'], besideHealthy['lag p99 ms']),
   };
   const m = machine();
   process.stdout.write(
@@ -237,7 +253,7 @@ async function main() {
       '',
       `endpoint isolation: bursts of ${burst} orders, the healthy receiver's lag alone and beside an endpoint whose receiver never answers (WEBHOOK_TIMEOUT_MS ${WEBHOOK_TIMEOUT_MS})`,
       table(isolationRows),
-      `beside / alone: lag p50 ${isolation.lagP50BesideVsAlone}, lag p99 ${isolation.lagP99BesideVsAlone} (1: a hanging endpoint costs the healthy one nothing)`,
+      `beside a hanging one / alone: lag p50 ${isolation.lagP50BesideVsAlone}, p99 ${isolation.lagP99BesideVsAlone}; / beside a healthy one: p50 ${isolation.lagP50HangingVsHealthyBeside}, p99 ${isolation.lagP99HangingVsHealthyBeside} (1: a hanging endpoint costs the healthy one nothing)`,
       '',
       'invariants:',
       ...checks.map((c) => `  ${c}`),

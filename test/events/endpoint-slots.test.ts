@@ -21,7 +21,12 @@ const slotOf = (a: Admission): Slot => {
 
 describe('endpoint slots', () => {
   it('gives freed slots to the endpoints waiting in turn', async () => {
-    const slots = new EndpointSlots({ size: 4, stallMs: 60_000, holdMs: () => 1_000 });
+    const slots = new EndpointSlots({
+      size: 4,
+      stallMs: 60_000,
+      startLimit: 4,
+      holdMs: () => 1_000,
+    });
     const a = await Promise.all([1, 2, 3, 4].map(() => slots.enter('a')));
     const got: string[] = [];
     const waiting = [
@@ -36,7 +41,7 @@ describe('endpoint slots', () => {
     void waiting;
   });
 
-  it("halves an endpoint's limit per attempt without an answer, and adds one per answer", async () => {
+  it('starts an endpoint at a quarter of the slots, halves its limit per attempt without an answer, and adds one per answer', async () => {
     const slots = new EndpointSlots({ size: 16, stallMs: 60_000, holdMs: () => 1_000 });
     const limit = () => slots.limits().get('a');
     const attempt = async (answered: boolean) => {
@@ -46,11 +51,11 @@ describe('endpoint slots', () => {
       slot.release();
     };
     const seen: Array<number | undefined> = [];
-    for (const answered of [false, false, false, false, false, true, true, true]) {
+    for (const answered of [true, true, true, true, false, false, false, false, true, true, true]) {
       await attempt(answered);
       seen.push(limit());
     }
-    expect(seen).toEqual([8, 4, 2, 1, 1, 2, 3, 4]);
+    expect(seen).toEqual([5, 6, 7, 8, 4, 2, 1, 1, 2, 3, 4]);
     // at its limit of 4 (and answering), a fifth lane waits for one of the four
     const four = await Promise.all([1, 2, 3, 4].map(() => slots.enter('a')));
     let fifth: Admission | undefined;
@@ -66,6 +71,7 @@ describe('endpoint slots', () => {
     const slots = new EndpointSlots({
       size: 2,
       stallMs: 50,
+      startLimit: 2,
       holdMs: (quietForMs) => 5_000 + Math.round(quietForMs),
     });
     // the hanging endpoint's two attempts take the two slots and get no answer

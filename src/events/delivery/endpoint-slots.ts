@@ -4,7 +4,8 @@
  *
  * - each endpoint has a limit of its own, additive increase, multiplicative decrease: one more
  *   slot for each answer it gives (any HTTP status: it answers), half as many after each
- *   attempt that got none (a timeout, a connection refused or cut), never below one;
+ *   attempt that got none (a timeout, a connection refused or cut), never below one; it starts
+ *   at a quarter of the slots (a receiver that hangs from its first request takes no more);
  * - a freed slot goes to the endpoints waiting in turn (round robin), so endpoints with work share
  *   the slots evenly;
  * - an attempt with no answer after `stallMs` stops counting against the process's slots (it still
@@ -35,6 +36,8 @@ export interface EndpointSlotsOptions {
   size: number;
   /** an attempt without an answer this long stops counting against the process's slots */
   stallMs: number;
+  /** an endpoint's limit before it answered anything here (a quarter of `size` by default) */
+  startLimit?: number;
   /** how long a lane is held back, for how long its endpoint has been quiet */
   holdMs(quietForMs: number): number;
   now?: () => number;
@@ -58,7 +61,7 @@ interface Share {
 }
 
 /** The stall clock of a process: long enough for a slow answer, short beside the timeout. */
-export const stallMsFor = (timeoutMs: number) => Math.min(2_500, Math.max(100, timeoutMs / 4));
+export const stallMsFor = (timeoutMs: number) => Math.min(1_000, Math.max(100, timeoutMs / 4));
 
 export class EndpointSlots {
   private readonly shares = new Map<string, Share>();
@@ -91,7 +94,7 @@ export class EndpointSlots {
     if (!share) {
       share = {
         id: endpointId,
-        limit: this.opts.size,
+        limit: this.opts.startLimit ?? Math.max(1, Math.ceil(this.opts.size / 4)),
         holds: new Set(),
         stalled: 0,
         waiting: [],
@@ -152,7 +155,7 @@ export class EndpointSlots {
         if (hold.stalled) share.stalled--;
         else this.counted--;
         if (share.holds.size === 0 && share.waiting.length === 0 && !this.quiet(share)) {
-          // nothing of it here and answering: its limit is kept, its entry need not be
+          // nothing of it here and answering at full width: its entry need not be kept
           if (share.limit === this.opts.size) this.shares.delete(share.id);
         }
         this.grant();

@@ -72,14 +72,13 @@ export class LanesRepository {
 
   /**
    * Receivers acknowledged these: each lane moves to `version` only from the `from` its delivery
-   * read (a replay that moved it meanwhile wins), all in one statement. An endpoint found down
-   * (failing_since) for RECOVERY_AFTER_MS or longer that acknowledged one is back: its other
-   * waiting lanes are brought forward, in the same statement. @returns the lanes moved, as
-   * `<endpoint> <order>`
+   * read (a replay that moved it meanwhile wins), all in one statement, which also clears the
+   * failing mark of their endpoints. One found down for RECOVERY_AFTER_MS or longer is back: its
+   * other waiting lanes are brought forward. @returns the lanes moved, as `<endpoint> <order>`
    */
   async ackMany(acks: readonly Ack[]): Promise<Set<string>> {
     if (acks.length === 0) return new Set();
-    const r = await sql<{ endpoint_id: string; order_id: string }>`
+    const r = await sql<{ endpoint_id: string; order_id: string | null; back: boolean }>`
       with acked as (
         update webhook_lanes l set acked_version = a.version, attempts = 0, last_error = null,
           next_attempt_at = null, scheduled_at = null, not_before = null,
@@ -93,18 +92,26 @@ export class LanesRepository {
         where l.endpoint_id = a.endpoint_id and l.order_id = a.order_id
           and l.acked_version = a.from_version and l.dead_version is null
         returning l.endpoint_id, l.order_id),
-      back as (
+      answered as (
         update webhook_endpoints e set failing_since = null, probed_at = null
         from webhook_endpoints was
         where was.id = e.id and e.id in (select endpoint_id from acked)
           and e.failing_since is not null
-        returning e.id, was.failing_since),
-      forward as (${bringForward(sql`
-        l.endpoint_id in (select id from back
-          where failing_since < now() - ${RECOVERY_AFTER_MS} * interval '1 millisecond')
-        and (l.endpoint_id, l.order_id) not in (select endpoint_id, order_id from acked)`)})
-      select endpoint_id, order_id from acked`.execute(this.db);
-    return new Set(r.rows.map((row) => `${row.endpoint_id} ${row.order_id}`));
+        returning e.id,
+          was.failing_since < now() - ${RECOVERY_AFTER_MS} * interval '1 millisecond' as back)
+      select endpoint_id, order_id, false as back from acked
+      union all select id, null, back from answered`.execute(this.db);
+    const back = r.rows.filter((row) => row.back).map((row) => row.endpoint_id);
+    // rare (an endpoint back after an outage): a statement of its own, off the acks' path
+    if (back.length) {
+      await sql`with moved as (${bringForward(sql`l.endpoint_id = any(${back}::text[])`)})
+        select 1`.execute(this.db);
+    }
+    return new Set(
+      r.rows
+        .filter((row) => row.order_id !== null)
+        .map((row) => `${row.endpoint_id} ${row.order_id}`),
+    );
   }
 
   /** The last retry failed: the lane is dead from `version` on, until a replay. */
