@@ -1,7 +1,8 @@
 /**
  * The deliveries' door: sending a lane's due events, signed, to its endpoint (the sender, the
- * retry schedule, the outcome of each attempt), the BullMQ jobs that carry lanes to a worker, and
- * their metrics. Reads and moves lanes through lanes/'s door; knows no relay.
+ * retry schedule, the outcome of each attempt), a worker's slots shared among the endpoints, the
+ * BullMQ jobs that carry lanes to a worker, and their metrics. Reads and moves lanes through
+ * lanes/'s door; knows no relay.
  */
 export { ackBatcher } from './ack-batcher.js';
 export { deliverBatch, type BatchDeps, type BatchResult } from './batch-delivery.js';

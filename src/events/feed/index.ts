@@ -1,6 +1,6 @@
 /**
  * The feed's door: an order event's shape (the CloudEvents envelope, its cursor) and its SQL (the
- * events in commit order, an order's events, pruning). Imports no other room of events/.
+ * events in commit order, pruning what no endpoint is owed). Imports no other room of events/.
  */
 export {
   cloudEvent,

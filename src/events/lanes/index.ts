@@ -1,7 +1,8 @@
 /**
  * The lanes' door: what each endpoint is owed, one lane per endpoint and order, in PostgreSQL (the
- * relay's hand-on, acknowledgements, failed attempts, dead letters, replays, what is pending). The
- * relay writes them, deliveries read and move them. Knows the feed, nothing else of events/.
+ * relay's hand-on, acknowledgements, when each lane is tried next, dead letters, replays, what is
+ * pending). The relay writes them, deliveries read and move them. Knows the feed, nothing else of
+ * events/.
  */
 export {
   LanesRepository,
