@@ -39,6 +39,9 @@ describe('migrations', () => {
       '20261206_0008_order_view',
       '20261206_0009_payment_notices',
       '20261206_0010_refunds_and_disputes',
+      '20261206_0011_webhook_lanes_due',
+      '20261206_0012_webhook_recovery',
+      '20261206_0013_webhook_lanes_owed',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

@@ -15,6 +15,7 @@ const STYLE = `
   .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; }
   .tile, .card, details.sale { background: #fff; border-radius: 8px; padding: 8px 12px; box-shadow: 0 1px 2px #0002; }
   .tile b { display: block; font-size: 22px; } .tile span { color: #667; font-size: 12px; }
+  .controls-inline { margin-top: 2px; } .controls-inline button { font-size: 11px; padding: 1px 6px; }
   .charts { display: grid; grid-template-columns: 1fr 1fr 300px; gap: 10px; margin-top: 10px; }
   canvas { display: block; width: 100%; height: 130px; }
   table.kinds { width: 100%; border-collapse: collapse; font-size: 12px; }
@@ -98,7 +99,9 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <div class="tile"><b id="queue" data-testid="persistence-queue">–</b><span title="BullMQ jobs of orders on their way to PostgreSQL: waiting / active / delayed / failed">order-persistence queue (w / a / d / f)</span></div>
   <div class="tile"><b data-testid="outbox" id="outbox">–</b><span>outbox lag (orders)</span></div>
   <div class="tile"><b data-testid="persisted" id="persisted">–</b><span>units persisted</span></div>
-  <div class="tile"><b data-testid="webhooks" id="webhooks">–</b><span>webhook orders pending / dead-lettered</span></div>
+  <div class="tile"><b data-testid="webhooks" id="webhooks">–</b><span>webhook orders pending / dead-lettered</span>
+    <div class="controls-inline"><button id="webhooksRetry" data-testid="webhooks-retry" title="every active endpoint's lanes waiting for their next attempt are tried now (POST /admin/webhook-endpoints/:id/retry)">Retry now</button>
+    <span class="muted" id="webhooksRetryStatus" data-testid="webhooks-retry-status"></span></div></div>
 </div>
 <div class="charts">
   <div class="card"><span class="muted">accepted / s, last 2 min <span id="acceptedMax"></span></span><canvas id="acceptedChart"></canvas></div>

@@ -1,17 +1,28 @@
 /**
  * The delivery lanes' SQL (one lane per endpoint and order): the relay's hand-on (in one
  * transaction with its cursor, one relay at a time), a delivery's acknowledgement (only from the
- * version it read: a replay that moved the lane meanwhile wins), a failed attempt, a dead
- * letter, the lanes a lost job left waiting, replays, and what is pending.
+ * version it read: a replay that moved the lane meanwhile wins), a dead letter, replays; and, by
+ * lane-schedule-repository.ts and lane-reads-repository.ts, when each lane is tried next and what
+ * it is owed.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from '../feed/cloud-event.js';
+import { eventsAfter, type EventType, type FeedCursor, type OrderEvent } from '../feed/index.js';
 import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
-import type { Lane, LaneRef } from './lane.js';
-import { eventsAfter } from '../feed/events-repository.js';
+import {
+  bringForward,
+  dueNow,
+  probe,
+  recordFailure,
+  recordHolds,
+  RECOVERY_AFTER_MS,
+  retryNow,
+  stranded,
+  type Failure,
+} from './lane-schedule-repository.js';
+import type { DueLane, Lane, LaneRef } from './lane.js';
 
-export type { DeadLetter, Lane, LaneRef };
+export type { DeadLetter, DueLane, Failure, Lane, LaneRef };
 
 /** A receiver's acknowledgement, for the lane's compare-and-set from the version it read. */
 export interface Ack extends LaneRef {
@@ -25,7 +36,7 @@ export interface HandOn {
   /** false: another relay holds the cursor */
   ran: boolean;
   events: number;
-  /** live lanes given something new: their deliveries are due */
+  /** live lanes of active endpoints given something new: their deliveries are due now */
   lanes: LaneRef[];
 }
 
@@ -59,58 +70,48 @@ export class LanesRepository {
     });
   }
 
-  async get(ref: LaneRef): Promise<Lane | undefined> {
-    const row = await this.db
-      .selectFrom('webhook_lanes')
-      .select(['wanted_version', 'acked_version', 'attempts', 'dead_version'])
-      .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
-      .executeTakeFirst();
-    return (
-      row && {
-        ...ref,
-        wantedVersion: row.wanted_version,
-        ackedVersion: row.acked_version,
-        attempts: row.attempts,
-        deadVersion: row.dead_version,
-      }
-    );
-  }
-
-  /**
-   * The receiver acknowledged `version`; `from` is the acked version the delivery read. @returns
-   * false when the lane moved meanwhile (a replay): the delivery reads it again
-   */
   /**
    * Receivers acknowledged these: each lane moves to `version` only from the `from` its delivery
-   * read (a replay that moved it meanwhile wins), all in one statement. @returns the lanes moved,
-   * as `<endpoint> <order>`
+   * read (a replay that moved it meanwhile wins), all in one statement, which also clears the
+   * failing mark of their endpoints. One found down for RECOVERY_AFTER_MS or longer is back: its
+   * other waiting lanes are brought forward. @returns the lanes moved, as `<endpoint> <order>`
    */
   async ackMany(acks: readonly Ack[]): Promise<Set<string>> {
     if (acks.length === 0) return new Set();
-    const r = await sql<{ endpoint_id: string; order_id: string }>`
-      update webhook_lanes l set acked_version = a.version, attempts = 0, last_error = null,
-        next_attempt_at = null,
-        pending_since = case when a.version >= l.wanted_version then null
-          else coalesce(a.next, l.pending_since) end
-      from unnest(${acks.map((k) => k.endpointId)}::text[], ${acks.map((k) => k.orderId)}::uuid[],
-        ${acks.map((k) => k.from)}::int[], ${acks.map((k) => k.version)}::int[],
-        ${acks.map((k) => k.nextPendingSince?.toISOString() ?? null)}::timestamptz[])
-        as a(endpoint_id, order_id, from_version, version, next)
-      where l.endpoint_id = a.endpoint_id and l.order_id = a.order_id
-        and l.acked_version = a.from_version and l.dead_version is null
-      returning l.endpoint_id, l.order_id`.execute(this.db);
-    return new Set(r.rows.map((row) => `${row.endpoint_id} ${row.order_id}`));
-  }
-
-  /** A failed attempt: counted, with its reason and when the next one is due. */
-  async failed(ref: LaneRef, attempts: number, error: string, nextAt: Date): Promise<void> {
-    await this.db
-      .updateTable('webhook_lanes')
-      .set({ attempts, last_error: error.slice(0, 500), next_attempt_at: nextAt })
-      .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
-      .execute();
+    const r = await sql<{ endpoint_id: string; order_id: string | null; back: boolean }>`
+      with acked as (
+        update webhook_lanes l set acked_version = a.version, attempts = 0, last_error = null,
+          next_attempt_at = null, scheduled_at = null, not_before = null,
+          pending_since = case when a.version >= l.wanted_version then null
+            else coalesce(a.next, l.pending_since) end
+        from unnest(${acks.map((k) => k.endpointId)}::text[],
+          ${acks.map((k) => k.orderId)}::uuid[], ${acks.map((k) => k.from)}::int[],
+          ${acks.map((k) => k.version)}::int[],
+          ${acks.map((k) => k.nextPendingSince?.toISOString() ?? null)}::timestamptz[])
+          as a(endpoint_id, order_id, from_version, version, next)
+        where l.endpoint_id = a.endpoint_id and l.order_id = a.order_id
+          and l.acked_version = a.from_version and l.dead_version is null
+        returning l.endpoint_id, l.order_id),
+      answered as (
+        update webhook_endpoints e set failing_since = null, probed_at = null
+        from webhook_endpoints was
+        where was.id = e.id and e.id in (select endpoint_id from acked)
+          and e.failing_since is not null
+        returning e.id,
+          was.failing_since < now() - ${RECOVERY_AFTER_MS} * interval '1 millisecond' as back)
+      select endpoint_id, order_id, false as back from acked
+      union all select id, null, back from answered`.execute(this.db);
+    const back = r.rows.filter((row) => row.back).map((row) => row.endpoint_id);
+    // rare (an endpoint back after an outage): a statement of its own, off the acks' path
+    if (back.length) {
+      await sql`with moved as (${bringForward(sql`l.endpoint_id = any(${back}::text[])`)})
+        select 1`.execute(this.db);
+    }
+    return new Set(
+      r.rows
+        .filter((row) => row.order_id !== null)
+        .map((row) => `${row.endpoint_id} ${row.order_id}`),
+    );
   }
 
   /** The last retry failed: the lane is dead from `version` on, until a replay. */
@@ -123,6 +124,8 @@ export class LanesRepository {
         attempts,
         last_error: error.slice(0, 500),
         next_attempt_at: null,
+        scheduled_at: null,
+        not_before: null,
       })
       .where('endpoint_id', '=', ref.endpointId)
       .where('order_id', '=', ref.orderId)
@@ -133,33 +136,19 @@ export class LanesRepository {
   async catchUp(ref: LaneRef, from: number): Promise<void> {
     await this.db
       .updateTable('webhook_lanes')
-      .set({ acked_version: sql`wanted_version`, pending_since: null, attempts: 0 })
+      .set({
+        acked_version: sql`wanted_version`,
+        pending_since: null,
+        attempts: 0,
+        last_error: null,
+        next_attempt_at: null,
+        scheduled_at: null,
+        not_before: null,
+      })
       .where('endpoint_id', '=', ref.endpointId)
       .where('order_id', '=', ref.orderId)
       .where('acked_version', '=', from)
       .execute();
-  }
-
-  /**
-   * Up to `limit` live lanes of active endpoints with something due and no delivery running or
-   * waiting for them (a job lost with a crash, a replay, an endpoint enabled again), marked
-   * enqueued now. @param idleMs - how long a lane must have been left alone
-   */
-  async stranded(idleMs: number, limit: number): Promise<LaneRef[]> {
-    const r = await sql<{ endpoint_id: string; order_id: string }>`
-      update webhook_lanes l set enqueued_at = now()
-      from (
-        select l2.endpoint_id, l2.order_id from webhook_lanes l2
-        join webhook_endpoints e on e.id = l2.endpoint_id and e.status = 'active'
-        where l2.acked_version < l2.wanted_version and l2.dead_version is null
-          and l2.enqueued_at < now() - ${idleMs} * interval '1 millisecond'
-          and (l2.next_attempt_at is null
-               or l2.next_attempt_at < now() - ${idleMs} * interval '1 millisecond')
-        limit ${limit}
-        for update of l2 skip locked) due
-      where l.endpoint_id = due.endpoint_id and l.order_id = due.order_id
-      returning l.endpoint_id, l.order_id`.execute(this.db);
-    return r.rows.map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
   }
 
   /**
@@ -184,11 +173,42 @@ export class LanesRepository {
           wanted_version = greatest(webhook_lanes.wanted_version, excluded.wanted_version),
           acked_version = least(webhook_lanes.acked_version, excluded.acked_version),
           pending_since = least(webhook_lanes.pending_since, excluded.pending_since),
-          attempts = 0, last_error = null, next_attempt_at = null,
+          attempts = 0, last_error = null, next_attempt_at = null, scheduled_at = null,
+          not_before = null,
           dead_version = null, dead_at = null, enqueued_at = excluded.enqueued_at
         returning 1)
       select count(*) as n from moved`.execute(this.db);
     return Number(r.rows[0]?.n ?? 0);
+  }
+
+  /** A failed attempt, with when the lane is tried next. */
+  failed(ref: LaneRef, failure: Failure): Promise<void> {
+    return recordFailure(this.db, ref, failure);
+  }
+
+  /** Lanes held back: each tried again after its delay; not an attempt. */
+  hold(held: ReadonlyArray<LaneRef & { delayMs: number }>, why: string): Promise<void> {
+    return recordHolds(this.db, held, why);
+  }
+
+  /** Lanes due by now, each marked queued (the relay gives them their own jobs). */
+  due(limit: number): Promise<LaneRef[]> {
+    return dueNow(this.db, limit);
+  }
+
+  /** Lanes a lost job left with something due, left alone `idleMs`, marked queued. */
+  stranded(idleMs: number, limit: number): Promise<LaneRef[]> {
+    return stranded(this.db, idleMs, limit);
+  }
+
+  /** One waiting lane of each endpoint found down, brought forward every `everyMs`. */
+  probe(everyMs: number): Promise<LaneRef[]> {
+    return probe(this.db, everyMs);
+  }
+
+  /** Every waiting lane of the endpoint tried now (its Retry-After kept). @returns how many */
+  retryNow(endpointId: string): Promise<number> {
+    return retryNow(this.db, endpointId);
   }
 
   dueLanes(endpointId: string, orderIds: readonly string[], types: readonly EventType[]) {
@@ -227,23 +247,38 @@ function lanesFor(
   return [...lanes.values()];
 }
 
+/**
+ * Raises each lane to what was handed on. @returns the lanes a batch is to deliver now: live, not
+ * waiting for a next attempt, of an endpoint active as this statement reads it. A lane of a
+ * disabled endpoint is marked as queued long ago, so that the relay run after an enable finds it
+ * stranded, whenever the enable commits.
+ */
 async function upsertLanes(
   tx: Transaction<Database>,
   lanes: ReadonlyArray<{ endpointId: string; orderId: string; version: number; since: Date }>,
 ): Promise<LaneRef[]> {
-  const r = await sql<{ endpoint_id: string; order_id: string }>`
-    insert into webhook_lanes (endpoint_id, order_id, wanted_version, pending_since)
-    select * from unnest(${lanes.map((l) => l.endpointId)}::text[],
+  const r = await sql<{ endpoint_id: string; order_id: string; deliver: boolean }>`
+    insert into webhook_lanes (endpoint_id, order_id, wanted_version, pending_since, enqueued_at)
+    select l.endpoint_id, l.order_id, l.version, l.since,
+      case when e.status = 'active' then now() else now() - interval '1 hour' end
+    from unnest(${lanes.map((l) => l.endpointId)}::text[],
       ${lanes.map((l) => l.orderId)}::uuid[], ${lanes.map((l) => l.version)}::int[],
       ${lanes.map((l) => l.since.toISOString())}::timestamptz[])
+      as l(endpoint_id, order_id, version, since)
+    join webhook_endpoints e on e.id = l.endpoint_id
     on conflict (endpoint_id, order_id) do update set
       wanted_version = greatest(webhook_lanes.wanted_version, excluded.wanted_version),
       pending_since = case when webhook_lanes.acked_version >= webhook_lanes.wanted_version
         then excluded.pending_since
         else coalesce(webhook_lanes.pending_since, excluded.pending_since) end,
-      enqueued_at = now()
-    returning endpoint_id, order_id, dead_version`.execute(tx);
+      -- a lane waiting for its next attempt keeps its mark: it is due by that, not by this
+      enqueued_at = case when webhook_lanes.next_attempt_at is null then excluded.enqueued_at
+        else webhook_lanes.enqueued_at end
+    returning endpoint_id, order_id,
+      dead_version is null and next_attempt_at is null and exists (
+        select 1 from webhook_endpoints w
+        where w.id = webhook_lanes.endpoint_id and w.status = 'active') as deliver`.execute(tx);
   return r.rows
-    .filter((row) => (row as { dead_version?: number | null }).dead_version == null)
+    .filter((row) => row.deliver)
     .map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
 }
