@@ -49,6 +49,8 @@ export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: n
     lanes += due.length;
     if (!step.ran || step.events < RELAY_PAGE) break;
   }
+  // only an active endpoint's lanes can be stranded
+  if (active.size === 0) return { events, lanes };
   const stranded = await deps.lanes.stranded(STRANDED_AFTER_MS, RELAY_PAGE);
   if (stranded.length) await deps.deliverEach(stranded);
   return { events, lanes: lanes + stranded.length };
