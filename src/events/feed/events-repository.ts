@@ -85,8 +85,8 @@ export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
 export async function pruneEvents(db: Db, hours: number, limit: number): Promise<number> {
   const r = await sql<{ n: string }>`
     with gone as (
-      delete from order_events where id in (
-        select id from order_events
+      delete from order_events where (order_id, version) in (
+        select order_id, version from order_events
         where occurred_at < now() - ${hours} * interval '1 hour'
         order by txid, position limit ${limit})
       returning txid, position),
