@@ -10,7 +10,7 @@
  */
 import type { RateDecision } from '../../access/index.js';
 import type { RateLimit } from '../../config/index.js';
-import type { SaleOutcome } from '../../inventory/index.js';
+import type { SaleReply } from '../../inventory/index.js';
 import type { Logger } from '../../log.js';
 import type { Admission, PendingLimits, RateState } from '../admission/index.js';
 import type { Checkout } from './checkout.js';
@@ -66,6 +66,14 @@ export interface PurchaseDeps {
   /** a shopper is done buying (a sale, replayed or not; limit-reached): a room frees the seat */
   bought?: ((productId: string, userId: string) => void) | undefined;
   logger: Logger;
+}
+
+/** A plan without the key's record: its reply is never `unfolded`. */
+function unkeyed(reply: SaleReply): Exclude<SaleReply, { kind: 'unfolded' }> {
+  if (reply.kind === 'unfolded') {
+    throw new Error('a purchase without a key record came back unfolded');
+  }
+  return reply;
 }
 
 /** A claimed or folded key's purchase: the order, the call, and the shopper's limit if any. */
@@ -168,7 +176,7 @@ export class PurchaseService {
   private async once(order: PurchaseOrder, rate: RateLimit | undefined): Promise<Ended> {
     const minted = this.deps.checkout.newOrderId(order.productId);
     const orderId = typeof minted === 'string' ? minted : await minted;
-    const r = await this.deps.checkout.buy({ ...order, orderId, rate });
+    const r = unkeyed(await this.deps.checkout.buy({ ...order, orderId, rate }));
     switch (r.kind) {
       case 'sold':
         return { ...answered(sold(orderId, order)), bucket: r.bucket };
@@ -256,7 +264,7 @@ export class PurchaseService {
     const fold = await idempotency.fold(order.userId, key, fresh, answer);
     if (!fold) return undefined;
     const { folded, handle } = fold;
-    const r = await checkout.buyFolded({ ...order, orderId, rate }, folded);
+    const r = await checkout.buy({ ...order, orderId, rate, record: folded });
     const { bucket } = r;
     switch (r.kind) {
       case 'unfolded':
@@ -295,7 +303,7 @@ export class PurchaseService {
   /** Runs the purchase the key was claimed for, and records how it ended. */
   private async run(keyed: Keyed, handle: IdempotencyHandle): Promise<Ended> {
     const orderId = handle.record.orderId!;
-    const r = await this.deps.checkout.buy({ ...keyed.order, orderId, rate: keyed.rate });
+    const r = unkeyed(await this.deps.checkout.buy({ ...keyed.order, orderId, rate: keyed.rate }));
     if (r.kind !== 'sold') return { ...(await this.ended(handle, keyed, r)), bucket: r.bucket };
     const answer = sold(orderId, keyed.order);
     await this.note(orderId, 'store', this.deps.idempotency.finish(handle, answer));
@@ -306,7 +314,7 @@ export class PurchaseService {
   private async ended(
     handle: IdempotencyHandle,
     keyed: Keyed,
-    end: Exclude<SaleOutcome, { kind: 'sold' }>,
+    end: Exclude<SaleReply, { kind: 'sold' } | { kind: 'unfolded' }>,
   ): Promise<PurchaseOutcome> {
     const { idempotency } = this.deps;
     const orderId = handle.record.orderId!;
