@@ -36,7 +36,7 @@ export {
 export { type PurchaseDeductArgs } from './sale/activity-leases.js';
 export { Catalogue, type ProductView } from './catalogue/catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue/catalogue-numbers.js';
-export { mintOrderId, orderProductNumber } from './order-ids.js';
+export { ID_EPOCH_MS, mintOrderId, orderProductNumber } from './order-ids.js';
 export {
   IdempotencyStore,
   type Begin,
