@@ -89,13 +89,14 @@ describe('the relay with no endpoint', () => {
         deliver: async (due) => void queued.push(...due.map((l) => l.orderId)),
         deliverEach: async (due) => void queued.push(...due.map((l) => l.orderId)),
       });
-    const first = await run();
-    // one hand-on, not one a page of 1 000 events: the cursor is past all 2 500
-    expect(handOns).toBe(1);
-    expect(first).toEqual({ events: 1, lanes: 0 });
-    expect(await cursorAt()).toEqual(await lastEvent());
-    // nothing new: the cursor stays, and the run says it found nothing (the loop idles)
+    // one hand-on, not one a page of 1 000 events: the cursor is past all 2 500; the run says it
+    // found nothing to hand on (the loop waits its idle wait, not its interval)
     expect(await run()).toEqual({ events: 0, lanes: 0 });
+    expect(handOns).toBe(1);
+    expect(await cursorAt()).toEqual(await lastEvent());
+    // nothing new: the cursor stays
+    expect(await run()).toEqual({ events: 0, lanes: 0 });
+    expect(await cursorAt()).toEqual(await lastEvent());
     expect(queued).toEqual([]);
 
     // an endpoint registered now is handed the events after the cursor, and only those
