@@ -49,8 +49,11 @@ export interface PurchaseCall {
    * once the guard let the request through, so a known refusal never waits on it
    */
   shopper: string | Promise<string>;
-  /** the client address, for the per-address rate limit */
-  ip: string;
+  /**
+   * the client address, for the per-address rate limit: made out only when a limit asks (a proxy's
+   * forwarded header parsed per request cost a sale without limits ~0.4 us of API CPU)
+   */
+  ip: () => string;
   saleToken?: string | undefined;
   /** a validated Idempotency-Key, if the client sent one */
   idempotencyKey?: string | undefined;
@@ -127,7 +130,7 @@ export class PurchaseService {
       if (refusal) return { kind: 'admission-refused', refusal };
       // no limit configured: not even a promise on the hot path
       if (admission.limited) {
-        const limited = await admission.limitPurchase(userId, call.ip, call.productId);
+        const limited = await admission.limitPurchase(userId, call.ip(), call.productId);
         if (limited.check?.refusal) {
           return { kind: 'admission-refused', refusal: limited.check.refusal };
         }
