@@ -1,8 +1,9 @@
 /**
- * `npm run bench:versus -- --baseline <dir>`: this checkout's in-stock sale beside another
- * checkout's (a worktree of an older commit, built), in ONE run, rounds interleaved (which side
- * goes first alternates): what a sale that uses none of the newer features (no webhook endpoint,
- * no CORS origin, no waiting room, no key, no limit) costs each tier now and then.
+ * `npm run bench:versus -- --baseline <dir>`: this checkout's in-stock sale beside other
+ * checkouts' (worktrees of older commits, built; --baseline again for each), in ONE run, rounds
+ * interleaved (the order of the sides reversed every other round): what a sale that uses none of
+ * the newer features (no webhook endpoint, no CORS origin, no waiting room, no key, no limit)
+ * costs each tier now and then.
  *
  * Each side runs on servers of its own (a redis-server and a PostgreSQL, its own migrations), so
  * each tier's CPU is its side's alone: the API, the order worker, Redis and PostgreSQL (its
@@ -16,7 +17,7 @@
  * the rounds per side, the per-round ratios' median, and the whole run's CPU per unit sold (every
  * second of the run, idle ones included); ends with one JSON line.
  *
- * Options: --baseline <dir> (required) --duration 10 --rounds 6 --connections 100
+ * Options: --baseline <dir> (required; repeatable) --duration 10 --rounds 6 --connections 100
  *          --shape split|up --no-build --no-write --update-report (load-tests/results/versus.md)
  *          --cpu-prof <dir> (V8 profiles of each side's processes, in <dir>/<side>/<process>)
  */
@@ -42,7 +43,8 @@ const SEGMENTS = 16;
 const TIERS = ['API', 'worker', 'Redis', 'PG'] as const;
 
 interface Side {
-  name: 'this' | 'baseline';
+  /** `this`, `baseline` (the first --baseline), `baseline 2`, ... */
+  name: string;
   dir: string;
   commit: string;
   stack: BenchStack;
@@ -225,7 +227,7 @@ const perSale = (from: Record<string, number>, to: Record<string, number>, sold:
 async function main() {
   const { values } = parseArgs({
     options: {
-      baseline: { type: 'string' },
+      baseline: { type: 'string', multiple: true },
       duration: { type: 'string', default: '10' },
       rounds: { type: 'string', default: '6' },
       connections: { type: 'string', default: '100' },
@@ -237,9 +239,10 @@ async function main() {
     },
   });
   const shape = values.shape;
-  if (!values.baseline || (shape !== 'split' && shape !== 'up')) {
+  if (!values.baseline?.length || (shape !== 'split' && shape !== 'up')) {
     process.stderr.write(
-      'usage: npm run bench:versus -- --baseline <checkout, built> [--duration 10] [--rounds 6]\n' +
+      'usage: npm run bench:versus -- --baseline <checkout, built> [--baseline <another>...]\n' +
+        '         [--duration 10] [--rounds 6]\n' +
         '         [--connections 100] [--shape split|up] [--no-build] [--no-write] [--update-report]\n',
     );
     process.exit(2);
@@ -249,7 +252,8 @@ async function main() {
   const connections = Number(values.connections);
   const driver = pickDriver();
   if (driver !== 'wrk') throw new Error('bench:versus drives both sides with wrk: install wrk');
-  const dirs = { this: ROOT, baseline: resolve(values.baseline) };
+  const dirs: Record<string, string> = { this: ROOT };
+  values.baseline.forEach((dir, i) => (dirs[i ? `baseline ${i + 1}` : 'baseline'] = resolve(dir)));
   if (!values['no-build']) {
     for (const dir of Object.values(dirs)) {
       progress(`building ${dir} (npm run build)`);
@@ -258,7 +262,7 @@ async function main() {
   }
   const run = Date.now().toString(36);
   const work = mkdtempSync(join(tmpdir(), 'seckill-bench-versus-'));
-  progress(`logs of both sides in ${work}`);
+  progress(`logs of every side in ${work}`);
   const sides: Side[] = [];
   const rows = new Map<string, Round[]>();
   const checks: string[] = [];
@@ -266,15 +270,15 @@ async function main() {
   let whole: Record<string, { cpu: Record<string, number>; sold: number }> = {};
   let failed = true;
   try {
-    for (const name of ['this', 'baseline'] as const) {
-      progress(`starting ${name} (${dirs[name]}, --shape ${shape})`);
-      sides.push(await startSide(name, dirs[name], shape, work, run, values['cpu-prof']));
+    for (const [name, dir] of Object.entries(dirs)) {
+      progress(`starting ${name} (${dir}, --shape ${shape})`);
+      sides.push(await startSide(name, dir, shape, work, run, values['cpu-prof']));
     }
     const everything: Tiers = {};
     for (const s of sides)
       for (const [t, pid] of Object.entries(s.tiers)) everything[`${s.name} ${t}`] = pid;
     const loadgen: Tiers = { loadgen: process.pid, ...everything };
-    await quiet('both sides after start-up', everything);
+    await quiet('every side after start-up', everything);
     const runStart = cpuSeconds(everything);
     const excluded: Record<string, number> = {};
     const soldBefore = new Map<string, number>(sides.map((s) => [s.name, 0]));
@@ -400,16 +404,23 @@ async function main() {
     row['drain ms'] = med((r) => r.drainMs);
     return row;
   });
-  const [mine, theirs] = [rows.get('this')!, rows.get('baseline')!];
-  const pairRatios = (pick: (r: Round) => number) =>
-    ratio(median(mine.map((r, i) => (pick(r) / Math.max(1, pick(theirs[i]!))) * 100)), 100);
-  const ratios: Record<string, number> = {
-    soldPerS: pairRatios((r) => r.soldPerS),
-    cpuPerSale: pairRatios((r) => tiersShown.reduce((a, t) => a + (r.toIdleUs[t] ?? 0), 0)),
-    ...Object.fromEntries(
-      tiersShown.map((t) => [`${t}PerSale`, pairRatios((r) => r.toIdleUs[t] ?? 0)]),
-    ),
+  const mine = rows.get('this')!;
+  /** this / a baseline: the median of the rounds' ratios (round i of each) */
+  const ratiosTo = (name: string) => {
+    const theirs = rows.get(name)!;
+    const pairRatios = (pick: (r: Round) => number) =>
+      ratio(median(mine.map((r, i) => (pick(r) / Math.max(1, pick(theirs[i]!))) * 100)), 100);
+    return {
+      soldPerS: pairRatios((r) => r.soldPerS),
+      cpuPerSale: pairRatios((r) => tiersShown.reduce((a, t) => a + (r.toIdleUs[t] ?? 0), 0)),
+      ...Object.fromEntries(
+        tiersShown.map((t) => [`${t}PerSale`, pairRatios((r) => r.toIdleUs[t] ?? 0)]),
+      ),
+    };
   };
+  const baselines = sides.filter((s) => s.name !== 'this');
+  const byBaseline = Object.fromEntries(baselines.map((b) => [b.name, ratiosTo(b.name)]));
+  const ratios = byBaseline.baseline!;
   const m = machine();
   const figures = {
     bench: 'versus',
@@ -423,21 +434,33 @@ async function main() {
     rounds_: Object.fromEntries([...rows].map(([k, v]) => [k, v])),
     summary,
     ratios,
+    ratiosByBaseline: byBaseline,
     whole,
     checks,
     violations,
   };
   const text = [
-    `\nbench:versus: this checkout (${sides[0]?.commit}) beside ${sides[1]?.commit} (${dirs.baseline}), ` +
-      `--shape ${shape}, lockfree N=${SEGMENTS}, no key, no limit, no endpoint, no CORS, no room`,
+    `\nbench:versus: this checkout (${sides[0]?.commit}) beside ` +
+      baselines.map((b) => `${b.name} ${b.commit} (${b.dir})`).join(', ') +
+      `, --shape ${shape}, lockfree N=${SEGMENTS}, no key, no limit, no endpoint, no CORS, no room`,
     `wrk, ${connections} connections, ${rounds} interleaved rounds of ${duration} s per side; ` +
       `each side on a redis-server and a PostgreSQL of its own`,
     `Machine: ${m.cpus} x ${m.model}, load average ${m.load1} at the end\n`,
     'medians of the rounds; CPU per unit sold over the window and the drain until the side was idle:',
     table(summary),
     '',
-    "this / baseline, the median of the rounds' ratios (round i of each side):",
-    table(Object.entries(ratios).map(([name, value]) => ({ ratio: name, value }))),
+    "this / each baseline, the median of the rounds' ratios (round i of each side):",
+    table(
+      Object.keys(ratios).map((name) => ({
+        ratio: name,
+        ...Object.fromEntries(
+          baselines.map((b) => [
+            `/ ${b.name} (${b.commit})`,
+            byBaseline[b.name]![name as keyof typeof ratios],
+          ]),
+        ),
+      })),
+    ),
     '',
     'invariants:',
     ...checks.map((c) => `  ${c}`),
