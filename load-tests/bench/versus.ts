@@ -175,18 +175,23 @@ async function serveSide(
     tiers.worker = worker.pid;
   }
   const base = `http://127.0.0.1:${port}`;
-  await until(
-    `${name}'s API (log: ${log})`,
-    async () => (await fetch(`${base}/readyz`)).ok,
-    120_000,
-  );
-  const productId = `versus-${name}-${run}`;
-  const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
-    total: BIG_STOCK,
-    strategy: 'lockfree',
-    segments: SEGMENTS,
-  });
-  if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
+  const productId = `versus-${name.replace(/[^A-Za-z0-9]+/g, '-')}-${run}`;
+  try {
+    await until(
+      `${name}'s API (log: ${log})`,
+      async () => (await fetch(`${base}/readyz`)).ok,
+      120_000,
+    );
+    const res = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
+      total: BIG_STOCK,
+      strategy: 'lockfree',
+      segments: SEGMENTS,
+    });
+    if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
+  } catch (err) {
+    await stopAll(procs);
+    throw err;
+  }
   return {
     name,
     dir,
