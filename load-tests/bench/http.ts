@@ -49,6 +49,7 @@ import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled, type Reconcile } from './admin.js';
 import { capacityModel } from './capacity.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
+import { forgetSegments } from './fresh-keys.js';
 import { freshOrders } from './fresh-orders.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
@@ -414,6 +415,8 @@ async function main() {
             if (round > 0) hookStats = addHookStats(hookStats, got, r.persistedOrders);
           }
           if (round > 0) sold.set(s.name, [...(sold.get(s.name) ?? []), r]);
+          // checked: its segments' keys go, as its orders go before the next row
+          await forgetSegments(probe, [productId]);
         }
         if (s.kind === 'poll') await seed(s, productId, false);
         if (s.kind === 'sold-out' && round > 0) {
