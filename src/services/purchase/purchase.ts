@@ -27,6 +27,7 @@ import {
   RATE_LIMITED,
   refused,
   sold,
+  unkeyed,
   unknown,
   type Ended,
   type PurchaseOutcome,
@@ -69,14 +70,6 @@ export interface PurchaseDeps {
   /** a shopper is done buying (a sale, replayed or not; limit-reached): a room frees the seat */
   bought?: ((productId: string, userId: string) => void) | undefined;
   logger: Logger;
-}
-
-/** A plan without the key's record: its reply is never `unfolded`. */
-function unkeyed(reply: SaleReply): Exclude<SaleReply, { kind: 'unfolded' }> {
-  if (reply.kind === 'unfolded') {
-    throw new Error('a purchase without a key record came back unfolded');
-  }
-  return reply;
 }
 
 /** A claimed or folded key's purchase: the order, the call, and the shopper's limit if any. */
