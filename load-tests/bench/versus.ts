@@ -301,7 +301,7 @@ async function main() {
           side.base,
           '/seckill',
           side.productId,
-          `${side.name}-r${round}-${run}`,
+          `${side.name.replace(/[^A-Za-z0-9]+/g, '-')}-r${round}-${run}`,
           {
             duration,
             connections,
