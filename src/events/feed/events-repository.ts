@@ -73,8 +73,8 @@ export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
 export async function pruneEvents(db: Db, hours: number, limit: number): Promise<number> {
   const r = await sql<{ n: string }>`
     with gone as (
-      delete from order_events where id in (
-        select e.id from order_events e
+      delete from order_events where (order_id, version) in (
+        select e.order_id, e.version from order_events e
         where e.occurred_at < now() - ${hours} * interval '1 hour'
           and (e.txid, e.position) <= (select txid, position from webhook_relay where id = 1)
           and not exists (
