@@ -1,10 +1,9 @@
 /**
  * The delivery lanes' SQL (one lane per endpoint and subject: an order, or a product event's
- * subject): the relay's hand-on (in one
- * transaction with its cursor, one relay at a time), a delivery's acknowledgement (only from the
- * version it read: a replay that moved the lane meanwhile wins), a dead letter, replays; and, by
- * lane-schedule-repository.ts and lane-reads-repository.ts, when each lane is tried next and what
- * it is owed.
+ * subject): the relay's hand-on (in one transaction with its cursor, one relay at a time), a
+ * delivery's acknowledgement (only from the version it read: a replay that moved the lane
+ * meanwhile wins), a dead letter, replays; and, by lane-schedule-repository.ts and
+ * lane-reads-repository.ts, when each lane is tried next and what it is owed.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/index.js';
