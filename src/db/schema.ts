@@ -92,7 +92,7 @@ export interface OrderEventsTable {
 
 /**
  * An event of a product that is not an order's (a draw's, a waiting room's), published by
- * application code (src/events/feed/product-events.ts; migrations/20261206_0014_product_events.ts).
+ * application code (src/events/feed/product-events.ts; migrations/20261206_0015_product_events.ts).
  */
 export interface ProductEventsTable {
   /** the producer's id, `<type>:...`: publishing it again is a no-op */

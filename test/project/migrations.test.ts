@@ -43,7 +43,8 @@ describe('migrations', () => {
       '20261206_0011_webhook_lanes_due',
       '20261206_0012_webhook_recovery',
       '20261206_0013_webhook_lanes_owed',
-      '20261206_0014_product_events',
+      '20261206_0014_order_events_by_order_version',
+      '20261206_0015_product_events',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
@@ -71,6 +72,17 @@ describe('migrations', () => {
       expect.stringMatching(/INDEX orders_status_pay_by .*\(status, pay_by\)/),
     );
     expect(defs).toContainEqual(expect.stringMatching(/UNIQUE INDEX .* \(payment_id\)/));
+  });
+
+  it('indexes an order event once, by its order and version: its id, their name, has no index of its own', async () => {
+    const indexes = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where tablename = 'order_events' order by 1`.execute(db);
+    const unique = indexes.rows.map((r) => r.indexdef).filter((d) => d.includes('UNIQUE'));
+    // every sale writes one event: one random unique key a sale, not two
+    expect(unique).toEqual([expect.stringMatching(/\(order_id, version\)$/)]);
+    const identity = await sql<{ relreplident: string }>`
+      select relreplident from pg_class where relname = 'order_events'`.execute(db);
+    expect(identity.rows[0]!.relreplident).toBe('i');
   });
 
   it('refuses an order awaiting payment without a deadline, and a status it does not know', async () => {
@@ -187,16 +199,16 @@ describe('migrations', () => {
     }
   });
 
-  it("0014 keeps the previous release's lanes: an order's lane is the lane of its subject", async () => {
-    const before = `${name}_0014`;
+  it("0015 keeps the previous release's lanes: an order's lane is the lane of its subject", async () => {
+    const before = `${name}_0015`;
     await admin(`drop database if exists ${before} with (force)`);
     await admin(`create database ${before}`);
     const old = createDb(`${server}/${before}`, { max: 2 });
     const dir = mkdtempSync(join(process.cwd(), 'test', '.tmp-'));
     try {
       cpSync(MIGRATIONS_DIR, dir, { recursive: true });
-      // the release before: every migration up to 0013
-      for (const f of readdirSync(dir)) if (f > '20261206_0014') rmSync(join(dir, f));
+      // the release before: every migration up to 0014
+      for (const f of readdirSync(dir)) if (f > '20261206_0015') rmSync(join(dir, f));
       await migrateToLatest(old, dir);
       const orderId = '00000000-0000-7000-8000-0000000001a1';
       await old
@@ -232,7 +244,7 @@ describe('migrations', () => {
       await sql`insert into webhook_lanes (endpoint_id, order_id, wanted_version, attempts)
         values ('ep_old', ${orderId}::uuid, 1, 2)`.execute(old);
 
-      expect(await migrateToLatest(old)).toEqual(['20261206_0014_product_events']);
+      expect(await migrateToLatest(old)).toEqual(['20261206_0015_product_events']);
       const lane = await old
         .selectFrom('webhook_lanes')
         .select(['subject', 'wanted_version', 'acked_version', 'attempts'])

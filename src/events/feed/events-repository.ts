@@ -135,20 +135,22 @@ export async function pruneEvents(db: Db, hours: number, limit: number): Promise
   const r = await sql<{ n: string }>`
     with relayed as (select txid, position from webhook_relay where id = 1),
     old as (
-      (select o.id, o.txid, o.position, true as of_order from order_events o
+      (select o.order_id, o.version, null::text as id, o.txid, o.position, true as of_order
+       from order_events o
        where o.occurred_at < now() - ${hours} * interval '1 hour'
          and (o.txid, o.position) <= (select txid, position from relayed)
          and not ${owed(sql`o.order_id::text`, sql`o.version`, sql`o.type`)}
        order by o.txid, o.position limit ${limit})
       union all
-      (select p.id, p.txid, p.position, false from product_events p
+      (select null::uuid, null::integer, p.id, p.txid, p.position, false from product_events p
        where p.occurred_at < now() - ${hours} * interval '1 hour'
          and (p.txid, p.position) <= (select txid, position from relayed)
          and not ${owed(sql`p.subject`, sql`p.sequence`, sql`p.type`)}
        order by p.txid, p.position limit ${limit})
       order by txid, position limit ${limit}),
     gone_orders as (
-      delete from order_events where id in (select id from old where of_order)
+      delete from order_events where (order_id, version) in (
+        select order_id, version from old where of_order)
       returning txid, position),
     gone_products as (
       delete from product_events where id in (select id from old where not of_order)

@@ -45,7 +45,9 @@ export class LanesRepository {
 
   /**
    * Hands the next `limit` events of the feed on to the endpoints that take their type, and moves
-   * the relay's cursor past them, in one transaction that one relay at a time may hold.
+   * the relay's cursor past them, in one transaction that one relay at a time may hold. With no
+   * endpoint at all, nobody takes any: the cursor moves past every event shown now in one
+   * statement that reads none (`events` then counts 1 when it moved, 0 when there was nothing).
    */
   handOn(
     endpoints: ReadonlyArray<{ id: string; types: readonly EventType[] }>,
@@ -56,6 +58,8 @@ export class LanesRepository {
         select txid, position from webhook_relay where id = 1 for update skip locked`.execute(tx);
       if (!at.rows[0]) return { ran: false, events: 0, lanes: [] };
       const cursor = { txid: BigInt(at.rows[0].txid), position: BigInt(at.rows[0].position) };
+      if (endpoints.length === 0)
+        return { ran: true, events: await skipAll(tx, cursor), lanes: [] };
       const events = await eventsAfter(tx, cursor, limit, false);
       if (events.length === 0) return { ran: true, events: 0, lanes: [] };
       const wanted = lanesFor(events, endpoints);
@@ -233,6 +237,28 @@ export class LanesRepository {
     return deadLetters(this.db, endpointId, limit);
   }
 }
+
+/**
+ * Moves the relay's cursor to the last event shown now (the feed's rule: below the oldest
+ * transaction still running), reading the feed's index from its end: one row, however many
+ * events a sale wrote (an index's end per table). @returns 1 when it moved, 0 when nothing new was shown
+ */
+async function skipAll(tx: Transaction<Database>, cursor: FeedCursor): Promise<number> {
+  const r = await sql`
+    update webhook_relay r set txid = last.txid, position = last.position
+    from (select txid, position from (
+            (${lastShown('order_events', cursor)}) union all (${lastShown('product_events', cursor)})
+          ) shown order by txid desc, position desc limit 1) last
+    where r.id = 1`.execute(tx);
+  return Number(r.numAffectedRows ?? 0);
+}
+
+/** The last event of `table` after `cursor` that the feed shows now. */
+const lastShown = (table: 'order_events' | 'product_events', cursor: FeedCursor) => sql`
+  select txid, position from ${sql.table(table)}
+  where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
+    and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  order by txid desc, position desc limit 1`;
 
 /** Per endpoint and subject, the newest version of the endpoint's types and when the first was. */
 function lanesFor(
