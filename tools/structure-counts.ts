@@ -89,7 +89,7 @@ export interface StructureCounts {
   /** circles between events/'s rooms */
   eventsCircles: string[];
   /**
-   * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
+   * Lua scripts declared (`luaScript('name')`) outside their room's gateway, or by no gateway at
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
   scriptsOutsideGateways: string[];
@@ -313,42 +313,57 @@ function circlesOf(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[] {
 }
 
 /**
- * One gateway file per family of Lua scripts: the only file that declares them, with their key
- * order, arguments and reply tables. A script's family is told by its name.
+ * One gateway file per room that calls Lua scripts, named protocol.ts in each of inventory/'s
+ * rooms: the only file that declares them, with their key order, arguments and reply tables. A
+ * script's room is told by its name; a script two rooms call is the room's whose record it
+ * changes, and the other goes through that room's gateway.
  */
 export const SCRIPT_GATEWAYS = {
-  sale: 'inventory/protocol.ts',
-  keyed: 'inventory/keyed-protocol.ts',
-  room: 'inventory/rooms/protocol.ts',
+  sale: 'inventory/sale/protocol.ts',
+  outbox: 'inventory/outbox/protocol.ts',
+  catalogue: 'inventory/catalogue/protocol.ts',
+  idempotency: 'inventory/idempotency/protocol.ts',
+  rooms: 'inventory/rooms/protocol.ts',
   drop: 'inventory/drop/protocol.ts',
-  window: 'inventory/window-protocol.ts',
   rate: 'redis/rate-limit.ts',
   lock: 'lock/protocol.ts',
 } as const;
 
-export function scriptFamily(name: string): keyof typeof SCRIPT_GATEWAYS {
-  if (/^(lock|fairLock)[A-Z]/.test(name)) return 'lock';
-  if (/^rateLimit/.test(name)) return 'rate';
-  if (/^room[A-Z]/.test(name)) return 'room';
-  if (/^drop[A-Z]/.test(name)) return 'drop';
-  if (name === 'segmentWindow') return 'window';
-  if (/^(idempotency|deductKeyed)/.test(name)) return 'keyed';
-  return 'sale';
+const SCRIPT_ROOMS: Array<[RegExp, keyof typeof SCRIPT_GATEWAYS]> = [
+  [/^(lock|fairLock)[A-Z]/, 'lock'],
+  [/^rateLimit/, 'rate'],
+  [/^room[A-Z]/, 'rooms'],
+  [/^drop[A-Z]/, 'drop'],
+  [/^idempotency[A-Z]/, 'idempotency'],
+  [/^deduct/, 'sale'],
+  [/^(claimSettle|resolveOrder|outboxCut|saleHeld|restock|releaseMarker)$/, 'outbox'],
+  [/^(seedSegment|beginSeed|(mark|clear)SoldOut|active[A-Z]\w*|catalogueNumber)$/, 'catalogue'],
+  [/^segmentWindow$/, 'catalogue'],
+];
+
+/** The room whose gateway declares the script `name` (undefined: no room claims it). */
+export function scriptRoom(name: string): keyof typeof SCRIPT_GATEWAYS | undefined {
+  return SCRIPT_ROOMS.find(([pattern]) => pattern.test(name))?.[1];
 }
+
+const gatewayOf = (name: string) => {
+  const room = scriptRoom(name);
+  return room ? SCRIPT_GATEWAYS[room] : '(no room in SCRIPT_ROOMS)';
+};
 
 function scriptsOutsideGateways(all: string[]): string[] {
   const declared = new Set<string>();
   const outside = all.flatMap((f) =>
     [...readFileSync(f, 'utf8').matchAll(/\bluaScript\(\s*'([A-Za-z0-9]+)'/g)].flatMap((m) => {
       declared.add(m[1]!);
-      return SCRIPT_GATEWAYS[scriptFamily(m[1]!)] === rel(f) ? [] : [`${rel(f)}: ${m[1]}`];
+      return gatewayOf(m[1]!) === rel(f) ? [] : [`${rel(f)}: ${m[1]}`];
     }),
   );
   const undeclared = luaFiles()
     .filter((f) => !f.startsWith('includes/'))
     .map((f) => f.replace(/-\d+\.lua$/, ''))
     .filter((name) => !declared.has(name))
-    .map((name) => `${SCRIPT_GATEWAYS[scriptFamily(name)]}: ${name} (declared by no gateway)`);
+    .map((name) => `${gatewayOf(name)}: ${name} (declared by no gateway)`);
   return [...outside, ...undeclared];
 }
 

@@ -192,13 +192,15 @@ describe('src/ layout', () => {
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
   // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door; +1 key
   // importer when the active set and the sale's leases on it became two files; +1 key importer for
-  // the Idempotency-Key scripts' gateway, inventory/keyed-protocol.ts; +1 each when the spill left
+  // the Idempotency-Key scripts' gateway; +1 each when the spill left
   // the sale's file, inventory/sale/spill.ts; +1 each for the room scripts' gateway,
   // inventory/rooms/protocol.ts, for the drop's store and script gateway, inventory/drop/protocol.ts,
-  // and for the segment window's gateway, inventory/window-protocol.ts.)
+  // and for the segment window's gateway; +1 client importer when the scripts at inventory/'s root
+  // went to their rooms' gateways, sale/, outbox/, catalogue/ and idempotency/protocol.ts, four
+  // files for three.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(35);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(36);
     expect(c.keysImporters.length).toBeLessThanOrEqual(31);
   });
 });

@@ -25,13 +25,8 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import {
-  claimRecord,
-  settleRecord,
-  swapRecord,
-  type FoldedRecord,
-  type RecordPlace,
-} from '../keyed-protocol.js';
+import { claimRecord, settleRecord, swapRecord, type RecordPlace } from './protocol.js';
+import type { FoldedRecord } from '../sale/protocol.js';
 import { homeSegment } from '../layout.js';
 import {
   decodeIdempotencyRecord,
