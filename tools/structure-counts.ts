@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
+import { hasReplies, replyShapes } from './lua-replies.js';
 import { LUA_DIR } from '../src/redis/scripts.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -93,6 +94,18 @@ export interface StructureCounts {
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
   scriptsOutsideGateways: string[];
+  /**
+   * Script gateways at inventory/'s root, the shared bottom (`file: why`): a file there that
+   * declares a script, loads the script module, is named in {@link SCRIPT_GATEWAYS}, is named
+   * like a gateway (protocol, scripts) or holds a script's reply table (`X_REPLY =`). A room's
+   * scripts are that room's.
+   */
+  scriptGatewaysAtInventoryRoot: string[];
+  /**
+   * Lua scripts that answer more than one shape (a scalar and a table, tables of different
+   * lengths: tools/lua-replies.ts) without a `--- @replies` line naming their answers.
+   */
+  multiShapeScriptsWithoutReplies: string[];
   /**
    * hash fields spelled outside the codec of their record (`file:line: field`): in src/ and lua/,
    * any literal field name given to a hash command (the codecs, records/ and the hash includes,
@@ -367,6 +380,40 @@ function scriptsOutsideGateways(all: string[]): string[] {
   return [...outside, ...undeclared];
 }
 
+/** The rules on Lua scripts, as `npm run structure` names them. */
+const SCRIPT_RULES = [
+  "each script is declared in its room's gateway (scriptsOutsideGateways)",
+  "no script gateway at the inventory's root (scriptGatewaysAtInventoryRoot)",
+  'every script that answers more than one shape has --- @replies (multiShapeScriptsWithoutReplies)',
+];
+
+function scriptGatewaysAtInventoryRoot(all: string[]): string[] {
+  const gateways = new Set<string>(Object.values(SCRIPT_GATEWAYS));
+  return all
+    .filter((f) => /^inventory\/[^/]+\.ts$/.test(rel(f)))
+    .flatMap((f) => {
+      const text = readFileSync(f, 'utf8');
+      const why = [
+        /\bluaScript\(/.test(text) ? 'declares a script' : '',
+        importsOf(f).some((t) => rel(t) === 'redis/scripts.ts') ? 'loads the script module' : '',
+        gateways.has(rel(f)) ? 'named in SCRIPT_GATEWAYS' : '',
+        /(protocol|scripts)[^/]*\.ts$/.test(f) ? 'named like a gateway' : '',
+        /\b[A-Z][A-Z0-9_]*_REPLY\s*=/.test(text) ? 'holds a reply table' : '',
+      ].filter(Boolean);
+      return why.length > 0 ? [`${rel(f)}: ${why.join(', ')}`] : [];
+    });
+}
+
+function multiShapeScriptsWithoutReplies(): string[] {
+  return luaFiles()
+    .filter((f) => !f.startsWith('includes/'))
+    .flatMap((f) => {
+      const lua = readFileSync(join(LUA_DIR, f), 'utf8');
+      const shapes = replyShapes(lua);
+      return shapes.length > 1 && !hasReplies(lua) ? [`lua/${f}: ${shapes.join(', ')}`] : [];
+    });
+}
+
 /** The hash commands, and which of their arguments (after the key) name fields. */
 const HASH_COMMANDS: Record<string, 'one' | 'all' | 'pairs'> = {
   hget: 'one',
@@ -604,6 +651,8 @@ export function structureCounts(): StructureCounts {
     eventsRoomBreaches: [...events.breaches, ...eventsBesideTheDoor(all)],
     eventsCircles: events.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
+    scriptGatewaysAtInventoryRoot: scriptGatewaysAtInventoryRoot(all),
+    multiShapeScriptsWithoutReplies: multiShapeScriptsWithoutReplies(),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
 }
@@ -622,6 +671,8 @@ if (process.argv[1] === import.meta.filename) {
   for (const rule of Object.keys(SERVICES_RULES)) console.log(`  ${rule}`);
   console.log(`events/'s rules (eventsRoomBreaches):`);
   for (const rule of Object.keys(EVENTS_RULES)) console.log(`  ${rule}`);
+  console.log(`the scripts' rules:`);
+  for (const rule of SCRIPT_RULES) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );
