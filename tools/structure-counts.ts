@@ -156,7 +156,7 @@ function luaRecordFormatsOutsideIncludes(): string[] {
  * inventory/'s rooms, each a folder named for what it holds, over the shared bottom (the files
  * directly under inventory/, and records/): the rule each import between them keeps.
  */
-const INVENTORY_ROOMS = [
+export const INVENTORY_ROOMS = [
   'catalogue',
   'sale',
   'outbox',
@@ -181,7 +181,7 @@ export const INVENTORY_RULES: Record<string, (from: string, to: string, file: st
   };
 
 /** http/'s rooms over its shared bottom (auth, problems, validation); its doors build the app. */
-const HTTP_ROOMS = ['routes', 'handlers', 'openapi', 'server'];
+export const HTTP_ROOMS = ['routes', 'handlers', 'openapi', 'server'];
 const HTTP_DOORS = ['http/app.ts', 'http/fast-path.ts'];
 
 export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> = {
@@ -196,7 +196,7 @@ export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> =
  * services/'s rooms, one per idea (docs/design/services.md), over a door (services/index.ts, the
  * only file the layers above import) and a shared bottom (same-signature.ts).
  */
-const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
+export const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
 const SERVICES_DOORS = ['services/index.ts'];
 
 export const SERVICES_RULES: Record<
@@ -226,7 +226,7 @@ export const SERVICES_RULES: Record<
  * events/index.ts (the only file the layers above import) and events/worker.ts (what a worker
  * process runs: the relay and the deliveries, wired). No file sits at the bottom.
  */
-const EVENTS_ROOMS = ['feed', 'endpoints', 'lanes', 'delivery', 'relay'];
+export const EVENTS_ROOMS = ['feed', 'endpoints', 'lanes', 'delivery', 'relay'];
 const EVENTS_DOORS = ['events/index.ts', 'events/worker.ts'];
 
 export const EVENTS_RULES: Record<
