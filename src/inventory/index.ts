@@ -50,7 +50,7 @@ export {
   type StoredResponse,
 } from './records/idempotency-record.js';
 export { SaleError, unknownProduct, type SaleErrorCode, type SaleRefusal } from './errors.js';
-export { type FoldedRecord } from './sale/protocol.js';
+export { type FoldedRecord } from './records/idempotency-record.js';
 export type { RecordWritten, SalePlan, SaleReply } from './sale/outcome.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './outbox/pending-orders.js';

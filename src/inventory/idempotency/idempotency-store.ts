@@ -26,11 +26,11 @@ import type { Keys } from '../../redis/keys.js';
 import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { claimRecord, settleRecord, swapRecord, type RecordPlace } from './protocol.js';
-import type { FoldedRecord } from '../sale/protocol.js';
 import { homeSegment } from '../layout.js';
 import {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
+  type FoldedRecord,
   type IdempotencyRecord,
   type PurchaseAnswer,
 } from '../records/idempotency-record.js';

@@ -11,6 +11,7 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { SegmentKeys } from '../../redis/keys.js';
 import { luaScript } from '../../redis/scripts.js';
 import { TOUCH_LEASE_MS } from '../activity-timing.js';
+import type { FoldedRecord } from '../records/idempotency-record.js';
 import {
   decodeBucket,
   DEDUCT_REPLY,
@@ -106,26 +107,6 @@ export async function deductFree(
   const keys = deductKeys(segmentKeys, args);
   keys.push(lock.lock, lock.fence, lock.queue, lock.handoff);
   return decodeDeduct(await scripts.deductFree.run<Raw>(redis, keys, deductArgs(args)));
-}
-
-/**
- * A key's record as the home deduct writes it: where it lives, and its two possible values,
- * encoded by the record store (the format stays records/idempotency-record.ts's).
- */
-export interface FoldedRecord {
-  /** the record, the shopper's index of records, of final refusals */
-  keys: [string, string, string];
-  /** the record's name in the index */
-  member: string;
-  /** the home segment whose slot the record shares */
-  segment: number;
-  /** the finished record (the sale's answer), written on a sale */
-  done: string;
-  /** the running record (leased), written on a spill claim */
-  running: string;
-  ttlSeconds: number;
-  /** records a shopper may hold */
-  cap: number;
 }
 
 /** The keyed deduct's answer: the deduct's, or the record the key held, or the cap reached. */
