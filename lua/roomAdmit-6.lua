@@ -55,36 +55,55 @@ local unitsRead = unitsLeft ~= -2
 --- @include "serverTimeMs"
 --- @include "roomState"
 
-local seen = tonumber(redis.call('HGET', room, ROOM_ADMITTER_FENCE) or '0')
-if fence < seen then return {REPLY.fenced, seen} end
-redis.call('HSET', room, ROOM_ADMITTER_FENCE, fence)
-local now = serverTimeMs()
+-- The fence check: the newer fence when a newer admitter has written, else nil (this one's
+-- fence recorded).
+local function newerFence()
+  local seen = tonumber(redis.call('HGET', room, ROOM_ADMITTER_FENCE) or '0')
+  if fence < seen then return seen end
+  redis.call('HSET', room, ROOM_ADMITTER_FENCE, fence)
+  return nil
+end
 
-local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT, ROOM_LAST_AT,
-  ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP)
-local opened = s[1] == '1'
-local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
-local lobbyCount, shuffled = tonumber(s[6] or '0'), tonumber(s[7] or '0')
-local rng = tonumber(s[8] or seed)
-if not opened and now >= startsAt then
-  -- the line's head is the lobby, tickets 1..lobbyCount; joins from now on take the next ones
-  opened, nextTicket, shuffled, rng = true, lobbyCount, 0, seed
-  redis.call('HSET', room, ROOM_OPENED, 1, ROOM_NEXT, lobbyCount, ROOM_SERVED, 0, ROOM_OPENED_AT,
+-- The room hash's fields a tick reads, as a table the phases below change.
+local function readRoom()
+  local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT,
+    ROOM_LAST_AT, ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP)
+  return {
+    opened = s[1] == '1',
+    served = tonumber(s[2] or '0'),
+    nextTicket = tonumber(s[3] or '0'),
+    credit = s[4],
+    lastAt = s[5],
+    lobbyCount = tonumber(s[6] or '0'),
+    shuffled = tonumber(s[7] or '0'),
+    rng = tonumber(s[8] or seed),
+    done = tonumber(s[9] or '0'),
+    asleep = s[10],
+  }
+end
+
+-- The opening, once its time has come: the line's head is the lobby, tickets 1..lobbyCount;
+-- joins from now on take the next ones.
+local function open(r, now)
+  if r.opened or now < startsAt then return end
+  r.opened, r.nextTicket, r.shuffled, r.rng = true, r.lobbyCount, 0, seed
+  redis.call('HSET', room, ROOM_OPENED, 1, ROOM_NEXT, r.lobbyCount, ROOM_SERVED, 0, ROOM_OPENED_AT,
     now)
   for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ttl) end
 end
-if not opened then
-  return {REPLY.ticked, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0, SLEEP_OPENING, startsAt}
-end
-if shuffled < lobbyCount then
-  -- step i draws j in i..lobbyCount, puts the shopper at j in ticket i for good, and the one at i
-  -- in the place j left: a uniform permutation, one prefix at a time
-  local last = math.min(lobbyCount, shuffled + steps)
-  for i = shuffled + 1, last do
+
+-- One shuffle step of at most `steps` places: step i draws j in i..lobbyCount, puts the shopper
+-- at j in ticket i for good, and the one at i in the place j left: a uniform permutation, one
+-- prefix at a time.
+local function shuffleStep(r)
+  if r.shuffled >= r.lobbyCount then return end
+  local rng = r.rng
+  local last = math.min(r.lobbyCount, r.shuffled + steps)
+  for i = r.shuffled + 1, last do
     local j = i
-    if i < lobbyCount then
+    if i < r.lobbyCount then
       rng = (rng * 48271) % 2147483647
-      j = i + (rng % (lobbyCount - i + 1))
+      j = i + (rng % (r.lobbyCount - i + 1))
     end
     local user = redis.call('HGET', lobby, j)
     if j ~= i then redis.call('HSET', lobby, j, redis.call('HGET', lobby, i)) end
@@ -92,70 +111,98 @@ if shuffled < lobbyCount then
     redis.call('HSET', places, user, i)
     redis.call('HSET', line, i, user)
   end
-  shuffled = last
-  redis.call('HSET', room, ROOM_SHUFFLED, shuffled, ROOM_RNG, rng)
-end
--- admission only from the shuffled prefix (the whole line once the shuffle is done)
-local ready = nextTicket
-if shuffled < lobbyCount then ready = shuffled end
-
-local expired = redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
-local credit = tonumber(s[4] or tostring(rate))
-local lastAt = tonumber(s[5] or tostring(now))
-credit = math.min(math.max(rate, 1), credit + (now - lastAt) * rate / 1000)
-local busy = redis.call('ZCARD', active)
-local n = math.min(math.floor(credit), maxActive - busy, ready - served)
-local seatsForUnits = n
--- each seat not yet used may buy perShopper units: admit while the units left cover them, the
--- last one maybe short (rounded up, so a last odd unit still finds a buyer)
-local freedSinceRead = math.max(0, tonumber(s[9] or '0') - doneAtRead)
-if unitsLeft >= 0 then
-  seatsForUnits = math.ceil(unitsLeft / perShopper) - busy - freedSinceRead
-  n = math.min(n, seatsForUnits)
-end
-local couldAdmit = n > 0 and not soldOut
-if soldOut or not unitsRead or n < 0 then n = 0 end
-for _ = 1, n do
-  served = served + 1
-  local user = redis.call('HGET', line, served)
-  if user then
-    redis.call('ZADD', active, now + admittedFor, user)
-    redis.call('HSET', admitted, user, now)
-  end
-end
-redis.call('HSET', room, ROOM_SERVED, served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
-if n > 0 then
-  redis.call('EXPIRE', active, ttl)
-  redis.call('EXPIRE', admitted, ttl)
+  r.shuffled, r.rng = last, rng
+  redis.call('HSET', room, ROOM_SHUFFLED, last, ROOM_RNG, rng)
 end
 
--- what the room waits for now: nothing while it has work (a shuffle, shoppers it may admit at the
--- pace); asleep once it admits nobody, when the admitter lets it (it lingers awake a while)
-local sleep, wakeAt = '', 0
-if shuffled < lobbyCount then
-  sleep = ''
-elseif not unitsRead and couldAdmit then
-  sleep = SLEEP_UNITS
-elseif mayIdle and n == 0 then
-  if nextTicket <= served then
-    -- nobody waits; admissions still out end unused at their expiry (abandoned, the gauge down)
-    sleep = SLEEP_JOIN
-    local first = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
-    if first[2] then wakeAt = tonumber(first[2]) end
-  elseif soldOut then
-    sleep = SLEEP_NOTICE
-  elseif maxActive - busy <= 0 or (unitsLeft >= 0 and seatsForUnits <= 0) then
-    sleep = SLEEP_SEAT
-    local first = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
-    if first[2] then wakeAt = tonumber(first[2]) end
+-- The expiry: admissions that ran out unused free their seats. Returns how many.
+local function expire(now)
+  return redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
+end
+
+-- The admission of the next tickets in order, only from the shuffled prefix (the whole line once
+-- the shuffle is done), at the pace, within the seats and the units left. Returns {n admitted
+-- now, busy (active before them), seatsForUnits, couldAdmit}.
+local function admit(r, now)
+  local ready = r.nextTicket
+  if r.shuffled < r.lobbyCount then ready = r.shuffled end
+  local credit = tonumber(r.credit or tostring(rate))
+  local lastAt = tonumber(r.lastAt or tostring(now))
+  credit = math.min(math.max(rate, 1), credit + (now - lastAt) * rate / 1000)
+  local busy = redis.call('ZCARD', active)
+  local n = math.min(math.floor(credit), maxActive - busy, ready - r.served)
+  local seatsForUnits = n
+  -- each seat not yet used may buy perShopper units: admit while the units left cover them, the
+  -- last one maybe short (rounded up, so a last odd unit still finds a buyer)
+  local freedSinceRead = math.max(0, r.done - doneAtRead)
+  if unitsLeft >= 0 then
+    seatsForUnits = math.ceil(unitsLeft / perShopper) - busy - freedSinceRead
+    n = math.min(n, seatsForUnits)
+  end
+  local couldAdmit = n > 0 and not soldOut
+  if soldOut or not unitsRead or n < 0 then n = 0 end
+  for _ = 1, n do
+    r.served = r.served + 1
+    local user = redis.call('HGET', line, r.served)
+    if user then
+      redis.call('ZADD', active, now + admittedFor, user)
+      redis.call('HSET', admitted, user, now)
+    end
+  end
+  redis.call('HSET', room, ROOM_SERVED, r.served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
+  if n > 0 then
+    redis.call('EXPIRE', active, ttl)
+    redis.call('EXPIRE', admitted, ttl)
+  end
+  return {n = n, busy = busy, seatsForUnits = seatsForUnits, couldAdmit = couldAdmit}
+end
+
+-- The first admission's end (ms), 0 when none is out.
+local function firstExpiry()
+  local first = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
+  if first[2] then return tonumber(first[2]) end
+  return 0
+end
+
+-- The sleep decided: what the room waits for now, and when to wake. Nothing while it has work (a
+-- shuffle, shoppers it may admit at the pace); asleep once it admits nobody, when the admitter
+-- lets it (it lingers awake a while).
+local function decideSleep(r, a)
+  if r.shuffled < r.lobbyCount then return '', 0 end
+  if not unitsRead and a.couldAdmit then return SLEEP_UNITS, 0 end
+  if not mayIdle or a.n ~= 0 then return '', 0 end
+  -- nobody waits; admissions still out end unused at their expiry (abandoned, the gauge down)
+  if r.nextTicket <= r.served then return SLEEP_JOIN, firstExpiry() end
+  if soldOut then return SLEEP_NOTICE, 0 end
+  if maxActive - a.busy <= 0 or (unitsLeft >= 0 and a.seatsForUnits <= 0) then
+    return SLEEP_SEAT, firstExpiry()
+  end
+  return '', 0
+end
+
+-- A join (SLEEP_JOIN) or a freed seat (SLEEP_SEAT) ends the sleep: their scripts read it in the
+-- room hash.
+local function recordSleep(r, sleep)
+  local flag = (sleep == SLEEP_JOIN or sleep == SLEEP_SEAT) and sleep or nil
+  if flag and r.asleep ~= flag then
+    redis.call('HSET', room, ROOM_ASLEEP, flag)
+  elseif not flag and r.asleep then
+    redis.call('HDEL', room, ROOM_ASLEEP)
   end
 end
--- a join (SLEEP_JOIN) or a freed seat (SLEEP_SEAT) ends this sleep: their scripts read it here
-local flag = (sleep == SLEEP_JOIN or sleep == SLEEP_SEAT) and sleep or nil
-if flag and s[10] ~= flag then
-  redis.call('HSET', room, ROOM_ASLEEP, flag)
-elseif not flag and s[10] then
-  redis.call('HDEL', room, ROOM_ASLEEP)
+
+local newer = newerFence()
+if newer then return {REPLY.fenced, newer} end
+local now = serverTimeMs()
+local r = readRoom()
+open(r, now)
+if not r.opened then
+  return {REPLY.ticked, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0, SLEEP_OPENING, startsAt}
 end
-return {REPLY.ticked, served, nextTicket, n, expired, busy + n, now, 1, lobbyCount - shuffled,
-  sleep, wakeAt}
+shuffleStep(r)
+local expired = expire(now)
+local a = admit(r, now)
+local sleep, wakeAt = decideSleep(r, a)
+recordSleep(r, sleep)
+return {REPLY.ticked, r.served, r.nextTicket, a.n, expired, a.busy + a.n, now, 1,
+  r.lobbyCount - r.shuffled, sleep, wakeAt}

@@ -9,13 +9,14 @@
   KEYS[3] admitted hash: userId -> admission time (ms)
   ARGV[1] userId
 
-  Returns {} when the shopper holds no place, else {ticket, served, opened (0/1), lobby length,
-  admission time (ms; 0: not admitted)}.
+  Returns {none} when the shopper holds no place, else {placed, ticket, served, opened (0/1), lobby
+  length, admission time (ms; 0: not admitted)}.
 ]]
+--- @replies
 --- @include "roomState"
 
 local ticket = redis.call('HGET', KEYS[1], ARGV[1])
-if not ticket then return {} end
+if not ticket then return {REPLY.none} end
 local served, opened, lobbyCount = roomPlaceCounters(KEYS[2])
 local at = redis.call('HGET', KEYS[3], ARGV[1])
-return {tonumber(ticket), served, opened, lobbyCount, tonumber(at or '0')}
+return {REPLY.placed, tonumber(ticket), served, opened, lobbyCount, tonumber(at or '0')}

@@ -7,6 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { META_FIELD, STATE_FIELD } from '../src/inventory/records/hash-fields.js';
+import { hasReplies, replyShapes } from './lua-replies.js';
 import { LUA_DIR } from '../src/redis/scripts.js';
 
 const SRC = join(import.meta.dirname, '..', 'src');
@@ -89,10 +90,22 @@ export interface StructureCounts {
   /** circles between events/'s rooms */
   eventsCircles: string[];
   /**
-   * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
+   * Lua scripts declared (`luaScript('name')`) outside their room's gateway, or by no gateway at
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
   scriptsOutsideGateways: string[];
+  /**
+   * Script gateways at inventory/'s root, the shared bottom (`file: why`): a file there that
+   * declares a script, loads the script module, is named in {@link SCRIPT_GATEWAYS}, is named
+   * like a gateway (protocol, scripts) or holds a script's reply table (`X_REPLY =`). A room's
+   * scripts are that room's.
+   */
+  scriptGatewaysAtInventoryRoot: string[];
+  /**
+   * Lua scripts that answer more than one shape (a scalar and a table, tables of different
+   * lengths: tools/lua-replies.ts) without a `--- @replies` line naming their answers.
+   */
+  multiShapeScriptsWithoutReplies: string[];
   /**
    * hash fields spelled outside the codec of their record (`file:line: field`): in src/ and lua/,
    * any literal field name given to a hash command (the codecs, records/ and the hash includes,
@@ -143,7 +156,7 @@ function luaRecordFormatsOutsideIncludes(): string[] {
  * inventory/'s rooms, each a folder named for what it holds, over the shared bottom (the files
  * directly under inventory/, and records/): the rule each import between them keeps.
  */
-const INVENTORY_ROOMS = [
+export const INVENTORY_ROOMS = [
   'catalogue',
   'sale',
   'outbox',
@@ -168,7 +181,7 @@ export const INVENTORY_RULES: Record<string, (from: string, to: string, file: st
   };
 
 /** http/'s rooms over its shared bottom (auth, problems, validation); its doors build the app. */
-const HTTP_ROOMS = ['routes', 'handlers', 'openapi', 'server'];
+export const HTTP_ROOMS = ['routes', 'handlers', 'openapi', 'server'];
 const HTTP_DOORS = ['http/app.ts', 'http/fast-path.ts'];
 
 export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> = {
@@ -183,7 +196,7 @@ export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> =
  * services/'s rooms, one per idea (docs/design/services.md), over a door (services/index.ts, the
  * only file the layers above import) and a shared bottom (same-signature.ts).
  */
-const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
+export const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
 const SERVICES_DOORS = ['services/index.ts'];
 
 export const SERVICES_RULES: Record<
@@ -213,7 +226,7 @@ export const SERVICES_RULES: Record<
  * events/index.ts (the only file the layers above import) and events/worker.ts (what a worker
  * process runs: the relay and the deliveries, wired). No file sits at the bottom.
  */
-const EVENTS_ROOMS = ['feed', 'endpoints', 'lanes', 'delivery', 'relay'];
+export const EVENTS_ROOMS = ['feed', 'endpoints', 'lanes', 'delivery', 'relay'];
 const EVENTS_DOORS = ['events/index.ts', 'events/worker.ts'];
 
 export const EVENTS_RULES: Record<
@@ -313,43 +326,92 @@ function circlesOf(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[] {
 }
 
 /**
- * One gateway file per family of Lua scripts: the only file that declares them, with their key
- * order, arguments and reply tables. A script's family is told by its name.
+ * One gateway file per room that calls Lua scripts, named protocol.ts in each of inventory/'s
+ * rooms: the only file that declares them, with their key order, arguments and reply tables. A
+ * script's room is told by its name; a script two rooms call is the room's whose record it
+ * changes, and the other goes through that room's gateway.
  */
 export const SCRIPT_GATEWAYS = {
-  sale: 'inventory/protocol.ts',
-  keyed: 'inventory/keyed-protocol.ts',
-  room: 'inventory/rooms/protocol.ts',
+  sale: 'inventory/sale/protocol.ts',
+  outbox: 'inventory/outbox/protocol.ts',
+  catalogue: 'inventory/catalogue/protocol.ts',
+  idempotency: 'inventory/idempotency/protocol.ts',
+  rooms: 'inventory/rooms/protocol.ts',
   drop: 'inventory/drop/protocol.ts',
-  window: 'inventory/window-protocol.ts',
   rate: 'redis/rate-limit.ts',
   lock: 'lock/protocol.ts',
 } as const;
 
-export function scriptFamily(name: string): keyof typeof SCRIPT_GATEWAYS {
-  if (/^(lock|fairLock)[A-Z]/.test(name)) return 'lock';
-  if (/^rateLimit/.test(name)) return 'rate';
-  if (/^room[A-Z]/.test(name)) return 'room';
-  if (/^drop[A-Z]/.test(name)) return 'drop';
-  if (name === 'segmentWindow') return 'window';
-  if (/^(idempotency|deductKeyed)/.test(name)) return 'keyed';
-  return 'sale';
+const SCRIPT_ROOMS: Array<[RegExp, keyof typeof SCRIPT_GATEWAYS]> = [
+  [/^(lock|fairLock)[A-Z]/, 'lock'],
+  [/^rateLimit/, 'rate'],
+  [/^room[A-Z]/, 'rooms'],
+  [/^drop[A-Z]/, 'drop'],
+  [/^idempotency[A-Z]/, 'idempotency'],
+  [/^deduct/, 'sale'],
+  [/^(claimSettle|resolveOrder|outboxCut|saleHeld|restock|releaseMarker)$/, 'outbox'],
+  [/^(seedSegment|beginSeed|(mark|clear)SoldOut|active[A-Z]\w*|catalogueNumber)$/, 'catalogue'],
+  [/^segmentWindow$/, 'catalogue'],
+];
+
+/** The room whose gateway declares the script `name` (undefined: no room claims it). */
+export function scriptRoom(name: string): keyof typeof SCRIPT_GATEWAYS | undefined {
+  return SCRIPT_ROOMS.find(([pattern]) => pattern.test(name))?.[1];
 }
+
+const gatewayOf = (name: string) => {
+  const room = scriptRoom(name);
+  return room ? SCRIPT_GATEWAYS[room] : '(no room in SCRIPT_ROOMS)';
+};
 
 function scriptsOutsideGateways(all: string[]): string[] {
   const declared = new Set<string>();
   const outside = all.flatMap((f) =>
     [...readFileSync(f, 'utf8').matchAll(/\bluaScript\(\s*'([A-Za-z0-9]+)'/g)].flatMap((m) => {
       declared.add(m[1]!);
-      return SCRIPT_GATEWAYS[scriptFamily(m[1]!)] === rel(f) ? [] : [`${rel(f)}: ${m[1]}`];
+      return gatewayOf(m[1]!) === rel(f) ? [] : [`${rel(f)}: ${m[1]}`];
     }),
   );
   const undeclared = luaFiles()
     .filter((f) => !f.startsWith('includes/'))
     .map((f) => f.replace(/-\d+\.lua$/, ''))
     .filter((name) => !declared.has(name))
-    .map((name) => `${SCRIPT_GATEWAYS[scriptFamily(name)]}: ${name} (declared by no gateway)`);
+    .map((name) => `${gatewayOf(name)}: ${name} (declared by no gateway)`);
   return [...outside, ...undeclared];
+}
+
+/** The rules on Lua scripts, as `npm run structure` names them. */
+const SCRIPT_RULES = [
+  "each script is declared in its room's gateway (scriptsOutsideGateways)",
+  "no script gateway at the inventory's root (scriptGatewaysAtInventoryRoot)",
+  'every script that answers more than one shape has --- @replies (multiShapeScriptsWithoutReplies)',
+];
+
+function scriptGatewaysAtInventoryRoot(all: string[]): string[] {
+  const gateways = new Set<string>(Object.values(SCRIPT_GATEWAYS));
+  return all
+    .filter((f) => /^inventory\/[^/]+\.ts$/.test(rel(f)))
+    .flatMap((f) => {
+      const text = readFileSync(f, 'utf8');
+      const why = [
+        /\bluaScript\(/.test(text) ? 'declares a script' : '',
+        importsOf(f).some((t) => rel(t) === 'redis/scripts.ts') ? 'loads the script module' : '',
+        gateways.has(rel(f)) ? 'named in SCRIPT_GATEWAYS' : '',
+        /(protocol|scripts)[^/]*\.ts$/.test(f) ? 'named like a gateway' : '',
+        /\b[A-Z][A-Z0-9_]*_REPLY\s*=/.test(text) ? 'holds a reply table' : '',
+      ].filter(Boolean);
+      return why.length > 0 ? [`${rel(f)}: ${why.join(', ')}`] : [];
+    });
+}
+
+function multiShapeScriptsWithoutReplies(): string[] {
+  return luaFiles()
+    .filter((f) => !f.startsWith('includes/'))
+    .flatMap((f) => {
+      const lua = readFileSync(join(LUA_DIR, f), 'utf8');
+      const shapes = replyShapes(lua);
+      return shapes.length > 1 && !hasReplies(lua) ? [`lua/${f}: ${shapes.join(', ')}`] : [];
+    });
 }
 
 /** The hash commands, and which of their arguments (after the key) name fields. */
@@ -589,6 +651,8 @@ export function structureCounts(): StructureCounts {
     eventsRoomBreaches: [...events.breaches, ...eventsBesideTheDoor(all)],
     eventsCircles: events.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
+    scriptGatewaysAtInventoryRoot: scriptGatewaysAtInventoryRoot(all),
+    multiShapeScriptsWithoutReplies: multiShapeScriptsWithoutReplies(),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
 }
@@ -607,6 +671,8 @@ if (process.argv[1] === import.meta.filename) {
   for (const rule of Object.keys(SERVICES_RULES)) console.log(`  ${rule}`);
   console.log(`events/'s rules (eventsRoomBreaches):`);
   for (const rule of Object.keys(EVENTS_RULES)) console.log(`  ${rule}`);
+  console.log(`the scripts' rules:`);
+  for (const rule of SCRIPT_RULES) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );

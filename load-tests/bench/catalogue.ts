@@ -36,7 +36,7 @@ import {
   seedProduct,
   type SeedSpec,
 } from '../../src/inventory/index.js';
-import { queueSeedSegment } from '../../src/inventory/protocol.js';
+import { queueSeedSegment } from '../../src/inventory/catalogue/protocol.js';
 import { freePort } from '../../src/launcher/process.js';
 import { countCommands } from '../../src/redis/command-count.js';
 import { Keys } from '../../src/redis/keys.js';

@@ -50,13 +50,13 @@ export {
   type StoredResponse,
 } from './records/idempotency-record.js';
 export { SaleError, unknownProduct, type SaleErrorCode, type SaleRefusal } from './errors.js';
-export { type FoldedRecord } from './keyed-protocol.js';
+export { type FoldedRecord } from './records/idempotency-record.js';
 export type { RecordWritten, SalePlan, SaleReply } from './sale/outcome.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './outbox/pending-orders.js';
 export { PendingOrderStore } from './outbox/pending-order-store.js';
 export { ProductStore } from './catalogue/product-store.js';
-export type { OrderResolution } from './protocol.js';
+export type { OrderResolution } from './outbox/protocol.js';
 export {
   readMeta,
   readProductState,
@@ -69,7 +69,7 @@ export { decodeClaim, type SpillClaim } from './records/claim.js';
 export { decodeMarker, type BuyerMarker } from './records/marker.js';
 export { decodeOutboxEntry, type SoldOrder, type StreamEntry } from './records/outbox-entry.js';
 export { type ProductMeta } from './records/product-meta.js';
-export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.js';
+export { claimSettle, queueOutboxCut, releaseMarker, restock } from './outbox/protocol.js';
 export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.js';
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';

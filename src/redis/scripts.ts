@@ -6,13 +6,11 @@
  * decoder share one table.
  *
  * Scripts run by a plain EVALSHA, falling back to their ioredis `defineCommand` (which EVALs) when
- * the server's cache lacks them. Each family of scripts is declared in one gateway, which callers
- * go through and which alone sees a KEYS array: the sale's (inventory/protocol.ts), the
- * Idempotency-Key's (inventory/keyed-protocol.ts), the waiting room's (inventory/rooms/
- * protocol.ts), the drop's (inventory/drop/protocol.ts), the segment window's
- * (inventory/window-protocol.ts), the rate limits' (redis/rate-limit.ts) and the lock's
- * (lock/protocol.ts);
- * `npm run structure` counts any script declared elsewhere (scriptsOutsideGateways).
+ * the server's cache lacks them. Each script is declared in the gateway of the room that calls
+ * it, which callers go through and which alone sees a KEYS array: in each of inventory/'s rooms
+ * its protocol.ts (sale/, outbox/, catalogue/, idempotency/, rooms/, drop/), the rate limits'
+ * (redis/rate-limit.ts) and the lock's (lock/protocol.ts); `npm run structure` counts any script
+ * declared elsewhere (scriptsOutsideGateways, SCRIPT_GATEWAYS in tools/structure-counts.ts).
  */
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -18,7 +18,7 @@ import {
   seedProduct,
 } from '../../src/inventory/index.js';
 import { TOUCH_LEASE_MS } from '../../src/inventory/activity-timing.js';
-import { deduct } from '../../src/inventory/protocol.js';
+import { deduct } from '../../src/inventory/sale/protocol.js';
 import { findOrder, OrdersRepository, sweep } from '../../src/orders/index.js';
 import { countCommands, type CommandCount } from '../../src/redis/command-count.js';
 import { createRedisClient, type RedisClient } from '../../src/redis/connection.js';

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deduct } from '../../src/inventory/protocol.js';
+import { deduct } from '../../src/inventory/sale/protocol.js';
 import { homeSegment, IdempotencyStore } from '../../src/inventory/index.js';
 import { Keys } from '../../src/redis/keys.js';
 import { requestFingerprint } from '../../src/services/index.js';

@@ -11,14 +11,9 @@ import {
   type SaleRefusal,
   seedProduct,
 } from '../../src/inventory/index.js';
-import {
-  claimSettle,
-  clearSoldOut,
-  deduct,
-  releaseMarker,
-  restock,
-  type DeductArgs,
-} from '../../src/inventory/protocol.js';
+import { clearSoldOut } from '../../src/inventory/catalogue/protocol.js';
+import { claimSettle, releaseMarker, restock } from '../../src/inventory/outbox/protocol.js';
+import { deduct, type DeductArgs } from '../../src/inventory/sale/protocol.js';
 import { decodeClaim, encodeClaim } from '../../src/inventory/records/claim.js';
 import { decodeMarker, encodeMarker } from '../../src/inventory/records/marker.js';
 import { decodeOutboxEntry, type StreamEntry } from '../../src/inventory/records/outbox-entry.js';

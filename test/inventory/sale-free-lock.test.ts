@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/index.js';
 import { readProductState, seedProduct } from '../../src/inventory/index.js';
 import { homeSegment } from '../../src/inventory/layout.js';
-import { deduct, deductFree, type DeductArgs } from '../../src/inventory/protocol.js';
+import { deduct, deductFree, type DeductArgs } from '../../src/inventory/sale/protocol.js';
 import { Keys } from '../../src/redis/keys.js';
 import { sleep } from '../support/locks.js';
 import { useNamespace } from '../support/namespace.js';

@@ -4,7 +4,7 @@ import type { Db } from '../../src/db/index.js';
 import type { Strategy } from '../../src/db/schema.js';
 import { readProductState, SaleError, seedProduct } from '../../src/inventory/index.js';
 import { homeSegment } from '../../src/inventory/layout.js';
-import { deduct } from '../../src/inventory/protocol.js';
+import { deduct } from '../../src/inventory/sale/protocol.js';
 import { Keys } from '../../src/redis/keys.js';
 import { barrier, sleep } from '../support/locks.js';
 import { useNamespace } from '../support/namespace.js';

@@ -138,7 +138,7 @@ describe('every sale becomes exactly one order row', () => {
     const redis = api[0]!.rt.redis;
     const home = keys.segment(productId, 0);
     // finalised-later case: a claim whose spill deduct happened (order in segment 1's outbox)
-    const { deduct } = await import('../../src/inventory/protocol.js');
+    const { deduct } = await import('../../src/inventory/sale/protocol.js');
     const base = {
       epoch: 1,
       fence: 0,

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { replyShapes } from '../../tools/lua-replies.js';
 import { structureCounts } from '../../tools/structure-counts.js';
 
 const SRC = join(import.meta.dirname, '..', '..', 'src');
@@ -165,12 +166,35 @@ describe('src/ layout', () => {
     expect(c.eventsCircles).toEqual([]);
   });
 
-  // Issue 47 §3: one gateway file per family of Lua scripts, and a hash record's field names
+  // Issue 47 §3 and 54: one gateway file per room that calls Lua scripts, none at inventory/'s
+  // root, every script of several answer shapes with --- @replies, and a hash record's field names
   // spelled only by its codec (records/ and its Lua include)
-  it('declares every Lua script in its family gateway, and spells record fields in codecs only', () => {
+  it("declares every Lua script in its room's gateway, none at inventory/'s root, and spells record fields in codecs only", () => {
     const c = structureCounts();
     expect(c.scriptsOutsideGateways).toEqual([]);
+    expect(c.scriptGatewaysAtInventoryRoot).toEqual([]);
+    expect(c.multiShapeScriptsWithoutReplies).toEqual([]);
     expect(c.recordFieldsOutsideCodecs).toEqual([]);
+  });
+
+  it("reads a script's answer shapes from its own returns, not its local functions'", () => {
+    const lua = [
+      '--[[ Returns {} or {a, b}: return 1 in a comment ]]',
+      'local function phase(x)',
+      '  if x then return {x, x, x} end',
+      '  return 7',
+      'end',
+      'if phase(ARGV[1]) == 7 then return {} end',
+      'for i = 1, 2 do',
+      "  if i == 2 then return {phase(i), 'a,b'} end",
+      'end',
+      'return {',
+      '  1,',
+      '  { 2, 3 },',
+      '}',
+    ].join('\n');
+    expect(replyShapes(lua)).toEqual(['table of 0', 'table of 2']);
+    expect(replyShapes('return redis.call("GET", KEYS[1])')).toEqual(['scalar']);
   });
 
   it('keeps SQL in the repositories', () => {
@@ -192,13 +216,15 @@ describe('src/ layout', () => {
   // composition root); held as ceilings so they can only leave the rest. (+1 each for the waiting
   // room's store, inventory/rooms/store.ts: a store of the inventory floor, the Redis door; +1 key
   // importer when the active set and the sale's leases on it became two files; +1 key importer for
-  // the Idempotency-Key scripts' gateway, inventory/keyed-protocol.ts; +1 each when the spill left
+  // the Idempotency-Key scripts' gateway; +1 each when the spill left
   // the sale's file, inventory/sale/spill.ts; +1 each for the room scripts' gateway,
   // inventory/rooms/protocol.ts, for the drop's store and script gateway, inventory/drop/protocol.ts,
-  // and for the segment window's gateway, inventory/window-protocol.ts.)
+  // and for the segment window's gateway; +1 client importer when the scripts at inventory/'s root
+  // went to their rooms' gateways, sale/, outbox/, catalogue/ and idempotency/protocol.ts, four
+  // files for three.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(35);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(36);
     expect(c.keysImporters.length).toBeLessThanOrEqual(31);
   });
 });

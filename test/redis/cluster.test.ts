@@ -7,7 +7,9 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { Cluster, type Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as inventory from '../../src/inventory/protocol.js';
+import * as catalogue from '../../src/inventory/catalogue/protocol.js';
+import * as outboxScripts from '../../src/inventory/outbox/protocol.js';
+import * as sale from '../../src/inventory/sale/protocol.js';
 import { splitStock } from '../../src/inventory/layout.js';
 import * as lock from '../../src/lock/protocol.js';
 import { Keys } from '../../src/redis/keys.js';
@@ -73,7 +75,7 @@ describe('on a 3-shard Redis Cluster', () => {
   it('seeds, deducts and spills across segments that live on different shards', async () => {
     const p = 'clp';
     const segments = 8;
-    const begun = await inventory.beginSeed(
+    const begun = await catalogue.beginSeed(
       redis,
       keys.product(p),
       {
@@ -93,7 +95,7 @@ describe('on a 3-shard Redis Cluster', () => {
     const stocks = splitStock(20, segments);
     for (let i = 0; i < segments; i++) {
       const pipe = cluster.pipeline(); // one segment per pipeline: one slot
-      inventory.queueSeedSegment(pipe, keys.segment(p, i), {
+      catalogue.queueSeedSegment(pipe, keys.segment(p, i), {
         epoch,
         stock: stocks[i]!,
         startsAt: 0,
@@ -121,7 +123,7 @@ describe('on a 3-shard Redis Cluster', () => {
     let sold = 0;
     for (let u = 0; u < 30; u++) {
       const home = u % segments;
-      const r = await inventory.deduct(redis, keys.segment(p, home), {
+      const r = await sale.deduct(redis, keys.segment(p, home), {
         ...base,
         mode: 'home',
         userId: `u${u}`,
@@ -136,7 +138,7 @@ describe('on a 3-shard Redis Cluster', () => {
       let settled = false;
       for (let s = 0; s < segments && !settled; s++) {
         if (s === home) continue;
-        const spill = await inventory.deduct(redis, keys.segment(p, s), {
+        const spill = await sale.deduct(redis, keys.segment(p, s), {
           ...base,
           mode: 'spill',
           userId: `u${u}`,
@@ -149,7 +151,7 @@ describe('on a 3-shard Redis Cluster', () => {
           settled = true;
           expect(
             (
-              await inventory.claimSettle(
+              await outboxScripts.claimSettle(
                 redis,
                 keys.segment(p, home),
                 `u${u}`,
@@ -162,8 +164,15 @@ describe('on a 3-shard Redis Cluster', () => {
       }
       if (!settled) {
         expect(
-          (await inventory.claimSettle(redis, keys.segment(p, home), `u${u}`, `o${u}`, 'release'))
-            .code,
+          (
+            await outboxScripts.claimSettle(
+              redis,
+              keys.segment(p, home),
+              `u${u}`,
+              `o${u}`,
+              'release',
+            )
+          ).code,
         ).toBe('settled');
       }
     }
@@ -175,7 +184,7 @@ describe('on a 3-shard Redis Cluster', () => {
       left += Number(await cluster.hget(keys.segment(p, i).state, STATE_FIELD.stock));
     }
     expect({ outbox, left }).toEqual({ outbox: 20, left: 0 });
-    expect(await inventory.markSoldOut(redis, keys.product(p), epoch)).toBe(true);
+    expect(await catalogue.markSoldOut(redis, keys.product(p), epoch)).toBe(true);
   });
 
   it('runs the lock protocol, fencing and the unlock notice inside one slot per lock', async () => {

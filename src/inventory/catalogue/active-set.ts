@@ -12,7 +12,7 @@
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { QUIET_MS, SKEW_MS, TOUCH_LEASE_MS } from '../activity-timing.js';
-import { activeArchive, activeTouch } from '../protocol.js';
+import { activeArchive, activeTouch } from './protocol.js';
 
 /**
  * Keeps `productId` active until at least `untilMs` (its sale's start or end) plus the quiet

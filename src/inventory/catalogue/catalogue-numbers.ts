@@ -5,7 +5,7 @@
  */
 import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
-import { catalogueNumber } from '../protocol.js';
+import { catalogueNumber } from './protocol.js';
 import { CATALOGUE_FIELD } from '../records/hash-fields.js';
 import { META_FIELD } from '../records/product-meta.js';
 

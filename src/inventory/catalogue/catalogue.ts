@@ -10,7 +10,7 @@ import type { Logger } from '../../log.js';
 import type { Keys } from '../../redis/keys.js';
 import type { PubSub } from '../../redis/pubsub.js';
 import { storeOutage } from '../../outages.js';
-import { clearSoldOut, markSoldOut } from '../protocol.js';
+import { clearSoldOut, markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from '../records/product-events.js';
 import { decodeMeta, isSoldOut, type RoomSettings } from '../records/product-meta.js';
 import { RoomHeard } from './room-heard.js';

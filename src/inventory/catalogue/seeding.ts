@@ -16,7 +16,7 @@ import type { Catalogue } from './catalogue.js';
 import { giveCatalogueNumber } from './catalogue-numbers.js';
 import { SaleError } from '../errors.js';
 import { splitStock } from '../layout.js';
-import { beginSeed, queueSeedSegment, setWindow } from '../protocol.js';
+import { beginSeed, queueSeedSegment, setWindow } from './protocol.js';
 import { PAUSED_STARTS_AT } from '../records/segment-state.js';
 import { carriedMarkers, unitsByShopper, type CarriedMarker } from './carry.js';
 import { encodeEvent } from '../records/product-events.js';

@@ -2,7 +2,7 @@
  * The drop's Redis door and the gateway of its scripts: an operator's change of a segment's units
  * (lua/dropUnits-1.lua) and of the product's meta (lua/dropMeta-1.lua: paused, the end, the
  * room's pace), with their key order, arguments and reply tables; and a segment's sale window
- * (the window gateway's setWindow: pause, resume, end now). Every write here is a script flagged
+ * (the catalogue gateway's setWindow: pause, resume, end now). Every write here is a script flagged
  * allow-oom, so the controls run on a Redis past its maxmemory. Callers never see a key or a KEYS
  * array.
  */
@@ -11,7 +11,7 @@ import type { Keys } from '../../redis/keys.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { luaScript } from '../../redis/scripts.js';
 import { timeReplyMs } from '../../redis/time.js';
-import { setWindow, type WindowReply } from '../protocol.js';
+import { setWindow, type WindowReply } from '../catalogue/protocol.js';
 import { readProductState, type ProductState } from '../catalogue/product-state.js';
 import {
   decodeMeta,

@@ -25,17 +25,12 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import {
-  claimRecord,
-  settleRecord,
-  swapRecord,
-  type FoldedRecord,
-  type RecordPlace,
-} from '../keyed-protocol.js';
+import { claimRecord, settleRecord, swapRecord, type RecordPlace } from './protocol.js';
 import { homeSegment } from '../layout.js';
 import {
   decodeIdempotencyRecord,
   encodeIdempotencyRecord,
+  type FoldedRecord,
   type IdempotencyRecord,
   type PurchaseAnswer,
 } from '../records/idempotency-record.js';

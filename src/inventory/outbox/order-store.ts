@@ -18,7 +18,7 @@ import {
   type Quiet,
 } from '../catalogue/active-set.js';
 import { readMeta } from '../catalogue/product-state.js';
-import { claimSettle, releaseMarker, restock, type RestockReply } from '../protocol.js';
+import { claimSettle, releaseMarker, restock, type RestockReply } from './protocol.js';
 import { decodeClaim, type SpillClaim } from '../records/claim.js';
 import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../records/outbox-entry.js';
 import type { ProductMeta } from '../records/product-meta.js';

@@ -11,7 +11,7 @@ import {
   resolveOrderAtHome,
   type PendingOrderRef,
 } from './pending-orders.js';
-import type { OrderResolution } from '../protocol.js';
+import type { OrderResolution } from './protocol.js';
 import type { SoldOrder } from '../records/outbox-entry.js';
 
 export class PendingOrderStore {

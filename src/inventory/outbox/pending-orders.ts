@@ -8,7 +8,7 @@ import { activeProducts } from '../catalogue/active-set.js';
 import { productOfNumber } from '../catalogue/catalogue-numbers.js';
 import { homeSegment } from '../layout.js';
 import { orderProductNumber } from '../order-ids.js';
-import { resolveOrder, type OrderResolution } from '../protocol.js';
+import { resolveOrder, type OrderResolution } from './protocol.js';
 import { decodeClaim } from '../records/claim.js';
 import { decodeMarker } from '../records/marker.js';
 import { decodeOutboxEntry, type SoldOrder, type StreamEntry } from '../records/outbox-entry.js';

@@ -8,7 +8,7 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { Keys } from '../../redis/keys.js';
 import { loadScripts, registerScripts } from '../../redis/scripts.js';
 import { timeReplyMs } from '../../redis/time.js';
-import { queueOutboxCut } from '../protocol.js';
+import { queueOutboxCut } from './protocol.js';
 import { decodeClaim, type SpillClaim } from '../records/claim.js';
 import { STATE_FIELD } from '../records/hash-fields.js';
 import { decodeMarker, type BuyerMarker } from '../records/marker.js';

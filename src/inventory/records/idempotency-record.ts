@@ -9,6 +9,26 @@
  */
 import type { SaleErrorCode, SaleRefusal } from '../errors.js';
 
+/**
+ * A key's record as the home deduct writes it: where it lives, and its two possible values,
+ * encoded here (the record store, idempotency/, builds it; the sale's keyed deduct writes it).
+ */
+export interface FoldedRecord {
+  /** the record, the shopper's index of records, of final refusals */
+  keys: [string, string, string];
+  /** the record's name in the index */
+  member: string;
+  /** the home segment whose slot the record shares */
+  segment: number;
+  /** the finished record (the sale's answer), written on a sale */
+  done: string;
+  /** the running record (leased), written on a spill claim */
+  running: string;
+  ttlSeconds: number;
+  /** records a shopper may hold */
+  cap: number;
+}
+
 /** An answer as the client got it (records written before answers were kept by meaning). */
 export interface StoredResponse {
   status: number;

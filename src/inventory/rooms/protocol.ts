@@ -15,7 +15,7 @@ const ADMIT_REPLY = { ticked: 1, fenced: 0 } as const;
 const scripts = {
   join: luaScript('roomJoin', JOIN_REPLY),
   admit: luaScript('roomAdmit', ADMIT_REPLY),
-  place: luaScript('roomPlace'),
+  place: luaScript('roomPlace', { none: 0, placed: 1 }),
   seatDone: luaScript('roomSeatDone'),
 };
 
@@ -58,8 +58,9 @@ export async function readPlace(
     [room.places, room.room, room.admitted],
     [userId],
   );
-  if (r.length === 0) return null;
-  const [ticket, served, opened, lobbyCount, admittedAt] = r as [
+  if (scripts.place.replyName(r[0]) === 'none') return null;
+  const [, ticket, served, opened, lobbyCount, admittedAt] = r as [
+    number,
     number,
     number,
     number,

@@ -6,7 +6,7 @@ import type { RedisClient } from '../../redis/connection.js';
 import type { SegmentKeys } from '../../redis/keys.js';
 import { TOUCH_REFRESH_MS } from '../activity-timing.js';
 import { touchActive } from '../catalogue/active-set.js';
-import { deduct, deductFree, type DeductArgs, type DeductReply } from '../protocol.js';
+import { deduct, deductFree, type DeductArgs, type DeductReply } from './protocol.js';
 
 /** A deduct script's call (protocol.ts, keyed-deduct.ts), as {@link ActivityLeases.deductBy} runs it. */
 export type DeductCall<R> = (redis: RedisClient, keys: SegmentKeys, args: DeductArgs) => Promise<R>;

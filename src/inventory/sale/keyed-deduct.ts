@@ -9,7 +9,8 @@
  * asked, is taken by the same call once the record lets it go on, as the plain deduct takes it.
  */
 import type { DeductCall, PurchaseDeductArgs } from './activity-leases.js';
-import { deductKeyed, type FoldedRecord, type KeyedReply } from '../keyed-protocol.js';
+import type { FoldedRecord } from '../records/idempotency-record.js';
+import { deductKeyed, type KeyedReply } from './protocol.js';
 import type { RecordWritten } from './outcome.js';
 import type { SegmentLocking } from './segment-locking.js';
 

@@ -10,7 +10,7 @@
 import type { RateLimit } from '../../config/index.js';
 import type { RateDecision } from '../../redis/rate-limit.js';
 import type { SaleRefusal } from '../errors.js';
-import type { FoldedRecord } from '../keyed-protocol.js';
+import type { FoldedRecord } from '../records/idempotency-record.js';
 import type { SoldOrder } from '../records/outbox-entry.js';
 
 export interface SalePlan {

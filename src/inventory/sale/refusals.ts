@@ -4,7 +4,7 @@
  */
 import type { ProductView } from '../catalogue/catalogue.js';
 import type { SaleRefusal } from '../errors.js';
-import type { DeductReply } from '../protocol.js';
+import type { DeductReply } from './protocol.js';
 import { PAUSED_STARTS_AT } from '../records/segment-state.js';
 
 /** The product was reseeded under the purchase: reload it and try again. */

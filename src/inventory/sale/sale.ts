@@ -16,7 +16,7 @@ import { unknownProduct, type SaleRefusal } from '../errors.js';
 import { homeSegment } from '../layout.js';
 import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity-leases.js';
 import { mintOrderId } from '../order-ids.js';
-import type { DeductReply } from '../protocol.js';
+import type { DeductReply } from './protocol.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
 import { GOES_ON, keyedHomeDeduct, recordLeft } from './keyed-deduct.js';
 import type { SalePlan, SaleReply } from './outcome.js';

@@ -8,7 +8,7 @@ import type { HeldLock, LockClient } from '../../lock/index.js';
 import type { Logger } from '../../log.js';
 import type { ActivityLeases, PurchaseDeductArgs as DeductArgs } from './activity-leases.js';
 import type { ProductView } from '../catalogue/catalogue.js';
-import type { DeductReply } from '../protocol.js';
+import type { DeductReply } from './protocol.js';
 
 export interface SegmentLockingDeps {
   locks: LockClient;

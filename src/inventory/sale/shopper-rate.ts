@@ -10,7 +10,7 @@
  */
 import type { RateLimit } from '../../config/index.js';
 import { intervalUs, type RateDecision } from '../../redis/rate-limit.js';
-import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from '../protocol.js';
+import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from './protocol.js';
 
 /**
  * The home deduct's bucket arguments: none without a limit, nor once a call of this purchase took

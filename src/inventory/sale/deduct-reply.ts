@@ -3,8 +3,8 @@
  * rendered with, and the decoding of a reply into a typed answer, the shopper bucket's state (a
  * last element, when the call took a cell) decoded as lua/rateLimit-1.lua's reply.
  */
-import { rateDecision, type RateDecision } from '../redis/rate-limit.js';
-import { isOrderEntry } from './records/marker.js';
+import { rateDecision, type RateDecision } from '../../redis/rate-limit.js';
+import { isOrderEntry } from '../records/marker.js';
 
 export const DEDUCT_REPLY = {
   ok: 0,
