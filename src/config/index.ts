@@ -11,7 +11,7 @@ import { deprecatedValues } from './deprecated.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
-export { envDefault, envExample, type EnvName } from './env-docs.js';
+export { envDefault, envExample, plainDescription, type EnvName } from './env-docs.js';
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
