@@ -2,7 +2,7 @@
  * Help text: each command's usage, its options with their defaults, and the environment
  * variables it reads with theirs (taken from the config schema, so they cannot drift).
  */
-import { envDefault, envSchema, type EnvName } from '../config/index.js';
+import { envDefault, envSchema, plainDescription, type EnvName } from '../config/index.js';
 
 export interface OptionHelp {
   /** as typed, e.g. `--total N` */
@@ -37,7 +37,7 @@ export function commandHelp(command: CommandHelp): string {
   const options = [...(command.options ?? []), { flag: '-h, --help', what: 'this help' }];
   parts.push('', 'Options:', table(options.map((o) => [o.flag, o.what])));
   const env = command.env.map((name): [string, string] => {
-    const description = envSchema.shape[name as EnvName]?.description;
+    const description = name in envSchema.shape && plainDescription(name as EnvName);
     return [
       name,
       `default: ${envDefault(name as EnvName)}${description ? `; ${description}` : ''}`,

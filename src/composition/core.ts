@@ -57,6 +57,8 @@ export function createCore(
   logger: Logger,
   lifecycle = new Lifecycle(logger),
 ): Core {
+  // every process of the product builds its core once, at start: the one place all of them pass
+  for (const warning of config.deprecations) logger.warn(warning);
   const registry = createRegistry();
   const keys = new Keys(config.redis.keyPrefix);
   const redis = createRedisClient(config.redis, {

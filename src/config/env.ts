@@ -1,30 +1,27 @@
 /**
- * Every environment variable the product reads: its zod schema (type, default, description; the
- * table in docs/configuration.md lists the same), and the rules across variables.
+ * Every environment variable the product reads: its zod schema (type, default, description;
+ * docs/configuration.md and .env.example are written from it), and the rules across variables.
  */
 import { z } from 'zod';
-import { rate, rateOrOff } from './rate.js';
 import { originProblem } from './origins.js';
 import { plainHttpAcrossNetwork, url } from './urls.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
-
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-
-const port = z.coerce.number().int().min(1).max(65535);
-const ms = z.coerce.number().int().min(1);
-const positiveInt = z.coerce.number().int().min(1);
-const shuffleSeed = z.coerce.number().int().min(1).max(2_147_483_646);
+import { launcherEnv } from './launcher-env.js';
+import { limitsEnv } from './limits-env.js';
+import { bool, ms, port, positiveInt } from './env-types.js';
 
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
   NODE_ENV: z
     .enum(['development', 'production', 'test'])
     .default('development')
-    .describe('development | production | test'),
-  HOST: z.string().min(1).default('127.0.0.1').describe('interface the API listens on'),
+    .describe('`development`, `production` or `test`; production refuses `AUTH_MODE=dev`'),
+  HOST: z
+    .string()
+    .min(1)
+    .default('127.0.0.1')
+    .describe('interface the API listens on (`0.0.0.0` in containers)'),
   PORT: port.default(3000).describe('port the API listens on'),
   WORKER_PORT: z.coerce
     .number()
@@ -32,15 +29,21 @@ export const envSchema = z.object({
     .min(0)
     .max(65535)
     .default(3001)
-    .describe('port `seckill worker` serves /healthz, /readyz and /metrics on (0: none)'),
+    .describe(
+      '`seckill worker` serves `/healthz`, `/readyz` and `/metrics` here (`0`: none; `up` serves them on `PORT`)',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
-    .describe('pino log level'),
+    .describe(
+      'pino level: fatal, error, warn, info, debug, trace, silent; `debug` adds the stack of an unplanned CLI error',
+    ),
 
   REDIS_URL: url(['redis:', 'rediss:'], 'redis://localhost:6379')
     .optional()
-    .describe('Redis to use; when unset, the local one the launcher runs'),
+    .describe(
+      'Redis to use (`redis://` or `rediss://`); unset means `redis://127.0.0.1:$LOCAL_REDIS_PORT`, which `up` starts',
+    ),
   REDIS_CLUSTER_NODES: z
     .string()
     .regex(
@@ -48,80 +51,58 @@ export const envSchema = z.object({
       'must be host:port[,host:port...]',
     )
     .optional()
-    .describe('a Redis Cluster to use (some of its nodes); instead of REDIS_URL'),
+    .describe(
+      'a Redis Cluster to use instead: `host:port,host:port,...` (some of its nodes); not together with `REDIS_URL`',
+    ),
   REDIS_WAIT_REPLICAS: z.coerce
     .number()
     .int()
     .min(0)
     .max(5)
     .default(0)
-    .describe('durable mode: a sale waits for this many replicas (WAIT) before its 202'),
+    .describe(
+      'durable mode (0-5): an accepted purchase waits (`WAIT`) until this many replicas hold its outbox entry before the 202 ([scale-out.md](scale-out.md))',
+    ),
   DATABASE_URL: url(['postgres:', 'postgresql:'], 'postgres://user@localhost:5432/seckill')
     .optional()
-    .describe('PostgreSQL to use; when unset, the local one the launcher runs'),
-
-  DATA_DIR: z.string().min(1).default('.seckill').describe('launcher data folder (git-ignored)'),
-  LOCAL_REDIS_PORT: port.default(6380).describe('port of the launcher-run redis-server'),
-  LOCAL_REDIS_SHARDS: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(32)
-    .default(1)
-    .describe('1: one redis-server; 3 and more: a local Redis Cluster of that many masters'),
-  LOCAL_REDIS_REPLICAS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(2)
-    .default(0)
-    .describe('replicas of each master of the local Redis Cluster'),
-  LOCAL_REDIS_MAXMEMORY: z
-    .string()
-    .regex(/^[1-9][0-9]*(kb|mb|gb)?$/i, 'bytes, or a size like 512mb or 2gb')
-    .default('1gb')
     .describe(
-      'maxmemory of each local redis-server (noeviction: past it writes fail, so alert first)',
+      'PostgreSQL to use; unset means `postgres://seckill@127.0.0.1:$LOCAL_PG_PORT/seckill`',
     ),
+
   API_PROCESSES: z.coerce
     .number()
     .int()
     .min(1)
     .max(64)
     .default(1)
-    .describe('HTTP processes serving one port (node:cluster)'),
-  LOCAL_PG_PORT: port.default(5433).describe('port of the launcher-run PostgreSQL'),
-  STOREFRONT_PORT: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(65535)
-    .default(3080)
-    .describe('port `up` serves the storefront example on, an origin of its own (0: none)'),
-  PATH: z
-    .string()
-    .default('/usr/local/bin:/usr/bin:/bin')
-    .describe('where the launcher looks for binaries'),
-  AUTO_INSTALL: bool
-    .default(true)
-    .describe('launcher may apt-get missing redis-server/postgresql when root on Debian'),
+    .describe(
+      'HTTP processes serving one port (`node:cluster`); `up` runs the order workers in the primary ([scale-out.md](scale-out.md))',
+    ),
 
   KEY_PREFIX: z
     .string()
     .regex(/^[a-z0-9_-]{1,16}$/, 'must be 1-16 of a-z 0-9 _ -')
     .default('sk')
-    .describe('prefix of every Redis key the product owns'),
+    .describe('prefix of every Redis key the product owns (1-16 of `a-z 0-9 _ -`)'),
   QUEUE_PREFIX: z
     .string()
     .regex(/^\{[a-z0-9_-]{1,32}\}$/, 'must be a hash tag like {skq}')
     .default('{skq}')
-    .describe('BullMQ prefix; a hash tag so a queue lives in one Redis Cluster slot'),
+    .describe('BullMQ key prefix; a hash tag, so each queue lives in one Redis Cluster slot'),
 
   AUTH_MODE: z
     .enum(['jwt', 'dev'])
     .default('jwt')
-    .describe('jwt: shopper id from a verified bearer token (JWT); dev: trust X-User-Id'),
-  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').optional(),
+    .describe(
+      '`jwt`: shopper id from a verified bearer token (JWT); `dev`: trust the `X-User-Id` header ([api.md](api.md#identity))',
+    ),
+  JWT_SECRET: z
+    .string()
+    .min(32, 'must be at least 32 characters')
+    .optional()
+    .describe(
+      'HS256 secret, at least 32 characters; `AUTH_MODE=jwt` needs this or `JWT_JWKS_URL` (or both)',
+    ),
   JWT_JWKS_URL: url(['https:', 'http:'], 'https://id.example/.well-known/jwks.json')
     .refine((text) => !plainHttpAcrossNetwork(text), {
       message:
@@ -129,15 +110,16 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      "the identity provider's published keys (JWKS): tokens signed RS256, ES256 or EdDSA; https (http only to loopback)",
+      "the identity provider's published keys (a JWKS URL): tokens signed RS256, ES256 or EdDSA; needs `JWT_ISSUER` and `JWT_AUDIENCE`; https (plain http only to loopback: `localhost`, `127.0.0.0/8`, `[::1]`); read up to 256 KiB ([api.md](api.md#identity))",
     ),
-  JWT_ISSUER: z.string().min(1).optional(),
-  JWT_AUDIENCE: z.string().min(1).optional(),
-  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  ADMIN_GUESS_LIMIT: rate
-    .default('10/m')
+  JWT_ISSUER: z.string().min(1).optional().describe('when set, tokens must carry this `iss`'),
+  JWT_AUDIENCE: z.string().min(1).optional().describe('when set, tokens must carry this `aud`'),
+  ADMIN_TOKEN: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
     .describe(
-      'wrong admin tokens (bearer or dashboard login) per client address, bursts of n; past it every attempt from there gets 429',
+      'bearer token of the admin API, at least 16 characters; unset, `/admin/*` answers 403; `up` keeps one in `DATA_DIR/admin-token`',
     ),
 
   REDIS_MEMORY_SHED_AT: z.coerce
@@ -146,38 +128,27 @@ export const envSchema = z.object({
     .max(1)
     .default(0.9)
     .describe(
-      "share of maxmemory from which new waiting-room places and refusals' Idempotency-Key records are refused (the sale writes on)",
+      "share of a Redis master's `maxmemory` from which new waiting-room places (`503 room-store-full`) and refusals' Idempotency-Key records give way, so the sale writes on ([catalogue.md](catalogue.md#redis-memory))",
     ),
   REDIS_COMMAND_TIMEOUT_MS: ms
     .default(2_000)
-    .describe('a Redis command unanswered this long once sent fails (its connection reconnects)'),
-  PG_CONNECT_TIMEOUT_MS: ms.default(2_000).describe('longest wait for a PostgreSQL connection'),
+    .describe(
+      'a Redis command unanswered this long once sent fails (a purchase answers 503 with its order id) and its connection reconnects',
+    ),
+  PG_CONNECT_TIMEOUT_MS: ms
+    .default(2_000)
+    .describe('longest wait for a PostgreSQL connection (then 503)'),
   PG_STATEMENT_TIMEOUT_MS: ms
     .default(5_000)
-    .describe('a PostgreSQL statement running (or unanswered) this long fails'),
+    .describe(
+      'a PostgreSQL statement running, or unanswered, this long fails (server `statement_timeout` and client timeout; migrations too)',
+    ),
 
-  BODY_LIMIT_BYTES: positiveInt.max(1_048_576).default(16_384),
   LISTEN_BACKLOG: positiveInt
     .max(65_535)
     .default(4_096)
     .describe(
-      'connections the kernel queues for the API before it accepts them (capped by net.core.somaxconn)',
-    ),
-  HTTP_REQUEST_TIMEOUT_MS: ms
-    .min(1_000)
-    .max(300_000)
-    .default(10_000)
-    .describe(
-      "a request's headers and body must arrive within this; past it the connection gets 408 and is closed (checked about every second)",
-    ),
-  MAX_UNREAD_BODIES_PER_ADDRESS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(100_000)
-    .default(64)
-    .describe(
-      'request bodies one client address (the peer) may have half-sent at once; past it the oldest of them is ended with 408; 0: no bound',
+      "connections the kernel queues for the API before it accepts them (capped by `net.core.somaxconn`): a sale's first burst must not overflow it",
     ),
   CORS_ORIGINS: z
     .string()
@@ -189,12 +160,12 @@ export const envSchema = z.object({
     })
     .optional()
     .describe(
-      "origins whose pages may call the shop's routes from a browser (CORS; never /admin), comma-separated, each in full (no wildcard), e.g. https://shop.example; unset: none",
+      "origins whose pages may call the shop's routes from a browser, comma-separated, each exactly as a browser sends it (`https://shop.example`, `http://127.0.0.1:3080`); no wildcard (`https://*.shop.example` is refused at start: list each); never `/admin`; unset: no CORS answer at all",
     ),
   CORS_CREDENTIALS: bool
     .default(false)
     .describe(
-      "CORS answers allow credentials (cookies, HTTP auth) for the allowed origins, on the shop's routes only",
+      "the CORS answers allow credentials (cookies, HTTP authentication) to those origins, on the shop's routes only",
     ),
   CORS_MAX_AGE_S: z.coerce
     .number()
@@ -202,11 +173,17 @@ export const envSchema = z.object({
     .min(0)
     .max(86_400)
     .default(600)
-    .describe('how long a browser may keep a preflight answer (Chromium keeps at most 7200)'),
+    .describe(
+      "how long a browser may reuse a preflight's answer (`Access-Control-Max-Age`; Chromium keeps at most 7200)",
+    ),
   FAST_PATH: bool
     .default(true)
-    .describe('answer the probes and POST /seckill ahead of Express (same answers, less CPU)'),
-  SHUTDOWN_TIMEOUT_MS: ms.default(10_000),
+    .describe(
+      'answer `/healthz`, `/readyz` and `POST /seckill` (small JSON bodies) ahead of Express: the same answers for less CPU ([design/sale.md](design/sale.md#the-fast-path)); `false`: every request goes through Express',
+    ),
+  SHUTDOWN_TIMEOUT_MS: ms
+    .default(10_000)
+    .describe('a shutdown that takes longer is forced (exit 1)'),
   DRAIN_MS: z.coerce
     .number()
     .int()
@@ -214,88 +191,97 @@ export const envSchema = z.object({
     .max(600_000)
     .default(0)
     .describe(
-      'on SIGTERM, /readyz answers 503 this long while requests are still served, then the API closes',
+      'on SIGTERM, `/readyz` answers `503 draining` this long while requests are still served, then the API closes (Kubernetes: a few probe periods, e.g. `5000`); shorter than `SHUTDOWN_TIMEOUT_MS`',
     ),
-  WATCHDOG_TIMEOUT_MS: ms.min(300).default(30_000),
-  LOCK_WAIT_MS: z.coerce.number().int().min(0).default(100),
-  LOCK_QUEUE_MS: ms
-    .default(2_000)
-    .describe("longest wait in the process's line for a segment lock, before LOCK_WAIT_MS starts"),
-  LOCK_LEASE_MS: ms.default(2_000),
-  LOCK_LOCAL_QUEUE: bool
-    .default(true)
-    .describe("queue a process's requests for a segment lock in memory before Redis"),
-  CLAIM_TTL_MS: ms.default(10_000),
-  IDEMPOTENCY_TTL_SECONDS: positiveInt.default(86_400),
-  IDEMPOTENCY_LEASE_MS: ms
-    .min(1_000)
-    .default(10_000)
-    .describe('an Idempotency-Key whose request has run this long without an answer is resolved'),
-  IDEMPOTENCY_MAX_PER_USER: positiveInt
-    .max(100_000)
-    .default(100)
-    .describe('records a shopper may hold per product; past it their oldest refusals go, else 429'),
-
-  ENQUEUE_BATCH_SIZE: positiveInt.max(5_000).default(200),
-  ENQUEUE_MAX_DELAY_MS: z.coerce.number().int().min(0).default(5),
-  WORKER_CONCURRENCY: positiveInt.max(256).default(4),
-  WORKER_BATCH_SIZE: positiveInt.max(5_000).default(500),
-  WORKER_LOCK_MS: ms.min(1_000).default(30_000),
-  SWEEP_INTERVAL_MS: ms.default(5_000),
-  SWEEP_MIN_AGE_MS: ms.default(10_000),
-  RETURN_FREES_LIMIT: bool
-    .default(true)
-    .describe(
-      'a buyer whose order was cancelled, expired or refunded (its units back on sale) may buy again (the units count no more)',
-    ),
-  ...paymentsEnv,
-
-  RATE_LIMIT_USER: rateOrOff
-    .default('5/s')
-    .describe(
-      'requests per shopper on POST /seckill, the sale-token route and waiting-room joins (each its own bucket): <n>/s or <n>/m; off: none',
-    ),
-  RATE_LIMIT_USER_BURST: positiveInt
-    .max(1_000_000)
-    .optional()
-    .describe('requests a shopper may send at once (default: the rate)'),
-  RATE_LIMIT_ORDERS: rate
-    .default('20/s')
-    .describe(
-      'requests per shopper on GET /orders/:id, its pay and cancel routes (bursts of n; an admin reading is not limited)',
-    ),
-  RATE_LIMIT_IP: rateOrOff
-    .default('200/s')
-    .describe('requests per client address on the same routes (each its own bucket); off: none'),
-  RATE_LIMIT_IP_BURST: positiveInt
-    .max(1_000_000)
-    .optional()
-    .describe('requests a client address may send at once (default: the rate)'),
-  RATE_LIMIT_POLL_IP: rateOrOff
-    .default('100/s')
-    .describe('waiting-room polls per client address and API process, in memory; off: none'),
-  TRUST_PROXY: z
-    .string()
-    .regex(/^(true|false|\d{1,2}|[\w.:/, -]+)$/, 'must be true, false, a hop count or addresses')
-    .default('false')
-    .describe('Express "trust proxy": whose X-Forwarded-For names the client address'),
-  MAX_INFLIGHT: z.coerce
+  WATCHDOG_TIMEOUT_MS: ms
+    .min(300)
+    .default(30_000)
+    .describe('lease of a lock taken without `leaseMs` (at least 300); renewed every third of it'),
+  LOCK_WAIT_MS: z.coerce
     .number()
     .int()
     .min(0)
+    .default(100)
+    .describe(
+      'how long a purchase waits for a segment lock before trying another segment (`503 lock-timeout` when none comes)',
+    ),
+  LOCK_QUEUE_MS: ms
     .default(2_000)
     .describe(
-      'requests one API process works on at once; past it 503 before any Redis call (0: no cap)',
+      "longest wait in the process's own line for a segment lock; `LOCK_WAIT_MS` counts from when the purchase reaches its head",
     ),
+  LOCK_LEASE_MS: ms.default(2_000).describe('lease of a segment lock held around one deduct'),
+  LOCK_LOCAL_QUEUE: bool
+    .default(true)
+    .describe(
+      'requests of one process for the same segment lock queue in memory first; only one per process waits on Redis',
+    ),
+  IDEMPOTENCY_TTL_SECONDS: positiveInt
+    .default(86_400)
+    .describe('how long an `Idempotency-Key` and its stored response are kept'),
+  IDEMPOTENCY_LEASE_MS: ms
+    .min(1_000)
+    .default(10_000)
+    .describe(
+      'a purchase without an answer this long is taken for dead (its process died): its `Idempotency-Key` is resolved by the next retry, and a spill claim it left open is settled by the sweeper',
+    ),
+  IDEMPOTENCY_MAX_PER_USER: positiveInt
+    .max(100_000)
+    .default(100)
+    .describe(
+      "`Idempotency-Key` records one shopper may hold per product, besides their home sales' (the per-user limit bounds those); past it their oldest final refusals go, else `429` ([catalogue.md](catalogue.md))",
+    ),
+
+  ENQUEUE_BATCH_SIZE: positiveInt
+    .max(5_000)
+    .default(200)
+    .describe('orders per BullMQ job handed over by the API'),
+  ENQUEUE_MAX_DELAY_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5)
+    .describe('longest an order waits in the API before its batch is enqueued'),
+  WORKER_CONCURRENCY: positiveInt
+    .max(256)
+    .default(4)
+    .describe('jobs a worker process handles at once'),
+  WORKER_BATCH_SIZE: positiveInt
+    .max(5_000)
+    .default(500)
+    .describe('most orders written by one INSERT'),
+  WORKER_LOCK_MS: ms
+    .min(1_000)
+    .default(30_000)
+    .describe(
+      'a job whose worker stopped renewing its lock this long (a crashed worker) is handed to another',
+    ),
+  SWEEP_INTERVAL_MS: ms
+    .default(5_000)
+    .describe('how often the sweeper looks for outbox entries and claims left behind'),
+  SWEEP_MIN_AGE_MS: ms
+    .default(10_000)
+    .describe('outbox entries older than this are re-enqueued by the sweeper'),
+  RETURN_FREES_LIMIT: bool
+    .default(true)
+    .describe(
+      'a buyer whose order was cancelled, expired or refunded (its units back on sale) may buy again (its units no longer count against the limit)',
+    ),
+  ...paymentsEnv,
+
   SALE_TOKEN_SECRET: z
     .string()
     .min(32, 'must be at least 32 characters')
     .optional()
-    .describe('HMAC key of sale tokens (products seeded with requireSaleToken)'),
+    .describe(
+      'HMAC key of sale tokens, at least 32 characters; needed by products seeded with `requireSaleToken` or a waiting room; `up` keeps one in `DATA_DIR/sale-token-secret`',
+    ),
   SALE_TOKEN_TTL_S: positiveInt
     .max(3_600)
     .default(60)
-    .describe('a sale token is valid this long from the start (or from its issue, once started)'),
+    .describe(
+      'a sale token is valid this long from the start (or from its issue, once the sale runs)',
+    ),
   SALE_TOKEN_LEAD_S: z.coerce
     .number()
     .int()
@@ -303,20 +289,39 @@ export const envSchema = z.object({
     .max(86_400)
     .default(300)
     .describe('sale tokens are issued from this long before the start'),
-  ROOM_LEASE_MS: ms.min(500).default(3_000).describe('takeover time of a killed room admitter'),
-  ROOM_TICK_MS: ms.min(20).max(1_000).default(100).describe('how often a waiting room admits'),
-  ROOM_RECHECK_MS: ms.min(100).default(5_000).describe('how often a sleeping room is rechecked'),
+  ROOM_LEASE_MS: ms
+    .min(500)
+    .default(3_000)
+    .describe(
+      "a waiting room admitter's lease (this project's lock, watchdog-renewed): another API process takes a killed admitter's rooms over within it",
+    ),
+  ROOM_TICK_MS: ms
+    .min(20)
+    .max(1_000)
+    .default(100)
+    .describe(
+      "how often the admitter of a room admits (the pace itself is the room's `admitPerSecond`)",
+    ),
+  ROOM_RECHECK_MS: ms
+    .min(100)
+    .default(5_000)
+    .describe(
+      'a room asleep with shoppers in line (every seat taken, sold out, paused) is looked at this often anyway, in case the notice that would wake it (a freed seat, a return, a resume) was lost; a room asleep with nobody in line is not ([waiting-room.md](waiting-room.md#what-it-costs-redis))',
+    ),
   ROOM_MAX_PLACES: positiveInt
     .max(100_000_000)
     .default(500_000)
-    .describe("places a waiting room's line holds; a new shopper past it gets 409 room-full"),
-  ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the lobby shuffle (tests)'),
+    .describe(
+      "places one waiting room's line holds; a new shopper past it gets `409 room-full` (a place is ~140 bytes of Redis at a 13-character shopper id, ~450 at the longest: [waiting-room.md](waiting-room.md#memory))",
+    ),
 
   BENCH_ROUTES: bool
     .default(false)
-    .describe('mount POST /bench/noop: the shop middleware without Redis (the benchmark ceiling)'),
-  DEMO_PRODUCT_ID: z.string().default('demo'),
-  DEMO_STOCK: positiveInt.default(100),
+    .describe(
+      "mount `POST /bench/noop` (the shop's middleware, validation and auth, no Redis): the benchmark ceiling",
+    ),
+  ...limitsEnv,
+  ...launcherEnv,
   ...eventsEnv,
 });
 

@@ -28,7 +28,9 @@ export const eventsEnv = {
     .min(1)
     .max(24 * 365)
     .default(168)
-    .describe('order events are kept this long: GET /admin/events resumes from a cursor this old'),
+    .describe(
+      'order events are kept this long (the sweep prunes older ones): `GET /admin/events` resumes from a cursor this old ([events.md](events.md#the-feed))',
+    ),
   EVENT_RELAY_INTERVAL_MS: z.coerce
     .number()
     .int()
@@ -36,7 +38,7 @@ export const eventsEnv = {
     .max(60_000)
     .default(100)
     .describe(
-      'how often new order events are handed to webhook deliveries while there are some (idle: the wait doubles, up to 1 s)',
+      'how often the relay hands new events on to webhook deliveries while there are some (the floor of the delivery lag); idle, its wait doubles up to 1 s',
     ),
   WEBHOOK_TIMEOUT_MS: z.coerce
     .number()
@@ -44,7 +46,7 @@ export const eventsEnv = {
     .min(100)
     .max(60_000)
     .default(10_000)
-    .describe('a webhook delivery without a complete answer this long is a failed attempt'),
+    .describe('a delivery without a complete answer this long is a failed attempt'),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .refine((s) => {
@@ -53,7 +55,7 @@ export const eventsEnv = {
     }, 'must be up to 30 delays <n><ms|s|m|h>, comma-separated, e.g. 5s,5m,30m')
     .default(DEFAULT_RETRY_SCHEDULE)
     .describe(
-      'delays between webhook attempts (each +-20 % jitter; a longer Retry-After wins); after the last, the event is dead-lettered',
+      "the delays between attempts (each +-20 % jitter; a longer `Retry-After` wins, up to a day); after the last delay's attempt the event is dead-lettered ([events.md](events.md#retries-and-dead-letters))",
     ),
   WEBHOOK_CONCURRENCY: z.coerce
     .number()
@@ -61,17 +63,17 @@ export const eventsEnv = {
     .min(1)
     .max(1_000)
     .default(16)
-    .describe('webhook deliveries one worker process makes at once (different orders)'),
+    .describe('deliveries one worker process makes at once (each to a different order)'),
   WEBHOOK_ALLOW_PRIVATE: bool
     .default(false)
     .describe(
-      'receivers may be private, loopback or link-local addresses, over http too (`up` defaults it to true)',
+      'receivers may be private, loopback or link-local addresses, and plain http there: off in production, a webhook sender being an SSRF door ([events.md](events.md#receiver-urls))',
     ),
   WEBHOOK_HTTP_HOSTS: z
     .string()
     .regex(/^[\w.:\-[\], ]*$/, 'must be host names, comma-separated')
     .default('')
-    .describe('public hosts receivers may be reached at over plain http (comma-separated)'),
+    .describe('public hosts a receiver may be reached at over plain http, comma-separated'),
 };
 
 type EventsEnv = { [K in keyof typeof eventsEnv]: z.output<(typeof eventsEnv)[K]> };

@@ -7,13 +7,16 @@ import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 import { eventsConfig, type EventsConfig } from './events.js';
+import { deprecatedValues } from './deprecated.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
-export { envDefault, envExample, type EnvName } from './env-docs.js';
+export { envDefault, envExample, plainDescription, type EnvName } from './env-docs.js';
 
 export interface Config {
   readonly env: Env['NODE_ENV'];
+  /** warnings about deprecated variables that were set, logged at start (createLogger) */
+  readonly deprecations: readonly string[];
   /** order events and their webhooks (docs/events.md) */
   readonly events: EventsConfig;
   readonly http: {
@@ -132,6 +135,7 @@ export interface Config {
     tickMs: number;
     /** a room asleep with shoppers in line is looked at after this anyway (then less often) */
     recheckMs: number;
+    /** pins the lobby's shuffle (tests set it on the config; no variable) */
     shuffleSeed: number | undefined;
     /** places a room's line holds at most */
     maxPlaces: number;
@@ -198,20 +202,23 @@ export function loadConfig(
     known.filter((k) => given(k) !== undefined).map((k) => [k, given(k)]),
   );
   const parsed = envSchema.safeParse(input);
+  const problem = (name: string, message: string) => {
+    // a secret's value is never echoed (logs and terminals keep it), nor a URL's password
+    const shown = given(name) !== undefined && !/SECRET|TOKEN/.test(name);
+    const got = shown ? ` (got ${JSON.stringify(redactText(given(name)!))})` : '';
+    return `${name}: ${message}${got}`;
+  };
+  const old = deprecatedValues(given);
   const problems = [
-    ...(parsed.error?.issues ?? []).map((i) => {
-      const name = String(i.path[0] ?? '(env)');
-      // a secret's value is never echoed (logs and terminals keep it), nor a URL's password
-      const shown = input[name] !== undefined && !/SECRET|TOKEN/.test(name);
-      const got = shown ? ` (got ${JSON.stringify(redactText(input[name]!))})` : '';
-      return `${name}: ${i.message}${got}`;
-    }),
+    ...(parsed.error?.issues ?? []).map((i) => problem(String(i.path[0] ?? '(env)'), i.message)),
+    ...old.problems.map(([name, message]) => problem(name, message)),
     ...crossFieldProblems(input),
   ];
   if (!parsed.success || problems.length > 0) throw new ConfigError(problems);
   const e = parsed.data;
   return deepFreeze({
     env: e.NODE_ENV,
+    deprecations: old.warnings,
     events: eventsConfig(e),
     http: {
       host: e.HOST,
@@ -283,7 +290,7 @@ export function loadConfig(
       localQueue: e.LOCK_LOCAL_QUEUE,
     },
     sale: {
-      claimTtlMs: e.CLAIM_TTL_MS,
+      claimTtlMs: old.values.CLAIM_TTL_MS ?? e.IDEMPOTENCY_LEASE_MS,
       idempotencyTtlSeconds: e.IDEMPOTENCY_TTL_SECONDS,
       idempotencyLeaseMs: e.IDEMPOTENCY_LEASE_MS,
       idempotencyMaxPerUser: e.IDEMPOTENCY_MAX_PER_USER,
@@ -318,7 +325,7 @@ export function loadConfig(
       leaseMs: e.ROOM_LEASE_MS,
       tickMs: e.ROOM_TICK_MS,
       recheckMs: e.ROOM_RECHECK_MS,
-      shuffleSeed: e.ROOM_SHUFFLE_SEED,
+      shuffleSeed: old.values.ROOM_SHUFFLE_SEED,
       maxPlaces: e.ROOM_MAX_PLACES,
     },
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },

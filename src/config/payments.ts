@@ -6,14 +6,16 @@ export const paymentsEnv = {
     .string()
     .min(32, 'must be at least 32 characters')
     .optional()
-    .describe('HMAC-SHA256 key of POST /payments/webhook; unset: the webhook is off (503)'),
+    .describe(
+      'HMAC-SHA256 key of `POST /payments/webhook` (both formats; `whsec_...`: Standard Webhooks base64), at least 32 characters; unset: the webhook answers 503; `up` keeps one in `DATA_DIR/payment-webhook-secret`',
+    ),
   PAYMENT_WEBHOOK_TOLERANCE_S: z.coerce
     .number()
     .int()
     .min(1)
     .max(3_600)
     .default(300)
-    .describe("a webhook's signed timestamp may be this far from now (replay window)"),
+    .describe("how far a webhook's signed timestamp may be from now (its replay window)"),
   STRIPE_WEBHOOK_SECRET: z
     .string()
     .regex(
@@ -22,6 +24,6 @@ export const paymentsEnv = {
     )
     .optional()
     .describe(
-      'signing secret of the Stripe endpoint pointed at POST /payments/stripe; unset: that route is off (503)',
+      'the signing secret (`whsec_...`) of the Stripe endpoint pointed at `POST /payments/stripe`; unset: that route answers `503` ([payments.md](payments.md#stripe))',
     ),
 };

@@ -1,8 +1,8 @@
 /**
  * The sweeper, run every SWEEP_INTERVAL_MS by a BullMQ job scheduler: re-enqueues outbox entries
  * older than SWEEP_MIN_AGE_MS (their enqueue was lost: a crash between deduct and enqueue, a
- * Redis error, a job that failed for good), and settles spill claims older than CLAIM_TTL_MS
- * that a crash left open: finalised when the claim's order exists, released when it does not.
+ * Redis error, a job that failed for good), and settles spill claims older than the purchase's
+ * lease (IDEMPOTENCY_LEASE_MS) that a crash left open: finalised when the claim's order exists, released when it does not.
  * It walks only the active products (inventory/catalogue/active-set.ts), and archives those whose time there
  * is up and that have no work left: its cost follows the sales under way, not the catalogue.
  */

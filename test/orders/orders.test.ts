@@ -24,7 +24,8 @@ const config = ns.config({
   LOCK_WAIT_MS: '1000',
   SWEEP_INTERVAL_MS: '300',
   SWEEP_MIN_AGE_MS: '500',
-  CLAIM_TTL_MS: '1000',
+  // a spill claim is settled after the idempotency lease
+  IDEMPOTENCY_LEASE_MS: '1000',
   WORKER_LOCK_MS: '2000',
   WORKER_BATCH_SIZE: '200',
 });

@@ -1,5 +1,24 @@
-import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/index.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { format, resolveConfig } from 'prettier';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, envExample, envSchema, loadConfig } from '../../src/config/index.js';
+import { configurationPage } from '../../src/config/env-docs.js';
+import { ENV_GROUPS } from '../../src/config/env-groups.js';
+import { DEPRECATED_ENV } from '../../src/config/deprecated.js';
+import { runCli, waitFor, type CliRun } from '../support/cli.js';
+import { useNamespace } from '../support/namespace.js';
+import { freePort } from '../support/ports.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const ns = useNamespace();
+const running: CliRun[] = [];
+afterEach(async () => {
+  for (const run of running.splice(0)) {
+    if (run.child.exitCode === null) run.child.kill('SIGTERM');
+    await run.exited;
+  }
+});
 
 const base = { AUTH_MODE: 'dev' };
 
@@ -157,5 +176,118 @@ describe('config', () => {
       const mine = problems.find((p) => p.startsWith(`${variable}:`));
       expect(mine, `${JSON.stringify(env)} -> ${problems.join(' | ')}`).toMatch(why);
     }
+  });
+
+  it('says an unknown value of a variable with a fixed set of values, and what it got', () => {
+    expect(problemsOf({ AUTH_MODE: 'magic' })).toEqual([
+      expect.stringMatching(/^AUTH_MODE: .*"jwt".*"dev".*\(got "magic"\)$/),
+    ]);
+    expect(problemsOf({ ...base, FAST_PATH: 'maybe' })).toEqual([
+      expect.stringMatching(/^FAST_PATH: .*\(got "maybe"\)$/),
+    ]);
+  });
+});
+
+describe('the groups (docs/configuration.md and .env.example)', () => {
+  it('hold every variable of the schema exactly once: the handful every deployment sets first, tuning last', () => {
+    const grouped = ENV_GROUPS.flatMap((g) => g.names);
+    expect([...grouped].sort()).toEqual(Object.keys(envSchema.shape).sort());
+    expect(new Set(grouped).size).toBe(grouped.length);
+    expect(ENV_GROUPS[0]!.title).toBe('Every deployment sets');
+    expect(ENV_GROUPS[0]!.names).toEqual(
+      expect.arrayContaining(['REDIS_URL', 'DATABASE_URL', 'PORT', 'AUTH_MODE']),
+    );
+    expect(ENV_GROUPS.at(-1)!.title).toBe('Tuning');
+    expect(ENV_GROUPS.at(-1)!.intro).toMatch(/^Leave these alone unless /);
+    for (const g of ENV_GROUPS) expect(g.intro, g.title).not.toContain('\n');
+  });
+
+  it('docs/configuration.md is the page written from the schema (npm run env:example)', async () => {
+    const path = join(ROOT, 'docs', 'configuration.md');
+    const page = readFileSync(path, 'utf8');
+    const options = (await resolveConfig(path)) ?? {};
+    expect(page, 'stale: run `npm run env:example`').toBe(
+      await format(configurationPage(), { ...options, filepath: path }),
+    );
+    // the groups in their order, each with its intro line, then the deprecated names
+    const headings = [...page.matchAll(/^## (.+)\n\n(.+)$/gm)].map((m) => [m[1], m[2]]);
+    const groups = headings.filter(([title]) => ENV_GROUPS.some((g) => g.title === title));
+    expect(groups).toEqual(ENV_GROUPS.map((g) => [g.title, g.intro]));
+    const deprecated = page.split('## Deprecated')[1]!.split('\n## ')[0]!;
+    for (const name of Object.keys(DEPRECATED_ENV)) expect(deprecated).toContain(`\`${name}\``);
+  });
+
+  it('.env.example shows the same groups in the same order, each variable under its own', () => {
+    const file = envExample();
+    const titles = [...file.matchAll(/^# ===== (.+) =====$/gm)].map((m) => m[1]);
+    expect(titles).toEqual(ENV_GROUPS.map((g) => g.title));
+    const sections = file.split(/^# ===== .+ =====$/m).slice(1);
+    ENV_GROUPS.forEach((g, i) => {
+      const names = [...sections[i]!.matchAll(/^# ([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]);
+      expect(names, g.title).toEqual(g.names);
+    });
+  });
+});
+
+describe('deprecated variables', () => {
+  it('CLAIM_TTL_MS: derived from IDEMPOTENCY_LEASE_MS; the old name still works, with a warning', () => {
+    expect(loadConfig(base).sale.claimTtlMs).toBe(10_000);
+    expect(loadConfig(base).deprecations).toEqual([]);
+    expect(loadConfig({ ...base, IDEMPOTENCY_LEASE_MS: '4000' }).sale.claimTtlMs).toBe(4_000);
+    const old = loadConfig({ ...base, CLAIM_TTL_MS: '1500' });
+    expect(old.sale.claimTtlMs).toBe(1_500);
+    expect(old.sale.idempotencyLeaseMs).toBe(10_000);
+    expect(old.deprecations).toEqual([
+      expect.stringMatching(/^CLAIM_TTL_MS is deprecated .*: set IDEMPOTENCY_LEASE_MS$/),
+    ]);
+    expect(problemsOf({ ...base, CLAIM_TTL_MS: 'soon' })).toEqual([
+      expect.stringMatching(/^CLAIM_TTL_MS: .*\(got "soon"\)$/),
+    ]);
+  });
+
+  it('ROOM_SHUFFLE_SEED: a test setting, no variable; the old name still works, with a warning', () => {
+    expect(loadConfig(base).room.shuffleSeed).toBeUndefined();
+    const old = loadConfig({ ...base, ROOM_SHUFFLE_SEED: '42' });
+    expect(old.room.shuffleSeed).toBe(42);
+    expect(old.deprecations).toEqual([expect.stringMatching(/^ROOM_SHUFFLE_SEED is deprecated /)]);
+    expect(problemsOf({ ...base, ROOM_SHUFFLE_SEED: '0' })).toEqual([
+      expect.stringMatching(/^ROOM_SHUFFLE_SEED: /),
+    ]);
+  });
+
+  it('`seckill serve` logs the warning at start and serves; a bad value stops it with exit 2', async () => {
+    const port = await freePort();
+    const run = runCli(['serve'], {
+      AUTH_MODE: 'dev',
+      REDIS_URL: ns.redisUrl,
+      DATABASE_URL: ns.databaseUrl,
+      KEY_PREFIX: ns.id,
+      QUEUE_PREFIX: `{${ns.id}q}`,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      CLAIM_TTL_MS: '1500',
+    });
+    running.push(run);
+    await waitFor(
+      () => `/readyz 200 from serve; it said ${run.output()}`,
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).ok,
+      30_000,
+    );
+    const warnings = run
+      .stdout()
+      .split('\n')
+      .filter((line) => line.includes('is deprecated'))
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(warnings).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: expect.stringMatching(/^CLAIM_TTL_MS is deprecated/),
+      }),
+    ]);
+
+    const bad = runCli(['serve'], { AUTH_MODE: 'dev', CLAIM_TTL_MS: '-5' });
+    running.push(bad);
+    expect(await bad.exited).toBe(2);
+    expect(bad.stderr()).toMatch(/^Invalid configuration:\n {2}- CLAIM_TTL_MS: .*\(got "-5"\)\n/);
   });
 });
