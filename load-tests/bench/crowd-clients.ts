@@ -4,6 +4,7 @@
  * of the run use them, with or without the waiting room. Every request and every purchase is
  * recorded so the figures come from the clients' own history.
  */
+import type { WaitRecord } from './crowd-estimates.js';
 import { percentile } from './report.js';
 
 export interface CrowdPlan {
@@ -35,6 +36,8 @@ export interface CrowdHistory {
   waitingShopperMs: number;
   /** every shopper's moments (ms since the epoch): arrival, admission, purchase, last answer */
   people: Array<{ arrivedAt: number; admittedAt?: number; boughtAt?: number; leftAt: number }>;
+  /** each shopper's wait in the room against the estimates shown (crowd-estimates.ts) */
+  waits: WaitRecord[];
   /** when each unit a bot bought was answered */
   botBuys: number[];
   statuses: Record<string, number>;
@@ -44,7 +47,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 interface PlaceView {
   state?: string;
+  position?: number | null;
   pollAfterSeconds?: number;
+  estimatedWaitSeconds?: { p50: number; p90: number } | null;
   saleToken?: string | { token?: string };
 }
 
@@ -66,6 +71,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     people: [],
     botBuys: [],
     statuses: {},
+    waits: [],
   };
   let soldOut = false;
   const call = async (
@@ -114,7 +120,28 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     honest: boolean,
   ): Promise<string | undefined> => {
     let view = (await call('POST', queuePath, who)).json as PlaceView;
+    const joinedAt = Date.now();
+    const wait: WaitRecord | undefined = view.estimatedWaitSeconds
+      ? {
+          joinedAt,
+          lobby: view.position === null && view.state === 'waiting',
+          positionAtJoin: view.position ?? null,
+          p50AtJoinS: view.estimatedWaitSeconds.p50,
+          p90AtJoinS: view.estimatedWaitSeconds.p90,
+          earliestPromiseAt: joinedAt + view.estimatedWaitSeconds.p90 * 1_000,
+        }
+      : undefined;
+    if (honest && wait) h.waits.push(wait);
     while (Date.now() < plan.stopAt) {
+      const e = view.estimatedWaitSeconds;
+      if (wait && e && view.state === 'waiting') {
+        wait.earliestPromiseAt = Math.min(wait.earliestPromiseAt, Date.now() + e.p90 * 1_000);
+      }
+      const settled = ['admitted', 'sold-out', 'ended'].includes(view.state ?? '');
+      if (wait && settled && wait.settledAt === undefined) {
+        wait.settledAt = Date.now();
+        wait.outcome = view.state;
+      }
       if (view.state === 'admitted' && tokenOf(view)) return tokenOf(view);
       if (view.state === 'sold-out' || view.state === 'ended') return undefined;
       // an honest shopper waits as told; a bot asks again at once

@@ -23,6 +23,7 @@ import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds } from './cpu.js';
 import { crowd, p99, spearman, type CrowdHistory } from './crowd-clients.js';
+import { estimateRows, estimateTable } from './crowd-estimates.js';
 import { lineOverTime, lineSvg, lineText, stepFor } from './crowd-picture.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
@@ -211,12 +212,15 @@ async function main() {
   const rows = sides.map((s) => figuresOf(s));
   const off = rows.find((r) => r.variant === 'no room');
   const on = rows.find((r) => r.variant === 'room');
+  const roomSide = sides.find((s) => s.variant === 'room');
+  const estimates = roomSide && estimateRows(roomSide.history.waits);
   const figures = {
     bench: 'crowd',
     machine: machine(),
     ...n,
     waitingRoom,
     results: rows,
+    ...(estimates && { estimates }),
     ratios: on &&
       off && {
         botUnitsRoomVsNone: ratio(on.botUnits, off.botUnits),
@@ -239,6 +243,13 @@ async function main() {
     '',
     readableTable(rows),
     '',
+    ...(estimates
+      ? [
+          "the room's estimate: each shopper's wait (join to the answer that ended it) against the worst case (p90) shown:",
+          estimateTable(estimates),
+          '',
+        ]
+      : []),
     ...pictures.flatMap((p) => [
       `the line over time, ${p.variant} (from the clients' history, every ${p.stepMs / 1000} s; ` +
         `${p.variant === 'room' ? 'in line: joined, not yet admitted' : 'in line: arrived, still trying'}; admitted and sold so far):`,
