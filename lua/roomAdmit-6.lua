@@ -36,11 +36,15 @@
   ARGV[13] 1 when the room may go to sleep: a tick that admits nobody then says what the room
            waits for (includes/roomState.lua's SLEEP_ values), and a sleep a join or a freed seat
            ends is written to the room hash for the join and seat-done scripts to see
+  ARGV[14] ms before an admission's end its shopper is told it is about to end (0: never): each
+           admission is named once, by the first tick past its end minus this lead
 
   Returns {ticked, served, next, admitted now, expired now, active, now ms, opened, places left
-  to shuffle (0 before the opening), sleep, wake at}: sleep is '' while the room has work (tick
-  again at the pace), SLEEP_UNITS, SLEEP_OPENING (wake at the opening, ms), or what the room sleeps
-  on (SLEEP_SEAT: wake at the first admission's end, ms, 0 when none);
+  to shuffle (0 before the opening), sleep, wake at, the shoppers admitted now, the shoppers whose
+  admission ran out unused now, the shoppers whose admission ends within the lead now, each followed by its end (ms)}: sleep is ''
+  while the room has work (tick again at the pace), SLEEP_UNITS, SLEEP_OPENING (wake at the
+  opening, ms), or what the room sleeps on; wake at (ms, 0: none) is then the first admission's
+  end (SLEEP_SEAT) or the next admission's lead, whichever comes first;
   or {fenced, newer fence} when a newer admitter has written.
 ]]
 local room, places, lobby, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -50,6 +54,7 @@ local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonum
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local steps, perShopper, doneAtRead = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local mayIdle = ARGV[13] == '1'
+local lead = tonumber(ARGV[14] or '0')
 local unitsRead = unitsLeft ~= -2
 --- @replies
 --- @include "serverTimeMs"
@@ -61,7 +66,7 @@ redis.call('HSET', room, ROOM_ADMITTER_FENCE, fence)
 local now = serverTimeMs()
 
 local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT, ROOM_LAST_AT,
-  ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP)
+  ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP, ROOM_WARNED_TO)
 local opened = s[1] == '1'
 local served, nextTicket = tonumber(s[2] or '0'), tonumber(s[3] or '0')
 local lobbyCount, shuffled = tonumber(s[6] or '0'), tonumber(s[7] or '0')
@@ -99,6 +104,7 @@ end
 local ready = nextTicket
 if shuffled < lobbyCount then ready = shuffled end
 
+local passed = redis.call('ZRANGEBYSCORE', active, '-inf', now)
 local expired = redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
 local credit = tonumber(s[4] or tostring(rate))
 local lastAt = tonumber(s[5] or tostring(now))
@@ -115,13 +121,24 @@ if unitsLeft >= 0 then
 end
 local couldAdmit = n > 0 and not soldOut
 if soldOut or not unitsRead or n < 0 then n = 0 end
+local admittedNow = {}
 for _ = 1, n do
   served = served + 1
   local user = redis.call('HGET', line, served)
   if user then
     redis.call('ZADD', active, now + admittedFor, user)
     redis.call('HSET', admitted, user, now)
+    admittedNow[#admittedNow + 1] = user
   end
+end
+-- admissions whose end came within the lead since the last tick (each named once)
+local expiring = {}
+local warnedTo = tonumber(s[11] or '0')
+if lead > 0 and now + lead > warnedTo then
+  expiring = redis.call('ZRANGEBYSCORE', active, '(' .. math.max(warnedTo, now), now + lead,
+    'WITHSCORES')
+  redis.call('HSET', room, ROOM_WARNED_TO, now + lead)
+  warnedTo = now + lead
 end
 redis.call('HSET', room, ROOM_SERVED, served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
 if n > 0 then
@@ -147,6 +164,15 @@ elseif mayIdle and n == 0 then
     if first[2] then wakeAt = tonumber(first[2]) end
   end
 end
+-- asleep with admissions still running: woken at the next one's lead too
+if lead > 0 and sleep ~= '' and sleep ~= SLEEP_UNITS then
+  local nextEnd = redis.call('ZRANGEBYSCORE', active, '(' .. warnedTo, '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)
+  if nextEnd[2] then
+    local warnAt = tonumber(nextEnd[2]) - lead
+    if wakeAt == 0 or warnAt < wakeAt then wakeAt = warnAt end
+  end
+end
 -- a join (SLEEP_JOIN) or a freed seat (SLEEP_SEAT) ends this sleep: their scripts read it here
 local flag = (sleep == SLEEP_JOIN or sleep == SLEEP_SEAT) and sleep or nil
 if flag and s[10] ~= flag then
@@ -155,4 +181,4 @@ elseif not flag and s[10] then
   redis.call('HDEL', room, ROOM_ASLEEP)
 end
 return {REPLY.ticked, served, nextTicket, n, expired, busy + n, now, 1, lobbyCount - shuffled,
-  sleep, wakeAt}
+  sleep, wakeAt, admittedNow, passed, expiring}

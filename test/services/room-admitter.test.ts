@@ -206,7 +206,18 @@ describe('an idle room costs no Redis command', () => {
     await join(b, productId, shopper!);
     await tokenOf(a, productId, shopper!);
     expect(await served(productId, epoch)).toBe(1);
-    await bothAsleep(productId);
+    // asleep again with nobody in line; its one admission running is looked at once, at its lead
+    // (ROOM_EXPIRING_LEAD_S, 30 s before its end of 60 s: its shopper hears it ends soon)
+    await waitFor(
+      () =>
+        `both admitters planning the admission's lead (planned: ${plans(productId).join(', ')})`,
+      async () =>
+        plans(productId).every(
+          (at) => at !== undefined && at > Date.now() + 20_000 && at < Date.now() + 40_000,
+        ),
+      10_000,
+      50,
+    );
     expect(await commandsDuring(productId, () => span(20))).toEqual([{}, {}]);
   });
 });

@@ -76,13 +76,14 @@ export class RoomPlan {
 
 /**
  * How long until a room let go asleep is looked at anyway (0: never: a join wakes it, and the
- * joining process acts on its own wake). A seat's end is exact; the rest is the slow look for a
- * lost notice (a return, a freed seat, a resume).
- * @param seatEndsInMs - the first admission ends in this many ms (seat sleeps; 0: no seat)
+ * joining process acts on its own wake). A seat's end, or an admission's lead (its shopper told
+ * it is about to end), is exact; the rest is the slow look for a lost notice (a return, a freed
+ * seat, a resume), which a room with nobody in line does not need.
+ * @param wakeInMs - the tick's wake: the first admission's end, or the next one's lead (0: none)
  */
-export function lookIn(sleep: RoomSleep, recheckMs: number, seatEndsInMs: number): number {
-  if (sleep === 'join') return 0;
-  return sleep === 'seat' && seatEndsInMs > 0 ? Math.min(seatEndsInMs, recheckMs) : recheckMs;
+export function lookIn(sleep: RoomSleep, recheckMs: number, wakeInMs: number): number {
+  if (sleep === 'join') return wakeInMs;
+  return wakeInMs > 0 ? Math.min(wakeInMs, recheckMs) : recheckMs;
 }
 
 /** A tick's sleep that lets the lease go. */
