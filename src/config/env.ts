@@ -8,6 +8,7 @@ import { originProblem } from './origins.js';
 import { plainHttpAcrossNetwork, url } from './urls.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
+import { queuePageEnv } from './queue-page.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -311,6 +312,15 @@ export const envSchema = z.object({
     .default(500_000)
     .describe("places a waiting room's line holds; a new shopper past it gets 409 room-full"),
   ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the lobby shuffle (tests)'),
+  ROOM_EXPIRING_LEAD_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600)
+    .default(30)
+    .describe(
+      'an admitted shopper hears that their turn runs out this long before it does (0: never)',
+    ),
 
   BENCH_ROUTES: bool
     .default(false)
@@ -318,6 +328,7 @@ export const envSchema = z.object({
   DEMO_PRODUCT_ID: z.string().default('demo'),
   DEMO_STOCK: positiveInt.default(100),
   ...eventsEnv,
+  ...queuePageEnv,
 });
 
 export { clusterPortSpan, crossFieldProblems } from './cross-field.js';
