@@ -24,6 +24,8 @@ export interface Estimate {
 const JITTER_MAX = 1.2;
 /** The longest poll interval a waiting shopper is told. */
 export const MAX_POLL_S = 30;
+/** The line's pace is measured over the admissions heard in this window, once they span 2 s. */
+export const PACE_WINDOW = { ms: 10_000, minSpanMs: 2_000 };
 /** The worst case takes the measured pace this much slower (it varies from second to second). */
 const MEASURED_MARGIN = 0.75;
 

@@ -10,41 +10,21 @@
  */
 import type { Config } from '../../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
-import type { Admission, AdmissionRefusal, RateState } from '../admission/index.js';
+import type { Admission } from '../admission/index.js';
+import type { PlaceAnswer, PlaceView } from './place-view.js';
 import type { PollLimit } from './poll-limit.js';
-import { lineEstimate, lobbyEstimate, pollSeconds, seatsOf, type RoomPace } from './estimate.js';
+import {
+  lineEstimate,
+  lobbyEstimate,
+  PACE_WINDOW,
+  pollSeconds,
+  seatsOf,
+  type RoomPace,
+} from './estimate.js';
 import { LobbyGrowth } from './lobby-growth.js';
 import { signSaleToken } from '../admission/index.js';
 
-export type PlaceState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
-
-export interface PlaceView {
-  state: PlaceState;
-  /** 1 = next to be admitted; null before the opening (the lobby is not ordered yet) */
-  position: number | null;
-  aheadOfYou: number | null;
-  estimatedWaitSeconds: { p50: number; p90: number } | null;
-  /** when to poll again (jittered); null when there is nothing more to wait for */
-  pollAfterSeconds: number | null;
-  /** once admitted: send it as Sale-Token on POST /seckill */
-  saleToken?: string;
-  saleTokenExpiresAt?: string;
-  /** sold-out: true when no unit can come back (no unpaid order is still open) */
-  final?: boolean;
-  /** paused, expired, sold-out: what it means for the shopper, in words */
-  detail?: string;
-}
-
-export type PlaceAnswer =
-  | { kind: 'view'; view: PlaceView; rate?: RateState | undefined }
-  | { kind: 'unknown-product' }
-  | { kind: 'no-room' }
-  | { kind: 'not-joined' }
-  /** the line holds `maxPlaces` already (ROOM_MAX_PLACES): nobody new joins */
-  | { kind: 'room-full'; maxPlaces: number }
-  /** the room's Redis is near its maxmemory: no new place is written (the sale goes on) */
-  | { kind: 'store-short' }
-  | { kind: 'refused'; refusal: AdmissionRefusal };
+export type { PlaceAnswer, PlaceState, PlaceView } from './place-view.js';
 
 /** What a poll learns once and keeps. */
 interface Known {
@@ -68,9 +48,6 @@ const MAX_STRANGERS = 100_000;
  * most (and joining again answers the same place). A join answered here forgets it at once.
  */
 export const NOT_HERE_MS = 2_000;
-/** The line's pace is measured over the admissions heard in this window, once they span 2 s. */
-const PACE_WINDOW_MS = 10_000;
-const PACE_MIN_SPAN_MS = 2_000;
 /** Polls of a sold-out room: units may come back (a returned order), but not often. */
 const SOLD_OUT_POLL_S = 15;
 /** Polls of a paused room: a person resumes it. */
@@ -290,7 +267,7 @@ export class WaitingRoom {
     const estimate = lineEstimate(
       position,
       pace,
-      heard.pace(now, PACE_WINDOW_MS, PACE_MIN_SPAN_MS),
+      heard.pace(now, PACE_WINDOW.ms, PACE_WINDOW.minSpanMs),
     );
     return {
       state: 'waiting',
