@@ -197,6 +197,7 @@
     if (p.price) parts.push(t('product.price', { price: money(p.price) }));
     parts.push(t('product.left', { left: number(p.remaining), total: number(p.total) }));
     ui.product.textContent = parts.join(' · ');
+    renderCountdown();
   }
 
   /** The opening's countdown, while it is ahead. */

@@ -208,11 +208,13 @@ describe('the queue page', () => {
         );
         // the lobby: a countdown to the opening, the draw explained, an estimate, the price
         await expect.poll(() => heading(page).textContent()).toBe("You're in");
-        expect(await page.textContent('#qp-countdown')).toMatch(/^Opens in 00:0\d$/);
+        await expect.poll(() => page.textContent('#qp-countdown')).toMatch(/^Opens in 00:0\d$/);
         expect(await page.textContent('#qp-estimate')).toMatch(
           /^Your turn in about .+, at most .+\.$/,
         );
-        expect(await page.textContent('#qp-product')).toBe('Price: €189.99 · 3 of 3 left');
+        await expect
+          .poll(() => page.textContent('#qp-product'))
+          .toBe('Price: €189.99 · 3 of 3 left');
         // the fragment (who the shopper is) is gone from the address bar
         expect(new URL(page.url()).hash).toBe('');
         // the shop's theme is loaded after the page's own style
