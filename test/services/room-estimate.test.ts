@@ -62,15 +62,15 @@ describe('the line', () => {
     expect(slowestPace({ ...room, seats })).toBe(2.5);
   });
 
-  it('takes the pace heard for the median, and a quarter slower (never below the slowest) for the worst', () => {
-    // 300 ahead, heard 40 a second: about 8 s; worst at 30 a second, 10 s, plus the poll's lag
-    expect(lineEstimate(300, room, 40)).toEqual({
-      p50: 8,
+  it('takes the pace heard for the median, and half of it (never below the slowest) for the worst', () => {
+    // 300 ahead, heard 60 a second: about 5 s; worst at 30 a second, 10 s, plus the poll's lag
+    expect(lineEstimate(300, room, 60)).toEqual({
+      p50: 5,
       p90: Math.ceil(300 / 30 + 1.2 * pollSeconds(300, room) + 0.5),
     });
     // heard slower than the room keeps when nobody buys (a short line, fed by its joins): the
     // worst case is the room's, 20 a second
-    expect(lineEstimate(300, room, 8).p90).toBe(Math.ceil(300 / 20 + 1.2 * 1 + 0.5));
+    expect(lineEstimate(300, room, 30).p90).toBe(Math.ceil(300 / 20 + 1.2 * 1 + 0.5));
     // nothing heard yet: the room's pace for the median
     expect(lineEstimate(300, room, null).p50).toBe(3);
   });

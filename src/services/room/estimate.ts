@@ -26,8 +26,11 @@ const JITTER_MAX = 1.2;
 export const MAX_POLL_S = 30;
 /** The line's pace is measured over the admissions heard in this window, once they span 2 s. */
 export const PACE_WINDOW = { ms: 10_000, minSpanMs: 2_000 };
-/** The worst case takes the measured pace this much slower (it varies from second to second). */
-const MEASURED_MARGIN = 0.75;
+/**
+ * The worst case takes the measured pace at half: it falls once the seats are full and admission
+ * waits on purchases (250 a second measured, ~190 a second kept, in a line of 50,000).
+ */
+const MEASURED_MARGIN = 0.5;
 
 /** Seats the room fills at once: maxActive, bounded by the units at `limitPerUser` a seat. */
 export function seatsOf(room: { maxActive: number }, units: number, limitPerUser: number): number {
