@@ -44,7 +44,7 @@
   admission ran out unused now, the shoppers whose admission ends within the lead now, each followed by its end (ms)}: sleep is ''
   while the room has work (tick again at the pace), SLEEP_UNITS, SLEEP_OPENING (wake at the
   opening, ms), or what the room sleeps on; wake at (ms, 0: none) is then the first admission's
-  end (SLEEP_SEAT) or the next admission's lead, whichever comes first;
+  end (SLEEP_SEAT, SLEEP_JOIN) or the next admission's lead, whichever comes first;
   or {fenced, newer fence} when a newer admitter has written.
 ]]
 local room, places, lobby, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -155,7 +155,10 @@ elseif not unitsRead and couldAdmit then
   sleep = SLEEP_UNITS
 elseif mayIdle and n == 0 then
   if nextTicket <= served then
+    -- nobody waits; admissions still out end unused at their expiry (abandoned, the gauge down)
     sleep = SLEEP_JOIN
+    local first = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
+    if first[2] then wakeAt = tonumber(first[2]) end
   elseif soldOut then
     sleep = SLEEP_NOTICE
   elseif maxActive - busy <= 0 or (unitsLeft >= 0 and seatsForUnits <= 0) then
