@@ -12,6 +12,7 @@ import type { OrderSubmitter } from '../orders/index.js';
 import {
   Admission,
   PollLimit,
+  publishRoomEvents,
   TurnPush,
   WaitingRoom,
   type PushSend,
@@ -119,6 +120,9 @@ export function startRooms(core: Core, admission: Admission): Rooms {
       turnPush
         ?.notify(view, moments)
         .catch((err: unknown) => core.logger.warn({ err, product: view.id }, 'turn push failed'));
+      publishRoomEvents(core.db, view, moments).catch((err: unknown) =>
+        core.logger.warn({ err, product: view.id }, "the room's events not published"),
+      );
     },
     onSuperseded: (productId) => metrics.superseded(productId),
   });
