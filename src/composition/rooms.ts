@@ -12,13 +12,15 @@ import type { OrderSubmitter } from '../orders/index.js';
 import {
   Admission,
   PollLimit,
-  publishRoomEvents,
+  roomEventsOf,
+  ROOM_EVENT_SOURCE,
   TurnPush,
   WaitingRoom,
   type PushSend,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
+import { publishProductEvents } from '../events/index.js';
 import { queuePagePath } from '../http/routes/queue-page.js';
 
 /**
@@ -120,8 +122,9 @@ export function startRooms(core: Core, admission: Admission): Rooms {
       turnPush
         ?.notify(view, moments)
         .catch((err: unknown) => core.logger.warn({ err, product: view.id }, 'turn push failed'));
-      publishRoomEvents(core.db, view, moments).catch((err: unknown) =>
-        core.logger.warn({ err, product: view.id }, "the room's events not published"),
+      publishProductEvents(core.db, ROOM_EVENT_SOURCE, roomEventsOf(view, moments)).catch(
+        (err: unknown) =>
+          core.logger.warn({ err, product: view.id }, "the room's events not published"),
       );
     },
     onSuperseded: (productId) => metrics.superseded(productId),

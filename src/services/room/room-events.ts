@@ -6,8 +6,7 @@
  * events in the order they happened; an id per shopper, sale and moment, so a tick published
  * again (a takeover) writes nothing twice.
  */
-import type { Db } from '../../db/index.js';
-import { publishProductEvents, type ProductEventInput } from '../../events/index.js';
+import type { ProductEventInput } from '../../events/index.js';
 import type { ProductView, RoomMoments } from '../../inventory/index.js';
 
 export const ROOM_EVENT_SOURCE = '/seckill/rooms';
@@ -39,13 +38,4 @@ export function roomEventsOf(view: ProductView, moments: RoomMoments): ProductEv
       event('room.expiring', e.userId, { admittedUntil: at(e.endsAt) }),
     ),
   ];
-}
-
-/** Publishes a tick's moments; @returns how many were new. */
-export function publishRoomEvents(
-  db: Db,
-  view: ProductView,
-  moments: RoomMoments,
-): Promise<number> {
-  return publishProductEvents(db, ROOM_EVENT_SOURCE, roomEventsOf(view, moments));
 }
