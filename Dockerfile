@@ -9,6 +9,7 @@ COPY src ./src
 COPY migrations ./migrations
 COPY lua ./lua
 COPY examples ./examples
+COPY queue-page ./queue-page
 RUN npm run build && npm prune --omit=dev
 
 # Runtime stage: compiled output and production dependencies only, as the unprivileged node user.

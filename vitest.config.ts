@@ -42,6 +42,8 @@ const CLUSTER_FILES = [
   'test/events/endpoint-recovery.test.ts',
   'test/events/event-retention.test.ts',
   'test/events/product-events.test.ts',
+  'test/services/queue-page.test.ts',
+  'test/events/room-events.test.ts',
 ];
 
 export default defineConfig({

@@ -36,11 +36,16 @@
   ARGV[13] 1 when the room may go to sleep: a tick that admits nobody then says what the room
            waits for (includes/roomState.lua's SLEEP_ values), and a sleep a join or a freed seat
            ends is written to the room hash for the join and seat-done scripts to see
+  ARGV[14] ms before an admission's end its shopper is told it is about to end (0: never): each
+           admission is named once, by the first tick past its end minus this lead
 
   Returns {ticked, served, next, admitted now, expired now, active, now ms, opened, places left
-  to shuffle (0 before the opening), sleep, wake at}: sleep is '' while the room has work (tick
-  again at the pace), SLEEP_UNITS, SLEEP_OPENING (wake at the opening, ms), or what the room sleeps
-  on (SLEEP_SEAT, SLEEP_JOIN: wake at the first admission's end, ms, 0 when none);
+  to shuffle (0 before the opening), sleep, wake at, the shoppers admitted now, the shoppers whose
+  admission ran out unused now, the shoppers whose admission ends within the lead now (each
+  followed by its end, ms)}: sleep is '' while the room has work (tick again at the pace),
+  SLEEP_UNITS, SLEEP_OPENING (wake at the opening, ms), or what the room sleeps on; wake at (ms, 0:
+  none) is then the first admission's end (SLEEP_SEAT, SLEEP_JOIN) or the next admission's lead,
+  whichever comes first;
   or {fenced, newer fence} when a newer admitter has written.
 ]]
 local room, places, lobby, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -50,6 +55,7 @@ local rate, maxActive, admittedFor = tonumber(ARGV[4]), tonumber(ARGV[5]), tonum
 local soldOut, ttl, unitsLeft = ARGV[7] == '1', tonumber(ARGV[8]), tonumber(ARGV[9])
 local steps, perShopper, doneAtRead = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
 local mayIdle = ARGV[13] == '1'
+local lead = tonumber(ARGV[14] or '0')
 local unitsRead = unitsLeft ~= -2
 --- @replies
 --- @include "serverTimeMs"
@@ -67,7 +73,8 @@ end
 -- The room hash's fields a tick reads, as a table the phases below change.
 local function readRoom()
   local s = redis.call('HMGET', room, ROOM_OPENED, ROOM_SERVED, ROOM_NEXT, ROOM_CREDIT,
-    ROOM_LAST_AT, ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP)
+    ROOM_LAST_AT, ROOM_LOBBY_COUNT, ROOM_SHUFFLED, ROOM_RNG, ROOM_DONE, ROOM_ASLEEP,
+    ROOM_WARNED_TO)
   return {
     opened = s[1] == '1',
     served = tonumber(s[2] or '0'),
@@ -79,6 +86,7 @@ local function readRoom()
     rng = tonumber(s[8] or seed),
     done = tonumber(s[9] or '0'),
     asleep = s[10],
+    warnedTo = tonumber(s[11] or '0'),
   }
 end
 
@@ -115,14 +123,15 @@ local function shuffleStep(r)
   redis.call('HSET', room, ROOM_SHUFFLED, last, ROOM_RNG, rng)
 end
 
--- The expiry: admissions that ran out unused free their seats. Returns how many.
+-- The expiry: admissions that ran out unused free their seats. Returns how many, and whose.
 local function expire(now)
-  return redis.call('ZREMRANGEBYSCORE', active, '-inf', now)
+  local passed = redis.call('ZRANGEBYSCORE', active, '-inf', now)
+  return redis.call('ZREMRANGEBYSCORE', active, '-inf', now), passed
 end
 
 -- The admission of the next tickets in order, only from the shuffled prefix (the whole line once
 -- the shuffle is done), at the pace, within the seats and the units left. Returns {n admitted
--- now, busy (active before them), seatsForUnits, couldAdmit}.
+-- now, busy (active before them), seatsForUnits, couldAdmit, admitted: their ids}.
 local function admit(r, now)
   local ready = r.nextTicket
   if r.shuffled < r.lobbyCount then ready = r.shuffled end
@@ -141,12 +150,14 @@ local function admit(r, now)
   end
   local couldAdmit = n > 0 and not soldOut
   if soldOut or not unitsRead or n < 0 then n = 0 end
+  local admittedNow = {}
   for _ = 1, n do
     r.served = r.served + 1
     local user = redis.call('HGET', line, r.served)
     if user then
       redis.call('ZADD', active, now + admittedFor, user)
       redis.call('HSET', admitted, user, now)
+      admittedNow[#admittedNow + 1] = user
     end
   end
   redis.call('HSET', room, ROOM_SERVED, r.served, ROOM_CREDIT, credit - n, ROOM_LAST_AT, now)
@@ -154,7 +165,19 @@ local function admit(r, now)
     redis.call('EXPIRE', active, ttl)
     redis.call('EXPIRE', admitted, ttl)
   end
-  return {n = n, busy = busy, seatsForUnits = seatsForUnits, couldAdmit = couldAdmit}
+  return {n = n, busy = busy, seatsForUnits = seatsForUnits, couldAdmit = couldAdmit,
+    admitted = admittedNow}
+end
+
+-- The admissions whose end came within the lead since the last tick, each named once, as
+-- {user, end, user, end, ...}.
+local function expiringWithinLead(r, now)
+  if lead <= 0 or now + lead <= r.warnedTo then return {} end
+  local expiring = redis.call('ZRANGEBYSCORE', active, '(' .. math.max(r.warnedTo, now),
+    now + lead, 'WITHSCORES')
+  redis.call('HSET', room, ROOM_WARNED_TO, now + lead)
+  r.warnedTo = now + lead
+  return expiring
 end
 
 -- The first admission's end (ms), 0 when none is out.
@@ -180,6 +203,17 @@ local function decideSleep(r, a)
   return '', 0
 end
 
+-- Asleep with admissions still running: woken at the next one's lead too, if that comes first.
+local function leadWake(r, sleep, wakeAt)
+  if lead <= 0 or sleep == '' or sleep == SLEEP_UNITS then return wakeAt end
+  local nextEnd = redis.call('ZRANGEBYSCORE', active, '(' .. r.warnedTo, '+inf', 'WITHSCORES',
+    'LIMIT', 0, 1)
+  if not nextEnd[2] then return wakeAt end
+  local warnAt = tonumber(nextEnd[2]) - lead
+  if wakeAt == 0 or warnAt < wakeAt then return warnAt end
+  return wakeAt
+end
+
 -- A join (SLEEP_JOIN) or a freed seat (SLEEP_SEAT) ends the sleep: their scripts read it in the
 -- room hash.
 local function recordSleep(r, sleep)
@@ -200,9 +234,11 @@ if not r.opened then
   return {REPLY.ticked, 0, 0, 0, 0, redis.call('ZCARD', active), now, 0, 0, SLEEP_OPENING, startsAt}
 end
 shuffleStep(r)
-local expired = expire(now)
+local expired, passed = expire(now)
 local a = admit(r, now)
+local expiring = expiringWithinLead(r, now)
 local sleep, wakeAt = decideSleep(r, a)
+wakeAt = leadWake(r, sleep, wakeAt)
 recordSleep(r, sleep)
 return {REPLY.ticked, r.served, r.nextTicket, a.n, expired, a.busy + a.n, now, 1,
-  r.lobbyCount - r.shuffled, sleep, wakeAt}
+  r.lobbyCount - r.shuffled, sleep, wakeAt, a.admitted, passed, expiring}

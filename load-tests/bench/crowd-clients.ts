@@ -4,6 +4,8 @@
  * of the run use them, with or without the waiting room. Every request and every purchase is
  * recorded so the figures come from the clients' own history.
  */
+import type { WaitRecord } from './crowd-estimates.js';
+import { crowdClient } from './crowd-http.js';
 import { percentile } from './report.js';
 
 export interface CrowdPlan {
@@ -21,6 +23,8 @@ export interface CrowdPlan {
   stopAt: number;
   /** through the waiting room (join, poll, buy with the sale token) or straight at POST /seckill */
   room: boolean;
+  /** told each time the line changes: shoppers in it (joined, not yet admitted or gone), joined */
+  onLine?: ((waiting: number, joined: number) => void) | undefined;
 }
 
 export interface CrowdHistory {
@@ -35,6 +39,12 @@ export interface CrowdHistory {
   waitingShopperMs: number;
   /** every shopper's moments (ms since the epoch): arrival, admission, purchase, last answer */
   people: Array<{ arrivedAt: number; admittedAt?: number; boughtAt?: number; leftAt: number }>;
+  /** each shopper's wait in the room against the estimates shown (crowd-estimates.ts) */
+  waits: WaitRecord[];
+  /** how long each poll of the room took (ms), as the client saw it */
+  pollMs: number[];
+  /** the most shoppers in line at once */
+  peakWaiting: number;
   /** when each unit a bot bought was answered */
   botBuys: number[];
   statuses: Record<string, number>;
@@ -44,7 +54,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)))
 
 interface PlaceView {
   state?: string;
+  position?: number | null;
   pollAfterSeconds?: number;
+  estimatedWaitSeconds?: { p50: number; p90: number } | null;
   saleToken?: string | { token?: string };
 }
 
@@ -66,6 +78,18 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     people: [],
     botBuys: [],
     statuses: {},
+    waits: [],
+    pollMs: [],
+    peakWaiting: 0,
+  };
+  const http = crowdClient(plan.base);
+  let waiting = 0;
+  let joined = 0;
+  const line = (change: number) => {
+    waiting += change;
+    if (change > 0) joined += change;
+    h.peakWaiting = Math.max(h.peakWaiting, waiting);
+    plan.onLine?.(waiting, joined);
   };
   let soldOut = false;
   const call = async (
@@ -76,17 +100,18 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     body?: unknown,
   ) => {
     h.requests++;
-    const res = await fetch(`${plan.base}${path}`, {
+    const res = await http.send(
       method,
-      headers: {
+      path,
+      {
         'x-user-id': who.user,
         'x-forwarded-for': who.ip,
         ...(body !== undefined && { 'content-type': 'application/json' }),
         ...extra,
       },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
+      body === undefined ? undefined : JSON.stringify(body),
+    );
+    const text = res.text;
     const key = `${method} ${path.split('/')[1]} ${res.status}`;
     h.statuses[key] = (h.statuses[key] ?? 0) + 1;
     let json: Record<string, unknown> = {};
@@ -95,7 +120,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     } catch {
       // an empty or non-JSON answer: status and headers say enough
     }
-    return { status: res.status, json, retryAfter: Number(res.headers.get('retry-after') ?? 1) };
+    return { status: res.status, json, retryAfter: Number(res.headers['retry-after'] ?? 1) };
   };
   const buy = async (who: { user: string; ip: string }, token?: string) => {
     h.purchaseRequests++;
@@ -113,13 +138,51 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     who: { user: string; ip: string },
     honest: boolean,
   ): Promise<string | undefined> => {
-    let view = (await call('POST', queuePath, who)).json as PlaceView;
+    const view = (await call('POST', queuePath, who)).json as PlaceView;
+    const joinedAt = Date.now();
+    const inLine = honest && view.state === 'waiting';
+    if (inLine) line(1);
+    try {
+      return await waitInRoom(who, honest, view, joinedAt);
+    } finally {
+      if (inLine) line(-1);
+    }
+  };
+  const waitInRoom = async (
+    who: { user: string; ip: string },
+    honest: boolean,
+    first: PlaceView,
+    joinedAt: number,
+  ): Promise<string | undefined> => {
+    let view = first;
+    const wait: WaitRecord | undefined = view.estimatedWaitSeconds
+      ? {
+          joinedAt,
+          lobby: view.position === null && view.state === 'waiting',
+          positionAtJoin: view.position ?? null,
+          p50AtJoinS: view.estimatedWaitSeconds.p50,
+          p90AtJoinS: view.estimatedWaitSeconds.p90,
+          earliestPromiseAt: joinedAt + view.estimatedWaitSeconds.p90 * 1_000,
+        }
+      : undefined;
+    if (honest && wait) h.waits.push(wait);
     while (Date.now() < plan.stopAt) {
+      const e = view.estimatedWaitSeconds;
+      if (wait && e && view.state === 'waiting') {
+        wait.earliestPromiseAt = Math.min(wait.earliestPromiseAt, Date.now() + e.p90 * 1_000);
+      }
+      const settled = ['admitted', 'sold-out', 'ended'].includes(view.state ?? '');
+      if (wait && settled && wait.settledAt === undefined) {
+        wait.settledAt = Date.now();
+        wait.outcome = view.state;
+      }
       if (view.state === 'admitted' && tokenOf(view)) return tokenOf(view);
       if (view.state === 'sold-out' || view.state === 'ended') return undefined;
       // an honest shopper waits as told; a bot asks again at once
       await sleep(honest ? (view.pollAfterSeconds ?? 1) * 1_000 : 20);
+      const started = performance.now();
       const polled = await call('GET', queuePath, who);
+      if (honest) h.pollMs.push(performance.now() - started);
       if (polled.status === 404) view = (await call('POST', queuePath, who)).json as PlaceView;
       else view = polled.json as PlaceView;
     }
@@ -196,6 +259,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
       botConnection(c % plan.bots),
     ),
   ]);
+  http.close();
   return h;
 }
 

@@ -23,6 +23,14 @@ import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds } from './cpu.js';
 import { crowd, p99, spearman, type CrowdHistory } from './crowd-clients.js';
+import { estimateRows, estimateTable } from './crowd-estimates.js';
+import {
+  clientLoop,
+  pollHistogram,
+  scaleFigures,
+  startSampler,
+  type ScaleFigures,
+} from './crowd-scale.js';
 import { lineOverTime, lineSvg, lineText, stepFor } from './crowd-picture.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
@@ -30,8 +38,6 @@ import { benchStack } from './stack.js';
 import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
 const LEAD_MS = 3_000;
-const ARRIVE_BEFORE_MS = 1_000;
-const ARRIVE_AFTER_MS = 2_000;
 const SALE_LIMIT_MS = 60_000;
 
 /** Every option, its default and what it does: parsed from here, and what --help prints. */
@@ -44,6 +50,10 @@ const OPTIONS = {
   'admit-per-second': ['100', "the room's pace"],
   'max-active': ['200', 'shoppers admitted and not yet done, at most'],
   'admitted-for': ['10', 'seconds an admission lasts'],
+  'arrive-over': [
+    '3',
+    'seconds over which shoppers arrive: a third of it before the opening, the rest after',
+  ],
   only: ['', "run one side only: 'no room' or room"],
   'no-build': [false, 'use dist/ as it is (no npm run build first)'],
   'no-write': [false, 'write no report'],
@@ -119,6 +129,8 @@ interface Side {
   apiCpuS: number;
   sold: number;
   reconciled: boolean;
+  /** the room side: what the line cost (crowd-scale.ts) */
+  scale?: ScaleFigures;
 }
 
 async function main() {
@@ -130,6 +142,9 @@ async function main() {
     stock: Number(values.stock),
     limitPerUser: Number(values['limit-per-user']),
   };
+  const arriveOverMs = Number(values['arrive-over']) * 1_000;
+  const ARRIVE_BEFORE_MS = Math.round(arriveOverMs / 3);
+  const ARRIVE_AFTER_MS = arriveOverMs - ARRIVE_BEFORE_MS;
   const waitingRoom = {
     admitPerSecond: Number(values['admit-per-second']),
     maxActive: Number(values['max-active']),
@@ -170,7 +185,7 @@ async function main() {
     );
     for (const variant of variants) {
       const productId = `crowd-${variant === 'room' ? 'room' : 'plain'}-${run}`;
-      const opensAt = Date.now() + LEAD_MS;
+      const opensAt = Date.now() + Math.max(LEAD_MS, ARRIVE_BEFORE_MS + 2_000);
       const seeded = await admin(base, 'PUT', `/admin/products/${productId}`, {
         total: n.stock,
         strategy: 'lockfree',
@@ -183,6 +198,15 @@ async function main() {
         `${variant}: ${n.shoppers} shoppers and ${n.bots} bots x ${n.connectionsPerBot} connections`,
       );
       const before = cpuSeconds({ API: api.pid }).API ?? 0;
+      const line = { waiting: 0, joined: 0 };
+      const histogramBefore = await pollHistogram(base);
+      const loopDelay = clientLoop();
+      const sampler =
+        variant === 'room'
+          ? startSampler({ apiPid: api.pid!, redisUrl: stack.redisUrl, line: () => ({ ...line }) })
+          : undefined;
+      // a long line takes as long as its admissions: three times that, at the least a minute
+      const admitMs = Math.ceil((3 * n.shoppers) / waitingRoom.admitPerSecond) * 1_000;
       const history = await crowd({
         base,
         productId,
@@ -190,9 +214,13 @@ async function main() {
         ...n,
         arriveBeforeMs: ARRIVE_BEFORE_MS,
         arriveAfterMs: ARRIVE_AFTER_MS,
-        stopAt: opensAt + SALE_LIMIT_MS,
+        stopAt: opensAt + Math.max(SALE_LIMIT_MS, ARRIVE_AFTER_MS + admitMs),
         room: variant === 'room',
+        onLine: (waiting, joined) => Object.assign(line, { waiting, joined }),
       });
+      const samples = await sampler?.stop();
+      const clientLoopP99Ms = loopDelay();
+      const histogramAfter = await pollHistogram(base);
       const apiCpuS = (cpuSeconds({ API: api.pid }).API ?? 0) - before;
       const r = await persistedAndReconciled(base, productId);
       sides.push({
@@ -202,6 +230,13 @@ async function main() {
         apiCpuS,
         sold: r.total - r.remaining,
         reconciled: r.ok && r.persisted + r.remaining === n.stock,
+        ...(samples && {
+          scale: scaleFigures(samples, history.pollMs, {
+            before: histogramBefore,
+            after: histogramAfter,
+            clientLoopP99Ms,
+          }),
+        }),
       });
     }
   } finally {
@@ -211,12 +246,16 @@ async function main() {
   const rows = sides.map((s) => figuresOf(s));
   const off = rows.find((r) => r.variant === 'no room');
   const on = rows.find((r) => r.variant === 'room');
+  const roomSide = sides.find((s) => s.variant === 'room');
+  const estimates = roomSide && estimateRows(roomSide.history.waits);
   const figures = {
     bench: 'crowd',
     machine: machine(),
     ...n,
     waitingRoom,
     results: rows,
+    ...(estimates && { estimates }),
+    ...(roomSide?.scale && { scale: roomSide.scale }),
     ratios: on &&
       off && {
         botUnitsRoomVsNone: ratio(on.botUnits, off.botUnits),
@@ -239,6 +278,20 @@ async function main() {
     '',
     readableTable(rows),
     '',
+    ...(estimates
+      ? [
+          "the room's estimate: each shopper's wait (join to the answer that ended it) against the worst case (p90) shown:",
+          estimateTable(estimates),
+          '',
+        ]
+      : []),
+    ...(roomSide?.scale
+      ? [
+          "what the room's line cost (a sample a second; per place: memory grown / shoppers joined, at the line's peak):",
+          table([{ ...roomSide.scale }]),
+          '',
+        ]
+      : []),
     ...pictures.flatMap((p) => [
       `the line over time, ${p.variant} (from the clients' history, every ${p.stepMs / 1000} s; ` +
         `${p.variant === 'room' ? 'in line: joined, not yet admitted' : 'in line: arrived, still trying'}; admitted and sold so far):`,

@@ -23,6 +23,8 @@ local ROOM_LAST_AT = 'lastAt'
 local ROOM_DONE = 'done'
 -- what a sleeping room waits for, when a join or a freed seat wakes it (the next tick clears it)
 local ROOM_ASLEEP = 'asleep'
+-- admissions ending up to this time (ms) were told they are about to end (the lead's edge)
+local ROOM_WARNED_TO = 'warnedTo'
 
 -- A sleeping room's wait (ROOM_ASLEEP's values, and the admit script's reply): nobody in line, the
 -- next join; every seat taken, a freed seat (or the first admission's end); sold out or paused, a

@@ -17,6 +17,7 @@ import { lockDataDir } from '../launcher/data-dir-lock.js';
 import {
   localAdminToken,
   localSaleTokenSecret,
+  localVapidKeys,
   localWebhookSecret,
   startLocalServices,
 } from '../launcher/local-stack.js';
@@ -38,6 +39,7 @@ export async function up(): Promise<void> {
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
     PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
     SALE_TOKEN_SECRET: localSaleTokenSecret(first.launcher.dataDir),
+    ...vapid(first),
     // a developer's own machine: a webhook receiver on localhost is the point (docs/events.md)
     WEBHOOK_ALLOW_PRIVATE: 'true',
   });
@@ -129,6 +131,17 @@ export async function up(): Promise<void> {
     throw err;
   }
   printReady(config);
+}
+
+/** Web Push keys kept in the data folder, unless the environment gives some. */
+function vapid(config: Config): Record<string, string> {
+  if (config.push) return {};
+  const keys = localVapidKeys(config.launcher.dataDir);
+  return {
+    VAPID_PUBLIC_KEY: keys.publicKey,
+    VAPID_PRIVATE_KEY: keys.privateKey,
+    VAPID_SUBJECT: 'mailto:seckill@localhost',
+  };
 }
 
 /** The storefront's origins, which the API then allows (CORS_ORIGINS, unless given). */

@@ -17,6 +17,8 @@ import { mountPaymentNotices } from '../http/routes/payment-notices.js';
 import { mountStripeNotices } from '../http/routes/stripe-notices.js';
 import { seckill } from '../http/handlers/seckill.js';
 import { mountRoom, placePoll } from '../http/routes/room.js';
+import { mountQueuePage } from '../http/routes/queue-page.js';
+import { loadQueuePageAssets } from '../http/routes/queue-page-assets.js';
 import { mountShop } from '../http/routes/shop.js';
 import {
   expireOrder,
@@ -132,6 +134,14 @@ export async function serveApi(
   });
   const poll =
     services.waitingRoom && placePoll({ auth, room: services.waitingRoom, logger: core.logger });
+  // the queue page, for a process with waiting rooms (its files read once, here)
+  const queuePage = services.waitingRoom && {
+    assets: loadQueuePageAssets(config.queuePage.themeCss),
+    page: config.queuePage,
+    auth,
+    embedders: config.http.cors.origins,
+    vapidPublicKey: config.push?.publicKey,
+  };
   const app = buildApp({
     http: config.http,
     admission: config.admission,
@@ -155,7 +165,9 @@ export async function serveApi(
           logger: core.logger,
           benchRoutes: config.bench.routes,
         }),
-      (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
+      (app) =>
+        mountRoom(app, { auth, room: services.waitingRoom, poll, turnPush: services.turnPush }),
+      (app) => queuePage && mountQueuePage(app, queuePage),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentNotices(app, { payments: config.payments, notices: services.notices }),
       (app) =>

@@ -2,18 +2,90 @@
  * The waiting rooms of an API process (docs/waiting-room.md): the shopper side (join, polls from
  * memory), the admitter loop that competes for each room's lease, and the seat a purchase frees.
  */
+import { Counter } from 'prom-client';
+import webPush from 'web-push';
+import type { Config } from '../config/index.js';
 import { LockClient } from '../lock/index.js';
 import { RateLimitStore } from '../access/index.js';
 import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../inventory/index.js';
 import type { OrderSubmitter } from '../orders/index.js';
-import { Admission, PollLimit, WaitingRoom, type Services } from '../services/index.js';
+import {
+  Admission,
+  PollLimit,
+  roomEventsOf,
+  ROOM_EVENT_SOURCE,
+  TurnPush,
+  WaitingRoom,
+  type PushSend,
+  type Services,
+} from '../services/index.js';
 import type { Core } from './core.js';
+import { publishProductEvents } from '../events/index.js';
+import { queuePagePath } from '../http/routes/queue-page.js';
+
+/**
+ * A push: `web-push` encrypts the payload (aes128gcm) and signs VAPID; the request goes out by
+ * fetch, bounded in time, never redirected (the push service is one PUSH_SERVICE_ORIGINS allows).
+ */
+function webPushSend(push: NonNullable<Config['push']>): PushSend {
+  const vapidDetails = {
+    subject: push.subject,
+    publicKey: push.publicKey,
+    privateKey: push.privateKey,
+  };
+  return async (subscription, payload, options) => {
+    const request = webPush.generateRequestDetails(subscription, payload, {
+      vapidDetails,
+      TTL: options.ttlSeconds,
+      urgency: 'high',
+      topic: options.topic,
+    });
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).map(([k, v]) => [k, String(v)]),
+    );
+    const res = await fetch(request.endpoint, {
+      method: request.method,
+      headers,
+      body: request.body as Buffer,
+      redirect: 'error',
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    if (res.status === 404 || res.status === 410) return { gone: true };
+    if (!res.ok) throw new Error(`push service answered ${res.status}`);
+    return { gone: false };
+  };
+}
+
+/** The turn's Web Push, when VAPID keys are configured. */
+function turnPushOf(core: Core, store: RoomStore, admission: Admission): TurnPush | undefined {
+  const push = core.config.push;
+  if (!push) return undefined;
+  const sent = new Counter({
+    name: 'seckill_room_push_total',
+    help: "Web Push notices of a shopper's turn (admitted, expiring), by outcome: sent, gone (the subscription was dropped), failed, dropped (too many waiting)",
+    labelNames: ['kind', 'outcome'],
+    registers: [core.registry],
+  });
+  return new TurnPush({
+    store,
+    catalogue: core.inventory.catalogue,
+    admission,
+    send: webPushSend(push),
+    services: push.serviceOrigins,
+    pageUrl: queuePagePath,
+    shopName: core.config.queuePage.shopName,
+    metrics: { sent: (kind, outcome) => sent.inc({ kind, outcome }) },
+    onError: (err) => core.logger.debug({ err }, 'a turn push failed'),
+  });
+}
 
 /** What the API side's services are: the shared ones, the batching submitter, the admitter. */
 export type ApiServices = Services & { submitter: OrderSubmitter; roomAdmitter: RoomAdmitter };
 
 export interface Rooms {
   waitingRoom: WaitingRoom;
+  turnPush: TurnPush | undefined;
   admitter: RoomAdmitter;
   bought(productId: string, userId: string): void;
 }
@@ -35,6 +107,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     keys: core.keys,
     watchdogTimeoutMs: config.room.leaseMs,
   });
+  const turnPush = turnPushOf(core, store, admission);
   const admitter = new RoomAdmitter({
     catalogue: inventory.catalogue,
     store,
@@ -42,8 +115,18 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     tickMs: config.room.tickMs,
     recheckMs: config.room.recheckMs,
     shuffleSeed: config.room.shuffleSeed,
+    expiringLeadMs: config.room.expiringLeadMs,
     logger: core.logger,
     onTick: (view, tick) => metrics.ticked(view, tick),
+    onMoments: (view, moments) => {
+      turnPush
+        ?.notify(view, moments)
+        .catch((err: unknown) => core.logger.warn({ err, product: view.id }, 'turn push failed'));
+      publishProductEvents(core.db, ROOM_EVENT_SOURCE, roomEventsOf(view, moments)).catch(
+        (err: unknown) =>
+          core.logger.warn({ err, product: view.id }, "the room's events not published"),
+      );
+    },
     onSuperseded: (productId) => metrics.superseded(productId),
   });
   admitter.start();
@@ -60,6 +143,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
   });
   return {
     waitingRoom,
+    turnPush,
     admitter,
     bought: seatRelease({ catalogue: inventory.catalogue, store, logger: core.logger }),
   };
@@ -69,6 +153,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
 export function admissionAndRooms(core: Core): {
   admission: Admission;
   waitingRoom: WaitingRoom;
+  turnPush: TurnPush | undefined;
   bought: (productId: string, userId: string) => void;
   roomAdmitter: RoomAdmitter;
 } {
@@ -81,6 +166,7 @@ export function admissionAndRooms(core: Core): {
   return {
     admission,
     waitingRoom: rooms.waitingRoom,
+    turnPush: rooms.turnPush,
     bought: (productId, userId) => rooms.bought(productId, userId),
     roomAdmitter: rooms.admitter,
   };

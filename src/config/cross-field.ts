@@ -64,6 +64,16 @@ export function crossFieldProblems(input: Record<string, string | undefined>): s
       'LOCAL_REDIS_SHARDS: shapes the Redis the launcher starts; with REDIS_URL or REDIS_CLUSTER_NODES it starts none',
     );
   }
+  if (!input.VAPID_PUBLIC_KEY !== !input.VAPID_PRIVATE_KEY) {
+    problems.push(
+      'VAPID_PRIVATE_KEY: Web Push needs VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY, both or neither',
+    );
+  }
+  if (input.VAPID_PUBLIC_KEY && !input.VAPID_SUBJECT) {
+    problems.push(
+      'VAPID_SUBJECT: Web Push needs a contact for the push services (mailto: or https:)',
+    );
+  }
   return problems;
 }
 

@@ -57,8 +57,30 @@ export const ENV_GROUPS: readonly EnvGroup[] = [
   {
     title: 'Waiting rooms',
     intro: "A room's size and the pace of its admitter; only products seeded with a room use them.",
-    names: ['ROOM_MAX_PLACES', 'ROOM_LEASE_MS', 'ROOM_TICK_MS', 'ROOM_RECHECK_MS'],
+    names: [
+      'ROOM_MAX_PLACES',
+      'ROOM_EXPIRING_LEAD_S',
+      'ROOM_LEASE_MS',
+      'ROOM_TICK_MS',
+      'ROOM_RECHECK_MS',
+    ],
     notes: 'How they act: [waiting-room.md](waiting-room.md).',
+  },
+  {
+    title: 'The queue page and Web Push',
+    intro:
+      "The shopper's page at `/queue/:productId`: the shop's checkout, look and name; set the VAPID keys to tell a shopper their turn came when the tab is closed.",
+    names: [
+      'QUEUE_PAGE_RETURN_URL',
+      'QUEUE_PAGE_THEME_CSS',
+      'QUEUE_PAGE_LOGO_URL',
+      'QUEUE_PAGE_SHOP_NAME',
+      'VAPID_PUBLIC_KEY',
+      'VAPID_PRIVATE_KEY',
+      'VAPID_SUBJECT',
+      'PUSH_SERVICE_ORIGINS',
+    ],
+    notes: 'How it acts: [queue-page.md](queue-page.md).',
   },
   {
     title: 'Orders and payments',

@@ -10,6 +10,7 @@ import { paymentsEnv } from './payments.js';
 import { launcherEnv } from './launcher-env.js';
 import { limitsEnv } from './limits-env.js';
 import { bool, ms, port, positiveInt } from './env-types.js';
+import { queuePageEnv } from './queue-page.js';
 
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
@@ -314,6 +315,15 @@ export const envSchema = z.object({
     .describe(
       "places one waiting room's line holds; a new shopper past it gets `409 room-full` (a place is ~140 bytes of Redis at a 13-character shopper id, ~450 at the longest: [waiting-room.md](waiting-room.md#memory))",
     ),
+  ROOM_EXPIRING_LEAD_S: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600)
+    .default(30)
+    .describe(
+      'an admitted shopper hears that their turn runs out this long before it does (0: never)',
+    ),
 
   BENCH_ROUTES: bool
     .default(false)
@@ -323,6 +333,7 @@ export const envSchema = z.object({
   ...limitsEnv,
   ...launcherEnv,
   ...eventsEnv,
+  ...queuePageEnv,
 });
 
 export { clusterPortSpan, crossFieldProblems } from './cross-field.js';

@@ -8,6 +8,7 @@ import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
+import { queuePageConfig, type QueuePageConfig } from './queue-page.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
@@ -139,7 +140,13 @@ export interface Config {
     shuffleSeed: number | undefined;
     /** places a room's line holds at most */
     maxPlaces: number;
+    /** an admitted shopper hears their turn runs out this long before (0: never) */
+    expiringLeadMs: number;
   };
+  /** the queue page (docs/queue-page.md) */
+  readonly queuePage: QueuePageConfig['queuePage'];
+  /** Web Push (VAPID): undefined without keys, and the page offers no push */
+  readonly push: QueuePageConfig['push'];
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -204,7 +211,7 @@ export function loadConfig(
   const parsed = envSchema.safeParse(input);
   const problem = (name: string, message: string) => {
     // a secret's value is never echoed (logs and terminals keep it), nor a URL's password
-    const shown = given(name) !== undefined && !/SECRET|TOKEN/.test(name);
+    const shown = given(name) !== undefined && !/SECRET|TOKEN|PRIVATE/.test(name);
     const got = shown ? ` (got ${JSON.stringify(redactText(given(name)!))})` : '';
     return `${name}: ${message}${got}`;
   };
@@ -327,7 +334,9 @@ export function loadConfig(
       recheckMs: e.ROOM_RECHECK_MS,
       shuffleSeed: old.values.ROOM_SHUFFLE_SEED,
       maxPlaces: e.ROOM_MAX_PLACES,
+      expiringLeadMs: e.ROOM_EXPIRING_LEAD_S * 1_000,
     },
+    ...queuePageConfig(e),
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },
   });

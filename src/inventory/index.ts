@@ -74,7 +74,7 @@ export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
 export { Sale } from './sale/sale.js';
-export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { RoomAdmitter, type RoomAdmitterOptions, type RoomMoments } from './rooms/admitter.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { seatRelease } from './rooms/seat-release.js';

@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import webPush from 'web-push';
 import { redactUrl, type Config } from '../config/index.js';
 import { messageOf } from '../errors.js';
 import type { Lifecycle } from '../lifecycle.js';
@@ -163,6 +164,21 @@ export function localWebhookSecret(dataDir: string): string {
 /** `up`'s sale-token secret: a waiting room's admissions (and requireSaleToken sales) work as is. */
 export function localSaleTokenSecret(dataDir: string): string {
   return localSecret(dataDir, SALE_TOKEN_SECRET_FILE, 32);
+}
+
+/**
+ * `up`'s Web Push keys (VAPID): a pair made once and kept in DATA_DIR/vapid-keys.json (0600), so a
+ * subscription a page made keeps working after a restart (a push service refuses another key).
+ */
+export function localVapidKeys(dataDir: string): { publicKey: string; privateKey: string } {
+  const file = join(resolve(dataDir), 'vapid-keys.json');
+  if (existsSync(file)) {
+    return JSON.parse(readFileSync(file, 'utf8')) as { publicKey: string; privateKey: string };
+  }
+  mkdirSync(resolve(dataDir), { recursive: true });
+  const keys = webPush.generateVAPIDKeys();
+  writeFileSync(file, `${JSON.stringify(keys)}\n`, { mode: 0o600 });
+  return keys;
 }
 
 /** A secret kept in DATA_DIR/<name> (0600), made once: restarts and other shells read the same one. */

@@ -88,6 +88,8 @@ export interface RoomKeys {
   active: string;
   /** hash userId -> admission time (ms) */
   admitted: string;
+  /** hash userId -> the shopper's Web Push subscription (JSON): their turn's notices */
+  push: string;
 }
 
 export class Keys {
@@ -148,6 +150,7 @@ export class Keys {
       line: `${base}:line`,
       active: `${base}:active`,
       admitted: `${base}:admitted`,
+      push: `${base}:push`,
     };
   }
 

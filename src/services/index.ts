@@ -7,7 +7,7 @@
 import type { Checkout, IdempotencyRecords } from './purchase/index.js';
 import type { OrderLookup, PaymentNotices, Payments } from './orders/index.js';
 import type { Admission } from './admission/index.js';
-import type { WaitingRoom } from './room/index.js';
+import type { TurnPush, WaitingRoom } from './room/index.js';
 import type { Products } from './operator/index.js';
 
 export * from './purchase/index.js';
@@ -29,6 +29,8 @@ export interface Services {
   idempotency: IdempotencyRecords;
   /** waiting rooms (none: the queue routes answer 404) */
   waitingRoom?: WaitingRoom | undefined;
+  /** the turn's Web Push (none without VAPID keys: the page offers none) */
+  turnPush?: TurnPush | undefined;
   /** a shopper bought: frees their seat in the product's waiting room, if it has one */
   bought?: ((productId: string, userId: string) => void) | undefined;
 }

@@ -85,3 +85,26 @@ describe('the line over time', () => {
     expect(lineSvg(samples, 'room')).toMatch(/^<svg .*<polyline .*sold so far.*<\/svg>$/s);
   });
 });
+
+describe("the line's cost", () => {
+  it("reads a percentile of the API's poll histogram between two scrapes, linear within a bucket", async () => {
+    const { histogramPercentile } = await import('../../load-tests/bench/crowd-scale.js');
+    const before = new Map([
+      [0.001, 10],
+      [0.0025, 10],
+      [0.005, 10],
+      [Infinity, 10],
+    ]);
+    const after = new Map([
+      [0.001, 60],
+      [0.0025, 109],
+      [0.005, 110],
+      [Infinity, 110],
+    ]);
+    // 100 polls: 50 under 1 ms, 49 from 1 to 2.5 ms, 1 from 2.5 to 5 ms
+    expect(histogramPercentile(before, after, 50)).toBeCloseTo(1, 6);
+    expect(histogramPercentile(before, after, 99)).toBeCloseTo(2.5, 6);
+    expect(histogramPercentile(before, after, 100)).toBeCloseTo(5, 6);
+    expect(histogramPercentile(after, after, 50)).toBe(0);
+  });
+});

@@ -3,12 +3,13 @@
  * below (success and problem) has a documented status and a body its schema accepts (Ajv, JSON
  * Schema 2020-12).
  */
-import { randomBytes } from 'node:crypto';
+import { createECDH, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import webPush from 'web-push';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BULL_BOARD_PATH } from '../../src/http/routes/admin.js';
 import { OPERATIONS, openApiPath } from '../../src/http/openapi/document.js';
@@ -25,6 +26,8 @@ let doc: {
   paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>;
 };
 
+const vapid = webPush.generateVAPIDKeys();
+
 beforeAll(async () => {
   app = await startApp(
     ns.config({
@@ -34,6 +37,11 @@ beforeAll(async () => {
       FAST_PATH: 'false',
       SALE_TOKEN_SECRET: 'openapi-test-sale-token-secret-0123456',
       STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
+      // Web Push on, to a push service on this machine's discard port (nothing listens there)
+      VAPID_PUBLIC_KEY: vapid.publicKey,
+      VAPID_PRIVATE_KEY: vapid.privateKey,
+      VAPID_SUBJECT: 'mailto:openapi-test@localhost',
+      PUSH_SERVICE_ORIGINS: 'http://127.0.0.1:9',
     }),
     { worker: true },
   );
@@ -175,6 +183,40 @@ describe('/openapi.json', () => {
     await call('POST', '/products/{id}/queue', `/products/${r}/queue`);
     await call('POST', '/products/{id}/queue', '/products/nope-no-such/queue', { headers: user });
     await call('POST', '/products/{id}/sale-token', `/products/${r}/sale-token`, { headers: user });
+
+    // the queue page, its assets and worker, and the turn's push subscription
+    await call('GET', '/queue/{id}', `/queue/${r}?lang=de`);
+    await call('GET', '/queue/{id}', '/queue/bad%20id!');
+    const html = await (await fetch(`${app.url}/queue/${r}`)).text();
+    const script = /src="\/queue\/assets\/([^"]+)"/.exec(html)![1]!;
+    await call('GET', '/queue/assets/{file}', `/queue/assets/${script}`);
+    await call('GET', '/queue/assets/{file}', '/queue/assets/page.000000000000.js');
+    await call('GET', '/queue/sw.js', '/queue/sw.js');
+    const browserKey = createECDH('prime256v1');
+    browserKey.generateKeys();
+    const subscribe = {
+      subscription: {
+        endpoint: 'http://127.0.0.1:9/push/a',
+        keys: { p256dh: browserKey.getPublicKey('base64url'), auth: 'AAAAAAAAAAAAAAAAAAAAAA' },
+      },
+      texts: { admitted: 'your turn', expiring: 'ends at {until}' },
+      lang: 'en',
+    };
+    const pushPath = `/products/${r}/queue/push`;
+    await call('POST', '/products/{id}/queue/push', pushPath, { body: subscribe, headers: user });
+    await call('POST', '/products/{id}/queue/push', pushPath, {
+      body: {
+        ...subscribe,
+        subscription: { ...subscribe.subscription, endpoint: 'https://push.example/a' },
+      },
+      headers: user,
+    });
+    await call('POST', '/products/{id}/queue/push', pushPath, { body: {}, headers: user });
+    await call('POST', '/products/{id}/queue/push', pushPath, { body: subscribe });
+    await call('POST', '/products/{id}/queue/push', `/products/${p}/queue/push`, {
+      body: subscribe,
+      headers: user,
+    });
 
     const bought = await call('POST', '/seckill', '/seckill', {
       body: { productId: p },
@@ -703,6 +745,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/services/drop-controls.test.ts: a wrong admin token (here the address is past its guesses)';
   if (status === '429' && path === '/products/{id}/queue')
     return 'test/services/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
+  if (status === '429' && path === '/products/{id}/queue/push')
+    return "test/services/waiting-room.test.ts: the join's own limits (RATE_LIMIT_USER's queue bucket), which a push subscription takes too";
   if (status === '409' && path === '/products/{id}/queue')
     return 'test/services/waiting-room.test.ts: a join past ROOM_MAX_PLACES (room-full)';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))

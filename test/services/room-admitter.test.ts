@@ -246,6 +246,29 @@ describe('an idle room costs no Redis command', () => {
 });
 
 describe('what wakes a sleeping room', () => {
+  it('asleep on a join with an admission out: looked at first at its lead, before its end', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, { total: 100, waitingRoom: room() });
+    await opened(productId, epoch);
+    await bothAsleep(productId);
+    const [shopper] = users(1);
+    await join(b, productId, shopper!);
+    await tokenOf(a, productId, shopper!);
+    // asleep again with nobody in line; its one admission running is looked at once, at its lead
+    // (ROOM_EXPIRING_LEAD_S, 30 s before its end of 60 s: its shopper hears it ends soon)
+    await waitFor(
+      () =>
+        `both admitters planning the admission's lead (planned: ${plans(productId).join(', ')})`,
+      async () =>
+        plans(productId).every(
+          (at) => at !== undefined && at > Date.now() + 20_000 && at < Date.now() + 40_000,
+        ),
+      10_000,
+      50,
+    );
+    expect(await commandsDuring(productId, () => span(20))).toEqual([{}, {}]);
+  });
+
   it('a wake whose notice is lost: the joining process acts on its own wake', async () => {
     const productId = newProduct();
     const epoch = await seed(productId, { total: 100, waitingRoom: room() });

@@ -21,6 +21,10 @@ export const EVENT_FAMILIES = {
       'order.dispute_lost',
     ],
   },
+  rooms: {
+    source: '/seckill/rooms',
+    types: ['room.admitted', 'room.expiring', 'room.passed-over'],
+  },
 } as const;
 
 type Family = (typeof EVENT_FAMILIES)[keyof typeof EVENT_FAMILIES];

@@ -3,7 +3,7 @@
  * validate requests, and the answer schemas of schemas.ts), response headers, security, tags,
  * and the shape of one operation (operations.ts lists them; document.ts writes the document).
  */
-import { seedRequest } from '../../services/index.js';
+import { pushRequest, seedRequest } from '../../services/index.js';
 import * as events from './event-schemas.js';
 import * as answers from './schemas.js';
 import * as drop from './drop-schemas.js';
@@ -29,6 +29,7 @@ export const SCHEMAS = {
   Product: answers.productPublic,
   SaleToken: answers.saleToken,
   QueuePlace: answers.queuePlace,
+  PushSubscriptionRequest: pushRequest,
   SeedRequest: seedRequest,
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,
@@ -130,7 +131,8 @@ export const HEADERS = {
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 
-export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream' | 'empty';
+export type Media =
+  SchemaName | 'html' | 'text' | 'javascript' | 'asset' | 'event-stream' | 'empty';
 
 /**
  * One operation of the API: the route the app mounts (Express path form) and what it answers.

@@ -50,6 +50,11 @@ function content(media: Media): Record<string, unknown> | undefined {
       return { 'text/plain': { schema: { type: 'string' } } };
     case 'javascript':
       return { 'text/javascript': { schema: { type: 'string' } } };
+    case 'asset':
+      return {
+        'text/javascript': { schema: { type: 'string' } },
+        'text/css': { schema: { type: 'string' } },
+      };
     case 'event-stream':
       return { 'text/event-stream': { schema: { type: 'string' } } };
     default:
@@ -113,6 +118,7 @@ export function openApiDocument(): Record<string, unknown> {
     'PaymentNotification',
     'SeedRequest',
     'LoginRequest',
+    'PushSubscriptionRequest',
     'UnitsRequest',
     'PaceRequest',
   ];

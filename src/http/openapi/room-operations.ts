@@ -40,4 +40,62 @@ export const ROOM_OPERATIONS: Operation[] = [
     },
     store: true,
   },
+  {
+    method: 'post',
+    route: '/products/:id/queue/push',
+    operationId: 'subscribeTurnPush',
+    tag: 'shop',
+    summary:
+      "Hand over the shopper's Web Push subscription: a push when admitted, and before the admission ends",
+    security: SHOPPER,
+    parameters: [product],
+    body: { schema: 'PushSubscriptionRequest', required: true },
+    ok: { 204: ['empty', 'kept for this sale (a new one replaces it)'] },
+    problems: {
+      401: 'no identity',
+      404: 'unknown product, no waiting room, a shopper who holds no place, or push-off: no VAPID keys here',
+      422: 'push-service-refused: the subscription names a push service not in PUSH_SERVICE_ORIGINS',
+    },
+    store: true,
+    limited: true,
+  },
+  {
+    method: 'get',
+    route: '/queue/sw.js',
+    operationId: 'queuePageWorker',
+    tag: 'shop',
+    summary: "The queue page's service worker (shows the turn's push with the page closed)",
+    ok: { 200: ['javascript', 'the worker, scope /queue/ (Service-Worker-Allowed)'] },
+  },
+  {
+    method: 'get',
+    route: '/queue/assets/:file',
+    operationId: 'queuePageAsset',
+    tag: 'shop',
+    summary:
+      "The queue page's script, style and theme, named by their content's hash: cached for good",
+    parameters: [idParam('file', 'an asset name the page links, <name>.<hash>.<ext>')],
+    ok: { 200: ['asset', 'the asset (Cache-Control: immutable)'] },
+    problems: { 404: 'no such asset (an older release: reload the page)' },
+  },
+  {
+    method: 'get',
+    route: '/queue/:id',
+    operationId: 'queuePage',
+    tag: 'shop',
+    summary:
+      "The product's queue page (HTML) in the shopper's language (?lang=, else Accept-Language): the page a shop sends shoppers to, or frames",
+    parameters: [
+      product,
+      {
+        name: 'lang',
+        in: 'query',
+        required: false,
+        description: 'en, de or fr: overrides Accept-Language',
+        schema: { type: 'string' },
+      },
+    ],
+    ok: { 200: ['html', 'the page (framable by CORS_ORIGINS only)'] },
+    problems: { 400: 'bad id' },
+  },
 ];

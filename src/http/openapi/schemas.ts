@@ -99,6 +99,11 @@ export const publicRoom = z.strictObject({
   admitPerSecond: z.number().int().min(1),
   maxActive: z.number().int().min(1),
   admittedForSeconds: z.number().int().min(1),
+  pageUrl: z
+    .string()
+    .describe(
+      'the queue page this service serves for the product, a path on this API (/queue/<id>): send shoppers there (docs/queue-page.md)',
+    ),
 });
 
 export const productPublic = z.strictObject({

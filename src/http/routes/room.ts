@@ -10,13 +10,19 @@ import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
 import { unknownProduct } from '../../inventory/index.js';
 import type { Logger } from '../../log.js';
-import type { PlaceAnswer, WaitingRoom } from '../../services/index.js';
+import {
+  pushRequest,
+  type PlaceAnswer,
+  type PushAnswer,
+  type TurnPush,
+  type WaitingRoom,
+} from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { admissionProblem } from '../admission-problems.js';
 import { shopperId } from '../auth.js';
 import { errorAnswer, type HttpAnswer } from '../problem.js';
 import { saleProblem } from '../sale-problems.js';
-import { productIdParam } from '../validation.js';
+import { parseOr400, productIdParam } from '../validation.js';
 
 export interface PlaceRequest {
   url: string;
@@ -36,10 +42,24 @@ const STORE_SHORT_RETRY_S = 30;
 export const PLACE_PATH = /^\/products\/([^/?]+)\/queue$/;
 
 function problemOf(
-  answer: Exclude<PlaceAnswer, { kind: 'view' }>,
+  answer: Exclude<PlaceAnswer | PushAnswer, { kind: 'view' | 'kept' }> | { kind: 'no-push' },
   productId: string,
 ): ProblemError {
   switch (answer.kind) {
+    case 'no-push':
+      return new ProblemError({
+        status: 404,
+        code: 'push-off',
+        title: 'No Web Push here',
+        detail: 'this service sends no Web Push (no VAPID keys): keep the queue page open',
+      });
+    case 'push-service-refused':
+      return new ProblemError({
+        status: 422,
+        code: 'push-service-refused',
+        title: 'Push service not allowed',
+        detail: `this service does not send to ${answer.origin} (PUSH_SERVICE_ORIGINS)`,
+      });
     case 'refused':
       return admissionProblem(answer.refusal);
     case 'unknown-product':
@@ -122,7 +142,13 @@ export function placePoll(deps: {
 
 export function mountRoom(
   router: IRouter,
-  deps: { auth: Config['auth']; room?: WaitingRoom | undefined; poll?: PlacePoll | undefined },
+  deps: {
+    auth: Config['auth'];
+    room?: WaitingRoom | undefined;
+    poll?: PlacePoll | undefined;
+    /** the turn's Web Push; none: a subscription is answered 404 push-off */
+    turnPush?: TurnPush | undefined;
+  },
 ): void {
   const { room, poll } = deps;
   if (!room || !poll) return; // a process without waiting rooms: 404 as any unknown route
@@ -131,6 +157,16 @@ export function mountRoom(
     const userId = await shopperId(req, deps.auth);
     const a = answerOf(await room.join(productId, userId, req.ip ?? ''), productId);
     res.status(a.status).set(a.headers).type('application/json').send(a.body);
+  });
+  // the shopper's Web Push subscription for their turn (docs/queue-page.md#web-push)
+  router.post('/products/:id/queue/push', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const userId = await shopperId(req, deps.auth);
+    const body = parseOr400(pushRequest, req.body, 'push subscription');
+    if (!deps.turnPush) throw problemOf({ kind: 'no-push' }, productId);
+    const answer = await deps.turnPush.subscribe(productId, userId, req.ip ?? '', body);
+    if (answer.kind !== 'kept') throw problemOf(answer, productId);
+    res.status(204).end();
   });
   router.get('/products/:id/queue', async (req, res) => {
     const a = await poll({

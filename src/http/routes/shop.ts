@@ -15,6 +15,7 @@ import type { HttpAnswer } from '../problem.js';
 import { saleProblem } from '../sale-problems.js';
 import { parsePurchase, type Seckill } from '../handlers/seckill.js';
 import { productIdParam } from '../validation.js';
+import { queuePagePath } from './queue-page.js';
 
 export interface ShopRoutes {
   auth: Config['auth'];
@@ -111,7 +112,11 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       startsAt: s.startsAt ? new Date(s.startsAt).toISOString() : null,
       endsAt: s.endsAt ? new Date(s.endsAt).toISOString() : null,
       paused: s.paused,
-      waitingRoom: s.waitingRoom && { state: roomState(s), ...s.waitingRoom },
+      waitingRoom: s.waitingRoom && {
+        state: roomState(s),
+        ...s.waitingRoom,
+        pageUrl: queuePagePath(productId),
+      },
       price: s.price,
     });
   });

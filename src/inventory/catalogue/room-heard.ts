@@ -54,6 +54,21 @@ export class RoomHeard {
     return this.served >= 0 && (ticket > this.served || ticket >= this.from);
   }
 
+  /**
+   * Admissions a second as heard over the last `windowMs` (to `now`, ms), or null before this
+   * process heard admissions over `minSpanMs` of it: the pace the line moves at, measured.
+   */
+  pace(now: number, windowMs: number, minSpanMs: number): number | null {
+    const from = this.batches.find(([, at]) => at >= now - windowMs);
+    if (!from) return null;
+    // the counter the window starts from: the batch before it, else the first batch heard
+    const i = this.batches.indexOf(from);
+    const [startServed, startAt] = i > 0 ? this.batches[i - 1]! : from;
+    const span = now - startAt;
+    if (span < minSpanMs || this.served <= startServed) return null;
+    return ((this.served - startServed) * 1_000) / span;
+  }
+
   /** When `ticket` (<= served, known) was admitted (ms). */
   admittedAt(ticket: number): number {
     for (const [last, at] of this.batches) if (ticket <= last) return at;

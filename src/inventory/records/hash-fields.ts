@@ -86,6 +86,8 @@ export const ROOM_FIELD = {
    * script that finds it tells its process to wake the room (the next tick clears it)
    */
   asleep: 'asleep',
+  /** admissions ending up to this time (ms) were told they are about to end */
+  warnedTo: 'warnedTo',
 } as const;
 
 /**

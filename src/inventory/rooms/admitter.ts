@@ -20,11 +20,11 @@ import type { Logger } from '../../log.js';
 import { inBackground } from '../../redis/background.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import type { RoomNotice } from '../catalogue/room-notices.js';
-import { holderTick, type HolderTickDeps } from './holder-tick.js';
+import { holderTick, momentsOf, type HolderTickDeps, type RoomMoments } from './holder-tick.js';
 import { letsGo, lookIn, RoomPlan } from './room-plan.js';
 import type { AdmitTick, RoomStore } from './store.js';
 
-export { admissionUnits } from './holder-tick.js';
+export { admissionUnits, type RoomMoments } from './holder-tick.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;
@@ -44,8 +44,12 @@ export interface RoomAdmitterOptions {
   /** lobby places one admit call shuffles (tests: small, to cross call boundaries) */
   shuffleSteps?: number | undefined;
   logger?: Logger | undefined;
+  /** admissions ending within this many ms are named once in a tick's moments (0: never) */
+  expiringLeadMs?: number | undefined;
   /** each tick's outcome, for the metrics */
   onTick?: (view: ProductView, tick: AdmitTick & { code: 'ticked' }) => void;
+  /** whom a tick admitted, passed over or warned (holder-tick.ts): their notices, once a tick */
+  onMoments?: (view: ProductView, moments: RoomMoments) => void;
   /** another process ticks the room under a newer lease: this one's gauges of it are stale */
   onSuperseded?: (productId: string) => void;
 }
@@ -224,6 +228,8 @@ export class RoomAdmitter {
       return;
     }
     this.opts.onTick?.(view, tick);
+    const moments = momentsOf(tick);
+    if (moments) this.opts.onMoments?.(view, moments);
     plan.reported = true;
     plan.woken = false;
     if (tick.admitted > 0) plan.lastWorkAt = Date.now();
@@ -256,8 +262,8 @@ export class RoomAdmitter {
       return;
     }
     plan.sleep = sleep;
-    const seatEndsInMs = tick.wakeAt > 0 ? Math.max(this.opts.tickMs, tick.wakeAt - tick.now) : 0;
-    const lookInMs = lookIn(sleep, this.opts.recheckMs, seatEndsInMs);
+    const wakeInMs = tick.wakeAt > 0 ? Math.max(this.opts.tickMs, tick.wakeAt - tick.now) : 0;
+    const lookInMs = lookIn(sleep, this.opts.recheckMs, wakeInMs);
     plan.dueAt = lookInMs > 0 ? now + lookInMs : Infinity;
     await this.opts.store
       .asleep(id, {

@@ -22,6 +22,8 @@ export interface HolderTickDeps {
   recheckMs: number;
   shuffleSeed?: number | undefined;
   shuffleSteps?: number | undefined;
+  /** admissions ending within this many ms are named once (0: never) */
+  expiringLeadMs?: number | undefined;
   /** the admitter stops: the shuffle's calls stop (the next holder resumes it) */
   stopped(): boolean;
 }
@@ -35,18 +37,32 @@ export async function holderTick(
   lease: HeldLock,
 ): Promise<AdmitTick> {
   let readUnits = plan.wantUnits;
-  let tick = await admitOnce(deps, id, plan, view, lease, readUnits);
+  // the shoppers each call names: the tick's moments are every call's
+  const moments = {
+    admittedUsers: [] as string[],
+    passedUsers: [] as string[],
+    expiringUsers: [] as Array<{ userId: string; endsAt: number }>,
+  };
+  const call = async () => {
+    const t = await admitOnce(deps, id, plan, view, lease, readUnits);
+    if (t.code !== 'ticked') return t;
+    moments.admittedUsers.push(...t.admittedUsers);
+    moments.passedUsers.push(...t.passedUsers);
+    moments.expiringUsers.push(...t.expiringUsers);
+    return { ...t, ...moments };
+  };
+  let tick = await call();
   for (;;) {
     // the opening's shuffle goes on call after call (each one bounded, the shard serving others
     // in between) while this process holds the lease; the next tick resumes it if the lease went
     while (tick.code === 'ticked' && tick.shuffleLeft > 0 && !lease.signal.aborted) {
       if (deps.stopped()) break;
-      tick = await admitOnce(deps, id, plan, view, lease, readUnits);
+      tick = await call();
     }
     // shoppers to admit, and the units left were not read (nobody waited at the last tick)
     if (tick.code !== 'ticked' || tick.sleep !== 'units' || readUnits) return tick;
     readUnits = true;
-    tick = await admitOnce(deps, id, plan, view, lease, readUnits);
+    tick = await call();
   }
 }
 
@@ -87,6 +103,7 @@ async function admitOnce(
       shuffleSteps: deps.shuffleSteps,
       doneAtRead,
       mayIdle: now - plan.lastWorkAt >= IDLE_AFTER_MS,
+      expiringLeadMs: deps.expiringLeadMs,
     },
     announce,
   );
@@ -133,4 +150,28 @@ export function admissionUnits(segments: readonly { stock: number; unreachable?:
   let units = 0;
   for (const s of segments) if (!s.unreachable) units += s.stock;
   return { units, known: !segments.some((s) => s.unreachable) };
+}
+
+/** What a tick did to whom, for their notices (times in Redis ms). */
+export interface RoomMoments {
+  at: number;
+  /** admitted at `at`, until `at` + admittedForSeconds */
+  admitted: string[];
+  /** their admission ran out unused (a purchase ends it: a buyer is never passed over) */
+  passed: string[];
+  /** their admission ends within the lead (ROOM_EXPIRING_LEAD_S), at `endsAt` */
+  expiring: Array<{ userId: string; endsAt: number }>;
+}
+
+/** A tick's moments; undefined when it named nobody. */
+export function momentsOf(tick: AdmitTick & { code: 'ticked' }): RoomMoments | undefined {
+  if (!tick.admittedUsers.length && !tick.passedUsers.length && !tick.expiringUsers.length) {
+    return undefined;
+  }
+  return {
+    at: tick.now,
+    admitted: tick.admittedUsers,
+    passed: tick.passedUsers,
+    expiring: tick.expiringUsers,
+  };
 }

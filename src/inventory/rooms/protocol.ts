@@ -90,6 +90,8 @@ export interface AdmitCall {
   doneAtRead: number;
   /** the room may go to sleep when this tick admits nobody */
   mayIdle: boolean;
+  /** an admission ending within this many ms is named in `expiring`, once (0: never) */
+  expiringLeadMs: number;
 }
 
 /** `unitsLeft` when the units were not read: nobody is admitted (lua/roomAdmit-6.lua). */
@@ -116,8 +118,17 @@ export type AdmitReply =
       /** lobby places not yet shuffled into tickets (admission waits for them) */
       shuffleLeft: number;
       sleep: TickSleep;
-      /** Redis ms: the opening (`opening`), or the first admission's end (`seat`; 0: none) */
+      /**
+       * Redis ms: the opening (`opening`); asleep, the first admission's end (`seat`) or the next
+       * admission's lead, whichever comes first (0: none)
+       */
       wakeAt: number;
+      /** the shoppers admitted by this tick */
+      admittedUsers: string[];
+      /** the shoppers whose admission ran out unused at this tick (passed over) */
+      passedUsers: string[];
+      /** the shoppers whose admission ends within the lead, named this tick for the first time */
+      expiringUsers: Array<{ userId: string; endsAt: number }>;
     }
   | { code: 'fenced'; newer: number };
 
@@ -127,7 +138,7 @@ export async function admitRoom(
   room: RoomKeys,
   call: AdmitCall,
 ): Promise<AdmitReply> {
-  const r = await scripts.admit.run<Array<number | string>>(
+  const r = await scripts.admit.run<Array<number | string | string[]>>(
     redis,
     [...roomKeyList(room), room.active, room.admitted],
     [
@@ -144,6 +155,7 @@ export async function admitRoom(
       call.limitPerUser,
       call.doneAtRead,
       call.mayIdle ? 1 : 0,
+      call.expiringLeadMs,
     ],
   );
   if (scripts.admit.replyName(r[0]) === 'fenced') return { code: 'fenced', newer: Number(r[1]) };
@@ -160,7 +172,23 @@ export async function admitRoom(
     shuffleLeft: shuffleLeft!,
     sleep: String(r[9] ?? '') as TickSleep,
     wakeAt: Number(r[10] ?? 0),
+    admittedUsers: users(r[11]),
+    passedUsers: users(r[12]),
+    expiringUsers: pairs(r[13]),
   };
+}
+
+/** A list of shoppers in a reply (an empty Lua table comes back as an empty array). */
+const users = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
+
+/** Shoppers each followed by their admission's end (ZRANGEBYSCORE ... WITHSCORES). */
+function pairs(value: unknown): Array<{ userId: string; endsAt: number }> {
+  const flat = users(value);
+  const out: Array<{ userId: string; endsAt: number }> = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) {
+    out.push({ userId: flat[i]!, endsAt: Number(flat[i + 1]) });
+  }
+  return out;
 }
 
 /**

@@ -76,14 +76,15 @@ export class RoomPlan {
 
 /**
  * How long until a room let go asleep is looked at anyway (0: never: a join wakes it, and the
- * joining process acts on its own wake). A seat's end is exact (asleep on a join too: an
- * admission that ends unused is counted abandoned and leaves the active gauge at that tick); the
- * rest is the slow look for a lost notice (a return, a freed seat, a resume).
- * @param seatEndsInMs - the first admission ends in this many ms (0: no seat)
+ * joining process acts on its own wake). A seat's end, or an admission's lead (its shopper told
+ * it is about to end), is exact (asleep on a join too: an admission that ends unused is counted
+ * abandoned and leaves the active gauge at that tick); the rest is the slow look for a lost
+ * notice (a return, a freed seat, a resume), which a room with nobody in line does not need.
+ * @param wakeInMs - the tick's wake: the first admission's end, or the next one's lead (0: none)
  */
-export function lookIn(sleep: RoomSleep, recheckMs: number, seatEndsInMs: number): number {
-  if (sleep === 'join') return seatEndsInMs;
-  return sleep === 'seat' && seatEndsInMs > 0 ? Math.min(seatEndsInMs, recheckMs) : recheckMs;
+export function lookIn(sleep: RoomSleep, recheckMs: number, wakeInMs: number): number {
+  if (sleep === 'join') return wakeInMs;
+  return wakeInMs > 0 ? Math.min(wakeInMs, recheckMs) : recheckMs;
 }
 
 /** A tick's sleep that lets the lease go. */

@@ -57,6 +57,8 @@ export interface AdmitArgs {
   doneAtRead: number;
   /** the room may go to sleep if this tick admits nobody (default false) */
   mayIdle?: boolean | undefined;
+  /** admissions ending within this many ms are named, once (default 0: never) */
+  expiringLeadMs?: number | undefined;
 }
 
 /** What an admitter that let a room go to sleep tells the other processes. */
@@ -167,6 +169,7 @@ export class RoomStore {
       limitPerUser: tick.limitPerUser,
       doneAtRead: tick.doneAtRead,
       mayIdle: tick.mayIdle === true,
+      expiringLeadMs: tick.expiringLeadMs ?? 0,
     });
     if (r.code === 'fenced') return r;
     // a sleep a join or a freed seat ends is in the room hash: a failover must not lose it
@@ -236,5 +239,37 @@ export class RoomStore {
     return Number(
       (await this.redis.hget(this.keys.room(productId, epoch).room, ROOM_FIELD.done)) ?? 0,
     );
+  }
+
+  /**
+   * Keeps a shopper's Web Push subscription (opaque JSON: services/room/turn-push.ts), one per
+   * shopper and sale, in the room's slot, as long as the room's keys.
+   */
+  async savePush(
+    productId: string,
+    sale: { epoch: number; endsAt: number },
+    userId: string,
+    record: string,
+  ): Promise<void> {
+    const key = this.keys.room(productId, sale.epoch).push;
+    await this.redis.multi().hset(key, userId, record).expire(key, keepSeconds(sale.endsAt)).exec();
+  }
+
+  /** The push subscriptions of those of `userIds` who have one (one HMGET). */
+  async readPush(
+    productId: string,
+    epoch: number,
+    userIds: string[],
+  ): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    if (userIds.length === 0) return found;
+    const records = await this.redis.hmget(this.keys.room(productId, epoch).push, ...userIds);
+    records.forEach((r, i) => r !== null && found.set(userIds[i]!, r));
+    return found;
+  }
+
+  /** Forgets a shopper's push subscription (its push service said it is gone). */
+  async dropPush(productId: string, epoch: number, userId: string): Promise<void> {
+    await this.redis.hdel(this.keys.room(productId, epoch).push, userId);
   }
 }

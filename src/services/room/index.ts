@@ -7,3 +7,14 @@ export {
   type PlaceView,
   type RoomMetricsPort,
 } from './waiting-room.js';
+export {
+  pushRequest,
+  TurnPush,
+  type PushAnswer,
+  type PushKind,
+  type PushRequest,
+  type PushSend,
+  type TurnPayload,
+  type TurnPushMetrics,
+} from './turn-push.js';
+export { roomEventsOf, ROOM_EVENT_SOURCE } from './room-events.js';

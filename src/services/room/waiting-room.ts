@@ -10,39 +10,21 @@
  */
 import type { Config } from '../../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
-import type { Admission, AdmissionRefusal, RateState } from '../admission/index.js';
+import type { Admission } from '../admission/index.js';
+import type { PlaceAnswer, PlaceView } from './place-view.js';
 import type { PollLimit } from './poll-limit.js';
+import {
+  lineEstimate,
+  lobbyEstimate,
+  PACE_WINDOW,
+  pollSeconds,
+  seatsOf,
+  type RoomPace,
+} from './estimate.js';
+import { LobbyGrowth } from './lobby-growth.js';
 import { signSaleToken } from '../admission/index.js';
 
-export type PlaceState = 'waiting' | 'paused' | 'admitted' | 'expired' | 'sold-out' | 'ended';
-
-export interface PlaceView {
-  state: PlaceState;
-  /** 1 = next to be admitted; null before the opening (the lobby is not ordered yet) */
-  position: number | null;
-  aheadOfYou: number | null;
-  estimatedWaitSeconds: { p50: number; p90: number } | null;
-  /** when to poll again (jittered); null when there is nothing more to wait for */
-  pollAfterSeconds: number | null;
-  /** once admitted: send it as Sale-Token on POST /seckill */
-  saleToken?: string;
-  saleTokenExpiresAt?: string;
-  /** sold-out: true when no unit can come back (no unpaid order is still open) */
-  final?: boolean;
-  /** paused, expired, sold-out: what it means for the shopper, in words */
-  detail?: string;
-}
-
-export type PlaceAnswer =
-  | { kind: 'view'; view: PlaceView; rate?: RateState | undefined }
-  | { kind: 'unknown-product' }
-  | { kind: 'no-room' }
-  | { kind: 'not-joined' }
-  /** the line holds `maxPlaces` already (ROOM_MAX_PLACES): nobody new joins */
-  | { kind: 'room-full'; maxPlaces: number }
-  /** the room's Redis is near its maxmemory: no new place is written (the sale goes on) */
-  | { kind: 'store-short' }
-  | { kind: 'refused'; refusal: AdmissionRefusal };
+export type { PlaceAnswer, PlaceState, PlaceView } from './place-view.js';
 
 /** What a poll learns once and keeps. */
 interface Known {
@@ -91,6 +73,8 @@ export class WaitingRoom {
   private readonly known = new Map<string, Known>();
   /** shoppers read not in line: key -> trusted until (ms; Infinity once the room has ended) */
   private readonly strangers = new Map<string, number>();
+  /** each room's lobby as heard from the places read here: the estimate before the opening */
+  private readonly lobbies = new LobbyGrowth();
 
   constructor(
     private readonly deps: {
@@ -221,6 +205,7 @@ export class WaitingRoom {
     this.known.delete(key);
     if (this.known.size >= MAX_KNOWN) this.known.delete(this.known.keys().next().value!);
     this.known.set(key, k);
+    if (!place.opened) this.lobbies.observe(roomOf(view), place.lobbyCount, Date.now());
     // a room asleep sends no notice: a process that started since learns its counter here
     if (place.opened) view.room?.heard.floor(place.served);
     return k;
@@ -257,30 +242,39 @@ export class WaitingRoom {
           'the shop paused the sale: your place is kept, the line moves again when it resumes',
       };
     }
-    const rate = room.admitPerSecond;
-    // nobody buying: a seat frees only when an admission runs out
-    const slowest = Math.min(rate, room.maxActive / room.admittedForSeconds);
+    const pace: RoomPace = { ...room, seats: seatsOf(room, view.total, view.limitPerUser) };
     if (k.ticket === 0) {
-      const untilOpen = Math.max(0, (view.startsAt - now) / 1_000);
-      const p50 = Math.ceil(untilOpen + k.lobbyCount / 2 / rate);
-      const p90 = Math.ceil(untilOpen + (0.9 * k.lobbyCount) / slowest);
+      const lobby = roomOf(view);
+      const untilOpenS = Math.max(0, (view.startsAt - now) / 1_000);
+      const estimate = lobbyEstimate(
+        {
+          untilOpenS,
+          lobby: Math.max(k.lobbyCount, this.lobbies.count(lobby)),
+          joinPerSecond: this.lobbies.perSecond(lobby, now),
+        },
+        pace,
+      );
       return {
         state: 'waiting',
         position: null,
         aheadOfYou: null,
-        estimatedWaitSeconds: { p50, p90 },
-        pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, untilOpen / 2))),
+        estimatedWaitSeconds: estimate,
+        // the estimate sharpens as the lobby grows: asked again as the opening nears
+        pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, untilOpenS / 2))),
       };
     }
     const position = k.ticket - Math.max(0, heard.served, k.served);
-    const p50 = Math.ceil(position / rate);
-    const p90 = Math.ceil(position / slowest);
+    const estimate = lineEstimate(
+      position,
+      pace,
+      heard.pace(now, PACE_WINDOW.ms, PACE_WINDOW.minSpanMs),
+    );
     return {
       state: 'waiting',
       position,
       aheadOfYou: position - 1,
-      estimatedWaitSeconds: { p50, p90 },
-      pollAfterSeconds: this.jitter(Math.min(30, Math.max(1, p50 / 4))),
+      estimatedWaitSeconds: estimate,
+      pollAfterSeconds: this.jitter(pollSeconds(position, room)),
     };
   }
 
@@ -331,4 +325,5 @@ const mayComeBack = (view: ProductView, now: number) =>
   (view.soldOutAt === 0 ||
     now < view.soldOutAt + view.payWithinSeconds * 1_000 + RETURNS_MARGIN_MS);
 const keyOf = (view: ProductView, userId: string) => `${view.id}|${view.epoch}|${userId}`;
+const roomOf = (view: ProductView) => `${view.id}|${view.epoch}`;
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
