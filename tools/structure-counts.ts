@@ -144,14 +144,15 @@ const INVENTORY_ROOMS = [
   'rooms',
   'migrations',
   'drop',
+  'draw',
 ];
 const SHARED_BOTTOM = 'the shared bottom';
 
 export const INVENTORY_RULES: Record<string, (from: string, to: string, file: string) => boolean> =
   {
     // the waiting rooms, the outbox and the migrations know the catalogue, never the sale
-    'rooms/, outbox/, migrations/ and drop/ import no sale/': (from, to) =>
-      ['rooms', 'outbox', 'migrations', 'drop'].includes(from) && to === 'sale',
+    'rooms/, outbox/, migrations/, drop/ and draw/ import no sale/': (from, to) =>
+      ['rooms', 'outbox', 'migrations', 'drop', 'draw'].includes(from) && to === 'sale',
     // Idempotency-Key records are the purchase's business: the door hands them on, no room uses them
     'only the door (inventory/index.ts) imports idempotency/': (from, to, file) =>
       to === 'idempotency' && from !== 'idempotency' && file !== 'inventory/index.ts',
@@ -269,6 +270,7 @@ export const SCRIPT_GATEWAYS = {
   keyed: 'inventory/keyed-protocol.ts',
   room: 'inventory/rooms/protocol.ts',
   drop: 'inventory/drop/protocol.ts',
+  draw: 'inventory/draw/protocol.ts',
   window: 'inventory/window-protocol.ts',
   rate: 'redis/rate-limit.ts',
   lock: 'lock/protocol.ts',
@@ -279,6 +281,7 @@ export function scriptFamily(name: string): keyof typeof SCRIPT_GATEWAYS {
   if (/^rateLimit/.test(name)) return 'rate';
   if (/^room[A-Z]/.test(name)) return 'room';
   if (/^drop[A-Z]/.test(name)) return 'drop';
+  if (/^draw[A-Z]/.test(name)) return 'draw';
   if (name === 'segmentWindow') return 'window';
   if (/^(idempotency|deductKeyed)/.test(name)) return 'keyed';
   return 'sale';
@@ -312,9 +315,9 @@ const HASH_COMMANDS: Record<string, 'one' | 'all' | 'pairs'> = {
   hset: 'pairs',
 };
 /** The includes that define a hash record's fields (lua/includes/). */
-const HASH_INCLUDES = ['productMeta', 'segmentState', 'roomState', 'catalogueHash'];
+const HASH_INCLUDES = ['productMeta', 'segmentState', 'roomState', 'catalogueHash', 'drawState'];
 /** The record hashes, by the key builder's names: what a test or a bench may read or write. */
-const RECORD_KEY = /(\.(state|meta|room)|\.catalogue\(\))$/;
+const RECORD_KEY = /(\.(state|meta|room|draw)|\.catalogue\(\))$/;
 
 const fieldPositions = (command: string, args: number) =>
   Array.from({ length: args }, (_, i) => i).filter((i) => {

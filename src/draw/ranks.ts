@@ -13,6 +13,11 @@ export const rankHash = (randomness: Buffer, entryId: string): Buffer =>
  * @param randomnessHex - the beacon's randomness, hex (32 bytes)
  */
 export function drawOrder(entryIds: readonly string[], randomnessHex: string): string[] {
+  return Array.from(drawPositions(entryIds, randomnessHex), (i) => entryIds[i]!);
+}
+
+/** The positions of `entryIds` in rank order (the first is the index of rank 1). */
+export function drawPositions(entryIds: readonly string[], randomnessHex: string): Int32Array {
   const randomness = Buffer.from(randomnessHex, 'hex');
   const n = entryIds.length;
   const hashes = entryIds.map((id) => rankHash(randomness, id));
@@ -31,7 +36,7 @@ export function drawOrder(entryIds: readonly string[], randomnessHex: string): s
       Buffer.compare(hashes[a]!, hashes[b]!) ||
       Buffer.compare(Buffer.from(entryIds[a]!), Buffer.from(entryIds[b]!)),
   );
-  return order.map((i) => entryIds[i]!);
+  return Int32Array.from(order);
 }
 
 /** Winner ranks of a draw: every winner may buy `limitPerUser`, so ceil(units / limit) win. */

@@ -74,7 +74,11 @@ export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
 export { Sale, type PurchaseRequest } from './sale/sale.js';
-export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { RoomAdmitter, type DrawSteps, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { DrawStore, type ScannedEntry } from './draw/store.js';
+export { DrawPhase, type DrawBeacon, type DrawPhaseDeps } from './draw/phase.js';
+export { drawRoomSettings, type DrawSpec } from './catalogue/seeding.js';
+export { type DrawWindow } from './records/product-meta.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { seatRelease } from './rooms/seat-release.js';

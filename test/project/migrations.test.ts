@@ -39,6 +39,7 @@ describe('migrations', () => {
       '20261206_0008_order_view',
       '20261206_0009_payment_notices',
       '20261206_0010_refunds_and_disputes',
+      '20261206_0011_draws',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 

@@ -20,11 +20,13 @@ import type { Logger } from '../../log.js';
 import { inBackground } from '../../redis/background.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import type { RoomNotice } from '../catalogue/room-notices.js';
+import { passDrawGate, type DrawSteps } from './draw-gate.js';
 import { holderTick, type HolderTickDeps } from './holder-tick.js';
 import { letsGo, lookIn, RoomPlan } from './room-plan.js';
 import type { AdmitTick, RoomStore } from './store.js';
 
 export { admissionUnits } from './holder-tick.js';
+export type { DrawSteps } from './draw-gate.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;
@@ -48,6 +50,8 @@ export interface RoomAdmitterOptions {
   onTick?: (view: ProductView, tick: AdmitTick & { code: 'ticked' }) => void;
   /** another process ticks the room under a newer lease: this one's gauges of it are stale */
   onSuperseded?: (productId: string) => void;
+  /** the draws' steps: a product sold by a draw has its line only once drawn */
+  draws?: DrawSteps | undefined;
 }
 
 type Ticked = AdmitTick & { code: 'ticked' };
@@ -184,13 +188,23 @@ export class RoomAdmitter {
       return;
     }
     if (plan.epoch !== view.epoch) plan.newSale(view.epoch);
+    const draws = this.opts.draws;
+    if (view.draw && draws && plan.drawReady !== view.epoch) {
+      const lease = () => this.lease(id, plan);
+      if (!(await passDrawGate(draws, view, plan, lease, () => this.release(plan)))) return;
+    }
     // before its opening a room needs nothing: its first tick at the opening opens it
     if (!plan.held && now < view.startsAt) {
       plan.dueAt = view.startsAt;
       return;
     }
-    const lease = plan.held?.signal.aborted === false ? plan.held : await this.take(id, plan);
+    const lease = await this.lease(id, plan);
     if (lease) await this.tickHeld(id, plan, view, lease);
+  }
+
+  /** The room's lease: the one held, or a new attempt at it. */
+  private lease(id: string, plan: RoomPlan): Promise<HeldLock | undefined> {
+    return plan.held?.signal.aborted === false ? Promise.resolve(plan.held) : this.take(id, plan);
   }
 
   /** Tries the room's lease; held by another process, looks again once it could have run out. */
@@ -217,6 +231,7 @@ export class RoomAdmitter {
     view: ProductView,
     lease: HeldLock,
   ): Promise<void> {
+    if (view.draw) await this.opts.draws?.feed(view, lease.fence);
     const tick = await holderTick(this.tickDeps, id, plan, view, lease);
     if (tick.code === 'fenced') {
       await this.release(plan);
