@@ -231,6 +231,24 @@ export const COMMANDS: Command[] = [
     run: async ([action], values) => (await import('./webhooks.js')).webhooks(action!, values),
   },
   {
+    name: 'verify-draw',
+    synopsis: '<transcript URL or file> [--chain HASH]',
+    what:
+      "recompute a draw from its public transcript: the frozen list's Merkle root, the beacon " +
+      "(its signature against the chain's key), every rank; prints the winners, exit 1 on a mismatch",
+    options: [
+      {
+        flag: '--chain HASH',
+        what: "trust this beacon chain (drand's quicknet is trusted by its pinned key; a shop's local chain only when named)",
+      },
+    ],
+    env: [],
+    args: ['transcript'],
+    flags: { chain: { type: 'string' } },
+    run: async ([where], values) =>
+      (await import('./verify-draw.js')).verifyDraw(where!, values as { chain?: string }),
+  },
+  {
     name: 'jwks',
     synopsis: 'refresh [--operator NAME]',
     what: "every API process fetches the identity provider's keys (JWT_JWKS_URL) again now, recorded in the audit log",

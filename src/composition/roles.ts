@@ -17,6 +17,7 @@ import { mountPaymentNotices } from '../http/routes/payment-notices.js';
 import { mountStripeNotices } from '../http/routes/stripe-notices.js';
 import { seckill } from '../http/handlers/seckill.js';
 import { mountRoom, placePoll } from '../http/routes/room.js';
+import { mountDraw } from '../http/routes/draw.js';
 import { mountShop } from '../http/routes/shop.js';
 import {
   expireOrder,
@@ -156,6 +157,7 @@ export async function serveApi(
           benchRoutes: config.bench.routes,
         }),
       (app) => mountRoom(app, { auth, room: services.waitingRoom, poll }),
+      (app) => mountDraw(app, { auth, draws: services.draws }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentNotices(app, { payments: config.payments, notices: services.notices }),
       (app) =>

@@ -8,6 +8,7 @@ import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../invent
 import type { OrderSubmitter } from '../orders/index.js';
 import { Admission, PollLimit, WaitingRoom, type Services } from '../services/index.js';
 import type { Core } from './core.js';
+import { startDraws, type Draws } from './draws.js';
 
 /** What the API side's services are: the shared ones, the batching submitter, the admitter. */
 export type ApiServices = Services & { submitter: OrderSubmitter; roomAdmitter: RoomAdmitter };
@@ -16,6 +17,7 @@ export interface Rooms {
   waitingRoom: WaitingRoom;
   admitter: RoomAdmitter;
   bought(productId: string, userId: string): void;
+  draws: Draws['services'];
 }
 
 export function startRooms(core: Core, admission: Admission): Rooms {
@@ -28,6 +30,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     inventory.catalogue.roomNotices,
   );
   const metrics = promRoomMetrics(core.registry);
+  const draws = startDraws(core, admission);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({
     redis: core.redis,
@@ -45,6 +48,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     logger: core.logger,
     onTick: (view, tick) => metrics.ticked(view, tick),
     onSuperseded: (productId) => metrics.superseded(productId),
+    draws: draws.phase,
   });
   admitter.start();
   core.lifecycle.add('room admitter', () => admitter.stop());
@@ -62,6 +66,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     waitingRoom,
     admitter,
     bought: seatRelease({ catalogue: inventory.catalogue, store, logger: core.logger }),
+    draws: draws.services,
   };
 }
 
@@ -71,6 +76,7 @@ export function admissionAndRooms(core: Core): {
   waitingRoom: WaitingRoom;
   bought: (productId: string, userId: string) => void;
   roomAdmitter: RoomAdmitter;
+  draws: Draws['services'];
 } {
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
@@ -83,5 +89,6 @@ export function admissionAndRooms(core: Core): {
     waitingRoom: rooms.waitingRoom,
     bought: (productId, userId) => rooms.bought(productId, userId),
     roomAdmitter: rooms.admitter,
+    draws: rooms.draws,
   };
 }

@@ -8,6 +8,7 @@ import { originProblem } from './origins.js';
 import { plainHttpAcrossNetwork, url } from './urls.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
+import { drawEnv } from './draw.js';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -318,6 +319,7 @@ export const envSchema = z.object({
   DEMO_PRODUCT_ID: z.string().default('demo'),
   DEMO_STOCK: positiveInt.default(100),
   ...eventsEnv,
+  ...drawEnv,
 });
 
 export { clusterPortSpan, crossFieldProblems } from './cross-field.js';

@@ -3,10 +3,12 @@
  * schema, reports every bad variable at once, and returns a deeply frozen, typed config.
  * Components take their slice of it through their constructors.
  */
+import type { ChainInfo } from '../draw/chain.js';
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 import { eventsConfig, type EventsConfig } from './events.js';
+import { drawConfig } from './draw.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
@@ -62,6 +64,8 @@ export interface Config {
     pgPort: number;
     /** `up` serves the storefront example here (0: not at all) */
     storefrontPort: number;
+    /** the local beacon chain `up` serves draws from (0: none) */
+    localBeaconPort: number;
     autoInstall: boolean;
     searchPath: string;
     useExternalRedis: boolean;
@@ -135,6 +139,13 @@ export interface Config {
     shuffleSeed: number | undefined;
     /** places a room's line holds at most */
     maxPlaces: number;
+  };
+  /** draws' beacon (docs/draw.md) */
+  readonly draw: {
+    chain: ChainInfo;
+    relays: string[];
+    marginMs: number;
+    fetchTimeoutMs: number;
   };
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
@@ -260,6 +271,7 @@ export function loadConfig(
       redisMaxmemory: e.LOCAL_REDIS_MAXMEMORY,
       pgPort: e.LOCAL_PG_PORT,
       storefrontPort: e.STOREFRONT_PORT,
+      localBeaconPort: e.LOCAL_BEACON_PORT,
       autoInstall: e.AUTO_INSTALL,
       searchPath: e.PATH,
       useExternalRedis: e.REDIS_URL !== undefined || e.REDIS_CLUSTER_NODES !== undefined,
@@ -321,6 +333,7 @@ export function loadConfig(
       shuffleSeed: e.ROOM_SHUFFLE_SEED,
       maxPlaces: e.ROOM_MAX_PLACES,
     },
+    draw: drawConfig(e),
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },
   });

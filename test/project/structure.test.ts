@@ -21,11 +21,11 @@ const LAYERS: Record<string, number> = {
   'outages.ts': 0,
   'version.ts': 0,
   types: 0,
+  // the draw's arithmetic and its beacon (Merkle tree, ranks, drand chains): no project import
+  draw: 0,
   redis: 1,
   db: 1,
   launcher: 1,
-  // the draw's arithmetic and its beacon (Merkle tree, ranks, drand chains): no storage
-  draw: 1,
   lock: 2,
   inventory: 3,
   // who may come in (rate-limit buckets, admin sessions): Redis stores beside the sale's

@@ -7,6 +7,7 @@ import { seedRequest } from '../../services/index.js';
 import * as events from './event-schemas.js';
 import * as answers from './schemas.js';
 import * as drop from './drop-schemas.js';
+import * as draw from './draw-schemas.js';
 import { paceBody, unitsBody } from '../routes/admin-drop.js';
 import { loginBody } from '../routes/dashboard.js';
 import { payBody } from '../routes/orders.js';
@@ -50,6 +51,11 @@ export const SCHEMAS = {
   DropResult: drop.dropResult,
   UnitsRequest: unitsBody,
   PaceRequest: paceBody,
+  DrawEntry: draw.drawEntry,
+  DrawWithdrawn: draw.drawWithdrawn,
+  DrawEntryView: draw.drawEntryView,
+  DrawTranscript: draw.drawTranscript,
+  DrawEntriesPage: draw.drawEntriesPage,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -129,7 +135,15 @@ export const HEADERS = {
 } as const;
 export type HeaderName = keyof typeof HEADERS;
 
-export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream' | 'empty';
+export type Media =
+  | SchemaName
+  | 'html'
+  | 'text'
+  | 'javascript'
+  | 'event-stream'
+  | 'empty'
+  /** a draw's frozen list: a JSON page, or NDJSON (?format=ndjson) */
+  | 'draw-entries';
 
 /**
  * One operation of the API: the route the app mounts (Express path form) and what it answers.
@@ -137,7 +151,7 @@ export type Media = SchemaName | 'html' | 'text' | 'javascript' | 'event-stream'
  * mounts exactly these routes and answers only what they say.
  */
 export interface Operation {
-  method: 'get' | 'post' | 'put' | 'patch';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** as mounted, e.g. /orders/:id */
   route: string;
   operationId: string;

@@ -141,6 +141,11 @@ export class DrawStore {
     return { last: Number(values[0] ?? 0), served: counters.served, opened: counters.opened };
   }
 
+  /** When the shopper was given their purchase right in the draw's room (ms; 0: not given). */
+  async admittedAt(productId: string, epoch: number, userId: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.room(productId, epoch).admitted, userId)) ?? 0);
+  }
+
   /** Writes the next part of the line (ranks `firstTicket`.. in order) into the room. */
   feed(
     productId: string,
