@@ -38,6 +38,7 @@ const CLUSTER_FILES = [
   'test/orders/refunds-disputes.test.ts',
   'test/orders/order-codec.test.ts',
   'test/services/room-admitter.test.ts',
+  'test/services/draw.test.ts',
 ];
 
 export default defineConfig({

@@ -264,6 +264,90 @@ describe('a draw', () => {
   });
 });
 
+/** The entrants by rank (1 first), from a drawn transcript. */
+function byRank(t: Transcript, ids: Map<string, string>): string[] {
+  const shopperOf = new Map([...ids].map(([u, id]) => [id, u]));
+  return [...t.winners, ...t.waitlist].map((id) => shopperOf.get(id)!);
+}
+
+const wonBy = (productId: string, user: string, timeoutMs = 15_000) =>
+  waitFor(
+    `${user} won`,
+    async () => {
+      const { body } = await entryOf(a, productId, user);
+      return body.state === 'won' && body;
+    },
+    timeoutMs,
+    100,
+  );
+
+describe("a draw's cascade", () => {
+  it("passes a right not used in time to the next rank at the right's end", async () => {
+    const productId = newProduct();
+    await seedDraw(productId, { total: 2, closeInMs: 1_000, buyWithinSeconds: 5 });
+    const ids = await entered(productId, users(5));
+    const t = await drawn(a, productId);
+    const ranked = byRank(t, ids);
+    const first = await wonBy(productId, ranked[0]!);
+    expect(await buy(productId, ranked[0]!, first.saleToken!)).toBe(202);
+    expect((await entryOf(a, productId, ranked[1]!)).body.state).toBe('won');
+    expect((await entryOf(b, productId, ranked[2]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+    // rank 2 does not buy: at its right's end (5 s; the slow look is a minute away) rank 3 wins
+    const third = await wonBy(productId, ranked[2]!);
+    expect(third.rank).toBe(3);
+    expect((await entryOf(b, productId, ranked[1]!)).body.state).toBe('expired');
+    expect((await entryOf(b, productId, ranked[3]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+    expect(await buy(productId, ranked[2]!, third.saleToken!)).toBe(202);
+    const after = await waitFor(
+      'both bought',
+      async () => {
+        const now = await transcriptOf(a, productId);
+        return now.bought.length === 2 && now;
+      },
+      10_000,
+      100,
+    );
+    expect(after.offered).toBe(3);
+    expect(after.bought).toEqual([ids.get(ranked[0]!), ids.get(ranked[2]!)]);
+    expect((await verifyTranscript(after, { chain: chain.chain.info.hash })).problems).toEqual([]);
+  });
+
+  it('sends units added after the draw down the waitlist, in rank order', async () => {
+    const productId = newProduct();
+    await seedDraw(productId, { total: 2, closeInMs: 1_000 });
+    const ids = await entered(productId, users(6));
+    const ranked = byRank(await drawn(a, productId), ids);
+    for (const u of ranked.slice(0, 2)) {
+      expect(await buy(productId, u, (await wonBy(productId, u)).saleToken!)).toBe(202);
+    }
+    // sold out for good (no payment window): the rest are told so, until units come
+    await waitFor(
+      'sold out heard',
+      async () => (await entryOf(a, productId, ranked[2]!)).body.state === 'not-drawn',
+      5_000,
+      50,
+    );
+    const res = await fetch(`${a.url}/admin/products/${productId}/units`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ add: 2 }),
+    });
+    expect(res.status).toBe(200);
+    for (const u of ranked.slice(2, 4)) await wonBy(productId, u);
+    expect((await entryOf(b, productId, ranked[4]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+    expect((await transcriptOf(b, productId)).offered).toBe(4);
+  });
+});
+
 describe("a draw's beacon", () => {
   it('is refused when forged or of another chain, and the draw waits for a good one', async () => {
     const forged = await startLyingRelay(chain.chain, 'forged');
@@ -301,5 +385,38 @@ describe("a draw's beacon", () => {
     const t = await drawn(c, productId);
     expect(t.round).toBe(frozen);
     expect(t.beacon).toEqual(chain.chain.sign(frozen!));
+  });
+});
+
+describe('a draw whose process dies', () => {
+  it('is drawn by another between its freeze and its round: the same beacon, the same winners', async () => {
+    const slow = ns.config({ ...env, DRAW_BEACON_MARGIN_MS: '4000' });
+    // the file's processes admit nothing here (stopped by the test above, or now)
+    await Promise.all([a, b].map((p) => p.services.roomAdmitter.stop().catch(() => undefined)));
+    const c = await startApp(slow);
+    onTestFinished(() => c.close().catch(() => undefined));
+    const productId = newProduct();
+    await seedDraw(productId, { total: 4, closeInMs: 1_000, app: c });
+    const ids = await entered(productId, users(20));
+    const frozen = await waitFor(
+      'the freeze',
+      async () => {
+        const t = await transcriptOf(c, productId);
+        return t.state === 'frozen' && t;
+      },
+      10_000,
+      50,
+    );
+    // killed before its round: its admitter leaves its lease to run out, its process goes
+    await c.services.roomAdmitter.stop({ release: false });
+    await c.close();
+    const d = await startApp(slow);
+    onTestFinished(() => d.close());
+    const t = await drawn(d, productId, 20_000);
+    expect([t.round, t.frozenAt, t.root]).toEqual([frozen.round, frozen.frozenAt, frozen.root]);
+    expect(t.beacon).toEqual(chain.chain.sign(frozen.round!));
+    const order = drawOrder([...ids.values()], t.beacon!.randomness);
+    expect([t.winners, t.waitlist]).toEqual([order.slice(0, 4), order.slice(4)]);
+    expect((await verifyTranscript(t, { chain: chain.chain.info.hash })).problems).toEqual([]);
   });
 });
