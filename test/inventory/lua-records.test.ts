@@ -247,6 +247,8 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     await redis.hset(key, META_FIELD.waitingRoom, encodeRoomSettings(sample.waitingRoom!));
     // and the price (seeding.ts)
     await redis.hset(key, META_FIELD.price, encodePrice(sample.price!));
+    // and the draw's window (seeding.ts)
+    await redis.hset(key, META_FIELD.draw, encodeDrawWindow(sample.draw!));
     const first = decodeMeta(await redis.hgetall(key));
     expect(first).toEqual({ ...sample, epoch: 1, soldOutEpoch: 0 });
     expect(Object.keys(first!).sort()).toEqual(Object.keys(META_FIELD).sort());

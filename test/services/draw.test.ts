@@ -281,6 +281,30 @@ const wonBy = (productId: string, user: string, timeoutMs = 15_000) =>
     100,
   );
 
+describe("a draw's limits", () => {
+  it('limits entries per shopper and reads per client address, as the room limits joins and polls', async () => {
+    const limited = await startApp(
+      ns.config({
+        ...env,
+        RATE_LIMIT_USER: '1/m',
+        RATE_LIMIT_USER_BURST: '2',
+        RATE_LIMIT_POLL_IP: '2/m',
+      }),
+    );
+    onTestFinished(() => limited.close());
+    const productId = newProduct();
+    await seedDraw(productId, { total: 1, closeInMs: 60_000 });
+    const [u] = users(1);
+    const tries = [];
+    for (let i = 0; i < 3; i++) tries.push(await enter(limited, productId, u!));
+    expect(tries.map((r) => r.status)).toEqual([201, 200, 429]);
+    expect((await enter(limited, productId, u!, 'DELETE')).status).toBe(429);
+    const reads = [];
+    for (let i = 0; i < 3; i++) reads.push((await entryOf(limited, productId, u!)).status);
+    expect(reads).toEqual([200, 200, 429]);
+  });
+});
+
 describe("a draw's cascade", () => {
   it("passes a right not used in time to the next rank at the right's end", async () => {
     const productId = newProduct();
