@@ -178,6 +178,8 @@ export async function writeFreeze(db: Db, freeze: Freeze): Promise<'frozen' | 'e
           from unnest(${part.map((e) => e.entryId)}::text[], ${part.map((e) => e.userId)}::text[],
                       ${part.map((e) => e.rule)}::text[]) as x(e, u, r)`.execute(tx);
       }
+      // statistics of the rows just written: the joins that read them by rank plan by index
+      await sql`analyze draw_entries`.execute(tx);
       const { rows } = await sql<{ early: boolean }>`
         select clock_timestamp() < ${f.roundAt} as early`.execute(tx);
       if (!rows[0]?.early) throw new LateFreeze();
@@ -223,6 +225,7 @@ export async function writeDraw(
         select ${productId}, ${epoch}, ${from} + ord, p
         from unnest(${part}::int[]) with ordinality as x(p, ord)`.execute(tx);
     }
+    await sql`analyze draw_ranks`.execute(tx);
     return 'drawn' as const;
   });
 }
