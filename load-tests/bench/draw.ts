@@ -40,7 +40,7 @@ const OPTIONS = {
 } as const;
 
 function options() {
-  const { values } = parseArgs({
+  const { values: parsed } = parseArgs({
     options: Object.fromEntries(
       Object.entries(OPTIONS).map(([name, [def]]) =>
         typeof def === 'boolean'
@@ -49,6 +49,7 @@ function options() {
       ),
     ),
   });
+  const values = parsed as Record<string, string | boolean | undefined>;
   if (values.help) {
     for (const [name, [def, what]] of Object.entries(OPTIONS)) {
       process.stdout.write(`  --${name.padEnd(16)} ${what} (default ${String(def)})\n`);
