@@ -143,6 +143,17 @@ export const COMMANDS: Command[] = [
       },
       { flag: '--ends-at ISO', what: 'when it closes (default: never)' },
       {
+        flag: '--draw-closes-at ISO',
+        what: 'sell by a draw whose entries close then (with --buy-within; docs/draw.md; needs SALE_TOKEN_SECRET, kept by `up`)',
+      },
+      { flag: '--draw-opens-at ISO', what: 'draw: entries open then (default: now)' },
+      { flag: '--buy-within SECONDS', what: 'draw: how long a winner has to buy' },
+      {
+        flag: '--max-entries-per-block N',
+        what: 'draw: entries kept per client address block (IPv4 /24, IPv6 /64) at the freeze',
+      },
+      { flag: '--deny-list IDS', what: 'draw: shopper ids refused at the freeze, comma-separated' },
+      {
         flag: '--price AMOUNT',
         what: "the unit price in the currency's minor unit, e.g. 1999 (with --currency; default: unpriced)",
       },
