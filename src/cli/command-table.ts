@@ -250,10 +250,10 @@ export const COMMANDS: Command[] = [
     options: [
       {
         flag: '--chain HASH',
-        what: "trust this beacon chain (drand's quicknet is trusted by its pinned key; a shop's local chain only when named)",
+        what: "trust this beacon chain (drand's quicknet is trusted by its pinned key; a shop's local chain only when named; default: DRAW_CHAIN_INFO's, when set)",
       },
     ],
-    env: [],
+    env: ['DRAW_CHAIN_INFO'],
     args: ['transcript'],
     flags: { chain: { type: 'string' } },
     run: async ([where], values) =>

@@ -31,8 +31,11 @@ export async function verifyDraw(where: string, values: { chain?: string }): Pro
   } catch (err) {
     throw new ExitError(`cannot read the transcript: ${(err as Error).message}`, 1);
   }
+  const configured = process.env.DRAW_CHAIN_INFO;
+  const chain =
+    values.chain ?? (configured ? (JSON.parse(configured) as { hash?: string }).hash : undefined);
   const { lines, problems } = await verifier.verifyTranscript(transcript, {
-    chain: values.chain,
+    chain,
     verifySignature: (chain, beacon) => verifyBeacon(chain, beacon, beacon.round),
   });
   for (const line of lines) process.stdout.write(`${line}\n`);
