@@ -38,6 +38,9 @@ const CLUSTER_FILES = [
   'test/orders/refunds-disputes.test.ts',
   'test/orders/order-codec.test.ts',
   'test/services/room-admitter.test.ts',
+  'test/events/endpoint-isolation.test.ts',
+  'test/events/endpoint-recovery.test.ts',
+  'test/events/event-retention.test.ts',
   'test/services/draw.test.ts',
 ];
 

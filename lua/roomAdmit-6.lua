@@ -40,7 +40,7 @@
   Returns {ticked, served, next, admitted now, expired now, active, now ms, opened, places left
   to shuffle (0 before the opening), sleep, wake at}: sleep is '' while the room has work (tick
   again at the pace), SLEEP_UNITS, SLEEP_OPENING (wake at the opening, ms), or what the room sleeps
-  on (SLEEP_SEAT: wake at the first admission's end, ms, 0 when none);
+  on (SLEEP_SEAT, SLEEP_JOIN: wake at the first admission's end, ms, 0 when none);
   or {fenced, newer fence} when a newer admitter has written.
 ]]
 local room, places, lobby, line = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -138,7 +138,10 @@ elseif not unitsRead and couldAdmit then
   sleep = SLEEP_UNITS
 elseif mayIdle and n == 0 then
   if nextTicket <= served then
+    -- nobody waits; admissions still out end unused at their expiry (abandoned, the gauge down)
     sleep = SLEEP_JOIN
+    local first = redis.call('ZRANGE', active, 0, 0, 'WITHSCORES')
+    if first[2] then wakeAt = tonumber(first[2]) end
   elseif soldOut then
     sleep = SLEEP_NOTICE
   elseif maxActive - busy <= 0 or (unitsLeft >= 0 and seatsForUnits <= 0) then

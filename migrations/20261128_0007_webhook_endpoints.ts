@@ -24,7 +24,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('previous_secret', 'text')
     .addColumn('previous_secret_until', 'timestamptz')
     .addColumn('status', 'text', (c) =>
-      c.notNull().defaultTo('active').check(sql`status in ('active', 'disabled')`),
+      c
+        .notNull()
+        .defaultTo('active')
+        .check(sql`status in ('active', 'disabled')`),
     )
     .addColumn('disabled_reason', 'text')
     .addColumn('disabled_at', 'timestamptz')

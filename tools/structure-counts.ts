@@ -82,6 +82,13 @@ export interface StructureCounts {
   /** circles between services/'s rooms */
   servicesCircles: string[];
   /**
+   * imports that break a rule between events/'s rooms (`rule: file -> file`):
+   * {@link EVENTS_RULES}, and files outside events/ importing anything of it but its door
+   */
+  eventsRoomBreaches: string[];
+  /** circles between events/'s rooms */
+  eventsCircles: string[];
+  /**
    * Lua scripts declared (`luaScript('name')`) outside their family's gateway, or by no gateway at
    * all (`file: name`): see {@link SCRIPT_GATEWAYS}
    */
@@ -201,6 +208,51 @@ export const SERVICES_RULES: Record<
   'the shared bottom imports no room': (from, to) =>
     from === SHARED_BOTTOM && SERVICES_ROOMS.includes(to),
 };
+
+/**
+ * events/'s rooms, one per idea (docs/events.md), each behind its own index.ts, under two doors:
+ * events/index.ts (the only file the layers above import) and events/worker.ts (what a worker
+ * process runs: the relay and the deliveries, wired). No file sits at the bottom.
+ */
+const EVENTS_ROOMS = ['feed', 'endpoints', 'lanes', 'delivery', 'relay'];
+const EVENTS_DOORS = ['events/index.ts', 'events/worker.ts'];
+
+export const EVENTS_RULES: Record<
+  string,
+  (from: string, to: string, file: string, target: string) => boolean
+> = {
+  // an event's shape and its SQL stand on their own: who is sent what is told above them
+  'feed/ imports no other room': (from, to) =>
+    from === 'feed' && EVENTS_ROOMS.includes(to) && to !== 'feed',
+  // the records of who takes what, and of what each endpoint is owed, know only the event
+  'endpoints/ and lanes/ import no room but feed/': (from, to) =>
+    ['endpoints', 'lanes'].includes(from) &&
+    EVENTS_ROOMS.includes(to) &&
+    ![from, 'feed'].includes(to),
+  // the relay hands lanes on and asks for deliveries through the functions it is given
+  'relay/ imports no delivery/': (from, to) => from === 'relay' && to === 'delivery',
+  // a room's insides are its own: another room goes through its index.ts
+  "a room enters another only by that room's index.ts": (from, to, _file, target) =>
+    EVENTS_ROOMS.includes(from) &&
+    EVENTS_ROOMS.includes(to) &&
+    from !== to &&
+    target !== `events/${to}/index.ts`,
+  'the layers above import only the door': (from, to) =>
+    from === 'outside' && (EVENTS_ROOMS.includes(to) || to === SHARED_BOTTOM),
+  'the shared bottom imports no room': (from, to) =>
+    from === SHARED_BOTTOM && EVENTS_ROOMS.includes(to),
+};
+
+/** Files outside events/ that import one of its files other than events/index.ts. */
+function eventsBesideTheDoor(all: string[]): string[] {
+  return all
+    .filter((f) => top(f) !== 'events')
+    .flatMap((f) =>
+      importsOf(f)
+        .filter((t) => top(t) === 'events' && rel(t) !== 'events/index.ts')
+        .map((t) => `the layers above import only the door: ${rel(f)} -> ${rel(t)}`),
+    );
+}
 
 /** The room of a file of src/ inside `top` (undefined outside it, and for its doors). */
 function roomOf(
@@ -517,6 +569,7 @@ export function structureCounts(): StructureCounts {
   );
   const http = folderRooms(all, 'http', HTTP_ROOMS, HTTP_DOORS, HTTP_RULES);
   const services = folderRooms(all, 'services', SERVICES_ROOMS, SERVICES_DOORS, SERVICES_RULES);
+  const events = folderRooms(all, 'events', EVENTS_ROOMS, EVENTS_DOORS, EVENTS_RULES);
   const importing = (target: string) =>
     all.filter((f) => top(f) !== 'redis' && importsOf(f).some((t) => rel(t) === target)).map(rel);
   return {
@@ -536,6 +589,8 @@ export function structureCounts(): StructureCounts {
     httpCircles: http.circles,
     servicesRoomBreaches: services.breaches,
     servicesCircles: services.circles,
+    eventsRoomBreaches: [...events.breaches, ...eventsBesideTheDoor(all)],
+    eventsCircles: events.circles,
     scriptsOutsideGateways: scriptsOutsideGateways(all),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
   };
@@ -553,6 +608,8 @@ if (process.argv[1] === import.meta.filename) {
   for (const rule of Object.keys(HTTP_RULES)) console.log(`  ${rule}`);
   console.log(`services/'s rules (servicesRoomBreaches):`);
   for (const rule of Object.keys(SERVICES_RULES)) console.log(`  ${rule}`);
+  console.log(`events/'s rules (eventsRoomBreaches):`);
+  for (const rule of Object.keys(EVENTS_RULES)) console.log(`  ${rule}`);
   console.log(
     JSON.stringify(Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v.length]))),
   );

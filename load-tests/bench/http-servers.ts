@@ -70,6 +70,8 @@ export interface DelayedServers {
   api(delayMs: number): Served;
   /** the proxy of this delay, if any (its CPU is not a tier's) */
   proxy(delayMs: number): ChildProcess | undefined;
+  /** every process started here */
+  procs(): ChildProcess[];
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function delayedServers(
     held: (d) => get(held, d, 'held-lock server'),
     api: (d) => get(apis, d, 'API'),
     proxy: (d) => proxies.get(d)?.proc,
+    procs: all,
     stop: () => stopAll(all()),
   };
 }

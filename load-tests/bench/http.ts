@@ -46,9 +46,11 @@ import { parseArgs } from 'node:util';
 import type { Redis } from 'ioredis';
 import { createRedis } from '../../src/redis/connection.js';
 import { freePort } from '../../src/launcher/process.js';
-import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
+import { admin, ADMIN_TOKEN, persistedAndReconciled, type Reconcile } from './admin.js';
 import { capacityText, perSaleOf, runCapacity } from './capacity.js';
 import { cpuSeconds, type Tiers } from './cpu.js';
+import { forgetSegments } from './fresh-keys.js';
+import { freshOrders } from './fresh-orders.js';
 import { writeReport, type Row } from './http-report.js';
 import { addLoad, load, pickDriver, type Load } from './http-load.js';
 import {
@@ -69,6 +71,7 @@ import { HELD_WAITS } from './held-lock.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
 import { machine, percentile, pickScenarios, progress, table } from './report.js';
 import { writeRttReport } from './rtt-report.js';
+import { quiet } from './settle.js';
 import { updateWhySegments } from './why-segments.js';
 import { benchStack } from './stack.js';
 import { startWebhookPair, type ReceiverStats } from './webhook-pair.js';
@@ -99,6 +102,7 @@ async function main() {
       'no-build': { type: 'boolean', default: false },
       'cpu-prof': { type: 'string' },
       rtt: { type: 'boolean', default: false },
+      warmup: { type: 'string', default: '2' },
       'restocks-per-s': { type: 'string', default: '20' },
       'redis-delay-ms': { type: 'string' },
       'redis-url': { type: 'string' },
@@ -107,6 +111,7 @@ async function main() {
   });
   const duration = Number(values.duration);
   const rounds = Number(values.rounds);
+  const warmup = Number(values.warmup);
   const connections = Number(values.connections);
   const restocksPerS = Number(values['restocks-per-s']);
   const only = values.only === undefined ? undefined : parseOnly(values.only);
@@ -197,7 +202,7 @@ async function main() {
         run,
       })
     : undefined;
-  let hookStats: ReceiverStats | undefined;
+  let hookStats: (ReceiverStats & { orders: number }) | undefined;
   const raw = chosen.some((s) => s.kind === 'raw')
     ? child([join(ROOT, 'load-tests', 'bench', 'raw-http.mjs'), String(rawPort)], env, 'raw')
     : undefined;
@@ -238,46 +243,102 @@ async function main() {
         async () => (await fetch(`${expressBase}/readyz`)).ok,
         60_000,
       );
-    const productOf = (s: Scenario) => `${s.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${run}`;
+    const sells = (s: Scenario) => s.kind === 'sale' || s.kind === 'held';
+    /**
+     * A scenario's product: a selling one has a product of its own in every round (`round`; 0:
+     * the warm-up), checked once its round is persisted, before the order tables are emptied
+     */
+    const productOf = (s: Scenario, round?: number) =>
+      `${s.name.replace(/[^A-Za-z0-9.]+/g, '-')}-${run}` +
+      (sells(s) && round !== undefined ? `-r${round}` : '');
     /** where a scenario's product is seeded and reconciled */
     const adminBase = (s: Scenario) =>
       s.kind === 'held' ? servers.held(s.delayMs ?? 0).base : s.webhook ? hooks!.base : base;
-    for (const s of chosen) {
-      if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
-      if (s.kind === 'preflight') continue;
-      const productId = productOf(s);
-      const res = await admin(adminBase(s), 'PUT', `/admin/products/${productId}?force=true`, {
+    const seed = async (s: Scenario, productId: string, room = s.kind === 'poll') => {
+      const q = `force=true${s.kind === 'poll' ? '&discard=line' : ''}`;
+      const res = await admin(adminBase(s), 'PUT', `/admin/products/${productId}?${q}`, {
         total: s.kind === 'sold-out' ? SOLD_OUT_STOCK : BIG_STOCK,
         strategy: s.strategy,
         ...(s.strategy !== 'global' && { segments: s.segments }),
-        ...(s.kind === 'poll' && {
+        ...(room && {
           startsAt: new Date(Date.now() + 3_600_000).toISOString(),
           waitingRoom: { admitPerSecond: 100, maxActive: 100, admittedForSeconds: 60 },
         }),
       });
       if (!res.ok) throw new Error(`seeding ${productId}: ${res.status} ${await res.text()}`);
-      if (s.kind === 'poll') {
-        const joined = await fetch(`${base}/products/${productId}/queue`, {
-          method: 'POST',
-          headers: { 'x-user-id': `${productId}-shopper` },
-        });
-        if (!joined.ok) throw new Error(`joining ${productId}: ${joined.status}`);
-      }
-      if (s.kind === 'sold-out') {
-        progress(`${s.name}: selling out ${SOLD_OUT_STOCK} units first`);
-        await load(driver, base, '/seckill', productId, `${productId}-warm`, {
-          duration: 2,
-          connections,
-        });
-        await new Promise((r) => setTimeout(r, 500)); // sold-out notices reach the API
-      }
+      if (!room) return;
+      // the one shopper whose place the row polls
+      const joined = await fetch(`${base}/products/${productId}/queue`, {
+        method: 'POST',
+        headers: { 'x-user-id': `${productId}-shopper` },
+      });
+      if (!joined.ok) throw new Error(`joining ${productId}: ${joined.status}`);
+    };
+    /** every process of the run but this one (the load generator) */
+    const everyProcess: Tiers = Object.fromEntries(
+      [
+        api,
+        worker,
+        limited,
+        expressOnly,
+        withCors,
+        raw,
+        bare,
+        hooks?.api,
+        hooks?.worker,
+        hooks?.receiver,
+        ...servers.procs(),
+      ]
+        .filter((c) => c?.pid !== undefined)
+        .map((c, i) => [`process ${i} (${c!.spawnargs.slice(-2).join(' ')})`, c!.pid])
+        .concat([
+          ['Redis', stack.redisPid],
+          ['PG', stack.postgresPid],
+        ]),
+    );
+    const databases = [stack.databaseUrl, ...(hooks ? [hooks.databaseUrl] : [])];
+    /**
+     * Before each row: the order tables emptied and a checkpoint (no row pays for the rows an
+     * earlier one left), then every process idle (no row pays for an earlier one's backlog: the
+     * worker's, the event relay's, the webhook deliveries', an autovacuum's)
+     */
+    const settle = async (before: string) => {
+      await freshOrders(databases);
+      const { waitedMs, busy } = await quiet(`the run before ${before}`, everyProcess);
+      if (busy) progress(`  settled in ${waitedMs} ms (busy: ${busy})`);
+    };
+    /** each selling row's invariants, checked after each of its rounds */
+    const sold = new Map<string, Reconcile[]>();
+    for (const s of chosen) {
+      if (s.kind !== 'sold-out') continue;
+      const productId = productOf(s);
+      await seed(s, productId);
+      progress(`${s.name}: selling out ${SOLD_OUT_STOCK} units first`);
+      await load(driver, base, '/seckill', productId, `${productId}-warm`, {
+        duration: 2,
+        connections,
+      });
+      await new Promise((r) => setTimeout(r, 500)); // sold-out notices reach the API
+      // checked now: the rows' tables are emptied before each row
+      const r = await persistedAndReconciled(base, productId);
+      const clean = r.ok && r.remaining === 0 && r.persisted === SOLD_OUT_STOCK;
+      checks.push(
+        `${s.name}: ${clean ? 'OK' : 'VIOLATED'}: sold out first: ${r.persisted} units persisted, ` +
+          `remaining ${r.remaining}, reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}`,
+      );
+      if (!clean) violations++;
     }
-    // Rounds interleave the scenarios, so a slow spell of this shared machine hits all of them.
+    // Rounds interleave the scenarios, so a slow spell of this shared machine hits all of them;
+    // round 0 warms every serving process up (its JIT, its connections), so the first row a
+    // process serves is not its cold start, whichever rows ran (a partial run's first row too).
     const totals = new Map<string, Load>();
-    for (let round = 1; round <= rounds; round++) {
+    for (let round = warmup > 0 ? 0 : 1; round <= rounds; round++) {
       for (const s of chosen) {
+        const seconds = round === 0 ? warmup : duration;
         progress(
-          `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${duration} s`,
+          round === 0
+            ? `warm-up, ${s.name}: ${connections} connections for ${seconds} s`
+            : `round ${round}/${rounds}, ${s.name}: ${connections} connections for ${seconds} s`,
         );
         const d = s.delayMs ?? 0;
         const served =
@@ -301,7 +362,11 @@ async function main() {
           ...(s.webhook && { worker: hooks!.worker.pid }),
           ...(d && { proxy: servers.proxy(d)?.pid }),
         };
-        const productId = productOf(s);
+        const productId = productOf(s, round);
+        // a room lives for its row only: every API process's admitter ticks it while it lives
+        if (sells(s) || s.kind === 'poll') await seed(s, productId);
+        if (s.webhook) await hooks!.reset(0);
+        await settle(s.name);
         const path =
           s.kind === 'ceiling'
             ? '/bench/noop'
@@ -323,7 +388,7 @@ async function main() {
           if (!started.ok) throw new Error(`restocks of ${productId}: ${started.status}`);
         }
         const l = await load(driver, target, path, productId, tag, {
-          duration,
+          duration: seconds,
           connections,
           ...(s.keyed && { keyed: true }),
           ...(shape && { scriptArgs: [shape] }),
@@ -332,7 +397,7 @@ async function main() {
           const { holds } = (await (await admin(restocks, 'DELETE', '/bench/restocks')).json()) as {
             holds: number;
           };
-          restockHolds.set(s.name, (restockHolds.get(s.name) ?? 0) + holds);
+          if (round > 0) restockHolds.set(s.name, (restockHolds.get(s.name) ?? 0) + holds);
         }
         const cpuAfter = cpuSeconds(scenarioTiers);
         const cpu = Object.fromEntries(
@@ -342,15 +407,29 @@ async function main() {
         if (s.kind === 'bare') cpu.API = cpu.bare ?? 0;
         if (s.kind === 'raw') cpu.API = cpu.raw ?? 0;
         const measured = { ...l, redisCommands: (await redisCommands(probe)) - before, cpu };
+        // this row's requests (and sales) are done, and their events delivered, before the next
+        // row's settle empties the tables: the invariants are checked now
+        if (sells(s)) {
+          const r = await persistedAndReconciled(adminBase(s), productId);
+          if (s.webhook) {
+            const got = await hooks!.delivered(r.persistedOrders, 300_000);
+            if (round > 0) hookStats = addHookStats(hookStats, got, r.persistedOrders);
+          }
+          if (round > 0) sold.set(s.name, [...(sold.get(s.name) ?? []), r]);
+          // checked: its segments' keys go, as its orders go before the next row
+          await forgetSegments(probe, [productId]);
+        }
+        if (s.kind === 'poll') await seed(s, productId, false);
+        if (s.kind === 'sold-out' && round > 0) {
+          sold.set(s.name, [
+            ...(sold.get(s.name) ?? []),
+            await persistedAndReconciled(base, productId),
+          ]);
+        }
+        if (round === 0) continue;
         const t = totals.get(s.name);
         if (t) addLoad(t, measured);
         else totals.set(s.name, measured);
-        // the next scenario starts once this one's requests (and sales) are done, and their
-        // events delivered
-        if (s.kind === 'sale' || s.kind === 'held') {
-          const r = await persistedAndReconciled(adminBase(s), productId);
-          if (s.webhook) hookStats = await hooks!.delivered(r.persistedOrders, 300_000);
-        }
       }
     }
     // /healthz while 400 connections hammer purchases of a product on sale (lockfree N=16)
@@ -359,6 +438,7 @@ async function main() {
       progress(`/healthz under load: 400 connections buying for ${duration} s`);
       // a product of its own: the rounds' invariants count the sales of theirs
       const productId = `healthz-${run}`;
+      await settle('/healthz under load');
       const seeded = await admin(base, 'PUT', `/admin/products/${productId}?force=true`, {
         total: BIG_STOCK,
         strategy: 'lockfree',
@@ -431,38 +511,44 @@ async function main() {
         if (others) violations++;
       }
       if (s.kind === 'raw' || s.kind === 'bare' || s.kind === 'ceiling') continue;
-      if (s.kind === 'preflight') continue;
-      const r = await persistedAndReconciled(adminBase(s), productOf(s));
-      const sold = r.total - r.remaining;
-      const soldHere = s.kind === 'sold-out' ? sold - SOLD_OUT_STOCK : sold;
+      if (s.kind === 'preflight' || s.kind === 'poll') continue;
+      const rs = sold.get(s.name) ?? [];
+      if (s.kind === 'sold-out') {
+        // its orders were persisted and checked once sold out; since, nothing may sell
+        const still = rs.every((r) => r.remaining === 0 && r.pending === 0);
+        const good = accepted === 0 && still;
+        checks.push(
+          `${s.name}: ${good ? 'OK' : 'VIOLATED'}: accepted ${accepted}, ` +
+            `remaining 0 and nothing pending after every round: ${still}`,
+        );
+        if (!good) violations++;
+        continue;
+      }
+      const sum = (f: (r: Reconcile) => number) => rs.reduce((a, r) => a + f(r), 0);
+      const units = sum((r) => r.total - r.remaining);
       // the driver stops at each deadline with up to `connections` requests in flight: their
       // sales are real (and persisted) but their 202s are never read.
-      const cutOff = soldHere - accepted;
+      const cutOff = units - accepted;
       const good =
-        r.ok &&
-        r.remaining >= 0 &&
-        r.persisted === sold &&
-        (s.kind === 'sold-out'
-          ? accepted === 0 && soldHere === 0
-          : cutOff >= 0 && cutOff <= connections * rounds);
+        rs.length === rounds &&
+        rs.every((r) => r.ok && r.remaining >= 0 && r.persisted === r.total - r.remaining) &&
+        cutOff >= 0 &&
+        cutOff <= connections * rounds;
       const holds = restockHolds.get(s.name);
       checks.push(
         `${s.name}: ${good ? 'OK' : 'VIOLATED'}: accepted ${accepted} (+${cutOff} cut off in flight), ` +
           (holds === undefined ? '' : `${holds} restocks held a segment lock, `) +
-          `sold ${sold}, order rows ${r.persistedOrders}, remaining ${r.remaining}, ` +
-          `reconciliation ${r.ok ? 'clean' : r.problems.join('; ')}`,
+          `sold ${units}, order rows ${sum((r) => r.persistedOrders)}, ` +
+          `reconciliation ${rs.every((r) => r.ok) ? 'clean' : rs.flatMap((r) => r.problems).join('; ')} ` +
+          `(a product a round)`,
       );
       if (!good) violations++;
     }
     if (hookStats) {
-      const r = await persistedAndReconciled(
-        hooks!.base,
-        productOf(SCENARIOS.find((s) => s.webhook)!),
-      );
       const lags = [...hookStats.lagsMs].sort((a, b) => a - b);
-      const good = hookStats.acked === r.persistedOrders && hookStats.unsigned === 0;
+      const good = hookStats.acked === hookStats.orders && hookStats.unsigned === 0;
       checks.push(
-        `production + webhook: ${good ? 'OK' : 'VIOLATED'}: ${hookStats.acked} order events acknowledged by the receiver for ${r.persistedOrders} orders ` +
+        `production + webhook: ${good ? 'OK' : 'VIOLATED'}: ${hookStats.acked} order events acknowledged by the receiver for ${hookStats.orders} orders ` +
           `(delivery lag p50 ${percentile(lags, 50)} ms, p99 ${percentile(lags, 99)} ms)`,
       );
       if (!good) violations++;
@@ -642,6 +728,25 @@ async function main() {
   }
   process.stdout.write(`${JSON.stringify(figures)}\n`);
   if (violations > 0) process.exitCode = 1;
+}
+
+/** The receiver's figures of every round (it is reset before each), with the orders they owe. */
+function addHookStats(
+  into: (ReceiverStats & { orders: number }) | undefined,
+  round: ReceiverStats,
+  orders: number,
+): ReceiverStats & { orders: number } {
+  if (!into) return { ...round, lagsMs: [...round.lagsMs], orders };
+  return {
+    received: into.received + round.received,
+    acked: into.acked + round.acked,
+    failed: into.failed + round.failed,
+    unsigned: into.unsigned + round.unsigned,
+    first: Math.min(into.first, round.first),
+    last: Math.max(into.last, round.last),
+    lagsMs: [...into.lagsMs, ...round.lagsMs],
+    orders: into.orders + orders,
+  };
 }
 
 main().catch((err: unknown) => {

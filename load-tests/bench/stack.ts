@@ -28,6 +28,8 @@ export interface BenchStack {
 export async function benchStack(o: {
   redisUrl?: string | undefined;
   databaseUrl?: string | undefined;
+  /** false: leave the database empty (another checkout's `seckill migrate` fills it) */
+  migrate?: boolean;
 }): Promise<BenchStack> {
   progress('starting redis-server and PostgreSQL');
   const pathEnv = loadConfig(process.env, { AUTH_MODE: 'dev' }).launcher.searchPath;
@@ -57,9 +59,11 @@ export async function benchStack(o: {
       rmSync(dir, { recursive: true, force: true });
     };
   }
-  const db = createDb(databaseUrl);
-  await migrateToLatest(db);
-  await db.destroy();
+  if (o.migrate !== false) {
+    const db = createDb(databaseUrl);
+    await migrateToLatest(db);
+    await db.destroy();
+  }
   return {
     redisUrl: redis.url,
     databaseUrl,

@@ -29,6 +29,8 @@ export interface ReceiverStats {
 
 export interface WebhookPair {
   base: string;
+  /** the pair's own database (on the stack's PostgreSQL server) */
+  databaseUrl: string;
   api: ChildProcess;
   worker: ChildProcess;
   receiver: ChildProcess;
@@ -101,6 +103,7 @@ export async function startWebhookPair(o: {
   const stats = async () => (await (await fetch(`${receiverBase}/stats`)).json()) as ReceiverStats;
   return {
     base,
+    databaseUrl,
     api,
     worker,
     receiver,

@@ -1,9 +1,10 @@
 // The local webhook receiver of `npm run bench` (the production + webhook row) and
 // `npm run bench:events`: answers each order event 204, or 500 to a share of them (--fail-rate),
+// or never (--hang: the request is read and left open, as a receiver whose database is stuck),
 // verifies the signature when given the secret, and keeps, per event id acknowledged once, the
 // delivery lag (arrival minus the event's `time`, its commit).
-//   node load-tests/bench/webhook-receiver.mjs <port> [--fail-rate 0.1] [--secret whsec_...]
-//   GET /stats -> { received, acked, failed, unsigned, first, last, lagsMs: [...] }; POST /reset
+//   node load-tests/bench/webhook-receiver.mjs <port> [--fail-rate 0.1] [--hang] [--secret whsec_...]
+//   GET /stats -> { received, acked, failed, hung, unsigned, first, last, lagsMs: [...] }; POST /reset
 // The secret can also be set later: POST /secret with the whsec_ value as the body.
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
@@ -11,13 +12,18 @@ import { Webhook } from 'standardwebhooks';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { 'fail-rate': { type: 'string', default: '0' }, secret: { type: 'string' } },
+  options: {
+    'fail-rate': { type: 'string', default: '0' },
+    hang: { type: 'boolean', default: false },
+    secret: { type: 'string' },
+  },
 });
+const hang = values.hang;
 let failRate = Number(values['fail-rate']);
 let wh = values.secret ? new Webhook(values.secret) : undefined;
 let stats;
 const reset = () => {
-  stats = { received: 0, acked: 0, failed: 0, unsigned: 0, first: 0, last: 0, lagsMs: [] };
+  stats = { received: 0, acked: 0, failed: 0, hung: 0, unsigned: 0, first: 0, last: 0, lagsMs: [] };
   seen.clear();
 };
 const seen = new Set();
@@ -51,6 +57,10 @@ const server = createServer((req, res) => {
     } catch {
       stats.unsigned++;
       return res.writeHead(401).end();
+    }
+    if (hang) {
+      stats.hung++;
+      return; // never answered: the sender's timeout ends it
     }
     if (Math.random() < failRate) {
       stats.failed++;

@@ -224,12 +224,15 @@ export const COMMANDS: Command[] = [
   {
     name: 'webhooks',
     synopsis:
-      'add|list|disable|enable|rotate|replay|dead-letters [--url U] [--events T] [--id ID] [--from CURSOR]',
+      'add|list|disable|enable|rotate|replay|dead-letters|retry [--url U] [--events T] [--id ID] [--from CURSOR]',
     what: 'manage webhook endpoints (as the admin API does, recorded in the audit log): add prints the whsec_ secret, once',
     options: [
       { flag: '--url U', what: 'add: the receiver (https, or http to an allowed host)' },
       { flag: '--events T', what: 'add: event types, comma-separated (default: *, all)' },
-      { flag: '--id ID', what: 'disable, enable, rotate, replay, dead-letters: the endpoint' },
+      {
+        flag: '--id ID',
+        what: 'disable, enable, rotate, replay, dead-letters, retry: the endpoint',
+      },
       { flag: '--from CURSOR', what: 'replay: every event after this cursor is sent again' },
       {
         flag: '--operator NAME',

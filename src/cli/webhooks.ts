@@ -1,8 +1,9 @@
 /**
  * `seckill webhooks <action>`: the admin API's webhook endpoints from the command line, on
  * PostgreSQL directly (deliveries start from a running worker): add (prints the `whsec_` secret,
- * once), list, disable, enable, rotate, replay, dead-letters. Each answer is one JSON document.
- * Each change is recorded in the audit log (via cli, the OS user, --operator).
+ * once), list, disable, enable, rotate, replay, dead-letters, retry (what waits, now). Each
+ * answer is one JSON document; each change is recorded in the audit log (via cli, the OS user,
+ * --operator).
  */
 import { userInfo } from 'node:os';
 import { decodeCursor } from '../events/index.js';
@@ -18,6 +19,7 @@ export const WEBHOOK_ACTIONS = [
   'rotate',
   'replay',
   'dead-letters',
+  'retry',
 ] as const;
 
 interface WebhookValues {
@@ -74,6 +76,16 @@ export async function webhooks(action: string, values: WebhookValues): Promise<v
         return print(found(await endpoints.rotate(id!, actor)));
       case 'replay':
         return print(found(await endpoints.replay(id!, from!, actor)));
+      case 'retry': {
+        const r = found(await endpoints.retry(id!, actor));
+        if (r.code === 'disabled') {
+          throw new ExitError(
+            `webhooks retry: ${id} is disabled (enable it: what waited is sent)`,
+            1,
+          );
+        }
+        return print({ lanes: r.lanes });
+      }
       default:
         return print(found(await endpoints.deadLetters(id!, 1_000)));
     }

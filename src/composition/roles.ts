@@ -311,6 +311,6 @@ export async function startOrderWorker(core: Core, queue: Queue): Promise<Worker
   exitWhenBullInitFails(core)(worker, 'order worker');
   pauseWhileStoreFull(worker);
   await startUpkeep(core, queue, paymentWindow, failedAttempts);
-  await startEventDelivery(core);
+  startEventDelivery(core);
   return worker;
 }

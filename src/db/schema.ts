@@ -193,6 +193,10 @@ export interface WebhookEndpointsTable {
   disabled_reason: ColumnType<string | null, string | null | undefined>;
   disabled_at: ColumnType<Date | null, Date | null | undefined, unknown>;
   created_at: Generated<Date>;
+  /** its attempts have found it down (no answer, 502, 503, 504) since then, nothing acknowledged */
+  failing_since: ColumnType<Date | null, Date | null | undefined>;
+  /** when one of its lanes was last brought forward to find out whether it is back */
+  probed_at: ColumnType<Date | null, Date | null | undefined>;
 }
 
 /** The delivery of one order's events to one endpoint, in version order. */
@@ -208,7 +212,12 @@ export interface WebhookLanesTable {
   /** failed attempts of the event now being delivered */
   attempts: Generated<number>;
   last_error: string | null;
+  /** when it is tried next (its own job then): its schedule's time, or brought forward */
   next_attempt_at: Date | null;
+  /** when the retry schedule tries it next; an earlier attempt that fails is not counted */
+  scheduled_at: ColumnType<Date | null, Date | null | undefined>;
+  /** the receiver's Retry-After: not tried before it */
+  not_before: ColumnType<Date | null, Date | null | undefined>;
   enqueued_at: Generated<Date>;
   /** dead-lettered from this version on (the last retry failed); null while live */
   dead_version: number | null;

@@ -1,6 +1,6 @@
 /** The HTTP answer of each sale refusal: one table, used by every route that sells or seeds. */
 import { ProblemError } from '../errors.js';
-import type { SaleError, SaleErrorCode } from '../inventory/index.js';
+import type { SaleErrorCode, SaleRefusal } from '../inventory/index.js';
 
 const HTTP: Record<SaleErrorCode, { status: number; title: string }> = {
   'unknown-product': { status: 404, title: 'Unknown product' },
@@ -27,15 +27,15 @@ const RETRY_AFTER_SECONDS = '1';
 const PAUSED_RETRY_AFTER_SECONDS = '5';
 
 /** The problem of each refusal already answered: a refusal made once (sold out) is answered often. */
-const made = new WeakMap<SaleError, ProblemError>();
+const made = new WeakMap<SaleRefusal, ProblemError>();
 
-export function saleProblem(err: SaleError): ProblemError {
+export function saleProblem(err: SaleRefusal): ProblemError {
   let p = made.get(err);
   if (!p) made.set(err, (p = problemOf(err)));
   return p;
 }
 
-function problemOf(err: SaleError): ProblemError {
+function problemOf(err: SaleRefusal): ProblemError {
   const { status, title } = HTTP[err.code];
   return new ProblemError({
     status,

@@ -23,14 +23,26 @@ export type SaleErrorCode =
   /** a Redis Cluster shard holding the segment failed a moment ago (nothing was sold) */
   | 'shard-unavailable';
 
-export class SaleError extends QuietError {
+/**
+ * A refusal as a value: what a purchase (or the guard before it) comes to instead of a sale. Plain
+ * data, returned and stored (an Idempotency-Key's record keeps it), never thrown.
+ */
+export interface SaleRefusal {
   readonly code: SaleErrorCode;
+  readonly message: string;
   /** The shopper's earlier order (limit-reached, purchase-in-progress). */
-  readonly orderId: string | undefined;
+  readonly orderId?: string | undefined;
   /** ms since the epoch (not-started: startsAt; ended: endsAt). */
+  readonly at?: number | undefined;
+}
+
+/** A refusal thrown, where a change cannot go on (a reseed of a live sale: `sale-live`, ...). */
+export class SaleError extends QuietError implements SaleRefusal {
+  readonly code: SaleErrorCode;
+  readonly orderId: string | undefined;
   readonly at: number | undefined;
 
-  constructor(init: { code: SaleErrorCode; message: string; orderId?: string; at?: number }) {
+  constructor(init: SaleRefusal) {
     super(init.message);
     this.name = 'SaleError';
     this.code = init.code;
@@ -40,6 +52,6 @@ export class SaleError extends QuietError {
 }
 
 /** The refusal every product route answers for a product that was never seeded. */
-export function unknownProduct(productId: string): SaleError {
-  return new SaleError({ code: 'unknown-product', message: `no product "${productId}"` });
+export function unknownProduct(productId: string): SaleRefusal {
+  return { code: 'unknown-product', message: `no product "${productId}"` };
 }

@@ -36,7 +36,7 @@ export {
 export { type PurchaseDeductArgs } from './sale/activity-leases.js';
 export { Catalogue, type ProductView } from './catalogue/catalogue.js';
 export { giveCatalogueNumber, productOfNumber } from './catalogue/catalogue-numbers.js';
-export { mintOrderId, orderProductNumber } from './order-ids.js';
+export { ID_EPOCH_MS, mintOrderId, orderProductNumber } from './order-ids.js';
 export {
   IdempotencyStore,
   type Begin,
@@ -49,9 +49,9 @@ export {
   type PurchaseAnswer,
   type StoredResponse,
 } from './records/idempotency-record.js';
-export { SaleError, unknownProduct, type SaleErrorCode } from './errors.js';
+export { SaleError, unknownProduct, type SaleErrorCode, type SaleRefusal } from './errors.js';
 export { type FoldedRecord } from './keyed-protocol.js';
-export type { FoldedOutcome, RecordWritten, SaleOutcome } from './sale/outcome.js';
+export type { RecordWritten, SalePlan, SaleReply } from './sale/outcome.js';
 export { homeSegment, splitStock } from './layout.js';
 export { type PendingOrderRef } from './outbox/pending-orders.js';
 export { PendingOrderStore } from './outbox/pending-order-store.js';
@@ -73,7 +73,7 @@ export { claimSettle, queueOutboxCut, releaseMarker, restock } from './protocol.
 export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.js';
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
-export { Sale, type PurchaseRequest } from './sale/sale.js';
+export { Sale } from './sale/sale.js';
 export { RoomAdmitter, type DrawSteps, type RoomAdmitterOptions } from './rooms/admitter.js';
 export { DrawStore, type ScannedEntry } from './draw/store.js';
 export { DrawPhase, type DrawBeacon, type DrawPhaseDeps } from './draw/phase.js';

@@ -209,7 +209,7 @@ describe('endpoints', () => {
       authorization: 'Bearer not-the-admin-token-at-all',
       'content-type': 'application/json',
     };
-    for (const action of ['disable', 'enable', 'rotate', 'replay']) {
+    for (const action of ['disable', 'enable', 'rotate', 'replay', 'retry']) {
       const res = await fetch(`${app.url}/admin/webhook-endpoints/${endpoint.id}/${action}`, {
         method: 'POST',
         headers: wrong,

@@ -332,7 +332,8 @@ describe('/openapi.json', () => {
     await call('POST', refresh, refresh, { headers: admin });
     await call('POST', refresh, refresh, { headers: { ...admin, 'x-operator': 'semi;colon' } });
     await call('POST', refresh, refresh);
-    // webhook endpoints: register (and refusals), list, disable, enable, rotate, replay, dead letters
+    // webhook endpoints: register (and refusals), list, disable, enable, rotate, retry, replay,
+    // dead letters
     const hook = { url: 'https://warehouse.example/hooks', events: ['order.paid'] };
     const ep = await call('POST', '/admin/webhook-endpoints', '/admin/webhook-endpoints', {
       body: hook,
@@ -356,6 +357,16 @@ describe('/openapi.json', () => {
         headers: admin,
       });
     }
+    const retryPath = '/admin/webhook-endpoints/{id}/retry';
+    await call('POST', retryPath, `${epPath}/retry`, { headers: admin });
+    await call('POST', retryPath, '/admin/webhook-endpoints/ep_nope/retry', { headers: admin });
+    await call('POST', '/admin/webhook-endpoints/{id}/disable', `${epPath}/disable`, {
+      headers: admin,
+    });
+    await call('POST', retryPath, `${epPath}/retry`, { headers: admin });
+    await call('POST', '/admin/webhook-endpoints/{id}/enable', `${epPath}/enable`, {
+      headers: admin,
+    });
     const replayPath = '/admin/webhook-endpoints/{id}/replay';
     await call('POST', replayPath, `${epPath}/replay`, { body: { from: '0.0' }, headers: admin });
     await call('POST', replayPath, `${epPath}/replay`, { body: { from: 'x' }, headers: admin });
@@ -376,6 +387,7 @@ describe('/openapi.json', () => {
       ['POST', '/admin/webhook-endpoints/{id}/enable', `${epPath}/enable`],
       ['POST', '/admin/webhook-endpoints/{id}/rotate', `${epPath}/rotate`],
       ['POST', replayPath, `${epPath}/replay`],
+      ['POST', retryPath, `${epPath}/retry`],
       ['GET', deadPath, `${epPath}/dead-letters`],
     ] as const;
     for (const [m, template, path] of webhookCalls) {

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   OrderStore,
+  ID_EPOCH_MS,
   mintOrderId,
   orderProductNumber,
   PendingOrderStore,
@@ -95,19 +96,35 @@ describe('order ids', () => {
   const V8 = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
   const V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-  it('carry their catalogue number in a version-8 UUID, the rest random', () => {
+  it('carry their catalogue number and the second they were minted in a version-8 UUID, the rest random', () => {
+    const at = ID_EPOCH_MS + 123_456_789_000;
     for (const number of [1, 0xabc, 0xffff_ffff]) {
-      const ids = Array.from({ length: 1_000 }, () => mintOrderId(number));
+      const ids = Array.from({ length: 1_000 }, () => mintOrderId(number, at));
       for (const id of ids) {
         expect(id).toMatch(V8);
         expect(orderProductNumber(id)).toBe(number);
         expect(id.slice(0, 8)).toBe(number.toString(16).padStart(8, '0'));
+        // the second, around the version nibble
+        expect(parseInt(id.slice(9, 13) + id.slice(15, 18), 16)).toBe(123_456_789);
       }
       expect(new Set(ids).size).toBe(1_000);
       // every random hex digit takes many values over 1 000 ids (none is stuck)
-      for (const at of [9, 15, 20, 35])
-        expect(new Set(ids.map((id) => id[at])).size).toBeGreaterThan(8);
+      for (const digit of [20, 21, 25, 35])
+        expect(new Set(ids.map((id) => id[digit])).size).toBeGreaterThan(8);
     }
+  });
+
+  it("ascend with time within a product: an id minted a second later sorts after (PostgreSQL's uuid order)", () => {
+    const at = Date.now();
+    const ids = Array.from({ length: 50 }, (_, i) => mintOrderId(7, at + i * 1_000));
+    // every hex digit in order: the string order is the uuid's byte order
+    expect([...ids].sort()).toEqual(ids);
+    // the seconds wrap after 2^28 (8.5 years): the id stays a valid one of the product
+    const wrapped = mintOrderId(7, ID_EPOCH_MS + 2 ** 28 * 1_000 + 5_000);
+    expect(parseInt(wrapped.slice(9, 13) + wrapped.slice(15, 18), 16)).toBe(5);
+    expect(orderProductNumber(wrapped)).toBe(7);
+    // before the epoch too
+    expect(mintOrderId(7, ID_EPOCH_MS - 1_000)).toMatch(V8);
   });
 
   it('are plain v4 UUIDs, carrying nothing, when no number is known', () => {

@@ -39,7 +39,11 @@ describe('migrations', () => {
       '20261206_0008_order_view',
       '20261206_0009_payment_notices',
       '20261206_0010_refunds_and_disputes',
-      '20261206_0011_draws',
+      '20261206_0011_webhook_lanes_due',
+      '20261206_0012_webhook_recovery',
+      '20261206_0013_webhook_lanes_owed',
+      '20261206_0014_order_events_by_order_version',
+      '20261206_0015_draws',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
@@ -67,6 +71,17 @@ describe('migrations', () => {
       expect.stringMatching(/INDEX orders_status_pay_by .*\(status, pay_by\)/),
     );
     expect(defs).toContainEqual(expect.stringMatching(/UNIQUE INDEX .* \(payment_id\)/));
+  });
+
+  it('indexes an order event once, by its order and version: its id, their name, has no index of its own', async () => {
+    const indexes = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where tablename = 'order_events' order by 1`.execute(db);
+    const unique = indexes.rows.map((r) => r.indexdef).filter((d) => d.includes('UNIQUE'));
+    // every sale writes one event: one random unique key a sale, not two
+    expect(unique).toEqual([expect.stringMatching(/\(order_id, version\)$/)]);
+    const identity = await sql<{ relreplident: string }>`
+      select relreplident from pg_class where relname = 'order_events'`.execute(db);
+    expect(identity.rows[0]!.relreplident).toBe('i');
   });
 
   it('refuses an order awaiting payment without a deadline, and a status it does not know', async () => {

@@ -159,6 +159,14 @@ describe('src/ layout', () => {
     expect(c.servicesCircles).toEqual([]);
   });
 
+  // and events/: feed/, endpoints/, lanes/, delivery/ and relay/, each behind its index.ts, under
+  // one door for the layers above (and the worker's wiring); the relay knows no delivery
+  it("keeps events/'s rooms to their rules, with no circle between them", () => {
+    const c = structureCounts();
+    expect(c.eventsRoomBreaches).toEqual([]);
+    expect(c.eventsCircles).toEqual([]);
+  });
+
   // Issue 47 §3: one gateway file per family of Lua scripts, and a hash record's field names
   // spelled only by its codec (records/ and its Lua include)
   it('declares every Lua script in its family gateway, and spells record fields in codecs only', () => {

@@ -318,6 +318,11 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
         .not.toBe('–');
       // webhook orders pending / dead-lettered (no endpoint registered here)
       expect(await page.textContent('[data-testid=webhooks]')).toBe('0 / 0');
+      // the tile's "Retry now" asks the admin API with the session: nothing waits here
+      await page.click('[data-testid=webhooks-retry]');
+      await expect
+        .poll(() => page.textContent('[data-testid=webhooks-retry-status]'), { timeout: 5_000 })
+        .toBe('nothing waits');
     } finally {
       await context.close();
     }

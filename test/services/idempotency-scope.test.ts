@@ -355,10 +355,12 @@ describe('a keyed purchase folded into its home deduct', () => {
       ttlSeconds: 600,
       cap: 100,
     };
-    const r = await app.rt.inventory.sale.purchaseFolded(
-      { productId, userId: user, quantity: 1 },
-      keyed,
-    );
+    const r = await app.rt.inventory.sale.purchase({
+      productId,
+      userId: user,
+      quantity: 1,
+      record: keyed,
+    });
     // the first attempt wrote the running record with its spill claim; the next ones ran the
     // usual deduct under it (a fold would have found that record and answered unfolded)
     expect(r).toMatchObject({ kind: 'refused', record: 'running' });

@@ -115,11 +115,11 @@ const plans = (productId: string) =>
   [a, b].map((app) => app.services.roomAdmitter.plannedAt(productId));
 
 /** Waits until both processes have nothing planned for the room until a notice. */
-const bothAsleep = (productId: string) =>
+const bothAsleep = (productId: string, timeoutMs = 10_000) =>
   waitFor(
     () => `both admitters idle for ${productId} (planned: ${plans(productId).join(', ')})`,
     async () => plans(productId).every((at) => at === Infinity),
-    10_000,
+    timeoutMs,
     50,
   );
 
@@ -195,7 +195,10 @@ describe('an idle room costs no Redis command', () => {
 
   it('open with nobody in line: nothing once it sleeps; a join wakes it, and it sleeps again', async () => {
     const productId = newProduct();
-    const epoch = await seed(productId, { total: 100, waitingRoom: room() });
+    const epoch = await seed(productId, {
+      total: 100,
+      waitingRoom: room({ admittedForSeconds: 5 }),
+    });
     await opened(productId, epoch);
     await bothAsleep(productId);
     expect(await roomField(productId, epoch, ROOM_FIELD.asleep)).toBe('join');
@@ -204,9 +207,40 @@ describe('an idle room costs no Redis command', () => {
 
     const [shopper] = users(1);
     await join(b, productId, shopper!);
-    await tokenOf(a, productId, shopper!);
+    const token = await tokenOf(a, productId, shopper!);
     expect(await served(productId, epoch)).toBe(1);
+    // the admission used: a look at its planned end finds nothing, then nothing is planned
+    expect((await buy(productId, shopper!, token as string)).status).toBe(202);
+    await bothAsleep(productId, 20_000);
+    expect(await commandsDuring(productId, () => span(20))).toEqual([{}, {}]);
+  });
+
+  it('asleep on a join with an admission out: looked at once at its end, then nothing', async () => {
+    const productId = newProduct();
+    const epoch = await seed(productId, {
+      total: 100,
+      waitingRoom: room({ admittedForSeconds: 5 }),
+    });
+    await opened(productId, epoch);
     await bothAsleep(productId);
+    const [shopper] = users(1);
+    await join(b, productId, shopper!);
+    await tokenOf(a, productId, shopper!);
+    const active = keysOf(productId, epoch).active;
+    expect(await a.rt.redis.zcard(active)).toBe(1);
+    // asleep on a join, but its holder looks again when the admission ends (not before, and the
+    // other process only a lease after that)
+    await waitFor(
+      () => `a look planned at the admission's end (planned: ${plans(productId).join(', ')})`,
+      async () => plans(productId).some((at) => Number.isFinite(at)),
+      10_000,
+      50,
+    );
+    // unused, it ends: counted abandoned, its seat freed, and the room sleeps with nothing planned
+    await bothAsleep(productId, 20_000);
+    expect(await a.rt.redis.zcard(active)).toBe(0);
+    expect(await poll(a, productId, shopper!)).toMatchObject({ state: 'expired' });
+    expect(await roomField(productId, epoch, ROOM_FIELD.asleep)).toBe('join');
     expect(await commandsDuring(productId, () => span(20))).toEqual([{}, {}]);
   });
 });

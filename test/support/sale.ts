@@ -2,9 +2,9 @@ import type { Config } from '../../src/config/index.js';
 import { createDb, type Db } from '../../src/db/index.js';
 import {
   createInventory,
-  type FoldedOutcome,
+  SaleError,
   type Inventory,
-  type SaleOutcome,
+  type SaleReply,
   type SoldOrder,
 } from '../../src/inventory/index.js';
 import { homeSegment } from '../../src/inventory/layout.js';
@@ -96,13 +96,13 @@ export function shopperOf(seg: number, segments: number, tag: string): string {
 }
 
 /**
- * The order a purchase sold, or its end thrown, as tests assert it: the refusal (a SaleError),
+ * The order a purchase sold, or its end thrown, as tests assert it: the refusal (as a SaleError),
  * the store's failure (its cause), or an Error naming any other end.
  */
-export async function orderSold(outcome: Promise<SaleOutcome | FoldedOutcome>): Promise<SoldOrder> {
-  const r = await outcome;
+export async function orderSold(reply: Promise<SaleReply>): Promise<SoldOrder> {
+  const r = await reply;
   if (r.kind === 'sold') return r.order;
-  if (r.kind === 'refused') throw r.refusal;
+  if (r.kind === 'refused') throw new SaleError(r.refusal);
   if (r.kind === 'failed') throw r.cause;
   throw new Error(`the purchase ended ${r.kind}`);
 }

@@ -4,7 +4,7 @@
  * ackMany), instead of one UPDATE each. A lost batch of them (a crash before the write) only
  * sends those events again: receivers dedupe on their ids.
  */
-import type { Ack } from './lanes-repository.js';
+import type { Ack } from '../lanes/index.js';
 
 /** Longest an acknowledgement waits for company, and most in one statement. */
 const WAIT_MS = 5;

@@ -1,20 +1,16 @@
 /**
  * The lanes the relay hands on, many to a BullMQ job (one per endpoint and page of lanes): their
- * due events read in one query, then each lane delivered as delivery.ts says, WEBHOOK_CONCURRENCY
- * at once across the process. A lane whose attempt failed leaves the batch for its own job
- * (lane-delivery.ts), queued with the delay the failure chose; a lane that already has one (it
- * is failing: `attempts` > 0) is left to it, so a batch never overtakes a retry.
+ * due events read in one query, then each lane delivered as lane-attempt.ts says, in a slot of
+ * the process shared among the endpoints (endpoint-slots.ts; the lanes of a quiet endpoint are
+ * held back, those released together in one statement). A lane whose attempt failed is recorded as due
+ * again later, when the relay gives it a job of its own (lane-delivery.ts); a lane already waiting
+ * for that (`nextAttemptAt` set) is left to it, so a batch never overtakes a retry.
  */
-import type { EventType, OrderEvent } from '../feed/cloud-event.js';
-import { deliverDue, type DeliveryCore } from './delivery.js';
-import type { Endpoint } from '../endpoints/endpoints-repository.js';
-import type { Lane, LaneRef } from './lanes-repository.js';
-
-export interface DueLane {
-  lane: Lane;
-  /** its events past the acknowledged version, of the endpoint's types, oldest first */
-  due: OrderEvent[];
-}
+import type { EventType } from '../feed/index.js';
+import type { Admission } from './endpoint-slots.js';
+import { deliverDue, type DeliveryCore } from './lane-attempt.js';
+import type { Endpoint } from '../endpoints/index.js';
+import type { DueLane, LaneRef } from '../lanes/index.js';
 
 export interface BatchDeps extends DeliveryCore {
   endpoint(id: string): Promise<Endpoint | undefined>;
@@ -23,17 +19,21 @@ export interface BatchDeps extends DeliveryCore {
     orderIds: readonly string[],
     types: readonly EventType[],
   ): Promise<DueLane[]>;
-  /** queues the lane's own job, to run after `delayMs` */
-  retryLater(ref: LaneRef, delayMs: number): Promise<void>;
-  /** runs `work` when one of the process's WEBHOOK_CONCURRENCY delivery slots is free */
-  slot<T>(work: () => Promise<T>): Promise<T>;
+  /** queues the lane's own job (a replay moved it while it was sent: it is read again) */
+  ownJob(ref: LaneRef): Promise<void>;
+  /** a slot of the process for a lane of this endpoint, or held back (endpoint-slots.ts) */
+  enter(endpointId: string): Promise<Admission>;
+  /** records lanes held back: each due again after its delay, not an attempt */
+  hold(held: ReadonlyArray<LaneRef & { delayMs: number }>): Promise<void>;
 }
 
 export interface BatchResult {
   delivered: number;
   retrying: number;
   dead: number;
-  /** dead, owned by a retry, or nothing due */
+  /** not attempted: their endpoint is quiet and busy */
+  held: number;
+  /** dead, waiting for its next attempt, or nothing due */
   skipped: number;
 }
 
@@ -42,47 +42,58 @@ export async function deliverBatch(
   endpointId: string,
   orderIds: readonly string[],
 ): Promise<BatchResult> {
-  const result: BatchResult = { delivered: 0, retrying: 0, dead: 0, skipped: 0 };
+  const result: BatchResult = { delivered: 0, retrying: 0, dead: 0, held: 0, skipped: 0 };
   const endpoint = await deps.endpoint(endpointId);
   if (!endpoint || endpoint.status !== 'active') return { ...result, skipped: orderIds.length };
   const lanes = await deps.dueLanes(endpointId, orderIds, endpoint.types);
+  const hold = coalesced(deps.hold);
   let gone = false;
   await Promise.all(
-    lanes.map(({ lane, due }) =>
-      deps.slot(async () => {
-        if (gone || lane.deadVersion !== null || lane.attempts > 0 || due.length === 0) {
+    lanes.map(async ({ lane, due }) => {
+      if (lane.deadVersion !== null || lane.nextAttemptAt !== null || due.length === 0) {
+        result.skipped++;
+        return;
+      }
+      const admission = await deps.enter(endpointId);
+      if (admission.held) {
+        result.held++;
+        // now, not once the batch's other lanes are done: one of them may hang for the timeout
+        await hold({ endpointId, orderId: lane.orderId, delayMs: admission.holdMs });
+        return;
+      }
+      try {
+        if (gone) {
           result.skipped++;
           return;
         }
-        const r = await deliverDue(deps, endpoint, lane, due);
+        const r = await deliverDue(deps, endpoint, lane, due, admission.slot);
         if (r.code === 'gone') gone = true;
         else if (r.code === 'dead') result.dead++;
-        else if (r.code === 'retry') {
-          result.retrying++;
-          await deps.retryLater(lane, r.delayMs);
-        } else {
+        else if (r.code === 'retry') result.retrying++;
+        else if (r.code === 'delivered') {
           result.delivered++;
-          // a replay moved the lane while it was sent: its own job reads it again
-          if (r.moved) await deps.retryLater(lane, 0);
+          if (r.moved) await deps.ownJob(lane);
         }
-      }),
-    ),
+      } finally {
+        admission.slot.release();
+      }
+    }),
   );
   return result;
 }
 
-/** A pool of `size` slots: `slot(work)` runs work once one is free. */
-export function slots(size: number): <T>(work: () => Promise<T>) => Promise<T> {
-  let busy = 0;
-  const waiting: Array<() => void> = [];
-  return async (work) => {
-    if (busy >= size) await new Promise<void>((resolve) => waiting.push(resolve));
-    busy++;
-    try {
-      return await work();
-    } finally {
-      busy--;
-      waiting.shift()?.();
-    }
+/** `write` for what is pushed within one turn of the event loop, in one call. */
+function coalesced<T>(write: (items: readonly T[]) => Promise<void>): (item: T) => Promise<void> {
+  let items: T[] = [];
+  let written: Promise<void> | undefined;
+  return (item) => {
+    items.push(item);
+    written ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const batch = items;
+      items = [];
+      written = undefined;
+      return write(batch);
+    });
+    return written;
   };
 }

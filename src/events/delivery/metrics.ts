@@ -1,18 +1,21 @@
 /**
  * Webhook delivery metrics (per worker process; sum the counters across processes, take the
  * max of the gauges): events delivered, failed attempts by reason, dead letters, endpoints
- * disabled by a 410, the delivery lag (commit to 2xx), and per endpoint, read from PostgreSQL at
- * each scrape, the age of the oldest event not yet acknowledged and the dead letters waiting.
+ * disabled by a 410, lanes held back, the delivery lag (commit to 2xx), each endpoint's limit of
+ * the process's slots, and per endpoint, read from PostgreSQL at each scrape, the age of the
+ * oldest event not yet acknowledged and the dead letters waiting.
  */
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from '../../metrics.js';
-import type { DeliveryMetrics } from './delivery.js';
-import type { EndpointBacklog } from '../endpoints/endpoints-repository.js';
+import type { DeliveryMetrics } from './lane-attempt.js';
+import type { EndpointBacklog } from '../endpoints/index.js';
 
 export function registerDeliveryMetrics(
   registry: Registry,
   backlog: () => Promise<Array<EndpointBacklog & { id: string }>>,
-): DeliveryMetrics {
+  /** each endpoint's limit of this process's delivery slots (endpoint-slots.ts) */
+  limits: () => ReadonlyMap<string, number>,
+): DeliveryMetrics & { held(endpointId: string): void } {
   const delivered = new Counter({
     name: 'seckill_webhook_deliveries_total',
     help: 'Order events a receiver acknowledged (2xx)',
@@ -36,6 +39,22 @@ export function registerDeliveryMetrics(
     help: 'Endpoints disabled because their receiver answered 410 Gone',
     labelNames: ['endpoint'],
     registers: [registry],
+  });
+  const held = new Counter({
+    name: 'seckill_webhook_held_total',
+    help: 'Lanes held back without an attempt: their endpoint was not answering and had its one attempt in flight (each is due again later)',
+    labelNames: ['endpoint'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'seckill_webhook_endpoint_slots',
+    help: "An endpoint's limit of this worker process's WEBHOOK_CONCURRENCY delivery slots: +1 per answer, halved per attempt without one",
+    labelNames: ['endpoint'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [endpoint, limit] of limits()) this.set({ endpoint }, limit);
+    },
   });
   const lag = new Histogram({
     name: 'seckill_webhook_delivery_seconds',
@@ -75,5 +94,6 @@ export function registerDeliveryMetrics(
     failedAttempt: (endpoint, reason) => failed.inc({ endpoint, reason }),
     deadLettered: (endpoint) => dead.inc({ endpoint }),
     disabled: (endpoint) => disabled.inc({ endpoint }),
+    held: (endpoint) => held.inc({ endpoint }),
   };
 }

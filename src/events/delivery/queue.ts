@@ -1,20 +1,14 @@
 /**
  * The BullMQ side of event delivery: the `webhooks` queue, a `batch` job per endpoint and page
- * of lanes the relay (relay-loop.ts) hands on, and a `lane` job of a lane's own (its id names
- * the endpoint and order, so a lane is never queued twice) for its retries, waiting the delay the
- * delivery chose.
+ * of lanes the relay hands on, and a `lane` job of a lane's own (its id names the endpoint and
+ * order, so a lane is never queued twice) when it is due again or was left stranded. Both run
+ * now: when a lane is due again is kept in PostgreSQL (lanes/), not in a delayed job, and every
+ * delivery's outcome is the job's value. A job fails only on an error (PostgreSQL away): it is
+ * tried twice more, a second apart, and a lane it leaves is found stranded.
  */
-import {
-  Queue,
-  UnrecoverableError,
-  Worker,
-  type ConnectionOptions,
-  type Job,
-  type JobsOptions,
-} from 'bullmq';
+import { Queue, Worker, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import type { Logger } from '../../log.js';
-import { DeadLettered, DeliveryFailed } from './delivery.js';
-import type { LaneRef } from './lanes-repository.js';
+import type { LaneRef } from '../lanes/index.js';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
 export const JOB = { lane: 'lane', batch: 'batch' } as const;
@@ -30,13 +24,10 @@ export interface BatchJob {
 // BullMQ refuses custom ids with ":" (its key separator)
 export const laneJobId = (ref: LaneRef) => `l-${ref.endpointId}-${ref.orderId}`;
 
-/**
- * A lane's job: retried until the delivery dead-letters it (its own count, per event), each
- * retry after the delay it chose; gone once done, so the lane can be queued again.
- */
-export const LANE_JOB_OPTIONS: JobsOptions = {
-  attempts: 100_000,
-  backoff: { type: 'webhook' },
+/** Every job: tried again only after an error; a lane's job is gone once done (queued again later). */
+export const JOB_OPTIONS: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'fixed', delay: 1_000 },
   removeOnComplete: true,
   removeOnFail: true,
 };
@@ -46,27 +37,19 @@ export function createEventQueues(connection: ConnectionOptions, prefix: string)
     webhooks: new Queue(WEBHOOKS_QUEUE, {
       connection,
       prefix,
-      defaultJobOptions: LANE_JOB_OPTIONS,
+      defaultJobOptions: JOB_OPTIONS,
     }),
   };
 }
 
-/** Queues a job of each lane's own, after `delayMs` (a lane with a job already is left alone). */
-export async function queueLanes(
-  webhooks: Queue,
-  lanes: readonly LaneRef[],
-  delayMs = 0,
-): Promise<void> {
+/** Queues a job of each lane's own (a lane with a job already is left alone). */
+export async function queueLanes(webhooks: Queue, lanes: readonly LaneRef[]): Promise<void> {
   for (let i = 0; i < lanes.length; i += 500) {
     await webhooks.addBulk(
       lanes.slice(i, i + 500).map((ref) => ({
         name: JOB.lane,
         data: ref,
-        opts: {
-          ...LANE_JOB_OPTIONS,
-          jobId: laneJobId(ref),
-          ...(delayMs > 0 && { delay: delayMs }),
-        },
+        opts: { ...JOB_OPTIONS, jobId: laneJobId(ref) },
       })),
     );
   }
@@ -84,12 +67,7 @@ export async function queueBatches(webhooks: Queue, lanes: readonly LaneRef[]): 
     Array.from({ length: Math.ceil(orderIds.length / BATCH_LANES) }, (_, i) => ({
       name: JOB.batch,
       data: { endpointId, orderIds: orderIds.slice(i * BATCH_LANES, (i + 1) * BATCH_LANES) },
-      opts: {
-        attempts: 3,
-        backoff: { type: 'fixed', delay: 1_000 },
-        removeOnComplete: true,
-        removeOnFail: 100,
-      },
+      opts: { ...JOB_OPTIONS, removeOnFail: 100 },
     })),
   );
   if (jobs.length) await webhooks.addBulk(jobs);
@@ -107,16 +85,8 @@ export function createDeliveryWorker(opts: {
 }): Worker {
   const worker = new Worker(
     WEBHOOKS_QUEUE,
-    async (job: Job) => {
-      if (job.name === JOB.batch) return opts.batch(job.data as BatchJob);
-      try {
-        return await opts.lane(job.data as LaneRef);
-      } catch (err) {
-        // the lane is dead-lettered: no retry
-        if (err instanceof DeadLettered) throw new UnrecoverableError(err.message);
-        throw err;
-      }
-    },
+    (job: Job) =>
+      job.name === JOB.batch ? opts.batch(job.data as BatchJob) : opts.lane(job.data as LaneRef),
     {
       connection: opts.connection,
       prefix: opts.prefix,
@@ -124,14 +94,10 @@ export function createDeliveryWorker(opts: {
       lockDuration: opts.lockMs,
       stalledInterval: opts.lockMs,
       maxStalledCount: 10,
-      settings: {
-        backoffStrategy: (_attempts: number, _type?: string, err?: Error) =>
-          err instanceof DeliveryFailed ? err.delayMs : 1_000,
-      },
     },
   );
   worker.on('failed', (job, err) =>
-    opts.logger?.debug({ job: job?.id, err: err.message }, 'webhook delivery attempt failed'),
+    opts.logger?.warn({ job: job?.id, err: err.message }, 'webhook delivery job failed'),
   );
   worker.on('error', (err) => opts.logger?.warn({ err: err.message }, 'webhook worker error'));
   return worker;

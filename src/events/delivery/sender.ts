@@ -11,9 +11,9 @@ import {
   checkLiteralHost,
   guardedLookup,
   ReceiverRefused,
+  type ReceiverNames,
   type ReceiverRules,
-} from '../endpoints/receiver-policy.js';
-import type { ReceiverNames } from '../endpoints/receiver-names.js';
+} from '../endpoints/index.js';
 
 export type SendOutcome =
   | { code: 'delivered'; status: number }

@@ -1,7 +1,7 @@
 /** The webhook endpoints' SQL: registration, the list with each one's backlog, status, secrets. */
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { EventType } from '../feed/cloud-event.js';
+import type { EventType } from '../feed/index.js';
 
 export interface Endpoint {
   id: string;

@@ -1,7 +1,8 @@
 /**
  * The order events' SQL: the feed (events in the order of the transactions that wrote them,
  * shown only below the oldest transaction still running, so none can appear behind a cursor
- * already passed), an order's events after a version, and pruning past the retention.
+ * already passed), and pruning past the retention (never what a webhook endpoint is still owed). (What a lane is owed is read with the lane:
+ * lanes/lane-reads-repository.ts.)
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
@@ -52,22 +53,6 @@ export async function eventsAfter(
   return r.rows.map(eventOf);
 }
 
-/** An order's events after `version`, oldest first. */
-export async function orderEventsAfter(
-  db: Db,
-  orderId: string,
-  version: number,
-): Promise<OrderEvent[]> {
-  const rows = await db
-    .selectFrom('order_events')
-    .select(['id', 'txid', 'position', 'order_id', 'version', 'type', 'occurred_at', 'data'])
-    .where('order_id', '=', orderId)
-    .where('version', '>', version)
-    .orderBy('version')
-    .execute();
-  return rows.map((row) => eventOf(row as EventRow));
-}
-
 /** The newest place pruning passed; undefined when nothing was pruned. */
 export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
   const row = await db
@@ -80,15 +65,24 @@ export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
 
 /**
  * Deletes up to `limit` events older than `hours`, oldest in feed order first, and moves the
- * pruning mark past them. @returns how many
+ * pruning mark past them; never one still owed to a webhook endpoint: not yet handed on by the
+ * relay, or behind what a lane of an endpoint taking its type acknowledged (pending, waiting for
+ * a disabled endpoint, or dead-lettered: a replay sends it). Such events stay past the retention
+ * until delivered. @returns how many were deleted
  */
 export async function pruneEvents(db: Db, hours: number, limit: number): Promise<number> {
   const r = await sql<{ n: string }>`
     with gone as (
-      delete from order_events where id in (
-        select id from order_events
-        where occurred_at < now() - ${hours} * interval '1 hour'
-        order by txid, position limit ${limit})
+      delete from order_events where (order_id, version) in (
+        select e.order_id, e.version from order_events e
+        where e.occurred_at < now() - ${hours} * interval '1 hour'
+          and (e.txid, e.position) <= (select txid, position from webhook_relay where id = 1)
+          and not exists (
+            select 1 from webhook_lanes l
+            join webhook_endpoints w on w.id = l.endpoint_id
+            where l.order_id = e.order_id and l.acked_version < e.version
+              and l.acked_version < l.wanted_version and e.type = any(w.types))
+        order by e.txid, e.position limit ${limit})
       returning txid, position),
     mark as (
       insert into order_events_pruned (id, txid, position)
@@ -106,10 +100,6 @@ export class EventsRepository {
 
   eventsAfter(cursor: FeedCursor, limit: number): Promise<OrderEvent[]> {
     return eventsAfter(this.db, cursor, limit);
-  }
-
-  orderEventsAfter(orderId: string, version: number): Promise<OrderEvent[]> {
-    return orderEventsAfter(this.db, orderId, version);
   }
 
   prunedThrough(): Promise<FeedCursor | undefined> {

@@ -172,7 +172,7 @@ export function seckill(deps: {
       const known = deps.purchase.fromMemory(call);
       if (known) return answerOf(r, known);
       return deps.purchase
-        .purchase({ ...call, shopper: shopperOf(buyer), ip: r.ip() })
+        .purchase({ ...call, shopper: shopperOf(buyer), ip: r.ip })
         .then((outcome) => answerOf(r, outcome))
         .catch((err: unknown) => errorAnswer(deps.logger, err, facts(r)));
     } catch (err) {

@@ -47,6 +47,7 @@ export const SCHEMAS = {
   WebhookEndpoints: events.webhookEndpoints,
   ReplayRequest: replayBody,
   ReplayAccepted: events.replayAccepted,
+  RetryAccepted: events.retryAccepted,
   DeadLetters: events.deadLetters,
   DropResult: drop.dropResult,
   UnitsRequest: unitsBody,

@@ -95,3 +95,13 @@ export const deadLetters = z.strictObject({
 export const replayAccepted = z.strictObject({
   orders: z.number().int().min(0).describe('orders whose events after the cursor are due again'),
 });
+
+export const retryAccepted = z.strictObject({
+  lanes: z
+    .number()
+    .int()
+    .min(0)
+    .describe(
+      'orders (lanes) that were waiting for their next attempt, now tried (Retry-After kept)',
+    ),
+});

@@ -139,6 +139,23 @@ export const FEED_OPERATIONS: Operation[] = [
     store: true,
   },
   {
+    method: 'post',
+    route: '/admin/webhook-endpoints/:id/retry',
+    operationId: 'retryWebhookEndpoint',
+    tag: 'admin',
+    summary:
+      "Try now every lane waiting for its next attempt (a receiver's Retry-After kept; a failure is not counted)",
+    security: ADMIN,
+    parameters: [endpoint],
+    ok: { 202: ['RetryAccepted', 'the lanes brought forward'] },
+    problems: {
+      ...ADMIN_REFUSALS,
+      ...UNKNOWN,
+      409: 'the endpoint is disabled: enable it (what waited is then sent)',
+    },
+    store: true,
+  },
+  {
     method: 'get',
     route: '/admin/webhook-endpoints/:id/dead-letters',
     operationId: 'listDeadLetters',

@@ -1,8 +1,9 @@
 /**
  * The admin's webhook endpoints (behind the admin guard; docs/events.md#webhooks): register
  * (`201` with the `whsec_` secret, shown this once), list with each one's backlog, disable,
- * enable, rotate the secret, read the dead letters, and replay everything after a cursor. Each
- * change is recorded in the audit log (who: the token or session, X-Operator, the address).
+ * enable, rotate the secret, read the dead letters, replay everything after a cursor, and retry
+ * now what waits for its next attempt. Each change is recorded in the audit log (who: the token
+ * or session, X-Operator, the address).
  */
 import type { IRouter } from 'express';
 import { z } from 'zod';
@@ -100,6 +101,21 @@ export function mountAdminWebhooks(router: IRouter, webhooks: WebhookEndpoints):
     const r = await webhooks.replay(id, decodeCursor(body.from)!, actorOf(req));
     if (!r) throw unknownEndpoint(id);
     res.status(202).json(r);
+  });
+
+  router.post('/admin/webhook-endpoints/:id/retry', async (req, res) => {
+    const id = endpointId(req.params.id);
+    const r = await webhooks.retry(id, actorOf(req));
+    if (!r) throw unknownEndpoint(id);
+    if (r.code === 'disabled') {
+      throw new ProblemError({
+        status: 409,
+        code: 'webhook-endpoint-disabled',
+        title: 'Webhook endpoint disabled',
+        detail: `${id} is disabled: enable it (what waited is then sent)`,
+      });
+    }
+    res.status(202).json({ lanes: r.lanes });
   });
 
   router.get('/admin/webhook-endpoints/:id/dead-letters', async (req, res) => {

@@ -141,6 +141,8 @@ function update(p) {
   const badge = card.el('status');
   setText(badge, p.status);
   badge.className = 'badge ' + p.status.replace(' ', '-');
+  // an ended sale takes no control (each answers 409 sale-over): none shown
+  card.root.querySelector('.controls').hidden = p.status === 'ended';
   setText(card.f('epoch'), 'epoch ' + p.epoch);
   setText(card.el('remaining'), num(p.remaining));
   setText(card.f('total'), num(p.total));

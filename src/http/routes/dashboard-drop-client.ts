@@ -1,9 +1,10 @@
 /**
  * The dashboard page's script, the drop's half (appended to dashboard-client.ts's, whose snapshot
- * handler calls renderRooms and whose cards call controlBar): the waiting rooms' table, and the
- * operator's controls on each sale (pause, resume, end now, units, the room's pace), sent to the
- * admin API with the session cookie and the name in the page's "who" box (X-Operator, kept in
- * localStorage), so the audit log says who pressed what. Plain JS in a string: no template literals.
+ * handler calls renderRooms and whose cards call controlBar): the waiting rooms' table, the
+ * operator's controls on each sale (pause, resume, end now, units, the room's pace), and the
+ * webhook tile's "Retry now", sent to the admin API with the session cookie and the name in the
+ * page's "who" box (X-Operator, kept in localStorage), so the audit log says who pressed what.
+ * Plain JS in a string: no template literals.
  */
 export const DASHBOARD_DROP_CLIENT = String.raw`
 const operator = $('operator');
@@ -24,6 +25,26 @@ async function control(id, path, method, body) {
   return out.action + ': ' + (out.changed ? 'done' : 'nothing to change') +
     (out.units !== undefined ? ' (' + num(out.units) + ' units)' : '') + ' · now ' + (out.product ? out.product.status : '?');
 }
+
+/** The webhook tile's "Retry now": each active endpoint with lanes waiting tries them now. */
+async function retryWebhooks() {
+  const status = $('webhooksRetryStatus');
+  setText(status, '…');
+  const headers = { 'content-type': 'application/json' };
+  const who = operator.value.trim();
+  if (who) headers['x-operator'] = who;
+  const res = await fetch('/admin/webhook-endpoints');
+  if (!res.ok) return setText(status, res.status + ' ' + res.statusText);
+  const waiting = (await res.json()).endpoints.filter((e) => e.status === 'active' && e.pending > 0);
+  let lanes = 0;
+  for (const e of waiting) {
+    const r = await fetch('/admin/webhook-endpoints/' + encodeURIComponent(e.id) + '/retry', { method: 'POST', headers });
+    if (r.ok) lanes += (await r.json()).lanes;
+  }
+  setText(status, waiting.length === 0 ? 'nothing waits' :
+    plural(lanes, 'lane') + ' of ' + plural(waiting.length, 'endpoint') + ' tried now');
+}
+$('webhooksRetry').addEventListener('click', () => void retryWebhooks());
 
 /** The controls of a sale's card: pause, resume, end now, units in or out. */
 function controlBar(card, id) {

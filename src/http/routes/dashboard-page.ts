@@ -15,6 +15,7 @@ const STYLE = `
   .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(150px, 1fr)); gap: 10px; }
   .tile, .card, details.sale { background: #fff; border-radius: 8px; padding: 8px 12px; box-shadow: 0 1px 2px #0002; }
   .tile b { display: block; font-size: 22px; } .tile span { color: #667; font-size: 12px; }
+  .figure-row { display: flex; align-items: center; justify-content: space-between; gap: 6px; } .figure-row button { font-size: 11px; padding: 1px 6px; }
   .charts { display: grid; grid-template-columns: 1fr 1fr 300px; gap: 10px; margin-top: 10px; }
   canvas { display: block; width: 100%; height: 130px; }
   table.kinds { width: 100%; border-collapse: collapse; font-size: 12px; }
@@ -32,7 +33,7 @@ const STYLE = `
   .badge.paused { background: #7c3aed; } .badge.open { background: #15803d; } .badge.lobby { background: #b45309; }
   /* a sale's controls are always shown on its unfolded card: a touch screen has no hover, and a
      control that appears only under the pointer cannot be reached by a tap or the Tab key */
-  .controls { margin: 4px 0; font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px; align-items: center; }
+  .controls { margin: 4px 0; font-size: 12px; display: flex; flex-wrap: wrap; gap: 4px; align-items: center; } .controls[hidden] { display: none; }
   .controls button, table.rooms button { font-size: 12px; padding: 2px 8px; min-height: 28px; }
   .controls input { min-height: 28px; box-sizing: border-box; }
   table.rooms { width: 100%; border-collapse: collapse; font-size: 13px; background: #fff; border-radius: 8px; }
@@ -98,7 +99,8 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <div class="tile"><b id="queue" data-testid="persistence-queue">–</b><span title="BullMQ jobs of orders on their way to PostgreSQL: waiting / active / delayed / failed">order-persistence queue (w / a / d / f)</span></div>
   <div class="tile"><b data-testid="outbox" id="outbox">–</b><span>outbox lag (orders)</span></div>
   <div class="tile"><b data-testid="persisted" id="persisted">–</b><span>units persisted</span></div>
-  <div class="tile"><b data-testid="webhooks" id="webhooks">–</b><span>webhook orders pending / dead-lettered</span></div>
+  <div class="tile"><div class="figure-row"><b data-testid="webhooks" id="webhooks">–</b><button id="webhooksRetry" data-testid="webhooks-retry" title="every active endpoint's lanes waiting for their next attempt are tried now (POST /admin/webhook-endpoints/:id/retry)">Retry now</button></div><span>webhook orders pending / dead-lettered</span>
+    <span class="muted" id="webhooksRetryStatus" data-testid="webhooks-retry-status"></span></div>
 </div>
 <div class="charts">
   <div class="card"><span class="muted">accepted / s, last 2 min <span id="acceptedMax"></span></span><canvas id="acceptedChart"></canvas></div>

@@ -7,7 +7,7 @@
  * answered), which the HTTP edge renders, the same bytes at every replay. Records written before
  * kept the answer's bytes (`d`): those are replayed as they are.
  */
-import { SaleError, type SaleErrorCode } from '../errors.js';
+import type { SaleErrorCode, SaleRefusal } from '../errors.js';
 
 /** An answer as the client got it (records written before answers were kept by meaning). */
 export interface StoredResponse {
@@ -22,7 +22,7 @@ export type PurchaseAnswer =
   /** sold under `orderId` */
   | { kind: 'sold'; orderId: string; productId: string; quantity: number }
   /** a sale refusal; `request` the request it first answered, which a replay names too */
-  | { kind: 'refused'; refusal: SaleError; request?: { id: string; url: string } | undefined }
+  | { kind: 'refused'; refusal: SaleRefusal; request?: { id: string; url: string } | undefined }
   /** an answer kept by its bytes (records written before): `sold` when it was a sale's */
   | { kind: 'sent'; response: StoredResponse; sold: boolean };
 
@@ -134,7 +134,12 @@ export function decodeIdempotencyRecord(raw: string): IdempotencyRecord {
     return r;
   }
   if (v.r) {
-    const refusal = new SaleError({ code: v.r.c, message: v.r.m, orderId: v.r.o, at: v.r.t });
+    const refusal: SaleRefusal = {
+      code: v.r.c,
+      message: v.r.m,
+      ...(v.r.o !== undefined && { orderId: v.r.o }),
+      ...(v.r.t !== undefined && { at: v.r.t }),
+    };
     const request = v.i === undefined ? undefined : { id: v.i, url: v.w ?? '' };
     r.done = { kind: 'refused', refusal, request };
     return r;

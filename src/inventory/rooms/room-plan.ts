@@ -78,12 +78,13 @@ export class RoomPlan {
 
 /**
  * How long until a room let go asleep is looked at anyway (0: never: a join wakes it, and the
- * joining process acts on its own wake). A seat's end is exact; the rest is the slow look for a
- * lost notice (a return, a freed seat, a resume).
- * @param seatEndsInMs - the first admission ends in this many ms (seat sleeps; 0: no seat)
+ * joining process acts on its own wake). A seat's end is exact (asleep on a join too: an
+ * admission that ends unused is counted abandoned and leaves the active gauge at that tick); the
+ * rest is the slow look for a lost notice (a return, a freed seat, a resume).
+ * @param seatEndsInMs - the first admission ends in this many ms (0: no seat)
  */
 export function lookIn(sleep: RoomSleep, recheckMs: number, seatEndsInMs: number): number {
-  if (sleep === 'join') return 0;
+  if (sleep === 'join') return seatEndsInMs;
   return sleep === 'seat' && seatEndsInMs > 0 ? Math.min(seatEndsInMs, recheckMs) : recheckMs;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ServerClock } from '../../redis/time.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
-import type { SaleError } from '../errors.js';
+import type { SaleRefusal } from '../errors.js';
 import { pausedRefusal, soldOutRefusal, windowRefusal } from './refusals.js';
 
 /**
@@ -38,7 +38,7 @@ export class MemoryGuard {
    * can tell. Synchronous: a flash sale's after-sellout flood is answered without a promise or a
    * Redis command.
    */
-  refusal(productId: string): SaleError | undefined {
+  refusal(productId: string): SaleRefusal | undefined {
     const view = this.opts.catalogue.known(productId);
     const code = view && this.decide(view);
     if (!code) return undefined;

@@ -12,41 +12,28 @@ import { ShardHealth } from '../../redis/shard-health.js';
 import { ServerClock } from '../../redis/time.js';
 import type { RateLimit } from '../../config/index.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
-import { SaleError, unknownProduct } from '../errors.js';
+import { unknownProduct, type SaleRefusal } from '../errors.js';
 import { homeSegment } from '../layout.js';
 import { ActivityLeases, type PurchaseDeductArgs as DeductArgs } from './activity-leases.js';
 import { mintOrderId } from '../order-ids.js';
-import type { FoldedRecord } from '../keyed-protocol.js';
 import type { DeductReply } from '../protocol.js';
-import type { SoldOrder } from '../records/outbox-entry.js';
 import { MemoryGuard, WINDOW_MARGIN_MS } from './memory-guard.js';
-import { keyedHomeDeduct } from './keyed-deduct.js';
-import type { FoldedOutcome, SaleEnd, SaleOutcome, Trip } from './outcome.js';
-import { refusalOf, shardUnavailable, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
+import { GOES_ON, keyedHomeDeduct, recordLeft } from './keyed-deduct.js';
+import type { SalePlan, SaleReply } from './outcome.js';
+import { refusalOf, shardUnavailable, soldOutRefusal as soldOut, STALE } from './refusals.js';
 import { failedOn, soldOrderOf, spill, type SegmentParts } from './spill.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import { SegmentLocking } from './segment-locking.js';
-import { bucketToTake, noteBucket, takeBucket } from './shopper-rate.js';
+import { bucketToTake, takeBucket } from './shopper-rate.js';
 
-export interface PurchaseRequest {
-  productId: string;
-  userId: string;
-  quantity: number;
-  /** the order id to sell under (the caller's, so it can resolve a lost answer); else minted */
-  orderId?: string | undefined;
-  /**
-   * the shopper's rate limit, a cell of which the home deduct takes (its bucket shares the home
-   * slot); undefined: no cell to take (no limit, or one taken already)
-   */
-  rate?: RateLimit | undefined;
-}
+/** What the purchase left so far: the shopper's cell once taken, and the key's record. */
+type Left = Pick<SaleReply, 'bucket' | 'record'>;
 
-/** An attempt's end short of a sale or a refusal: the shopper's cell refused, or not folded. */
-type Stop = { stop: 'rate-limited' } | { stop: 'unfolded'; found?: string | undefined };
-const RATE_LIMITED: Stop = { stop: 'rate-limited' };
-
-/** What one attempt on a product view came to. */
-type Attempted = SoldOrder | SaleError | StaleEpoch | Stop;
+/**
+ * The home segment's answer: the deduct's reply to go on with (`busy`: home's lock stayed busy,
+ * so a claim stands there and the units must come from a spill), or the purchase's reply.
+ */
+type HomeCall = (Left & { reply: DeductReply; busy: boolean }) | SaleReply;
 
 export interface SaleMetrics {
   result(result: string, strategy: string): void;
@@ -76,10 +63,12 @@ export interface SaleOptions {
 /** A reseed between reading the product and deducting: reload and try again this many times. */
 const EPOCH_RETRIES = 3;
 
-const RESEEDING = new SaleError({
+const RESEEDING: SaleRefusal = {
   code: 'reseeding',
   message: 'the sale was reseeded during the purchase',
-});
+};
+
+const NOTHING_LEFT: Left = { record: 'nothing' };
 
 export class Sale {
   private readonly segmentKeys: SegmentKeyCache;
@@ -116,146 +105,186 @@ export class Sale {
     this.guard = new MemoryGuard({ clock, catalogue: opts.catalogue, metrics: opts.metrics });
   }
 
-  /** Sells `quantity` units to the shopper, or says why not. */
-  async purchase(req: PurchaseRequest): Promise<SaleOutcome> {
-    const trip: Trip = { record: 'nothing' };
-    const end = await this.run(req, undefined, trip);
-    return 'stop' in end
-      ? { kind: 'rate-limited', bucket: trip.bucket }
-      : { ...end, bucket: trip.bucket };
-  }
-
   /**
-   * {@link purchase} with an Idempotency-Key's record, read and written by the home deduct itself
-   * (keyed-deduct.ts): `unfolded` when it wrote nothing (the caller claims the key the usual way).
+   * Sells the plan's units to the shopper, or says why not: one call, one reply, with what the
+   * purchase left (the shopper's cell, the key's record) for the caller to settle.
    */
-  async purchaseFolded(req: PurchaseRequest, keyed: FoldedRecord): Promise<FoldedOutcome> {
-    const trip: Trip = { record: 'nothing' };
-    const end = await this.run(req, keyed, trip);
-    if (!('stop' in end)) return { ...end, ...trip };
-    return end.stop === 'rate-limited'
-      ? { kind: 'rate-limited', ...trip }
-      : { kind: 'unfolded', found: end.found, ...trip };
-  }
-
-  /** The purchase on the product's view, loaded again after a reseed under it. */
-  private async run(
-    req: PurchaseRequest,
-    keyed: FoldedRecord | undefined,
-    trip: Trip,
-  ): Promise<SaleEnd | Stop> {
-    for (let attempt = 0; attempt < EPOCH_RETRIES; attempt++) {
-      let view: ProductView | null;
-      let r: Attempted;
-      try {
-        const got = this.opts.catalogue.get(req.productId);
-        view = got instanceof Promise ? await got : got;
-        if (!view) return this.refused(null, unknownProduct(req.productId));
-        if (view.soldOut) return this.refused(view, soldOut(view));
-        r = await this.attempt(view, req, keyed, trip);
-      } catch (cause) {
-        return { kind: 'failed', cause };
-      }
-      if (r instanceof StaleEpoch) {
-        this.opts.catalogue.forget(view.id);
-        continue;
-      }
-      if (r instanceof SaleError) return this.refused(view, r);
-      if ('stop' in r) return r;
-      this.opts.metrics?.result('accepted', view.strategy);
-      return { kind: 'sold', order: r };
-    }
-    // not counted as a refusal: a purchase that met three reseeds
-    return { kind: 'refused', refusal: RESEEDING };
+  purchase(plan: SalePlan): Promise<SaleReply> {
+    return this.onView(plan, NOTHING_LEFT, 0);
   }
 
   /** {@link MemoryGuard.refusal}: sold out, or outside the window beyond doubt. */
-  refusalFromMemory(productId: string): SaleError | undefined {
+  refusalFromMemory(productId: string): SaleRefusal | undefined {
     return this.guard.refusal(productId);
   }
 
-  private refused(view: ProductView | null, refusal: SaleError): SaleEnd {
-    this.opts.metrics?.result(refusal.code, view?.strategy ?? 'none');
-    return { kind: 'refused', refusal };
+  /** The purchase on the product's view; loaded again after a reseed under it (`tries`). */
+  private async onView(plan: SalePlan, left: Left, tries: number): Promise<SaleReply> {
+    // not counted as a refusal: a purchase that met three reseeds
+    if (tries === EPOCH_RETRIES) return { kind: 'refused', refusal: RESEEDING, ...left };
+    let view: ProductView | null;
+    try {
+      const got = this.opts.catalogue.get(plan.productId);
+      view = got instanceof Promise ? await got : got;
+    } catch (cause) {
+      return { kind: 'failed', cause, ...left };
+    }
+    if (!view) return this.refused(null, unknownProduct(plan.productId), left);
+    if (view.soldOut) return this.refused(view, soldOut(view), left);
+    return this.attempt(view, plan, left, tries);
   }
 
+  private refused(view: ProductView | null, refusal: SaleRefusal, left: Left): SaleReply {
+    this.opts.metrics?.result(refusal.code, view?.strategy ?? 'none');
+    return { kind: 'refused', refusal, ...left };
+  }
+
+  /** One try on a product view: the home segment, then a spill when home cannot serve. */
   private async attempt(
     view: ProductView,
-    req: PurchaseRequest,
-    keyed: FoldedRecord | undefined,
-    trip: Trip,
-  ): Promise<Attempted> {
-    const home = homeSegment(req.userId, view.segments);
+    plan: SalePlan,
+    before: Left,
+    tries: number,
+  ): Promise<SaleReply> {
+    const home = homeSegment(plan.userId, view.segments);
+    const homeKeys = this.segment(view, home);
+    const homeDown = this.shards.down(homeKeys.state);
+    if (homeDown) return this.refused(view, shardUnavailable(view.id, home, homeDown), before);
     const args: DeductArgs = {
-      mode: 'home',
+      // a home segment known to be empty only needs its claim (the limit check lives there)
+      mode: view.empty.has(home) ? 'claim' : 'home',
       epoch: view.epoch,
       fence: 0,
-      userId: req.userId,
-      quantity: req.quantity,
-      orderId: req.orderId ?? mintOrderId(view.number),
+      userId: plan.userId,
+      quantity: plan.quantity,
+      orderId: plan.orderId ?? mintOrderId(view.number),
       productId: view.id,
       segment: home,
       homeSegment: home,
+      bucket: bucketToTake(plan.rate, before.bucket),
     };
-    const locked = view.strategy !== 'lockfree';
-    const homeKeys = this.segment(view, home);
-    const homeDown = this.shards.down(homeKeys.state);
-    if (homeDown) return shardUnavailable(view.id, home, homeDown);
-    // A home segment known to be empty only needs its claim (the limit check lives there).
-    if (view.empty.has(home)) args.mode = 'claim';
-    args.bucket = bucketToTake(req.rate, trip);
-    let r: DeductReply;
-    let homeBusy = false;
+    const call = await this.home(view, homeKeys, args, plan, before);
+    if (!('reply' in call)) {
+      const { bucket, record } = call;
+      return call.kind === 'refused' ? this.refused(view, call.refusal, { bucket, record }) : call;
+    }
+    const { reply: r, busy, ...left } = call;
     try {
-      let free: DeductReply | undefined;
-      // folded while nothing is written: a retry after a reseed runs under the record it left
-      if (keyed && trip.record === 'nothing') {
-        const k = await keyedHomeDeduct(this.locking, homeKeys, args, keyed, locked, trip);
-        if (!('reply' in k)) return 'rateLimited' in k ? RATE_LIMITED : { stop: 'unfolded', ...k };
-        free = k.reply;
+      if (r.code === 'ok') {
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
+        await this.opts.replicaWait?.confirm(homeKeys.state);
+        return this.sold(view, soldOrderOf(view, args, home, r.outboxId), left);
+      }
+      if (r.code === 'spill') {
+        if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
+        const spilled = await spill(
+          this.parts,
+          view,
+          args,
+          home,
+          view.strategy !== 'lockfree',
+          busy,
+        );
+        return this.settled(view, plan, spilled, left, tries);
+      }
+      return this.settled(view, plan, refusalOf(view, r, args.quantity), left, tries);
+    } catch (cause) {
+      return { kind: 'failed', cause, ...left };
+    }
+  }
+
+  /** A try's end: sold, refused, or reseeded under it (the view reloaded, tried again). */
+  private settled(
+    view: ProductView,
+    plan: SalePlan,
+    end: ReturnType<typeof refusalOf> | Awaited<ReturnType<typeof spill>>,
+    left: Left,
+    tries: number,
+  ): SaleReply | Promise<SaleReply> {
+    if (end === STALE) {
+      this.opts.catalogue.forget(view.id);
+      return this.onView(plan, left, tries + 1);
+    }
+    return 'outboxId' in end ? this.sold(view, end, left) : this.refused(view, end, left);
+  }
+
+  private sold(view: ProductView, order: ReturnType<typeof soldOrderOf>, left: Left): SaleReply {
+    this.opts.metrics?.result('accepted', view.strategy);
+    return { kind: 'sold', order, ...left };
+  }
+
+  /**
+   * The home segment's call, and the ones a busy lock makes: folded with the key's record while
+   * nothing is written under it (a retry after a reseed runs under the record it left); on a
+   * locked segment, the free path first, else the lock the full way, else a claim when the lock
+   * stays busy. The first call that takes the shopper's cell brings the bucket's answer; the
+   * calls after it take none.
+   */
+  private async home(
+    view: ProductView,
+    keys: SegmentKeys,
+    args: DeductArgs,
+    plan: SalePlan,
+    before: Left,
+  ): Promise<HomeCall> {
+    const locked = view.strategy !== 'lockfree';
+    let record = before.record;
+    let bucket = before.bucket;
+    try {
+      let first: DeductReply | undefined;
+      if (plan.record && record === 'nothing') {
+        const folded = keyedHomeDeduct(this.locking, keys, args, plan.record, locked);
+        if (!folded) return { kind: 'unfolded', bucket, record };
+        record = 'unknown'; // sent: until its reply, the record may have been written
+        const k = await folded;
+        record = recordLeft(k);
+        // a key that finds its record takes no cell in the call
+        if (k.code === 'record') return { kind: 'unfolded', found: k.value, bucket, record };
+        bucket = k.bucket ?? bucket;
+        if (k.code === 'rate-limited') return { kind: 'rate-limited', bucket, record };
+        if (!GOES_ON.has(k.code)) return { kind: 'unfolded', bucket, record };
+        first = k as DeductReply;
       } else if (locked && args.mode === 'home') {
-        free = await this.locking.deductIfFree(view, args);
+        first = await this.locking.deductIfFree(view, args);
         // Someone here is on the lock already: the cell is taken before this purchase joins the
         // line (a shopper past their rate never waits for a lock it cannot use).
-        if (!free && req.rate && args.bucket) {
-          free = await takeBucket(this.takeRate, homeKeys, req.userId, req.rate);
+        if (!first && plan.rate && args.bucket) {
+          first = await takeBucket(this.takeRate, keys, plan.userId, plan.rate);
         }
-        if (free && noteBucket(args, trip, free)) return RATE_LIMITED;
+        bucket = first?.bucket ?? bucket;
+        if (first?.code === 'rate-limited') return { kind: 'rate-limited', bucket, record };
       }
-      if (free && free.code !== 'contended') {
-        r = free;
-      } else if (locked && args.mode === 'home') {
+      if (first && first.code !== 'contended') return { reply: first, busy: false, bucket, record };
+      // the calls below take no cell when one was taken
+      const rest: DeductArgs = bucket ? { ...args, bucket: undefined } : args;
+      if (locked && args.mode === 'home') {
         const { lockWaitMs, lockQueueMs } = this.opts;
-        const held = await this.locking.lock(view, home, lockWaitMs, lockQueueMs);
+        const held = await this.locking.lock(view, args.segment, lockWaitMs, lockQueueMs);
         if (held) {
-          r = await this.locking.deductHolding(held, args);
-        } else if (view.soldOut) {
-          return soldOut(view);
-        } else if (view.segments === 1) {
-          return new SaleError({
+          const reply = await this.locking.deductHolding(held, rest);
+          return { reply, busy: false, bucket, record };
+        }
+        if (view.soldOut) return { kind: 'refused', refusal: soldOut(view), bucket, record };
+        if (view.segments === 1) {
+          const refusal: SaleRefusal = {
             code: 'lock-timeout',
             message: `the lock was busy for ${this.opts.lockWaitMs} ms`,
-          });
-        } else {
-          args.mode = 'claim';
-          homeBusy = true;
-          r = await this.leases.deduct(this.segment(view, home), args);
+          };
+          return { kind: 'refused', refusal, bucket, record };
         }
-      } else {
-        r = await this.leases.deduct(this.segment(view, home), args);
+        const reply = await this.leases.deduct(keys, { ...rest, mode: 'claim' });
+        return { reply, busy: true, bucket: reply.bucket ?? bucket, record };
       }
-    } catch (err) {
-      return failedOn(this.parts, view, home, err);
+      const reply = await this.leases.deduct(keys, rest);
+      bucket = reply.bucket ?? bucket;
+      if (reply.code === 'rate-limited') return { kind: 'rate-limited', bucket, record };
+      return { reply, busy: false, bucket, record };
+    } catch (cause) {
+      const refusal = failedOn(this.parts, view, args.segment, cause);
+      return refusal
+        ? { kind: 'refused', refusal, bucket, record }
+        : { kind: 'failed', cause, bucket, record };
     }
-    if (noteBucket(args, trip, r)) return RATE_LIMITED;
-    if (r.code === 'ok') {
-      if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
-      await this.opts.replicaWait?.confirm(homeKeys.state);
-      return soldOrderOf(view, args, home, r.outboxId);
-    }
-    if (r.code !== 'spill') return refusalOf(view, r, args.quantity);
-    if (r.remaining === 0) this.opts.catalogue.noteEmpty(view, home);
-    return spill(this.parts, view, args, home, locked, homeBusy);
   }
 
   private readonly takeRate = (key: string, limit: RateLimit) =>

@@ -3,35 +3,25 @@
  * segment's slot, so the home deduct takes its cell in the same call (lua/deduct-7.lua KEYS[7],
  * lua/deductFree-11.lua), with the deduct's own TIME; one script less per purchase than a take of
  * its own. The first home call that gets past the answers that make it call again (unknown,
- * staleEpoch, untouched) takes the cell; the purchase's later calls (a retry on a new view, the
- * deduct under a lock the free call found contended, a claim) take none, and spills never do.
- * Refused, the purchase ends rate-limited, having changed nothing.
+ * staleEpoch, untouched) takes the cell, and its reply carries the bucket's answer; the purchase's
+ * later calls (a retry on a new view, the deduct under a lock the free call found contended, a
+ * claim) take none, and spills never do. Refused, the purchase ends rate-limited, having changed
+ * nothing.
  */
 import type { RateLimit } from '../../config/index.js';
 import { intervalUs, type RateDecision } from '../../redis/rate-limit.js';
 import { PURCHASE_ROUTE, type DeductArgs, type DeductReply } from '../protocol.js';
-import type { Trip } from './outcome.js';
-
-/** The deduct's bucket arguments: none without a limit, or once this purchase's cell was taken. */
-export function bucketToTake(limit: RateLimit | undefined, trip: Trip): DeductArgs['bucket'] {
-  if (!limit || trip.bucket) return undefined;
-  return { intervalUs: intervalUs(limit), burst: limit.burst };
-}
 
 /**
- * Notes the bucket's answer a home call brought; the purchase's later calls ask none.
- * @returns whether the bucket refused the cell
+ * The home deduct's bucket arguments: none without a limit, nor once a call of this purchase took
+ * the cell (`taken`: the bucket's answer it brought).
  */
-export function noteBucket(
-  args: { bucket?: DeductArgs['bucket'] },
-  trip: Trip,
-  /** a deduct's reply, or the keyed deduct's (its `full` carries the bucket too) */
-  reply: Pick<DeductReply, 'bucket'> & { code: string },
-): boolean {
-  if (!reply.bucket) return false;
-  trip.bucket = reply.bucket;
-  args.bucket = undefined;
-  return reply.code === 'rate-limited';
+export function bucketToTake(
+  limit: RateLimit | undefined,
+  taken: RateDecision | undefined,
+): DeductArgs['bucket'] {
+  if (!limit || taken) return undefined;
+  return { intervalUs: intervalUs(limit), burst: limit.burst };
 }
 
 /**

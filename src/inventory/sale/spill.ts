@@ -10,12 +10,12 @@ import type { ReplicaWait } from '../../redis/replica-wait.js';
 import type { ShardHealth } from '../../redis/shard-health.js';
 import type { Logger } from '../../log.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
-import { SaleError } from '../errors.js';
+import type { SaleRefusal } from '../errors.js';
 import { spillOrder } from '../layout.js';
 import { claimSettle, type DeductReply } from '../protocol.js';
 import { soldOrder, type SoldOrder } from '../records/outbox-entry.js';
 import type { ActivityLeases, PurchaseDeductArgs as DeductArgs } from './activity-leases.js';
-import { refusalOf, shardUnavailable, soldOutRefusal as soldOut, StaleEpoch } from './refusals.js';
+import { refusalOf, shardUnavailable, soldOutRefusal as soldOut, STALE } from './refusals.js';
 import type { SegmentLocking } from './segment-locking.js';
 
 /**
@@ -41,18 +41,17 @@ export interface SegmentParts {
 
 /**
  * What a failed command on segment `seg` becomes: one refused unsent sold nothing (a refusal);
- * any other failure is thrown on.
+ * undefined for any other failure (it may have sold).
  */
 export function failedOn(
   parts: SegmentParts,
   view: ProductView,
   seg: number,
   err: unknown,
-): SaleError {
+): SaleRefusal | undefined {
   parts.shards.failed(parts.segment(view, seg).state, err);
   const down = shardDown(err);
-  if (down) return shardUnavailable(view.id, seg, down);
-  throw err;
+  return down ? shardUnavailable(view.id, seg, down) : undefined;
 }
 
 /** The order sold by a deduct on segment `seg`. */
@@ -79,7 +78,7 @@ export async function spill(
   locked: boolean,
   /** the home segment was skipped because its lock was busy (not because it lacked units) */
   homeBusy: boolean,
-): Promise<SoldOrder | SaleError | StaleEpoch> {
+): Promise<SoldOrder | SaleRefusal | typeof STALE> {
   const homeKeys = parts.segment(view, home);
   const settle = (outcome: 'finalise' | 'release') =>
     claimSettle(parts.redis, homeKeys, args.userId, args.orderId, outcome);
@@ -91,11 +90,17 @@ export async function spill(
   // a shard that just failed is skipped: its segments' units wait for it to come back
   const unreachable = candidates.filter((seg) => parts.shards.down(parts.segment(view, seg).state));
   if (unreachable.length) candidates = candidates.filter((seg) => !unreachable.includes(seg));
-  type Tried = SoldOrder | SaleError | StaleEpoch | 'busy' | 'empty';
+  type Tried = SoldOrder | SaleRefusal | typeof STALE | 'busy' | 'empty';
   /** one spill attempt on `seg`: sold, refused, or why not here */
   const attempt = async (seg: number, waitMs: number): Promise<Tried> => {
-    // no bucket: the home call took the cell (noteBucket), and a spill is in another slot
-    const spillArgs: DeductArgs = { ...args, mode: 'spill', segment: seg, fence: 0 };
+    // no bucket: the home call took the cell, and a spill is in another slot
+    const spillArgs: DeductArgs = {
+      ...args,
+      mode: 'spill',
+      segment: seg,
+      fence: 0,
+      bucket: undefined,
+    };
     let r: DeductReply;
     try {
       const free = locked ? await parts.locking.deductIfFree(view, spillArgs) : undefined;
@@ -110,7 +115,10 @@ export async function spill(
         r = await parts.leases.deduct(parts.segment(view, seg), spillArgs);
       }
     } catch (err) {
-      return failedOn(parts, view, seg, err); // a refusal unsent releases the claim (below)
+      // a refusal unsent releases the claim (below); anything else may have sold
+      const refusal = failedOn(parts, view, seg, err);
+      if (!refusal) throw err;
+      return refusal;
     }
     if (r.code === 'ok') {
       if (r.remaining === 0) parts.catalogue.noteEmpty(view, seg);
@@ -130,7 +138,7 @@ export async function spill(
     if (r.code === 'stale-fence') return 'busy';
     return refusalOf(view, r, args.quantity);
   };
-  let ended: SoldOrder | SaleError | StaleEpoch | undefined;
+  let ended: SoldOrder | SaleRefusal | typeof STALE | undefined;
   try {
     // A pass that skips busy locks (under overload, probing all would multiply the load), then
     // waits on one at a time within lockWaitMs, moving on when one runs empty meanwhile.
@@ -138,7 +146,7 @@ export async function spill(
     let tried = 0;
     for (; !ended && tried < candidates.length && busy.length < MAX_BUSY_PROBES; tried++) {
       const got = await attempt(candidates[tried]!, 0);
-      if (typeof got === 'object') ended = got;
+      if (got !== 'busy' && got !== 'empty') ended = got;
       else if (got === 'empty') lacking++;
       else busy.push(candidates[tried]!);
     }
@@ -147,7 +155,7 @@ export async function spill(
     while (!ended && locked && busy.length > 0 && Date.now() < deadline) {
       const seg = busy[Math.floor(Math.random() * busy.length)]!;
       const got = await attempt(seg, deadline - Date.now());
-      if (typeof got === 'object') ended = got;
+      if (got !== 'busy' && got !== 'empty') ended = got;
       else if (got === 'empty') {
         lacking++;
         busy = busy.filter((b) => b !== seg);
@@ -159,7 +167,7 @@ export async function spill(
     warn('spill interrupted; claim left to the sweeper', err);
     throw err;
   }
-  if (ended && !(ended instanceof SaleError || ended instanceof StaleEpoch)) return ended;
+  if (ended && ended !== STALE && 'outboxId' in ended) return ended;
   // A refusal (window, reseed), or no segment that sold: nothing sold, the claim is released
   await settle('release');
   if (ended) return ended;
@@ -173,11 +181,8 @@ export async function spill(
   if (lacking === view.segments - 1 && !homeBusy) {
     // home had fewer than `quantity` units, every other segment none (one unit: sold out now)
     const code = args.quantity === 1 ? 'sold-out' : 'insufficient-stock';
-    return new SaleError({ code, message: `no segment of "${view.id}" has ${args.quantity}` });
+    return { code, message: `no segment of "${view.id}" has ${args.quantity}` };
   }
   // Some segment was busy (or home only busy): its units are still there for a retry.
-  return new SaleError({
-    code: 'lock-timeout',
-    message: `segment locks stayed busy for ${parts.lockWaitMs} ms`,
-  });
+  return { code: 'lock-timeout', message: `segment locks stayed busy for ${parts.lockWaitMs} ms` };
 }

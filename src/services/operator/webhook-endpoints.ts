@@ -2,8 +2,9 @@
  * The admin's webhook endpoints (docs/events.md#webhooks): register a receiver for some event
  * types (its `whsec_` secret is in that answer and a rotation's, never again), list them with
  * their backlog, disable and enable, rotate the secret (the old one keeps signing for a day),
- * read the dead letters, and replay everything after a cursor. Every change is recorded in the
- * audit log before it runs (audit-log.ts), refusals too; a secret never is.
+ * read the dead letters, replay everything after a cursor, and retry now what waits. Every
+ * change is recorded in the audit log before it runs (audit-log.ts), refusals too; a secret
+ * never is.
  */
 import { randomBytes } from 'node:crypto';
 import { QuietError } from '../../errors.js';
@@ -45,6 +46,7 @@ export interface EndpointRecords {
 
 export interface LaneRecords {
   replay(endpointId: string, types: readonly EventType[], from: FeedCursor): Promise<number>;
+  retryNow(endpointId: string): Promise<number>;
   deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]>;
 }
 
@@ -106,7 +108,12 @@ export type Registration =
   | { code: 'refused'; reason: string };
 
 export type WebhookAction =
-  'webhook-add' | 'webhook-disable' | 'webhook-enable' | 'webhook-rotate' | 'webhook-replay';
+  | 'webhook-add'
+  | 'webhook-disable'
+  | 'webhook-enable'
+  | 'webhook-rotate'
+  | 'webhook-replay'
+  | 'webhook-retry';
 
 /** A change refused (the log records it `refused` with this code), answered as before. */
 class EndpointRefusal extends QuietError {
@@ -235,6 +242,24 @@ export class WebhookEndpoints {
         const endpoint = await this.deps.endpoints.get(id);
         if (!endpoint) throw unknown(id);
         return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+      }),
+    );
+  }
+
+  /**
+   * Every lane of the endpoint waiting for its next attempt is tried now (a receiver's
+   * Retry-After is kept); an attempt that fails is not counted. @returns how many lanes
+   */
+  retry(
+    id: string,
+    actor: AuditActor,
+  ): Promise<{ code: 'retried'; lanes: number } | { code: 'disabled' } | undefined> {
+    return this.found(
+      this.run(actor, 'webhook-retry', { endpointId: id }, async () => {
+        const endpoint = await this.deps.endpoints.get(id);
+        if (!endpoint) throw unknown(id);
+        if (endpoint.status !== 'active') return { code: 'disabled' as const };
+        return { code: 'retried' as const, lanes: await this.deps.lanes.retryNow(id) };
       }),
     );
   }

@@ -8,13 +8,11 @@
 import {
   mintOrderId,
   type Catalogue,
-  type FoldedOutcome,
-  type FoldedRecord,
   type OrderResolution,
-  type PurchaseRequest,
   type Sale,
-  type SaleError,
-  type SaleOutcome,
+  type SalePlan,
+  type SaleRefusal,
+  type SaleReply,
   type SoldOrder,
 } from '../../inventory/index.js';
 
@@ -53,7 +51,7 @@ export class Checkout {
   constructor(private readonly deps: CheckoutDeps) {}
 
   /** A refusal known without asking Redis (sold out), or undefined: then {@link buy}. */
-  refusalFromMemory(productId: string): SaleError | undefined {
+  refusalFromMemory(productId: string): SaleRefusal | undefined {
     return this.deps.sale.refusalFromMemory(productId);
   }
 
@@ -89,18 +87,11 @@ export class Checkout {
   }
 
   /**
-   * Sells and submits. A `failed` outcome may have sold: never simply run it again, resolve it
-   * ({@link resolve}).
+   * Sells the plan and submits what it sold. A `failed` reply may have sold: never simply run it
+   * again, resolve it ({@link resolve}).
    */
-  async buy(req: PurchaseRequest): Promise<SaleOutcome> {
-    const r = await this.deps.sale.purchase(req);
-    if (r.kind === 'sold') this.deps.orders.add(r.order);
-    return r;
-  }
-
-  /** {@link buy} with the key's record written by the home deduct itself (Sale.purchaseFolded). */
-  async buyFolded(req: PurchaseRequest, record: FoldedRecord): Promise<FoldedOutcome> {
-    const r = await this.deps.sale.purchaseFolded(req, record);
+  async buy(plan: SalePlan): Promise<SaleReply> {
+    const r = await this.deps.sale.purchase(plan);
     if (r.kind === 'sold') this.deps.orders.add(r.order);
     return r;
   }

@@ -5,7 +5,12 @@
  * them, and a key's record keeps them so.
  */
 import type { RateDecision } from '../../access/index.js';
-import type { PurchaseAnswer, SaleError, SaleErrorCode } from '../../inventory/index.js';
+import type {
+  PurchaseAnswer,
+  SaleErrorCode,
+  SaleRefusal,
+  SaleReply,
+} from '../../inventory/index.js';
 import type { AdmissionRefusal, RateState } from '../admission/index.js';
 
 /** Refusals that hold for this request for good: stored and replayed to a retry with its key. */
@@ -50,9 +55,9 @@ export const answered = (answer: PurchaseAnswer, replayed = false): PurchaseOutc
 });
 
 /** The outcome of a refusal answered now, one per refusal (a refusal made once is answered often). */
-const refusedNow = new WeakMap<SaleError, PurchaseOutcome>();
+const refusedNow = new WeakMap<SaleRefusal, PurchaseOutcome>();
 
-export function refused(refusal: SaleError): PurchaseOutcome {
+export function refused(refusal: SaleRefusal): PurchaseOutcome {
   let outcome = refusedNow.get(refusal);
   if (!outcome) refusedNow.set(refusal, (outcome = answered({ kind: 'refused', refusal })));
   return outcome;
@@ -84,3 +89,11 @@ export const unknown = (orderId: string, cause: unknown, pending = false): Purch
   cause,
   pending,
 });
+
+/** A plan without the key's record: its reply is never `unfolded`. */
+export function unkeyed(reply: SaleReply): Exclude<SaleReply, { kind: 'unfolded' }> {
+  if (reply.kind === 'unfolded') {
+    throw new Error('a purchase without a key record came back unfolded');
+  }
+  return reply;
+}

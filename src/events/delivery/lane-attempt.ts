@@ -1,19 +1,21 @@
 /**
- * Delivering a lane (one endpoint, one order): the order's events of the endpoint's types past
- * what the receiver acknowledged, one at a time, in version order, each signed; the next is sent
- * only once the one before it was acknowledged (a 2xx). The lane then moves on in one
+ * One attempt at a lane (one endpoint, one order): the order's events of the endpoint's types
+ * past what the receiver acknowledged, one at a time, in version order, each signed; the next is
+ * sent only once the one before it was acknowledged (a 2xx). The lane then moves on in one
  * compare-and-set from the version it read (a replay that moved it meanwhile wins). A failure
- * stops the lane there: it is retried after the schedule's delay (a longer Retry-After winning),
- * so a retry never overtakes, and after the schedule's last attempt the lane is dead-lettered
- * from that event on. A 410 disables the endpoint. An event's id is its `webhook-id` on every
- * delivery. batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one's retry.
+ * stops the lane there and is recorded with when the lane is due again (the schedule's delay, a
+ * longer Retry-After winning): the relay gives the lane a job of its own then, so a retry never
+ * overtakes; after the schedule's last attempt the lane is dead-lettered from that event on. A
+ * 410 disables the endpoint. How it ended is a value (LaneOutcome), never a throw. An event's id
+ * is its `webhook-id` on every delivery. batch-delivery.ts and lane-delivery.ts run it for many
+ * lanes, or for one.
  */
-import { cloudEvent, type OrderEvent } from '../feed/cloud-event.js';
-import type { Endpoint } from '../endpoints/endpoints-repository.js';
-import type { Lane, LaneRef } from './lanes-repository.js';
-import { retryDelay } from './retry-schedule.js';
+import { cloudEvent, type OrderEvent } from '../feed/index.js';
+import { signDelivery, type Endpoint } from '../endpoints/index.js';
+import type { Failure, Lane, LaneRef } from '../lanes/index.js';
+import type { Slot } from './endpoint-slots.js';
+import { MAX_RETRY_AFTER_MS, retryDelay } from './retry-schedule.js';
 import type { SendOutcome } from './sender.js';
-import { signDelivery } from '../endpoints/signing.js';
 
 export interface DeliveryMetrics {
   delivered(endpointId: string, lagSeconds: number): void;
@@ -24,7 +26,7 @@ export interface DeliveryMetrics {
 
 export interface LaneRecords {
   ack(ref: LaneRef, from: number, version: number, nextPendingSince: Date | null): Promise<boolean>;
-  failed(ref: LaneRef, attempts: number, error: string, nextAt: Date): Promise<void>;
+  failed(ref: LaneRef, failure: Failure): Promise<void>;
   markDead(ref: LaneRef, version: number, attempts: number, error: string): Promise<void>;
 }
 
@@ -36,25 +38,6 @@ export interface DeliveryCore {
   scheduleMs: readonly number[];
   metrics?: DeliveryMetrics | undefined;
   now?: () => number;
-}
-
-/** A failed attempt: BullMQ waits `delayMs`, then runs the lane again. */
-export class DeliveryFailed extends Error {
-  constructor(
-    message: string,
-    readonly delayMs: number,
-  ) {
-    super(message);
-    this.name = 'DeliveryFailed';
-  }
-}
-
-/** The last attempt failed: the lane is dead-lettered (BullMQ is not to retry it). */
-export class DeadLettered extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'DeadLettered';
-  }
 }
 
 /** The secrets that sign now: the current one, and the previous one during its grace. */
@@ -79,20 +62,24 @@ export type LaneOutcome =
   | { code: 'delivered'; moved: boolean }
   /** the receiver answered 410: the endpoint is disabled */
   | { code: 'gone' }
-  /** an attempt failed: the lane waits `delayMs` (its failure is recorded) */
+  /** an attempt failed: recorded, with the lane due again in `delayMs` */
   | { code: 'retry'; delayMs: number; why: string }
   /** the schedule's last attempt failed: the lane is dead-lettered */
-  | { code: 'dead'; why: string };
+  | { code: 'dead'; why: string }
+  /** not attempted: its endpoint is quiet and busy (endpoint-slots.ts); due again in `delayMs` */
+  | { code: 'held'; delayMs: number };
 
 /**
  * Sends `due` (the lane's events past `lane.ackedVersion`, in version order) until one fails,
- * then records how far it got.
+ * then records how far it got. @param slot - the lane's slot: told when each request starts and
+ * whether it was answered
  */
 export async function deliverDue(
   deps: DeliveryCore,
   endpoint: Endpoint,
-  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts'>,
+  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts' | 'scheduledAt'>,
   due: readonly OrderEvent[],
+  slot?: Slot,
 ): Promise<LaneOutcome> {
   const now = deps.now ?? Date.now;
   const ref = { endpointId: lane.endpointId, orderId: lane.orderId };
@@ -102,7 +89,9 @@ export async function deliverDue(
   for (const event of due) {
     const body = JSON.stringify(cloudEvent(event));
     const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
+    slot?.attempt();
     const outcome = await deps.send(endpoint.url, headers, body);
+    slot?.ended(outcome.code !== 'failed' || outcome.status !== undefined);
     if (outcome.code !== 'delivered') {
       stopped = { event, outcome };
       break;
@@ -125,16 +114,51 @@ export async function deliverDue(
     deps.metrics?.disabled(ref.endpointId);
     return { code: 'gone' };
   }
-  deps.metrics?.failedAttempt(ref.endpointId, reasonLabel(outcome));
+  const reason = reasonLabel(outcome);
+  deps.metrics?.failedAttempt(ref.endpointId, reason);
+  const at = now();
+  const notBefore =
+    outcome.retryAfterMs === undefined
+      ? null
+      : new Date(at + Math.min(outcome.retryAfterMs, MAX_RETRY_AFTER_MS));
+  const endpointDown =
+    reason === 'timeout' || reason === 'network' || [502, 503, 504].includes(outcome.status ?? 0);
+  const why = `${event.id} (${event.type}): ${outcome.reason}`;
+  // brought forward (the endpoint answered again, a probe, "retry now") and failed: not counted,
+  // the lane goes back where its schedule had it
+  const scheduled = sent === 0 ? lane.scheduledAt : null;
+  if (scheduled && scheduled.getTime() > at) {
+    const nextAt = new Date(Math.max(scheduled.getTime(), notBefore?.getTime() ?? 0));
+    await deps.lanes.failed(ref, {
+      attempts: lane.attempts,
+      error: outcome.reason,
+      nextAt,
+      scheduledAt: scheduled,
+      notBefore,
+      endpointDown,
+    });
+    return {
+      code: 'retry',
+      delayMs: nextAt.getTime() - at,
+      why: `an early attempt failed: ${why}`,
+    };
+  }
   // the lane's failures count for the event now due: one acknowledged before it resets them
   const attempts = (sent > 0 ? 0 : lane.attempts) + 1;
   const delay = retryDelay(deps.scheduleMs, attempts, outcome.retryAfterMs);
-  const why = `${event.id} (${event.type}): ${outcome.reason}`;
   if (delay === undefined) {
     await deps.lanes.markDead(ref, event.version, attempts, outcome.reason);
     deps.metrics?.deadLettered(ref.endpointId);
     return { code: 'dead', why: `dead-lettered after ${attempts} attempts: ${why}` };
   }
-  await deps.lanes.failed(ref, attempts, outcome.reason, new Date(now() + delay));
+  const nextAt = new Date(at + delay);
+  await deps.lanes.failed(ref, {
+    attempts,
+    error: outcome.reason,
+    nextAt,
+    scheduledAt: nextAt,
+    notBefore,
+    endpointDown,
+  });
   return { code: 'retry', delayMs: delay, why: `attempt ${attempts} failed: ${why}` };
 }

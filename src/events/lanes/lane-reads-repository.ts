@@ -4,9 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from '../feed/cloud-event.js';
-import { eventOf, type EventRow } from '../feed/events-repository.js';
-import type { Lane } from './lane.js';
+import { eventOf, type EventRow, type EventType, type FeedCursor } from '../feed/index.js';
+import type { DueLane, Lane } from './lane.js';
 
 /** A dead letter: the first event of a lane the last retry failed on. */
 export interface DeadLetter {
@@ -31,7 +30,7 @@ export async function dueLanes(
   endpointId: string,
   orderIds: readonly string[],
   types: readonly EventType[],
-): Promise<Array<{ lane: Lane; due: OrderEvent[] }>> {
+): Promise<DueLane[]> {
   // a lane without a due event comes with its event's columns null
   const r = await sql<
     Omit<EventRow, 'id'> & {
@@ -39,17 +38,20 @@ export async function dueLanes(
       acked_version: number;
       wanted_version: number;
       attempts: number;
+      next_attempt_at: Date | null;
+      scheduled_at: Date | null;
       dead_version: number | null;
     }
   >`
-      select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.dead_version,
+      select l.order_id, l.acked_version, l.wanted_version, l.attempts, l.next_attempt_at,
+             l.scheduled_at, l.dead_version,
              e.id, e.txid, e.position, e.version, e.type, e.occurred_at, e.data
       from webhook_lanes l
       left join order_events e on e.order_id = l.order_id and e.version > l.acked_version
         and e.type = any(${[...types]}::text[])
       where l.endpoint_id = ${endpointId} and l.order_id = any(${[...orderIds]}::uuid[])
       order by l.order_id, e.version`.execute(db);
-  const lanes = new Map<string, { lane: Lane; due: OrderEvent[] }>();
+  const lanes = new Map<string, DueLane>();
   for (const row of r.rows) {
     let entry = lanes.get(row.order_id);
     if (!entry) {
@@ -60,6 +62,8 @@ export async function dueLanes(
           wantedVersion: row.wanted_version,
           ackedVersion: row.acked_version,
           attempts: row.attempts,
+          nextAttemptAt: row.next_attempt_at,
+          scheduledAt: row.scheduled_at,
           deadVersion: row.dead_version,
         },
         due: [],

@@ -1,0 +1,120 @@
+/**
+ * The relay of a shop with no webhook endpoint: nobody takes the events, so a hand-on reads none
+ * of them and moves its cursor past all of those the feed shows in one statement (a sale's
+ * thousands of events cost a relay run one row, not a page of them per thousand); an endpoint
+ * registered afterwards is handed the events after it, as before.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LanesRepository, relay } from '../../src/events/index.js';
+import { insertOrders } from '../../src/orders/index.js';
+import { startApp, type RunningApp } from '../support/app.js';
+import { useNamespace } from '../support/namespace.js';
+import { newProduct } from '../support/payments.js';
+
+const ns = useNamespace();
+let app: RunningApp;
+
+beforeAll(async () => {
+  // no worker: the relay runs here only, when the test says so
+  app = await startApp(ns.config({ WEBHOOK_ALLOW_PRIVATE: 'true' }));
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+async function seedProduct(): Promise<string> {
+  const productId = newProduct();
+  await sql`insert into products (id, total, segments, strategy, limit_per_user, epoch)
+            values (${productId}, 100000, 4, 'lockfree', 1, 1)`.execute(app.rt.db);
+  return productId;
+}
+
+/** `n` orders in batches of 500, as the worker writes them: one order.created event each. */
+async function sell(productId: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let done = 0; done < n; done += 500) {
+    const batch = Array.from({ length: Math.min(500, n - done) }, (_, i) => {
+      const orderId = randomUUID();
+      ids.push(orderId);
+      return {
+        orderId,
+        productId,
+        userId: `u${done + i}`,
+        quantity: 1,
+        epoch: 1,
+        segment: 0,
+        homeSegment: 0,
+        outboxId: `1-${done + i}`,
+        deductedAt: Date.now(),
+        payWithinSeconds: 0,
+      };
+    });
+    await insertOrders(app.rt.db, batch as never);
+  }
+  return ids;
+}
+
+const cursorAt = async () =>
+  (
+    await sql<{
+      txid: string;
+      position: string;
+    }>`select txid, position from webhook_relay where id = 1`.execute(app.rt.db)
+  ).rows[0]!;
+const lastEvent = async () =>
+  (
+    await sql<{ txid: string; position: string }>`select txid, position from order_events
+     order by txid desc, position desc limit 1`.execute(app.rt.db)
+  ).rows[0]!;
+
+describe('the relay with no endpoint', () => {
+  it('moves past every event shown in one hand-on that reads none; a later endpoint gets only what follows', async () => {
+    const lanes = new LanesRepository(app.rt.db);
+    const productId = await seedProduct();
+    await sell(productId, 2_500);
+    let handOns = 0;
+    const queued: string[] = [];
+    const run = () =>
+      relay({
+        endpoints: { all: async () => [] },
+        lanes: {
+          handOn: (endpoints, limit) => {
+            handOns++;
+            return lanes.handOn(endpoints, limit);
+          },
+          due: (limit) => lanes.due(limit),
+          stranded: (idleMs, limit) => lanes.stranded(idleMs, limit),
+          probe: (everyMs) => lanes.probe(everyMs),
+        },
+        probeEveryMs: 60_000,
+        deliver: async (due) => void queued.push(...due.map((l) => l.orderId)),
+        deliverEach: async (due) => void queued.push(...due.map((l) => l.orderId)),
+      });
+    // one hand-on, not one a page of 1 000 events: the cursor is past all 2 500; the run says it
+    // found nothing to hand on (the loop waits its idle wait, not its interval)
+    expect(await run()).toEqual({ events: 0, lanes: 0 });
+    expect(handOns).toBe(1);
+    expect(await cursorAt()).toEqual(await lastEvent());
+    // nothing new: the cursor stays
+    expect(await run()).toEqual({ events: 0, lanes: 0 });
+    expect(await cursorAt()).toEqual(await lastEvent());
+    expect(queued).toEqual([]);
+
+    // an endpoint registered now is handed the events after the cursor, and only those
+    const res = await fetch(`${app.url}/admin/webhook-endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: 'http://127.0.0.1:9/hooks', events: ['*'] }),
+    });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const later = await sell(productId, 3);
+    const step = await lanes.handOn(
+      [{ id: ((await res.json()) as { id: string }).id, types: ['order.created'] }],
+      1_000,
+    );
+    expect(step.events).toBe(3);
+    expect(step.lanes.map((l) => l.orderId).sort()).toEqual([...later].sort());
+  });
+});
