@@ -74,7 +74,8 @@ export { DATA_MIGRATIONS, migrateRedisData } from './migrations/data-migrations.
 export { migrateSegmentKeys } from './migrations/key-migration.js';
 export { ReplicaLagError, ReplicaWait } from '../redis/replica-wait.js';
 export { Sale } from './sale/sale.js';
-export { RoomAdmitter, type DrawSteps, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
+export { type DrawSteps } from './rooms/draw-gate.js';
 export { DrawStore, type ScannedEntry } from './draw/store.js';
 export { DrawPhase, type DrawBeacon, type DrawPhaseDeps } from './draw/phase.js';
 export { drawRoomSettings, type DrawSpec } from './catalogue/seeding.js';

@@ -12,12 +12,8 @@ import type { PubSub } from '../../redis/pubsub.js';
 import { storeOutage } from '../../outages.js';
 import { clearSoldOut, markSoldOut } from '../protocol.js';
 import { decodeEvent, encodeEvent } from '../records/product-events.js';
-import {
-  decodeMeta,
-  isSoldOut,
-  type DrawWindow,
-  type RoomSettings,
-} from '../records/product-meta.js';
+import { decodeMeta, isSoldOut, type RoomSettings } from '../records/product-meta.js';
+import type { DrawWindow } from '../records/product-meta.js';
 import { RoomHeard } from './room-heard.js';
 import { roomNoticeOf, RoomNotices } from './room-notices.js';
 

@@ -26,7 +26,6 @@ import { letsGo, lookIn, RoomPlan } from './room-plan.js';
 import type { AdmitTick, RoomStore } from './store.js';
 
 export { admissionUnits } from './holder-tick.js';
-export type { DrawSteps } from './draw-gate.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;
@@ -188,27 +187,20 @@ export class RoomAdmitter {
       return;
     }
     if (plan.epoch !== view.epoch) plan.newSale(view.epoch);
-    const draws = this.opts.draws;
-    if (view.draw && draws && plan.drawReady !== view.epoch) {
-      const lease = () => this.lease(id, plan);
-      if (!(await passDrawGate(draws, view, plan, lease, () => this.release(plan)))) return;
-    }
+    const gate = { lease: () => this.take(id, plan), release: () => this.release(plan) };
+    if (!(await passDrawGate(this.opts.draws, view, plan, gate))) return;
     // before its opening a room needs nothing: its first tick at the opening opens it
     if (!plan.held && now < view.startsAt) {
       plan.dueAt = view.startsAt;
       return;
     }
-    const lease = await this.lease(id, plan);
+    const lease = await this.take(id, plan);
     if (lease) await this.tickHeld(id, plan, view, lease);
   }
 
-  /** The room's lease: the one held, or a new attempt at it. */
-  private lease(id: string, plan: RoomPlan): Promise<HeldLock | undefined> {
-    return plan.held?.signal.aborted === false ? Promise.resolve(plan.held) : this.take(id, plan);
-  }
-
-  /** Tries the room's lease; held by another process, looks again once it could have run out. */
+  /** The room's lease: the one held, or a try; held by another, looks again once it could end. */
   private async take(id: string, plan: RoomPlan): Promise<HeldLock | undefined> {
+    if (plan.held?.signal.aborted === false) return plan.held;
     plan.held = undefined; // a hold whose lease was lost ended itself
     let busyMs = -1;
     const got = await this.opts.locks.acquire(`room:${id}`, {

@@ -18,25 +18,25 @@ export interface DrawSteps {
 }
 
 /**
- * Whether the draw's line is written (the room ticks on); otherwise the plan says when to look
+ * Whether the room ticks on (no draw, or the draw's line is written); otherwise the plan says when to look
  * again (its close, the beacon round's time, a retry) and the lease is let go meanwhile.
  */
 export async function passDrawGate(
-  steps: DrawSteps,
+  steps: DrawSteps | undefined,
   view: ProductView,
   plan: RoomPlan,
-  lease: () => Promise<HeldLock | undefined>,
-  release: () => Promise<void>,
+  room: { lease: () => Promise<HeldLock | undefined>; release: () => Promise<void> },
 ): Promise<boolean> {
+  if (!view.draw || !steps || plan.drawReady === view.epoch) return true;
   if (!plan.held && Date.now() < view.draw!.entriesCloseAt) {
     plan.dueAt = view.draw!.entriesCloseAt;
     return false;
   }
-  const held = await lease();
+  const held = await room.lease();
   if (!held) return false;
   const step = await steps.prepare(view, held.fence);
   if (!step.ready) {
-    await release();
+    await room.release();
     plan.dueAt = step.at;
     return false;
   }
