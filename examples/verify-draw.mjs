@@ -341,7 +341,7 @@ async function main(argv) {
   return problems.length === 0 ? 0 : 1;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (isMainThread && import.meta.url === `file://${process.argv[1]}`) {
   main(process.argv.slice(2)).then(
     (code) => (process.exitCode = code),
     (err) => {
