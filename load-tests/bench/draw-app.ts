@@ -169,14 +169,19 @@ export async function startApp(config: Config): Promise<BenchApp> {
     await seed(productId, { total: units, startsAt: new Date(opensAt).toISOString() });
     let botUnits = 0;
     let soldOut = false;
+    // a kept-alive socket the server closed meanwhile resets: the client tries again, as a 503
     const buy = async (userId: string): Promise<number> => {
-      const res = await fetch(`${url}/seckill`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-user-id': userId },
-        body: JSON.stringify({ productId }),
-      });
-      await res.arrayBuffer();
-      return res.status;
+      try {
+        const res = await fetch(`${url}/seckill`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-user-id': userId },
+          body: JSON.stringify({ productId }),
+        });
+        await res.arrayBuffer();
+        return res.status;
+      } catch {
+        return 503;
+      }
     };
     const until = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));
     const botRuns = bots.map(async (identities) => {

@@ -7,23 +7,25 @@
  *     (close, read, screen, sort, Merkle tree, one PostgreSQL transaction) and the draw (round R
  *     fetched and verified, every rank, the ranks written, the line's first part) timed apart;
  *   - the standalone verifier (examples/verify-draw.mjs, Node alone, as a child process) on the
- *     largest draw's transcript;
+ *     largest draw's transcript, and on a transcript of `--verify` entries made in this process
+ *     (draw-transcript.ts: the verifier's time at 10^6 without filling the store with 10^6);
  *   - a crowd of `--bots` bots holding `--identities` identities each among `--humans` shoppers:
  *     the units bots win in `--draws` draws of `--units` units against their fair share (their
  *     identities' share of the entries), and the same crowd in a first-come race over HTTP (the
  *     bots firing every identity at the opening, the shoppers arriving over 2 s).
  * A table, then exactly one JSON line. `--help` lists the options.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { loadConfig, NO_RATE_LIMITS } from '../../src/config/index.js';
 import { LocalChain, newLocalChainKey } from '../../src/draw/local-chain.js';
 import type { ProductView } from '../../src/inventory/index.js';
 import { startApp, type BenchApp } from './draw-app.js';
+import { madeTranscript } from './draw-transcript.js';
 import { machine, progress, ratio, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
 
@@ -33,6 +35,7 @@ const OPTIONS = {
   humans: ['2000', 'shoppers of the crowd, one identity each'],
   bots: ['20', 'bots of the crowd'],
   identities: ['10', 'identities each bot holds'],
+  verify: ['1000000', 'entries of a transcript made in-process for the verifier (0: none)'],
   units: ['100', 'units of the crowd draw and race'],
   draws: ['10', 'draws of the crowd (the bots share averaged over them)'],
   'update-report': [false, 'write load-tests/results/draw.md (the committed report)'],
@@ -64,6 +67,7 @@ function options() {
     bots: num('bots'),
     identities: num('identities'),
     units: num('units'),
+    verify: num('verify'),
     draws: num('draws'),
     update: values['update-report'] === true,
   };
@@ -117,24 +121,7 @@ try {
     largest = { productId, size };
   }
 
-  // the standalone verifier on the largest draw
-  if (largest) {
-    const file = join(tmp, 'transcript.json');
-    writeFileSync(file, JSON.stringify(await app.transcript(largest.productId)));
-    const verifier = join(import.meta.dirname, '..', '..', 'examples', 'verify-draw.mjs');
-    const started = Date.now();
-    execFileSync(process.execPath, [verifier, file, '--chain', chain.info.hash], {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    });
-    const verifyMs = Date.now() - started;
-    rows.push({
-      measure: `verifier (Node alone), ${largest.size} entries`,
-      value: `${verifyMs} ms`,
-      n: largest.size,
-    });
-    json.verifier = { entries: largest.size, ms: verifyMs };
-  }
-
+  // the crowd (before the made transcript, whose making blocks this process a while)
   // the crowd: a draw's answer to a race
   const crowd = await app.crowd(o);
   const fair = (o.units * o.bots * o.identities) / (o.humans + o.bots * o.identities);
@@ -161,6 +148,32 @@ try {
     race: crowd.race,
     raceRatio: ratio(crowd.race, fair),
   };
+  // the standalone verifier on the largest draw, then on a transcript made in-process
+  const verifier = join(import.meta.dirname, '..', '..', 'examples', 'verify-draw.mjs');
+  // a child process not waited for in a block: the API in this process keeps serving meanwhile
+  const verify = async (transcript: unknown, name: string) => {
+    const file = join(tmp, `${name}.json`);
+    writeFileSync(file, JSON.stringify(transcript));
+    const started = Date.now();
+    await promisify(execFile)(process.execPath, [verifier, file, '--chain', chain.info.hash], {
+      maxBuffer: 1 << 30,
+    });
+    return Date.now() - started;
+  };
+  json.verifier = [];
+  const verified = (how: string, entries: number, ms: number) => {
+    rows.push({ measure: `verifier (Node alone), ${how}`, value: `${ms} ms`, n: entries });
+    (json.verifier as unknown[]).push({ entries, how, ms });
+  };
+  if (largest) {
+    const ms = await verify(await app.transcript(largest.productId), 'largest');
+    verified('the largest draw', largest.size, ms);
+  }
+  if (o.verify > 0) {
+    progress(`${o.verify} entries: a transcript made for the verifier`);
+    const made = madeTranscript(chain, o.verify, 100);
+    verified('a made transcript', o.verify, await verify(made, 'made'));
+  }
 } finally {
   await app.close();
   served.server.close();
