@@ -41,6 +41,7 @@ const CLUSTER_FILES = [
   'test/events/endpoint-isolation.test.ts',
   'test/events/endpoint-recovery.test.ts',
   'test/events/event-retention.test.ts',
+  'test/events/product-events.test.ts',
   'test/services/draw.test.ts',
 ];
 

@@ -14,7 +14,8 @@ createServer((req, res) => {
     } catch {
       return res.writeHead(401).end();
     }
-    if (!seen.has(event.id)) console.log(event.type, event.subject, event.orderversion);
+    if (!seen.has(event.id))
+      console.log(event.type, event.subject, event.orderversion ?? event.subjectsequence);
     seen.add(event.id); // a redelivery or a replay: the same id, handled once
     res.writeHead(204).end();
   });

@@ -90,6 +90,35 @@ export interface OrderEventsTable {
   data: unknown;
 }
 
+/**
+ * An event of a product that is not an order's (a draw's, a waiting room's), published by
+ * application code (src/events/feed/product-events.ts; migrations/20261206_0015_product_events.ts).
+ */
+export interface ProductEventsTable {
+  /** the producer's id, `<type>:...`: publishing it again is a no-op */
+  id: string;
+  /** its place in the transaction, from the order events' sequence (int8, read as a string) */
+  position: Generated<string>;
+  /** the writing transaction's id (int8, read as a string): the feed's order */
+  txid: Generated<string>;
+  product_id: string;
+  /** the CloudEvents source: its family, e.g. /seckill/draws */
+  source: string;
+  /** the producer's; never a uuid (an order's) */
+  subject: string;
+  /** 1, 2, 3... per subject, in commit order */
+  sequence: number;
+  type: string;
+  occurred_at: Generated<Date>;
+  data: unknown;
+}
+
+/** The last sequence number given to each subject of product events. */
+export interface ProductEventSubjectsTable {
+  subject: string;
+  sequence: number;
+}
+
 /** The feed's pruning mark: the newest (txid, position) deleted. */
 export interface OrderEventsPrunedTable {
   id: number;
@@ -199,10 +228,14 @@ export interface WebhookEndpointsTable {
   probed_at: ColumnType<Date | null, Date | null | undefined>;
 }
 
-/** The delivery of one order's events to one endpoint, in version order. */
+/**
+ * The delivery of one subject's events (an order's, or a product event's subject) to one
+ * endpoint, in version (sequence) order.
+ */
 export interface WebhookLanesTable {
   endpoint_id: string;
-  order_id: string;
+  /** an order id (its text), or a product event's subject */
+  subject: string;
   /** the newest version the relay handed on */
   wanted_version: number;
   /** the newest version the receiver acknowledged */
@@ -303,6 +336,8 @@ export interface Database {
   payment_refusals: PaymentRefusalsTable;
   order_events: OrderEventsTable;
   order_events_pruned: OrderEventsPrunedTable;
+  product_events: ProductEventsTable;
+  product_event_subjects: ProductEventSubjectsTable;
   admin_audit: AdminAuditTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_lanes: WebhookLanesTable;

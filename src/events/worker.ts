@@ -1,9 +1,9 @@
 /**
- * What a worker process runs of order events, wired: the relay on a timer of its own (every
- * EVENT_RELAY_INTERVAL_MS while there is work, one run at a time across the processes), the
- * webhook deliveries (WEBHOOK_CONCURRENCY lanes at once), their metrics, and how they stop
- * (the relay first, then the deliveries in flight finish). The composition root starts it and
- * registers its closes and watches.
+ * What a worker process runs of events (an order's, a product's), wired: the relay on a timer of
+ * its own (every EVENT_RELAY_INTERVAL_MS while there is work, one run at a time across the
+ * processes), the webhook deliveries (WEBHOOK_CONCURRENCY lanes at once), their metrics, and how
+ * they stop (the relay first, then the deliveries in flight finish). The composition root starts
+ * it and registers its closes and watches.
  */
 import type { ConnectionOptions, Queue, Worker } from 'bullmq';
 import type { EventsConfig } from '../config/events.js';
@@ -148,7 +148,7 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
         {
           ...shared,
           dueLane: async (ref, types) =>
-            (await lanes.dueLanes(ref.endpointId, [ref.orderId], types))[0],
+            (await lanes.dueLanes(ref.endpointId, [ref.subject], types))[0],
           catchUp: (ref, from) => lanes.catchUp(ref, from),
         },
         ref,
@@ -157,11 +157,11 @@ export function startEventWorker(deps: EventWorkerDeps): EventWorker {
       deliverBatch(
         {
           ...shared,
-          dueLanes: (id, orderIds, types) => lanes.dueLanes(id, orderIds, types),
+          dueLanes: (id, subjects, types) => lanes.dueLanes(id, subjects, types),
           ownJob: (ref) => queueLanes(queues.webhooks, [ref]),
         },
         job.endpointId,
-        job.orderIds,
+        job.subjects,
       ),
   });
   // a loop of its own: its commands are no request's (redis/background.ts)

@@ -84,7 +84,7 @@ async function finalSales(n: number): Promise<string[]> {
 const lanesOf = (endpointId: string) =>
   app.rt.db
     .selectFrom('webhook_lanes')
-    .select(['order_id', 'attempts', 'last_error', 'acked_version'])
+    .select(['subject', 'attempts', 'last_error', 'acked_version'])
     .where('endpoint_id', '=', endpointId)
     .execute();
 

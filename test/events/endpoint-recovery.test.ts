@@ -79,7 +79,7 @@ async function finalSales(n: number): Promise<string[]> {
 const lanesOf = (endpointId: string) =>
   app.rt.db
     .selectFrom('webhook_lanes')
-    .select(['order_id', 'attempts', 'next_attempt_at', 'dead_version'])
+    .select(['subject', 'attempts', 'next_attempt_at', 'dead_version'])
     .where('endpoint_id', '=', endpointId)
     .execute();
 
@@ -115,7 +115,7 @@ describe('an endpoint back after an outage', () => {
     const orders = await finalSales(ORDERS);
     await allWaitingMinutes(id);
     // probes while it is down (one lane brought forward every 2 s) fail, and are not counted
-    const before = new Map((await lanesOf(id)).map((l) => [l.order_id, l.attempts]));
+    const before = new Map((await lanesOf(id)).map((l) => [l.subject, l.attempts]));
     const since = new Date();
     const probes = new Set<number>();
     await waitFor(
@@ -133,7 +133,7 @@ describe('an endpoint back after an outage', () => {
       20,
     );
     await allWaitingMinutes(id);
-    const after = new Map((await lanesOf(id)).map((l) => [l.order_id, l.attempts]));
+    const after = new Map((await lanesOf(id)).map((l) => [l.subject, l.attempts]));
     expect(after).toEqual(before);
 
     await r.start();
@@ -164,7 +164,7 @@ describe('retry now', () => {
     await waitFor(
       'the second round waiting minutes',
       async () => {
-        const lanes = (await lanesOf(id)).filter((l) => more.includes(l.order_id));
+        const lanes = (await lanesOf(id)).filter((l) => more.includes(l.subject));
         const later = Date.now() + 60_000;
         return lanes.length === ORDERS && lanes.every((l) => l.next_attempt_at!.getTime() > later);
       },

@@ -2,7 +2,7 @@
  * The relay of a shop with no webhook endpoint: nobody takes the events, so a hand-on reads none
  * of them and moves its cursor past all of those the feed shows in one statement (a sale's
  * thousands of events cost a relay run one row, not a page of them per thousand); an endpoint
- * registered afterwards is handed the events after it, as before.
+ * registered afterwards is handed the events after it, as before. Product events count too.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
@@ -12,6 +12,7 @@ import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct } from '../support/payments.js';
+import { note, publishNotes } from '../support/sample-producer.js';
 
 const ns = useNamespace();
 let app: RunningApp;
@@ -65,8 +66,9 @@ const cursorAt = async () =>
   ).rows[0]!;
 const lastEvent = async () =>
   (
-    await sql<{ txid: string; position: string }>`select txid, position from order_events
-     order by txid desc, position desc limit 1`.execute(app.rt.db)
+    await sql<{ txid: string; position: string }>`select txid, position from (
+       select txid, position from order_events union all select txid, position from product_events
+     ) e order by txid desc, position desc limit 1`.execute(app.rt.db)
   ).rows[0]!;
 
 describe('the relay with no endpoint', () => {
@@ -74,6 +76,8 @@ describe('the relay with no endpoint', () => {
     const lanes = new LanesRepository(app.rt.db);
     const productId = await seedProduct();
     await sell(productId, 2_500);
+    // the feed's last event is a product event: the cursor moves past it too
+    expect(await publishNotes(app.rt.db, [note(productId, `room:${productId}`, 1)])).toBe(1);
     let handOns = 0;
     const queued: string[] = [];
     const run = () =>
@@ -89,8 +93,8 @@ describe('the relay with no endpoint', () => {
           probe: (everyMs) => lanes.probe(everyMs),
         },
         probeEveryMs: 60_000,
-        deliver: async (due) => void queued.push(...due.map((l) => l.orderId)),
-        deliverEach: async (due) => void queued.push(...due.map((l) => l.orderId)),
+        deliver: async (due) => void queued.push(...due.map((l) => l.subject)),
+        deliverEach: async (due) => void queued.push(...due.map((l) => l.subject)),
       });
     // one hand-on, not one a page of 1 000 events: the cursor is past all 2 500; the run says it
     // found nothing to hand on (the loop waits its idle wait, not its interval)
@@ -115,6 +119,6 @@ describe('the relay with no endpoint', () => {
       1_000,
     );
     expect(step.events).toBe(3);
-    expect(step.lanes.map((l) => l.orderId).sort()).toEqual([...later].sort());
+    expect(step.lanes.map((l) => l.subject).sort()).toEqual([...later].sort());
   });
 });

@@ -332,7 +332,7 @@ describe('delivery', () => {
           .selectFrom('webhook_lanes')
           .selectAll()
           .where('endpoint_id', '=', endpoint.id)
-          .where('order_id', '=', orderId)
+          .where('subject', '=', orderId)
           .where('attempts', '=', 1)
           .executeTakeFirst(),
       30_000,

@@ -266,8 +266,9 @@ describe('fencing', () => {
     const locks = procs[0]!.inv.locks;
     const name = keys.segmentLockName(productId, 0);
     const a = (await locks.acquire(name, { leaseMs: 50 }))!;
+    // the scenario: a's lease runs out unreleased; b waits for it if the machine is slow
     await sleep(80);
-    const b = (await locks.acquire(name, { leaseMs: 5_000 }))!;
+    const b = (await locks.acquire(name, { leaseMs: 5_000, waitMs: 5_000 }))!;
     expect(b.fence).toBeGreaterThan(a.fence);
     const seg = keys.segment(productId, 0);
     const base = homeDeductArgs(productId);

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createDb, type Db } from '../../src/db/index.js';
 import { MIGRATIONS_DIR, MigrationError, migrateToLatest } from '../../src/db/migrate.js';
+import { LanesRepository } from '../../src/events/index.js';
 
 const server = inject('postgresServerUrl');
 const name = `seckill_mig_${process.pid}`;
@@ -43,7 +44,8 @@ describe('migrations', () => {
       '20261206_0012_webhook_recovery',
       '20261206_0013_webhook_lanes_owed',
       '20261206_0014_order_events_by_order_version',
-      '20261206_0015_draws',
+      '20261206_0015_product_events',
+      '20261206_0016_draws',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
@@ -190,6 +192,69 @@ describe('migrations', () => {
       expect(notices).toEqual([
         { provider: 'stripe', id: 'evt_1Old', status: 200 },
         { provider: 'standard-webhooks', id: 'msg_old', status: 409 },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await old.destroy();
+      await admin(`drop database if exists ${before} with (force)`);
+    }
+  });
+
+  it("0015 keeps the previous release's lanes: an order's lane is the lane of its subject", async () => {
+    const before = `${name}_0015`;
+    await admin(`drop database if exists ${before} with (force)`);
+    await admin(`create database ${before}`);
+    const old = createDb(`${server}/${before}`, { max: 2 });
+    const dir = mkdtempSync(join(process.cwd(), 'test', '.tmp-'));
+    try {
+      cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      // the release before: every migration up to 0014
+      for (const f of readdirSync(dir)) if (f > '20261206_0015') rmSync(join(dir, f));
+      await migrateToLatest(old, dir);
+      const orderId = '00000000-0000-7000-8000-0000000001a1';
+      await old
+        .insertInto('products')
+        .values({
+          id: 'p14',
+          total: 2,
+          segments: 1,
+          strategy: 'global',
+          limit_per_user: 1,
+          epoch: 1,
+        })
+        .execute();
+      await old
+        .insertInto('orders')
+        .values({
+          id: orderId,
+          idempotency_key: `p14:1:${orderId}`,
+          product_id: 'p14',
+          epoch: 1,
+          user_id: 'u1',
+          quantity: 1,
+          segment: 0,
+          home_segment: 0,
+          outbox_id: '1-0',
+          deducted_at: new Date(),
+        })
+        .execute();
+      await sql`insert into webhook_endpoints (id, url, types, secret)
+        values ('ep_old', 'https://warehouse.example/hooks', '{order.created}', 'whsec_x')`.execute(
+        old,
+      );
+      await sql`insert into webhook_lanes (endpoint_id, order_id, wanted_version, attempts)
+        values ('ep_old', ${orderId}::uuid, 1, 2)`.execute(old);
+
+      expect(await migrateToLatest(old)).toEqual(['20261206_0015_product_events']);
+      const lane = await old
+        .selectFrom('webhook_lanes')
+        .select(['subject', 'wanted_version', 'acked_version', 'attempts'])
+        .executeTakeFirstOrThrow();
+      expect(lane).toEqual({ subject: orderId, wanted_version: 1, acked_version: 0, attempts: 2 });
+      // what a delivery reads of it: the order's event, through the lane's subject
+      const [due] = await new LanesRepository(old).dueLanes('ep_old', [orderId], ['order.created']);
+      expect(due!.due.map((e) => [e.id, e.subject, e.sequence])).toEqual([
+        [`evt_${orderId}_1`, orderId, 1],
       ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

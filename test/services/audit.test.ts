@@ -222,7 +222,7 @@ describe('webhook endpoint changes in the audit log', () => {
     expect(enable!.result).toMatchObject({ id, status: 'active' });
     expect(rotate!.request).toEqual({ endpointId: id });
     expect(replay!.request).toEqual({ endpointId: id, from });
-    expect(replay!.result).toEqual({ orders: 0 });
+    expect(replay!.result).toEqual({ orders: 0, lanes: 0 });
     // the secrets are answered once, and never kept in the log
     const log = JSON.stringify(entries);
     expect(log).not.toContain('whsec_');

@@ -67,7 +67,7 @@ export function useNamespace(): TestNamespace {
         QUEUE_PREFIX: `{${id}q}`,
         AUTH_MODE: 'dev',
         ADMIN_TOKEN: TEST_ADMIN_TOKEN,
-        LOG_LEVEL: 'silent',
+        LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
         // the product's own defaults limit requests per shopper and address: every test client
         // here is one address (127.0.0.1), so a file turns on the limits it tests
         ...NO_RATE_LIMITS,

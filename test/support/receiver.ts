@@ -1,5 +1,5 @@
 /**
- * A real HTTP receiver of order events, as a warehouse would run one: it verifies each
+ * A real HTTP receiver of events (an order's, or a product's), as a warehouse would run one: it verifies each
  * delivery's Standard Webhooks signature (the `standardwebhooks` package), reads the order's row
  * when the event arrives (so an event sent before its commit would show), and answers as told:
  * 200, an error status (with Retry-After), a redirect, no answer at all (a timeout), or dies
@@ -16,7 +16,9 @@ export type Answer =
 export interface Arrival {
   id: string;
   type: string;
+  /** the event's subject: the order id, or a product event's subject */
   orderId: string;
+  /** the order's version, or the product event's subject sequence */
   version: number;
   /** what the receiver answered (0: it hung or died) */
   answered: number;
@@ -102,14 +104,15 @@ export async function startReceiver(
           id: string;
           type: string;
           subject: string;
-          orderversion: number;
+          orderversion?: number;
+          subjectsequence?: number;
           data: unknown;
         };
         const arrival = {
           id: event.id,
           type: event.type,
           orderId: event.subject,
-          version: event.orderversion,
+          version: (event.orderversion ?? event.subjectsequence)!,
           verified,
           signatures: headers['webhook-signature'].split(' ').length,
           rowVersion: await rowVersion(event.subject),

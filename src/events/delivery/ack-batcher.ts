@@ -22,12 +22,12 @@ export function ackBatcher(ackMany: (acks: readonly Ack[]) => Promise<Set<string
     // one per lane: the furthest of those that start from the same version
     const latest = new Map<string, Ack>();
     for (const { ack } of batch) {
-      const key = `${ack.endpointId} ${ack.orderId} ${ack.from}`;
+      const key = `${ack.endpointId} ${ack.subject} ${ack.from}`;
       if ((latest.get(key)?.version ?? 0) < ack.version) latest.set(key, ack);
     }
     try {
       const moved = await ackMany([...latest.values()]);
-      for (const p of batch) p.settle(moved.has(`${p.ack.endpointId} ${p.ack.orderId}`));
+      for (const p of batch) p.settle(moved.has(`${p.ack.endpointId} ${p.ack.subject}`));
     } catch (err) {
       for (const p of batch) p.fail(err);
     }

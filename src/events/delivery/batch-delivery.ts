@@ -16,7 +16,7 @@ export interface BatchDeps extends DeliveryCore {
   endpoint(id: string): Promise<Endpoint | undefined>;
   dueLanes(
     endpointId: string,
-    orderIds: readonly string[],
+    subjects: readonly string[],
     types: readonly EventType[],
   ): Promise<DueLane[]>;
   /** queues the lane's own job (a replay moved it while it was sent: it is read again) */
@@ -40,12 +40,12 @@ export interface BatchResult {
 export async function deliverBatch(
   deps: BatchDeps,
   endpointId: string,
-  orderIds: readonly string[],
+  subjects: readonly string[],
 ): Promise<BatchResult> {
   const result: BatchResult = { delivered: 0, retrying: 0, dead: 0, held: 0, skipped: 0 };
   const endpoint = await deps.endpoint(endpointId);
-  if (!endpoint || endpoint.status !== 'active') return { ...result, skipped: orderIds.length };
-  const lanes = await deps.dueLanes(endpointId, orderIds, endpoint.types);
+  if (!endpoint || endpoint.status !== 'active') return { ...result, skipped: subjects.length };
+  const lanes = await deps.dueLanes(endpointId, subjects, endpoint.types);
   const hold = coalesced(deps.hold);
   let gone = false;
   await Promise.all(
@@ -58,7 +58,7 @@ export async function deliverBatch(
       if (admission.held) {
         result.held++;
         // now, not once the batch's other lanes are done: one of them may hang for the timeout
-        await hold({ endpointId, orderId: lane.orderId, delayMs: admission.holdMs });
+        await hold({ endpointId, subject: lane.subject, delayMs: admission.holdMs });
         return;
       }
       try {

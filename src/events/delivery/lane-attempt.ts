@@ -1,16 +1,16 @@
 /**
- * One attempt at a lane (one endpoint, one order): the order's events of the endpoint's types
- * past what the receiver acknowledged, one at a time, in version order, each signed; the next is
- * sent only once the one before it was acknowledged (a 2xx). The lane then moves on in one
- * compare-and-set from the version it read (a replay that moved it meanwhile wins). A failure
- * stops the lane there and is recorded with when the lane is due again (the schedule's delay, a
- * longer Retry-After winning): the relay gives the lane a job of its own then, so a retry never
- * overtakes; after the schedule's last attempt the lane is dead-lettered from that event on. A
- * 410 disables the endpoint. How it ended is a value (LaneOutcome), never a throw. An event's id
- * is its `webhook-id` on every delivery. batch-delivery.ts and lane-delivery.ts run it for many
- * lanes, or for one.
+ * One attempt at a lane (one endpoint, one subject: an order, or a product event's subject): its
+ * events of the endpoint's types past what the receiver acknowledged, one at a time, in version
+ * (sequence) order, each signed; the next is sent only once the one before it was acknowledged
+ * (a 2xx). The lane then moves on in one compare-and-set from the version it read (a replay that
+ * moved it meanwhile wins). A failure stops the lane there and is recorded with when the lane is
+ * due again (the schedule's delay, a longer Retry-After winning): the relay gives the lane a job
+ * of its own then, so a retry never overtakes; after the schedule's last attempt the lane is
+ * dead-lettered from that event on. A 410 disables the endpoint. How it ended is a value
+ * (LaneOutcome), never a throw. An event's id is its `webhook-id` on every delivery.
+ * batch-delivery.ts and lane-delivery.ts run it for many lanes, or for one.
  */
-import { cloudEvent, type OrderEvent } from '../feed/index.js';
+import { cloudEvent, type FeedEvent } from '../feed/index.js';
 import { signDelivery, type Endpoint } from '../endpoints/index.js';
 import type { Failure, Lane, LaneRef } from '../lanes/index.js';
 import type { Slot } from './endpoint-slots.js';
@@ -70,22 +70,22 @@ export type LaneOutcome =
   | { code: 'held'; delayMs: number };
 
 /**
- * Sends `due` (the lane's events past `lane.ackedVersion`, in version order) until one fails,
+ * Sends `due` (the lane's events past `lane.ackedVersion`, in sequence order) until one fails,
  * then records how far it got. @param slot - the lane's slot: told when each request starts and
  * whether it was answered
  */
 export async function deliverDue(
   deps: DeliveryCore,
   endpoint: Endpoint,
-  lane: Pick<Lane, 'endpointId' | 'orderId' | 'ackedVersion' | 'attempts' | 'scheduledAt'>,
-  due: readonly OrderEvent[],
+  lane: Pick<Lane, 'endpointId' | 'subject' | 'ackedVersion' | 'attempts' | 'scheduledAt'>,
+  due: readonly FeedEvent[],
   slot?: Slot,
 ): Promise<LaneOutcome> {
   const now = deps.now ?? Date.now;
-  const ref = { endpointId: lane.endpointId, orderId: lane.orderId };
+  const ref = { endpointId: lane.endpointId, subject: lane.subject };
   let sent = 0;
   let stopped:
-    { event: OrderEvent; outcome: Exclude<SendOutcome, { code: 'delivered' }> } | undefined;
+    { event: FeedEvent; outcome: Exclude<SendOutcome, { code: 'delivered' }> } | undefined;
   for (const event of due) {
     const body = JSON.stringify(cloudEvent(event));
     const headers = signDelivery(event.id, body, secretsOf(endpoint, now()), new Date(now()));
@@ -104,7 +104,7 @@ export async function deliverDue(
     !(await deps.lanes.ack(
       ref,
       lane.ackedVersion,
-      due[sent - 1]!.version,
+      due[sent - 1]!.sequence,
       due[sent]?.occurredAt ?? null,
     ));
   if (!stopped) return { code: 'delivered', moved };
@@ -147,7 +147,7 @@ export async function deliverDue(
   const attempts = (sent > 0 ? 0 : lane.attempts) + 1;
   const delay = retryDelay(deps.scheduleMs, attempts, outcome.retryAfterMs);
   if (delay === undefined) {
-    await deps.lanes.markDead(ref, event.version, attempts, outcome.reason);
+    await deps.lanes.markDead(ref, event.sequence, attempts, outcome.reason);
     deps.metrics?.deadLettered(ref.endpointId);
     return { code: 'dead', why: `dead-lettered after ${attempts} attempts: ${why}` };
   }

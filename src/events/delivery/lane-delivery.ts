@@ -1,5 +1,5 @@
 /**
- * One lane's own job (its id names the endpoint and order, so it is never queued twice): a lane
+ * One lane's own job (its id names the endpoint and subject, so it is never queued twice): a lane
  * due again after a failed attempt, a lane left stranded, a replay. Its due events are sent as
  * lane-attempt.ts says, and read again once delivered (events committed meanwhile, or a replay
  * that moved it), until nothing is due or an attempt fails; how it ended is the job's value.

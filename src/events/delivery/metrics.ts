@@ -18,7 +18,7 @@ export function registerDeliveryMetrics(
 ): DeliveryMetrics & { held(endpointId: string): void } {
   const delivered = new Counter({
     name: 'seckill_webhook_deliveries_total',
-    help: 'Order events a receiver acknowledged (2xx)',
+    help: 'Events a receiver acknowledged (2xx)',
     labelNames: ['endpoint'],
     registers: [registry],
   });
@@ -58,14 +58,14 @@ export function registerDeliveryMetrics(
   });
   const lag = new Histogram({
     name: 'seckill_webhook_delivery_seconds',
-    help: "From an order event's commit to its receiver's 2xx",
+    help: "From an event's commit to its receiver's 2xx",
     labelNames: ['endpoint'],
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800, 7200, 36000],
     registers: [registry],
   });
   new Gauge({
     name: 'seckill_webhook_oldest_pending_seconds',
-    help: 'Age of the oldest order event an endpoint has not acknowledged (dead letters aside); 0 when none',
+    help: 'Age of the oldest event an endpoint has not acknowledged (dead letters aside); 0 when none',
     labelNames: ['endpoint'],
     registers: [registry],
     async collect() {

@@ -1,7 +1,7 @@
 /**
  * The BullMQ side of event delivery: the `webhooks` queue, a `batch` job per endpoint and page
  * of lanes the relay hands on, and a `lane` job of a lane's own (its id names the endpoint and
- * order, so a lane is never queued twice) when it is due again or was left stranded. Both run
+ * subject, so a lane is never queued twice) when it is due again or was left stranded. Both run
  * now: when a lane is due again is kept in PostgreSQL (lanes/), not in a delayed job, and every
  * delivery's outcome is the job's value. A job fails only on an error (PostgreSQL away): it is
  * tried twice more, a second apart, and a lane it leaves is found stranded.
@@ -18,11 +18,20 @@ export const BATCH_LANES = 100;
 
 export interface BatchJob {
   endpointId: string;
-  orderIds: string[];
+  subjects: string[];
 }
 
-// BullMQ refuses custom ids with ":" (its key separator)
-export const laneJobId = (ref: LaneRef) => `l-${ref.endpointId}-${ref.orderId}`;
+/**
+ * A job's lanes: jobs queued before lanes had subjects named them by `orderId(s)`, and a worker
+ * may find such a job waiting after an upgrade.
+ */
+export const batchSubjects = (data: BatchJob | { orderIds: string[] }): string[] =>
+  'subjects' in data ? data.subjects : data.orderIds;
+export const laneOf = (data: LaneRef | { endpointId: string; orderId: string }): LaneRef =>
+  'subject' in data ? data : { endpointId: data.endpointId, subject: data.orderId };
+
+// BullMQ refuses custom ids with ":" (its key separator); an order id is kept as it is
+export const laneJobId = (ref: LaneRef) => `l-${ref.endpointId}-${encodeURIComponent(ref.subject)}`;
 
 /** Every job: tried again only after an error; a lane's job is gone once done (queued again later). */
 export const JOB_OPTIONS: JobsOptions = {
@@ -62,11 +71,11 @@ export async function queueLanes(webhooks: Queue, lanes: readonly LaneRef[]): Pr
 export async function queueBatches(webhooks: Queue, lanes: readonly LaneRef[]): Promise<void> {
   const byEndpoint = new Map<string, string[]>();
   for (const l of lanes)
-    byEndpoint.set(l.endpointId, [...(byEndpoint.get(l.endpointId) ?? []), l.orderId]);
-  const jobs = [...byEndpoint].flatMap(([endpointId, orderIds]) =>
-    Array.from({ length: Math.ceil(orderIds.length / BATCH_LANES) }, (_, i) => ({
+    byEndpoint.set(l.endpointId, [...(byEndpoint.get(l.endpointId) ?? []), l.subject]);
+  const jobs = [...byEndpoint].flatMap(([endpointId, subjects]) =>
+    Array.from({ length: Math.ceil(subjects.length / BATCH_LANES) }, (_, i) => ({
       name: JOB.batch,
-      data: { endpointId, orderIds: orderIds.slice(i * BATCH_LANES, (i + 1) * BATCH_LANES) },
+      data: { endpointId, subjects: subjects.slice(i * BATCH_LANES, (i + 1) * BATCH_LANES) },
       opts: { ...JOB_OPTIONS, removeOnFail: 100 },
     })),
   );
@@ -86,7 +95,9 @@ export function createDeliveryWorker(opts: {
   const worker = new Worker(
     WEBHOOKS_QUEUE,
     (job: Job) =>
-      job.name === JOB.batch ? opts.batch(job.data as BatchJob) : opts.lane(job.data as LaneRef),
+      job.name === JOB.batch
+        ? opts.batch({ endpointId: job.data.endpointId, subjects: batchSubjects(job.data) })
+        : opts.lane(laneOf(job.data)),
     {
       connection: opts.connection,
       prefix: opts.prefix,

@@ -19,9 +19,9 @@ export interface Endpoint {
 
 /** An endpoint's delivery backlog. */
 export interface EndpointBacklog {
-  /** orders with events not yet acknowledged (dead letters aside) */
+  /** lanes (orders, other subjects) with events not yet acknowledged (dead letters aside) */
   pending: number;
-  /** orders whose delivery was dead-lettered */
+  /** lanes (orders, other subjects) whose delivery was dead-lettered */
   deadLetters: number;
   /** when the oldest event not yet acknowledged (nor dead) was committed; null when none */
   oldestPendingAt: Date | null;

@@ -1,66 +1,80 @@
 /**
- * An order event as consumers see it: a CloudEvents 1.0 envelope in structured JSON mode
- * (specversion, id, source, type, subject, time, datacontenttype, data) with one extension
- * attribute, `orderversion`. The same envelope is each webhook delivery's body and each item of
- * the pull feed; its `id` is the delivery's `webhook-id`.
+ * An event as consumers see it: a CloudEvents 1.0 envelope in structured JSON mode
+ * (specversion, id, source, type, subject, time, datacontenttype, data) with extension
+ * attributes: an order event's `orderversion`; a product event's `subjectsequence` and
+ * `productid`. The same envelope is each webhook delivery's body and each item of the pull feed;
+ * its `id` is the delivery's `webhook-id`.
  */
+import type { EventType } from './event-types.js';
 
-export const EVENT_TYPES = [
-  'order.created',
-  'order.paid',
-  'order.cancelled',
-  'order.expired',
-  'order.returned',
-  'order.refunded',
-  'order.disputed',
-  'order.dispute_won',
-  'order.dispute_lost',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The CloudEvents `source` of every order event. */
-export const EVENT_SOURCE = '/seckill/orders';
-
-/** An event as stored (order_events). */
-export interface OrderEvent {
-  /** evt_<order id>_<version> */
+/**
+ * An event as stored: an order's (order_events, written by triggers) or a product's
+ * (product_events, published by application code).
+ */
+export interface FeedEvent {
+  /** an order's evt_<order id>_<version>; a product event's producer id */
   id: string;
-  orderId: string;
-  version: number;
+  /** the family: /seckill/orders, or the product event's */
+  source: string;
+  /** the order id, or the subject its producer chose */
+  subject: string;
+  /** the order's version, or the subject's sequence number: per subject, it only goes up */
+  sequence: number;
   type: EventType;
+  /** the product of a product event; null for an order's (its data says it) */
+  productId: string | null;
   occurredAt: Date;
-  /** the order at this version */
+  /** the order at this version; a product event's data */
   data: Record<string, unknown>;
   /** where it stands in the feed */
   cursor: FeedCursor;
 }
 
-export interface CloudEvent {
+interface Envelope {
   specversion: '1.0';
   id: string;
   source: string;
   type: EventType;
-  /** the order id */
   subject: string;
   time: string;
   datacontenttype: 'application/json';
-  /** the order's version this event made (1: created); per order, never goes back */
-  orderversion: number;
   data: Record<string, unknown>;
 }
 
-export function cloudEvent(event: OrderEvent): CloudEvent {
-  return {
-    specversion: '1.0',
+/** An order event's envelope: its subject is the order id. */
+export interface OrderCloudEvent extends Envelope {
+  /** the order's version this event made (1: created); per order, never goes back */
+  orderversion: number;
+}
+
+/** A product event's envelope: its subject is the producer's. */
+export interface ProductCloudEvent extends Envelope {
+  /** 1, 2, 3... per subject in the order published; a consumer orders a subject's events by it */
+  subjectsequence: number;
+  productid: string;
+}
+
+export type CloudEvent = OrderCloudEvent | ProductCloudEvent;
+
+export function cloudEvent(event: FeedEvent): CloudEvent {
+  const attributes = {
+    specversion: '1.0' as const,
     id: event.id,
-    source: EVENT_SOURCE,
+    source: event.source,
     type: event.type,
-    subject: event.orderId,
+    subject: event.subject,
     time: event.occurredAt.toISOString(),
-    datacontenttype: 'application/json',
-    orderversion: event.version,
-    data: event.data,
+    datacontenttype: 'application/json' as const,
   };
+  // extensions before `data`, as the order events always had them
+  return event.productId === null
+    ? { ...attributes, orderversion: event.sequence, data: event.data }
+    : {
+        ...attributes,
+        subjectsequence: event.sequence,
+        productid: event.productId,
+        data: event.data,
+      };
 }
 
 /** A place in the feed: the writing transaction's id, then the event's position in it. */

@@ -1,39 +1,89 @@
 /**
- * The order events' SQL: the feed (events in the order of the transactions that wrote them,
- * shown only below the oldest transaction still running, so none can appear behind a cursor
- * already passed), and pruning past the retention (never what a webhook endpoint is still owed). (What a lane is owed is read with the lane:
- * lanes/lane-reads-repository.ts.)
+ * The feed's SQL. Events are kept in two tables: order events in `order_events` (the triggers on
+ * `orders` write them), product events in `product_events` (product-events.ts publishes them).
+ * Both take their feed place from one sequence, so (txid, position) orders them as one feed; the
+ * queries here read the two as one: the feed (events in the order of the transactions that wrote
+ * them, shown only below the oldest transaction still running, so none can appear behind a cursor
+ * already passed), a subject's events (for the lanes: lanes/lane-reads-repository.ts), and
+ * pruning past the retention (never what a webhook endpoint is still owed).
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../db/index.js';
-import type { EventType, FeedCursor, OrderEvent } from './cloud-event.js';
+import type { FeedCursor, FeedEvent } from './cloud-event.js';
+import { EVENT_SOURCE, type EventType } from './event-types.js';
 
-/** An order_events row as the queries select it. */
+/** An event as the queries select it, from either table. */
 export interface EventRow {
   id: string;
   txid: string;
   position: string;
-  order_id: string;
-  version: number;
+  source: string;
+  subject: string;
+  sequence: number;
   type: string;
+  product_id: string | null;
   occurred_at: Date;
   data: Record<string, unknown>;
 }
 
-export const eventOf = (row: EventRow): OrderEvent => ({
+export const eventOf = (row: EventRow): FeedEvent => ({
   id: row.id,
-  orderId: row.order_id,
-  version: row.version,
+  source: row.source,
+  subject: row.subject,
+  sequence: row.sequence,
   type: row.type as EventType,
+  productId: row.product_id,
   occurredAt: row.occurred_at,
   data: row.data,
   cursor: { txid: BigInt(row.txid), position: BigInt(row.position) },
 });
 
+/** An order event (`o`) as an EventRow. @param withData - false: `{}` (the relay needs none) */
+const orderEventColumns = (withData = true) => sql`
+  o.id, o.txid, o.position, ${EVENT_SOURCE}::text as source, o.order_id::text as subject,
+  o.version as sequence, o.type, null::text as product_id, o.occurred_at,
+  ${withData ? sql`o.data` : sql`'{}'::jsonb as data`}`;
+
+/** A product event (`p`) as an EventRow. */
+const productEventColumns = (withData = true) => sql`
+  p.id, p.txid, p.position, p.source, p.subject, p.sequence, p.type, p.product_id,
+  p.occurred_at, ${withData ? sql`p.data` : sql`'{}'::jsonb as data`}`;
+
+/** `(txid, position)` of `alias` after the cursor. */
+const afterCursor = (alias: 'o' | 'p', cursor: FeedCursor) =>
+  sql`(${sql.ref(`${alias}.txid`)}, ${sql.ref(`${alias}.position`)})
+    > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)`;
+
+/** Written by a transaction that began before every one still running (the feed's horizon). */
+const belowHorizon = (alias: 'o' | 'p') =>
+  sql`${sql.ref(`${alias}.txid`)} < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+
 /**
- * Up to `limit` events after `cursor`, in feed order. An event is shown once every
- * transaction that began writing before its own has ended (committed or not): a later read
- * finds nothing new before the last event of this one.
+ * The events of `subject` (an SQL expression: a lane's column) whose sequence passes `where`, of
+ * `types` when given, from both tables: for a lateral join. An order's subject (a uuid) reaches
+ * `order_events` by its (order_id, version) index; any other reaches `product_events` by its
+ * (subject, sequence) one.
+ */
+export function eventsOfSubject(
+  subject: RawBuilder<unknown>,
+  where: (sequence: RawBuilder<unknown>) => RawBuilder<unknown>,
+  types?: readonly string[],
+): RawBuilder<unknown> {
+  const ofTypes = (alias: 'o' | 'p') =>
+    types ? sql`and ${sql.ref(`${alias}.type`)} = any(${[...types]}::text[])` : sql``;
+  return sql`(
+    select ${orderEventColumns()} from order_events o
+    where o.order_id = subject_order_id(${subject}) and ${where(sql`o.version`)} ${ofTypes('o')}
+    union all
+    select ${productEventColumns()} from product_events p
+    where subject_order_id(${subject}) is null and p.subject = ${subject}
+      and ${where(sql`p.sequence`)} ${ofTypes('p')})`;
+}
+
+/**
+ * Up to `limit` events after `cursor`, in feed order, order events and product events together.
+ * An event is shown once every transaction that began writing before its own has ended
+ * (committed or not): a later read finds nothing new before the last event of this one.
  */
 export async function eventsAfter(
   db: Db,
@@ -41,13 +91,15 @@ export async function eventsAfter(
   limit: number,
   /** false: the events without their `data` (the relay needs none) */
   withData = true,
-): Promise<OrderEvent[]> {
+): Promise<FeedEvent[]> {
   const r = await sql<EventRow>`
-    select id, txid, position, order_id, version, type, occurred_at,
-           ${withData ? sql`data` : sql`'{}'::jsonb as data`}
-    from order_events
-    where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
-      and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    (select ${orderEventColumns(withData)} from order_events o
+     where ${afterCursor('o', cursor)} and ${belowHorizon('o')}
+     order by o.txid, o.position limit ${limit})
+    union all
+    (select ${productEventColumns(withData)} from product_events p
+     where ${afterCursor('p', cursor)} and ${belowHorizon('p')}
+     order by p.txid, p.position limit ${limit})
     order by txid, position
     limit ${limit}`.execute(db);
   return r.rows.map(eventOf);
@@ -64,26 +116,46 @@ export async function prunedThrough(db: Db): Promise<FeedCursor | undefined> {
 }
 
 /**
- * Deletes up to `limit` events older than `hours`, oldest in feed order first, and moves the
- * pruning mark past them; never one still owed to a webhook endpoint: not yet handed on by the
- * relay, or behind what a lane of an endpoint taking its type acknowledged (pending, waiting for
- * a disabled endpoint, or dead-lettered: a replay sends it). Such events stay past the retention
- * until delivered. @returns how many were deleted
+ * Deletes up to `limit` events older than `hours`, of both tables, oldest in feed order first,
+ * and moves the pruning mark past them; never one still owed to a webhook endpoint: not yet
+ * handed on by the relay, or behind what a lane of its subject, of an endpoint taking its type,
+ * acknowledged (pending, waiting for a disabled endpoint, or dead-lettered: a replay sends it).
+ * Such events stay past the retention until delivered. @returns how many were deleted
  */
 export async function pruneEvents(db: Db, hours: number, limit: number): Promise<number> {
+  const owed = (
+    subject: RawBuilder<unknown>,
+    sequence: RawBuilder<unknown>,
+    type: RawBuilder<unknown>,
+  ) => sql`exists (
+    select 1 from webhook_lanes l
+    join webhook_endpoints w on w.id = l.endpoint_id
+    where l.subject = ${subject} and l.acked_version < ${sequence}
+      and l.acked_version < l.wanted_version and ${type} = any(w.types))`;
   const r = await sql<{ n: string }>`
-    with gone as (
+    with relayed as (select txid, position from webhook_relay where id = 1),
+    old as (
+      (select o.order_id, o.version, null::text as id, o.txid, o.position, true as of_order
+       from order_events o
+       where o.occurred_at < now() - ${hours} * interval '1 hour'
+         and (o.txid, o.position) <= (select txid, position from relayed)
+         and not ${owed(sql`o.order_id::text`, sql`o.version`, sql`o.type`)}
+       order by o.txid, o.position limit ${limit})
+      union all
+      (select null::uuid, null::integer, p.id, p.txid, p.position, false from product_events p
+       where p.occurred_at < now() - ${hours} * interval '1 hour'
+         and (p.txid, p.position) <= (select txid, position from relayed)
+         and not ${owed(sql`p.subject`, sql`p.sequence`, sql`p.type`)}
+       order by p.txid, p.position limit ${limit})
+      order by txid, position limit ${limit}),
+    gone_orders as (
       delete from order_events where (order_id, version) in (
-        select e.order_id, e.version from order_events e
-        where e.occurred_at < now() - ${hours} * interval '1 hour'
-          and (e.txid, e.position) <= (select txid, position from webhook_relay where id = 1)
-          and not exists (
-            select 1 from webhook_lanes l
-            join webhook_endpoints w on w.id = l.endpoint_id
-            where l.order_id = e.order_id and l.acked_version < e.version
-              and l.acked_version < l.wanted_version and e.type = any(w.types))
-        order by e.txid, e.position limit ${limit})
+        select order_id, version from old where of_order)
       returning txid, position),
+    gone_products as (
+      delete from product_events where id in (select id from old where not of_order)
+      returning txid, position),
+    gone as (select * from gone_orders union all select * from gone_products),
     mark as (
       insert into order_events_pruned (id, txid, position)
       select 1, txid, position from gone order by txid desc, position desc limit 1
@@ -98,7 +170,7 @@ export async function pruneEvents(db: Db, hours: number, limit: number): Promise
 export class EventsRepository {
   constructor(private readonly db: Db) {}
 
-  eventsAfter(cursor: FeedCursor, limit: number): Promise<OrderEvent[]> {
+  eventsAfter(cursor: FeedCursor, limit: number): Promise<FeedEvent[]> {
     return eventsAfter(this.db, cursor, limit);
   }
 

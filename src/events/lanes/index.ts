@@ -1,5 +1,6 @@
 /**
- * The lanes' door: what each endpoint is owed, one lane per endpoint and order, in PostgreSQL (the
+ * The lanes' door: what each endpoint is owed, one lane per endpoint and subject (an order, or a
+ * product event's subject), in PostgreSQL (the
  * relay's hand-on, acknowledgements, when each lane is tried next, dead letters, replays, what is
  * pending). The relay writes them, deliveries read and move them. Knows the feed, nothing else of
  * events/.

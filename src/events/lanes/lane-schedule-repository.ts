@@ -51,7 +51,7 @@ export async function recordFailure(db: Db, ref: LaneRef, failure: Failure): Pro
         next_attempt_at = ${failure.nextAt.toISOString()}::timestamptz,
         scheduled_at = ${failure.scheduledAt.toISOString()}::timestamptz,
         not_before = ${failure.notBefore?.toISOString() ?? null}::timestamptz
-      where endpoint_id = ${ref.endpointId} and order_id = ${ref.orderId}
+      where endpoint_id = ${ref.endpointId} and subject = ${ref.subject}
       returning endpoint_id)
     update webhook_endpoints set failing_since = now()
     where ${failure.endpointDown} and id = ${ref.endpointId} and failing_since is null`.execute(db);
@@ -75,9 +75,9 @@ export async function recordHolds(
         -- a lane brought forward keeps its schedule's time; one that came due waits the hold
         scheduled_at = case when l.scheduled_at > now() then l.scheduled_at
           else now() + h.delay * interval '1 millisecond' end
-      from unnest(${held.map((h) => h.endpointId)}::text[], ${held.map((h) => h.orderId)}::uuid[],
-        ${held.map((h) => h.delayMs)}::int[]) as h(endpoint_id, order_id, delay)
-      where l.endpoint_id = h.endpoint_id and l.order_id = h.order_id
+      from unnest(${held.map((h) => h.endpointId)}::text[], ${held.map((h) => h.subject)}::text[],
+        ${held.map((h) => h.delayMs)}::int[]) as h(endpoint_id, subject, delay)
+      where l.endpoint_id = h.endpoint_id and l.subject = h.subject
         and l.dead_version is null and l.acked_version < l.wanted_version
       returning l.endpoint_id)
     update webhook_endpoints set failing_since = now()
@@ -90,18 +90,18 @@ export async function recordHolds(
  */
 export async function dueNow(db: Db, limit: number): Promise<LaneRef[]> {
   return refs(
-    await sql<{ endpoint_id: string; order_id: string }>`
+    await sql<{ endpoint_id: string; subject: string }>`
       update webhook_lanes l set enqueued_at = now()
       from (
-        select l2.endpoint_id, l2.order_id from webhook_lanes l2
+        select l2.endpoint_id, l2.subject from webhook_lanes l2
         join webhook_endpoints e on e.id = l2.endpoint_id and e.status = 'active'
         where l2.next_attempt_at <= now() and l2.dead_version is null
           and l2.enqueued_at < l2.next_attempt_at and l2.acked_version < l2.wanted_version
         order by l2.next_attempt_at
         limit ${limit}
         for update of l2 skip locked) due
-      where l.endpoint_id = due.endpoint_id and l.order_id = due.order_id
-      returning l.endpoint_id, l.order_id`.execute(db),
+      where l.endpoint_id = due.endpoint_id and l.subject = due.subject
+      returning l.endpoint_id, l.subject`.execute(db),
   );
 }
 
@@ -112,10 +112,10 @@ export async function dueNow(db: Db, limit: number): Promise<LaneRef[]> {
  */
 export async function stranded(db: Db, idleMs: number, limit: number): Promise<LaneRef[]> {
   return refs(
-    await sql<{ endpoint_id: string; order_id: string }>`
+    await sql<{ endpoint_id: string; subject: string }>`
       update webhook_lanes l set enqueued_at = now()
       from (
-        select l2.endpoint_id, l2.order_id from webhook_lanes l2
+        select l2.endpoint_id, l2.subject from webhook_lanes l2
         join webhook_endpoints e on e.id = l2.endpoint_id and e.status = 'active'
         where l2.acked_version < l2.wanted_version and l2.dead_version is null
           and l2.enqueued_at < now() - ${idleMs} * interval '1 millisecond'
@@ -123,8 +123,8 @@ export async function stranded(db: Db, idleMs: number, limit: number): Promise<L
                or l2.next_attempt_at < now() - ${idleMs} * interval '1 millisecond')
         limit ${limit}
         for update of l2 skip locked) due
-      where l.endpoint_id = due.endpoint_id and l.order_id = due.order_id
-      returning l.endpoint_id, l.order_id`.execute(db),
+      where l.endpoint_id = due.endpoint_id and l.subject = due.subject
+      returning l.endpoint_id, l.subject`.execute(db),
   );
 }
 
@@ -135,7 +135,7 @@ export async function stranded(db: Db, idleMs: number, limit: number): Promise<L
  */
 export async function probe(db: Db, everyMs: number): Promise<LaneRef[]> {
   return refs(
-    await sql<{ endpoint_id: string; order_id: string }>`
+    await sql<{ endpoint_id: string; subject: string }>`
       with due as (
         update webhook_endpoints e set probed_at = now()
         where e.status = 'active'
@@ -143,7 +143,7 @@ export async function probe(db: Db, everyMs: number): Promise<LaneRef[]> {
           and (e.probed_at is null or e.probed_at < now() - ${everyMs} * interval '1 millisecond')
         returning e.id),
       first as (
-        select distinct on (l.endpoint_id) l.endpoint_id, l.order_id from webhook_lanes l
+        select distinct on (l.endpoint_id) l.endpoint_id, l.subject from webhook_lanes l
         join due on due.id = l.endpoint_id
         where l.next_attempt_at > now() and l.dead_version is null
           and l.acked_version < l.wanted_version
@@ -151,8 +151,8 @@ export async function probe(db: Db, everyMs: number): Promise<LaneRef[]> {
         order by l.endpoint_id, l.next_attempt_at)
       update webhook_lanes l set next_attempt_at = now()
       from first
-      where l.endpoint_id = first.endpoint_id and l.order_id = first.order_id
-      returning l.endpoint_id, l.order_id`.execute(db),
+      where l.endpoint_id = first.endpoint_id and l.subject = first.subject
+      returning l.endpoint_id, l.subject`.execute(db),
   );
 }
 
@@ -164,5 +164,5 @@ export async function retryNow(db: Db, endpointId: string): Promise<number> {
   return Number(r.rows[0]?.n ?? 0);
 }
 
-const refs = (result: { rows: Array<{ endpoint_id: string; order_id: string }> }): LaneRef[] =>
-  result.rows.map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
+const refs = (result: { rows: Array<{ endpoint_id: string; subject: string }> }): LaneRef[] =>
+  result.rows.map((row) => ({ endpointId: row.endpoint_id, subject: row.subject }));

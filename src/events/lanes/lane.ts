@@ -1,9 +1,13 @@
-/** A lane: the delivery of one order's events to one endpoint, in version order. */
-import type { OrderEvent } from '../feed/index.js';
+/**
+ * A lane: the delivery of one subject's events (an order's, or a product event's subject) to one
+ * endpoint, in version order (an order's version, a product event's sequence number).
+ */
+import type { FeedEvent } from '../feed/index.js';
 
 export interface LaneRef {
   endpointId: string;
-  orderId: string;
+  /** an order id, or a product event's subject */
+  subject: string;
 }
 
 export interface Lane extends LaneRef {
@@ -23,5 +27,5 @@ export interface Lane extends LaneRef {
 export interface DueLane {
   lane: Lane;
   /** oldest first */
-  due: OrderEvent[];
+  due: FeedEvent[];
 }

@@ -1,13 +1,13 @@
 /**
- * The delivery lanes' SQL (one lane per endpoint and order): the relay's hand-on (in one
- * transaction with its cursor, one relay at a time), a delivery's acknowledgement (only from the
- * version it read: a replay that moved the lane meanwhile wins), a dead letter, replays; and, by
- * lane-schedule-repository.ts and lane-reads-repository.ts, when each lane is tried next and what
- * it is owed.
+ * The delivery lanes' SQL (one lane per endpoint and subject: an order, or a product event's
+ * subject): the relay's hand-on (in one transaction with its cursor, one relay at a time), a
+ * delivery's acknowledgement (only from the version it read: a replay that moved the lane
+ * meanwhile wins), a dead letter, replays; and, by lane-schedule-repository.ts and
+ * lane-reads-repository.ts, when each lane is tried next and what it is owed.
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/index.js';
-import { eventsAfter, type EventType, type FeedCursor, type OrderEvent } from '../feed/index.js';
+import { eventsAfter, type EventType, type FeedCursor, type FeedEvent } from '../feed/index.js';
 import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
 import {
   bringForward,
@@ -78,24 +78,24 @@ export class LanesRepository {
    * Receivers acknowledged these: each lane moves to `version` only from the `from` its delivery
    * read (a replay that moved it meanwhile wins), all in one statement, which also clears the
    * failing mark of their endpoints. One found down for RECOVERY_AFTER_MS or longer is back: its
-   * other waiting lanes are brought forward. @returns the lanes moved, as `<endpoint> <order>`
+   * other waiting lanes are brought forward. @returns the lanes moved, as `<endpoint> <subject>`
    */
   async ackMany(acks: readonly Ack[]): Promise<Set<string>> {
     if (acks.length === 0) return new Set();
-    const r = await sql<{ endpoint_id: string; order_id: string | null; back: boolean }>`
+    const r = await sql<{ endpoint_id: string; subject: string | null; back: boolean }>`
       with acked as (
         update webhook_lanes l set acked_version = a.version, attempts = 0, last_error = null,
           next_attempt_at = null, scheduled_at = null, not_before = null,
           pending_since = case when a.version >= l.wanted_version then null
             else coalesce(a.next, l.pending_since) end
         from unnest(${acks.map((k) => k.endpointId)}::text[],
-          ${acks.map((k) => k.orderId)}::uuid[], ${acks.map((k) => k.from)}::int[],
+          ${acks.map((k) => k.subject)}::text[], ${acks.map((k) => k.from)}::int[],
           ${acks.map((k) => k.version)}::int[],
           ${acks.map((k) => k.nextPendingSince?.toISOString() ?? null)}::timestamptz[])
-          as a(endpoint_id, order_id, from_version, version, next)
-        where l.endpoint_id = a.endpoint_id and l.order_id = a.order_id
+          as a(endpoint_id, subject, from_version, version, next)
+        where l.endpoint_id = a.endpoint_id and l.subject = a.subject
           and l.acked_version = a.from_version and l.dead_version is null
-        returning l.endpoint_id, l.order_id),
+        returning l.endpoint_id, l.subject),
       answered as (
         update webhook_endpoints e set failing_since = null, probed_at = null
         from webhook_endpoints was
@@ -103,7 +103,7 @@ export class LanesRepository {
           and e.failing_since is not null
         returning e.id,
           was.failing_since < now() - ${RECOVERY_AFTER_MS} * interval '1 millisecond' as back)
-      select endpoint_id, order_id, false as back from acked
+      select endpoint_id, subject, false as back from acked
       union all select id, null, back from answered`.execute(this.db);
     const back = r.rows.filter((row) => row.back).map((row) => row.endpoint_id);
     // rare (an endpoint back after an outage): a statement of its own, off the acks' path
@@ -113,8 +113,8 @@ export class LanesRepository {
     }
     return new Set(
       r.rows
-        .filter((row) => row.order_id !== null)
-        .map((row) => `${row.endpoint_id} ${row.order_id}`),
+        .filter((row) => row.subject !== null)
+        .map((row) => `${row.endpoint_id} ${row.subject}`),
     );
   }
 
@@ -132,7 +132,7 @@ export class LanesRepository {
         not_before: null,
       })
       .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
+      .where('subject', '=', ref.subject)
       .execute();
   }
 
@@ -150,39 +150,53 @@ export class LanesRepository {
         not_before: null,
       })
       .where('endpoint_id', '=', ref.endpointId)
-      .where('order_id', '=', ref.orderId)
+      .where('subject', '=', ref.subject)
       .where('acked_version', '=', from)
       .execute();
   }
 
   /**
    * Every event of `types` after `from` is due again on the endpoint's lanes (dead ones live
-   * again), from each order's earliest such version. @returns how many lanes
+   * again), from each subject's earliest such version. @returns how many lanes, and how many of
+   * them are orders'
    */
-  async replay(endpointId: string, types: readonly EventType[], from: FeedCursor): Promise<number> {
-    const r = await sql<{ n: string }>`
-      with due as (
-        select order_id, min(version) as first, max(version) as last, min(occurred_at) as since
-        from order_events
-        where (txid, position) > (${String(from.txid)}::bigint, ${String(from.position)}::bigint)
-          and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-          and type = any(${[...types]}::text[])
-        group by order_id),
+  async replay(
+    endpointId: string,
+    types: readonly EventType[],
+    from: FeedCursor,
+  ): Promise<{ lanes: number; orders: number }> {
+    const after = sql`> (${String(from.txid)}::bigint, ${String(from.position)}::bigint)`;
+    const horizon = sql`pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+    const r = await sql<{ lanes: string; orders: string }>`
+      with events as (
+        select o.order_id::text as subject, o.version as sequence, o.occurred_at
+        from order_events o
+        where (o.txid, o.position) ${after} and o.txid < ${horizon}
+          and o.type = any(${[...types]}::text[])
+        union all
+        select p.subject, p.sequence, p.occurred_at from product_events p
+        where (p.txid, p.position) ${after} and p.txid < ${horizon}
+          and p.type = any(${[...types]}::text[])),
+      due as (
+        select subject, min(sequence) as first, max(sequence) as last, min(occurred_at) as since
+        from events group by subject),
       moved as (
-        insert into webhook_lanes (endpoint_id, order_id, wanted_version, acked_version,
+        insert into webhook_lanes (endpoint_id, subject, wanted_version, acked_version,
                                    pending_since, enqueued_at)
-        select ${endpointId}, order_id, last, first - 1, since, now() - interval '1 hour'
+        select ${endpointId}, subject, last, first - 1, since, now() - interval '1 hour'
         from due
-        on conflict (endpoint_id, order_id) do update set
+        on conflict (endpoint_id, subject) do update set
           wanted_version = greatest(webhook_lanes.wanted_version, excluded.wanted_version),
           acked_version = least(webhook_lanes.acked_version, excluded.acked_version),
           pending_since = least(webhook_lanes.pending_since, excluded.pending_since),
           attempts = 0, last_error = null, next_attempt_at = null, scheduled_at = null,
           not_before = null,
           dead_version = null, dead_at = null, enqueued_at = excluded.enqueued_at
-        returning 1)
-      select count(*) as n from moved`.execute(this.db);
-    return Number(r.rows[0]?.n ?? 0);
+        returning subject)
+      select count(*) as lanes,
+        count(*) filter (where subject_order_id(subject) is not null) as orders
+      from moved`.execute(this.db);
+    return { lanes: Number(r.rows[0]?.lanes ?? 0), orders: Number(r.rows[0]?.orders ?? 0) };
   }
 
   /** A failed attempt, with when the lane is tried next. */
@@ -215,8 +229,8 @@ export class LanesRepository {
     return retryNow(this.db, endpointId);
   }
 
-  dueLanes(endpointId: string, orderIds: readonly string[], types: readonly EventType[]) {
-    return dueLanes(this.db, endpointId, orderIds, types);
+  dueLanes(endpointId: string, subjects: readonly string[], types: readonly EventType[]) {
+    return dueLanes(this.db, endpointId, subjects, types);
   }
 
   deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]> {
@@ -224,44 +238,50 @@ export class LanesRepository {
   }
 }
 
-/** Per endpoint and order, the newest version of the endpoint's types and when the first was. */
 /**
  * Moves the relay's cursor to the last event shown now (the feed's rule: below the oldest
  * transaction still running), reading the feed's index from its end: one row, however many
- * events a sale wrote. @returns 1 when it moved, 0 when nothing new was shown
+ * events a sale wrote (an index's end per table). @returns 1 when it moved, 0 when nothing new was shown
  */
 async function skipAll(tx: Transaction<Database>, cursor: FeedCursor): Promise<number> {
   const r = await sql`
     update webhook_relay r set txid = last.txid, position = last.position
-    from (select txid, position from order_events
-          where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
-            and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
-          order by txid desc, position desc limit 1) last
+    from (select txid, position from (
+            (${lastShown('order_events', cursor)}) union all (${lastShown('product_events', cursor)})
+          ) shown order by txid desc, position desc limit 1) last
     where r.id = 1`.execute(tx);
   return Number(r.numAffectedRows ?? 0);
 }
 
+/** The last event of `table` after `cursor` that the feed shows now. */
+const lastShown = (table: 'order_events' | 'product_events', cursor: FeedCursor) => sql`
+  select txid, position from ${sql.table(table)}
+  where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
+    and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+  order by txid desc, position desc limit 1`;
+
+/** Per endpoint and subject, the newest version of the endpoint's types and when the first was. */
 function lanesFor(
-  events: readonly OrderEvent[],
+  events: readonly FeedEvent[],
   endpoints: ReadonlyArray<{ id: string; types: readonly EventType[] }>,
 ) {
   const lanes = new Map<
     string,
-    { endpointId: string; orderId: string; version: number; since: Date }
+    { endpointId: string; subject: string; version: number; since: Date }
   >();
   for (const endpoint of endpoints) {
     for (const event of events) {
       if (!endpoint.types.includes(event.type)) continue;
-      const key = `${endpoint.id} ${event.orderId}`;
+      const key = `${endpoint.id} ${event.subject}`;
       const lane = lanes.get(key);
       if (!lane) {
         lanes.set(key, {
           endpointId: endpoint.id,
-          orderId: event.orderId,
-          version: event.version,
+          subject: event.subject,
+          version: event.sequence,
           since: event.occurredAt,
         });
-      } else lane.version = Math.max(lane.version, event.version);
+      } else lane.version = Math.max(lane.version, event.sequence);
     }
   }
   return [...lanes.values()];
@@ -275,18 +295,18 @@ function lanesFor(
  */
 async function upsertLanes(
   tx: Transaction<Database>,
-  lanes: ReadonlyArray<{ endpointId: string; orderId: string; version: number; since: Date }>,
+  lanes: ReadonlyArray<{ endpointId: string; subject: string; version: number; since: Date }>,
 ): Promise<LaneRef[]> {
-  const r = await sql<{ endpoint_id: string; order_id: string; deliver: boolean }>`
-    insert into webhook_lanes (endpoint_id, order_id, wanted_version, pending_since, enqueued_at)
-    select l.endpoint_id, l.order_id, l.version, l.since,
+  const r = await sql<{ endpoint_id: string; subject: string; deliver: boolean }>`
+    insert into webhook_lanes (endpoint_id, subject, wanted_version, pending_since, enqueued_at)
+    select l.endpoint_id, l.subject, l.version, l.since,
       case when e.status = 'active' then now() else now() - interval '1 hour' end
     from unnest(${lanes.map((l) => l.endpointId)}::text[],
-      ${lanes.map((l) => l.orderId)}::uuid[], ${lanes.map((l) => l.version)}::int[],
+      ${lanes.map((l) => l.subject)}::text[], ${lanes.map((l) => l.version)}::int[],
       ${lanes.map((l) => l.since.toISOString())}::timestamptz[])
-      as l(endpoint_id, order_id, version, since)
+      as l(endpoint_id, subject, version, since)
     join webhook_endpoints e on e.id = l.endpoint_id
-    on conflict (endpoint_id, order_id) do update set
+    on conflict (endpoint_id, subject) do update set
       wanted_version = greatest(webhook_lanes.wanted_version, excluded.wanted_version),
       pending_since = case when webhook_lanes.acked_version >= webhook_lanes.wanted_version
         then excluded.pending_since
@@ -294,11 +314,11 @@ async function upsertLanes(
       -- a lane waiting for its next attempt keeps its mark: it is due by that, not by this
       enqueued_at = case when webhook_lanes.next_attempt_at is null then excluded.enqueued_at
         else webhook_lanes.enqueued_at end
-    returning endpoint_id, order_id,
+    returning endpoint_id, subject,
       dead_version is null and next_attempt_at is null and exists (
         select 1 from webhook_endpoints w
         where w.id = webhook_lanes.endpoint_id and w.status = 'active') as deliver`.execute(tx);
   return r.rows
     .filter((row) => row.deliver)
-    .map((row) => ({ endpointId: row.endpoint_id, orderId: row.order_id }));
+    .map((row) => ({ endpointId: row.endpoint_id, subject: row.subject }));
 }

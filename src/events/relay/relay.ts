@@ -1,6 +1,6 @@
 /**
  * The relay: hands the feed's new events on to the endpoints that take them, active or not (a
- * lane per endpoint and order, in PostgreSQL, with the relay's cursor in the same transaction),
+ * lane per endpoint and subject, in PostgreSQL, with the relay's cursor in the same transaction),
  * then asks for their deliveries (BullMQ jobs, a batch of lanes each). Each run also gives a job
  * of its own to every lane due again (a failed attempt's next one, kept in the lane; one lane of
  * each endpoint found down is brought forward every `probeEveryMs`, to find out whether it is

@@ -1,4 +1,4 @@
-/** The order feed's operations (docs/events.md#the-feed), part of operations.ts's table. */
+/** The feed's operations (docs/events.md#the-feed), part of operations.ts's table. */
 import { ROW_STATUS } from '../../services/index.js';
 import { ADMIN, ADMIN_REFUSALS, idParam, OPERATOR_HEADER, type Operation } from './components.js';
 
@@ -48,7 +48,8 @@ export const FEED_OPERATIONS: Operation[] = [
     route: '/admin/events',
     operationId: 'listEvents',
     tag: 'admin',
-    summary: 'Order events in commit order after a cursor (the same events as the webhooks)',
+    summary:
+      "Events in commit order after a cursor: orders', and products' (the same events as the webhooks)",
     security: ADMIN,
     parameters: [
       query(
@@ -75,7 +76,7 @@ export const FEED_OPERATIONS: Operation[] = [
     route: '/admin/webhook-endpoints',
     operationId: 'registerWebhookEndpoint',
     tag: 'admin',
-    summary: 'Register a receiver of order events: its whsec_ secret is in this answer only',
+    summary: 'Register a receiver of events: its whsec_ secret is in this answer only',
     security: ADMIN,
     parameters: [OPERATOR_HEADER],
     body: { schema: 'WebhookEndpointRequest', required: true },
@@ -130,11 +131,11 @@ export const FEED_OPERATIONS: Operation[] = [
     route: '/admin/webhook-endpoints/:id/replay',
     operationId: 'replayWebhookEvents',
     tag: 'admin',
-    summary: "Deliver every event after a cursor again (same ids, each order's in version order)",
+    summary: "Deliver every event after a cursor again (same ids, each subject's in version order)",
     security: ADMIN,
     parameters: [endpoint, OPERATOR_HEADER],
     body: { schema: 'ReplayRequest', required: true },
-    ok: { 202: ['ReplayAccepted', 'the orders due again; their dead letters live again'] },
+    ok: { 202: ['ReplayAccepted', 'the lanes due again; their dead letters live again'] },
     problems: { 400: 'bad body or X-Operator', ...ADMIN_REFUSALS, ...UNKNOWN },
     store: true,
   },

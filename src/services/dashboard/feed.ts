@@ -74,11 +74,11 @@ export interface DashboardSnapshot {
   queue: Record<string, number>;
   outboxBacklog: number;
   persistedTotal: number;
-  /** order events webhook endpoints have not acknowledged, and dead-lettered; null: unknown */
+  /** events webhook endpoints have not acknowledged, and dead-lettered; null: unknown */
   webhooks: WebhookBacklog | null;
 }
 
-/** Every webhook endpoint's backlog, summed (orders with events pending, dead-lettered). */
+/** Every webhook endpoint's backlog, summed (lanes with events pending, dead-lettered). */
 export interface WebhookBacklog {
   pending: number;
   deadLetters: number;

@@ -45,7 +45,11 @@ export interface EndpointRecords {
 }
 
 export interface LaneRecords {
-  replay(endpointId: string, types: readonly EventType[], from: FeedCursor): Promise<number>;
+  replay(
+    endpointId: string,
+    types: readonly EventType[],
+    from: FeedCursor,
+  ): Promise<{ lanes: number; orders: number }>;
   retryNow(endpointId: string): Promise<number>;
   deadLetters(endpointId: string, limit: number): Promise<DeadLetter[]>;
 }
@@ -58,7 +62,7 @@ export interface EndpointView {
   disabledReason?: string;
   disabledAt?: string;
   createdAt: string;
-  /** orders with events not yet acknowledged (dead letters aside) */
+  /** lanes (orders, other subjects) with events not yet acknowledged (dead letters aside) */
   pending?: number;
   deadLetters?: number;
   /** the age of the oldest event not yet acknowledged */
@@ -66,9 +70,13 @@ export interface EndpointView {
 }
 
 export interface DeadLetterView {
-  orderId: string;
+  /** its order's id: a lane of an order's events only */
+  orderId?: string;
+  /** the order id, or the product event's subject */
+  subject: string;
   eventId: string;
   type: EventType;
+  /** the order's version, or the subject's sequence number */
   version: number;
   /** replay from just before it: POST .../replay { from: cursorBefore } */
   cursor: string;
@@ -234,14 +242,20 @@ export class WebhookEndpoints {
 
   /**
    * Every event of the endpoint's types after `from` is delivered again (the same ids), each
-   * order's in version order; its dead letters live again. @returns how many orders
+   * subject's in version order; its dead letters live again. @returns how many lanes, and how
+   * many of them are orders'
    */
-  replay(id: string, from: FeedCursor, actor: AuditActor): Promise<{ orders: number } | undefined> {
+  replay(
+    id: string,
+    from: FeedCursor,
+    actor: AuditActor,
+  ): Promise<{ orders: number; lanes: number } | undefined> {
     return this.found(
       this.run(actor, 'webhook-replay', { endpointId: id, from: encodeCursor(from) }, async () => {
         const endpoint = await this.deps.endpoints.get(id);
         if (!endpoint) throw unknown(id);
-        return { orders: await this.deps.lanes.replay(id, endpoint.types, from) };
+        const { lanes, orders } = await this.deps.lanes.replay(id, endpoint.types, from);
+        return { orders, lanes };
       }),
     );
   }
@@ -267,7 +281,8 @@ export class WebhookEndpoints {
   async deadLetters(id: string, limit: number): Promise<DeadLetterView[] | undefined> {
     if (!(await this.deps.endpoints.get(id))) return undefined;
     return (await this.deps.lanes.deadLetters(id, limit)).map((d) => ({
-      orderId: d.orderId,
+      ...(d.ofOrder && { orderId: d.subject }),
+      subject: d.subject,
       eventId: d.eventId,
       type: d.type,
       version: d.version,

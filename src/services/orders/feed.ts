@@ -1,7 +1,8 @@
 /**
  * What the rest of the shop reads (pull): the orders, filtered, a keyset page at a time (an
- * export, a back-office screen), and the order events in commit order from any cursor within
- * their retention (a consumer that cannot take webhooks tails it).
+ * export, a back-office screen), and the events (the orders', and the products' of the features
+ * that publish them) in commit order from any cursor within their retention (a consumer that
+ * cannot take webhooks tails it).
  */
 import {
   cloudEvent,
@@ -10,7 +11,7 @@ import {
   FEED_START,
   type CloudEvent,
   type FeedCursor,
-  type OrderEvent,
+  type FeedEvent,
 } from '../../events/index.js';
 import type { OrderFilter, OrderRow } from '../../orders/index.js';
 import { rowView, type OrderView } from './order-view.js';
@@ -18,7 +19,7 @@ import { rowView, type OrderView } from './order-view.js';
 /** The SQL behind the feed: the events repository and the orders repository. */
 export interface FeedSources {
   events: {
-    eventsAfter(cursor: FeedCursor, limit: number): Promise<OrderEvent[]>;
+    eventsAfter(cursor: FeedCursor, limit: number): Promise<FeedEvent[]>;
     prunedThrough(): Promise<FeedCursor | undefined>;
   };
   orders: {
