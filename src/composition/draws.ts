@@ -5,7 +5,8 @@
  */
 import { Counter } from 'prom-client';
 import * as repo from '../db/draws-repository.js';
-import { DrawPhase, DrawStore } from '../inventory/index.js';
+import { publishProductEvents } from '../events/index.js';
+import { DRAW_EVENT_SOURCE, DrawPhase, DrawStore } from '../inventory/index.js';
 import {
   DrawEntries,
   EntryViews,
@@ -37,6 +38,7 @@ export function startDraws(core: Core, admission: Admission): Draws {
     beacon: config.draw,
     logger: core.logger,
     onRefused: (product) => refused.inc({ product }),
+    publish: (events) => publishProductEvents(db, DRAW_EVENT_SOURCE, events),
   });
   const records: DrawRecordSource = {
     record: (productId, epoch) => phase.record(productId, epoch),

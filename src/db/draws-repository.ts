@@ -268,6 +268,23 @@ export async function entryIdsByRank(
 }
 
 /** Shoppers by rank from `from` (the admitter's line, fed a part at a time). */
+/** Ranks `from`..`from + limit - 1` with their entry and shopper (the draw's events). */
+export async function rankedEntries(
+  db: Db,
+  productId: string,
+  epoch: number,
+  from: number,
+  limit: number,
+): Promise<Array<{ rank: number; entryId: string; userId: string }>> {
+  const { rows } = await sql<{ rank: number; entry_id: string; user_id: string }>`
+    select r.rank, e.entry_id, e.user_id from draw_ranks r
+    join draw_entries e on e.product_id = r.product_id and e.epoch = r.epoch
+      and e.position = r.position
+    where r.product_id = ${productId} and r.epoch = ${epoch} and r.rank >= ${from}
+    order by r.rank limit ${limit}`.execute(db);
+  return rows.map((r) => ({ rank: Number(r.rank), entryId: r.entry_id, userId: r.user_id }));
+}
+
 export async function shoppersByRank(
   db: Db,
   productId: string,

@@ -78,6 +78,7 @@ export { RoomAdmitter, type RoomAdmitterOptions } from './rooms/admitter.js';
 export { type DrawSteps } from './rooms/draw-gate.js';
 export { DrawStore, type ScannedEntry } from './draw/store.js';
 export { DrawPhase, type DrawBeacon, type DrawPhaseDeps } from './draw/phase.js';
+export { DRAW_EVENT_SOURCE, type DrawEvent } from './draw/draw-events.js';
 export { drawRoomSettings, type DrawSpec } from './catalogue/seeding.js';
 export { type DrawWindow } from './records/product-meta.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';

@@ -342,6 +342,26 @@ describe("a draw's cascade", () => {
     expect(after.offered).toBe(3);
     expect(after.bought).toEqual([ids.get(ranked[0]!), ids.get(ranked[2]!)]);
     expect((await verifyTranscript(after, { chain: chain.chain.info.hash })).problems).toEqual([]);
+    // the shop is told on the feed, in its subject's order: frozen, drawn, each right, the pass
+    const told = await waitFor(
+      "the draw's events",
+      async () => {
+        const { rows } = await sql<{ sequence: number; type: string; data: { rank?: number } }>`
+          select sequence, type, data from product_events where product_id = ${productId}
+          order by sequence`.execute(a.rt.db);
+        return rows.length >= 6 && rows;
+      },
+      10_000,
+      100,
+    );
+    expect(told.map((e) => [e.sequence, e.type, e.data.rank ?? null])).toEqual([
+      [1, 'draw.frozen', null],
+      [2, 'draw.drawn', null],
+      [3, 'draw.won', 1],
+      [4, 'draw.won', 2],
+      [5, 'draw.passed-on', 3],
+      [6, 'draw.won', 3],
+    ]);
   });
 
   it('sends units added after the draw down the waitlist, in rank order', async () => {

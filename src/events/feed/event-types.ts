@@ -21,6 +21,10 @@ export const EVENT_FAMILIES = {
       'order.dispute_lost',
     ],
   },
+  draws: {
+    source: '/seckill/draws',
+    types: ['draw.frozen', 'draw.drawn', 'draw.won', 'draw.passed-on'],
+  },
 } as const;
 
 type Family = (typeof EVENT_FAMILIES)[keyof typeof EVENT_FAMILIES];

@@ -14,6 +14,7 @@ import {
   drawRecord,
   drawSettings,
   entryIdsFrom,
+  rankedEntries,
   shoppersByRank,
   writeDraw,
   writeFreeze,
@@ -27,6 +28,7 @@ import { NO_RULES, rulesHash, screen, type DrawRules } from '../../draw/screenin
 import type { Logger } from '../../log.js';
 import type { ProductView } from '../catalogue/catalogue.js';
 import type { DrawStore } from './store.js';
+import { drawMoment, rankEvents, type DrawEvent } from './draw-events.js';
 
 /** The beacon a draw takes its randomness from. */
 export interface DrawBeacon {
@@ -58,6 +60,8 @@ export interface DrawPhaseDeps {
   /** the draw's moments, once each where this process did them (freeze, draw) */
   onFrozen?: (view: ProductView, record: DrawRecord) => void;
   onDrawn?: (view: ProductView, record: DrawRecord) => void;
+  /** publishes the draw's events (feed and webhooks); each id the same each time it is sent */
+  publish?: ((events: DrawEvent[]) => Promise<unknown>) | undefined;
 }
 
 /** What the admitter does next for a draw: tick its line, or look again at `at` (local ms). */
@@ -66,6 +70,8 @@ export type DrawStep = { ready: true } | { ready: false; at: number };
 export class DrawPhase {
   /** drawn records, immutable: kept per product and epoch */
   private readonly drawn = new Map<string, DrawRecord>();
+  /** per product and epoch: the moments and the ranks this process published (again) so far */
+  private readonly told = new Map<string, { frozen: boolean; drawn: boolean; ranks: number }>();
 
   constructor(private readonly deps: DrawPhaseDeps) {}
 
@@ -97,6 +103,7 @@ export class DrawPhase {
       record = await this.freeze(view, closed.closedAt);
       if (!record) return { ready: false, at: Date.now() };
     }
+    await this.announce(view, record, 0);
     if (!record.beacon) {
       const roundAt = record.roundAt.getTime();
       if (Date.now() < roundAt) return { ready: false, at: roundAt };
@@ -207,6 +214,7 @@ export class DrawPhase {
     if (!record?.beacon) return;
     for (;;) {
       const line = await this.deps.store.line(view.id, view.epoch);
+      await this.announce(view, record, line.served);
       const ahead = Math.max(LINE_PART, record.winners);
       if (line.last >= record.entries || line.last - line.served >= ahead) return;
       const first = line.last + 1;
@@ -214,6 +222,37 @@ export class DrawPhase {
       if (shoppers.length === 0) return;
       const r = await this.deps.store.feed(view.id, view, fence, first, shoppers);
       if (r.code === 'fenced') return;
+    }
+  }
+
+  /**
+   * Publishes what this process has not yet of the draw's moments and of the ranks given a
+   * purchase right (up to `served`, the room's served counter: ticket r is rank r). A process
+   * publishes them all again once (ids the same: a no-op for those written), so one that died
+   * between an admission and its event leaves it to the next. A failure is retried next tick.
+   */
+  private async announce(view: ProductView, record: DrawRecord, served: number): Promise<void> {
+    const publish = this.deps.publish;
+    if (!publish) return;
+    const key = `${view.id}|${view.epoch}`;
+    const told = this.told.get(key) ?? { frozen: false, drawn: false, ranks: 0 };
+    this.told.set(key, told);
+    try {
+      if (!told.frozen) await publish([drawMoment('frozen', view, record)]);
+      told.frozen = true;
+      if (!record.beacon) return;
+      if (!told.drawn) await publish([drawMoment('drawn', view, record)]);
+      told.drawn = true;
+      while (told.ranks < served) {
+        const from = told.ranks + 1;
+        const limit = Math.min(served - told.ranks, 1_000);
+        const ranked = await rankedEntries(this.deps.db, view.id, view.epoch, from, limit);
+        if (ranked.length === 0) return;
+        await publish(rankEvents(view, record, ranked));
+        told.ranks = ranked[ranked.length - 1]!.rank;
+      }
+    } catch (err) {
+      this.deps.logger?.warn({ err, product: view.id }, 'draw events not published: next tick');
     }
   }
 }
