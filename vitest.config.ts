@@ -44,6 +44,7 @@ const CLUSTER_FILES = [
   'test/events/product-events.test.ts',
   'test/services/queue-page.test.ts',
   'test/events/room-events.test.ts',
+  'test/services/draw.test.ts',
 ];
 
 export default defineConfig({

@@ -164,14 +164,15 @@ export const INVENTORY_ROOMS = [
   'rooms',
   'migrations',
   'drop',
+  'draw',
 ];
 const SHARED_BOTTOM = 'the shared bottom';
 
 export const INVENTORY_RULES: Record<string, (from: string, to: string, file: string) => boolean> =
   {
     // the waiting rooms, the outbox and the migrations know the catalogue, never the sale
-    'rooms/, outbox/, migrations/ and drop/ import no sale/': (from, to) =>
-      ['rooms', 'outbox', 'migrations', 'drop'].includes(from) && to === 'sale',
+    'rooms/, outbox/, migrations/, drop/ and draw/ import no sale/': (from, to) =>
+      ['rooms', 'outbox', 'migrations', 'drop', 'draw'].includes(from) && to === 'sale',
     // Idempotency-Key records are the purchase's business: the door hands them on, no room uses them
     'only the door (inventory/index.ts) imports idempotency/': (from, to, file) =>
       to === 'idempotency' && from !== 'idempotency' && file !== 'inventory/index.ts',
@@ -196,7 +197,15 @@ export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> =
  * services/'s rooms, one per idea (docs/design/services.md), over a door (services/index.ts, the
  * only file the layers above import) and a shared bottom (same-signature.ts).
  */
-export const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
+export const SERVICES_ROOMS = [
+  'purchase',
+  'admission',
+  'room',
+  'orders',
+  'operator',
+  'dashboard',
+  'draw',
+];
 const SERVICES_DOORS = ['services/index.ts'];
 
 export const SERVICES_RULES: Record<
@@ -338,6 +347,7 @@ export const SCRIPT_GATEWAYS = {
   idempotency: 'inventory/idempotency/protocol.ts',
   rooms: 'inventory/rooms/protocol.ts',
   drop: 'inventory/drop/protocol.ts',
+  draw: 'inventory/draw/protocol.ts',
   rate: 'redis/rate-limit.ts',
   lock: 'lock/protocol.ts',
 } as const;
@@ -347,6 +357,7 @@ const SCRIPT_ROOMS: Array<[RegExp, keyof typeof SCRIPT_GATEWAYS]> = [
   [/^rateLimit/, 'rate'],
   [/^room[A-Z]/, 'rooms'],
   [/^drop[A-Z]/, 'drop'],
+  [/^draw[A-Z]/, 'draw'],
   [/^idempotency[A-Z]/, 'idempotency'],
   [/^deduct/, 'sale'],
   [/^(claimSettle|resolveOrder|outboxCut|saleHeld|restock|releaseMarker)$/, 'outbox'],
@@ -426,9 +437,9 @@ const HASH_COMMANDS: Record<string, 'one' | 'all' | 'pairs'> = {
   hset: 'pairs',
 };
 /** The includes that define a hash record's fields (lua/includes/). */
-const HASH_INCLUDES = ['productMeta', 'segmentState', 'roomState', 'catalogueHash'];
+const HASH_INCLUDES = ['productMeta', 'segmentState', 'roomState', 'catalogueHash', 'drawState'];
 /** The record hashes, by the key builder's names: what a test or a bench may read or write. */
-const RECORD_KEY = /(\.(state|meta|room)|\.catalogue\(\))$/;
+const RECORD_KEY = /(\.(state|meta|room|draw)|\.catalogue\(\))$/;
 
 const fieldPositions = (command: string, args: number) =>
   Array.from({ length: args }, (_, i) => i).filter((i) => {

@@ -12,8 +12,11 @@
  */
 import type { DeliveryOp, HistoryEntry, InvariantResult, OrderRow } from './history.js';
 
+/** The order events delivered: a product event (a draw's) names no order; the draw's checks are its own. */
 const deliveries = (history: HistoryEntry[]) =>
-  history.filter((h): h is DeliveryOp => h.type === 'delivery').sort((a, b) => a.op - b.op);
+  history
+    .filter((h): h is DeliveryOp => h.type === 'delivery' && h.eventType.startsWith('order.'))
+    .sort((a, b) => a.op - b.op);
 
 const acknowledged = (d: DeliveryOp) => d.answered >= 200 && d.answered < 300;
 

@@ -90,7 +90,8 @@ export interface ControlOp {
  * the waiting-room product's answers, the receiver's deliveries and the operator's controls ride
  * in the same history
  */
-export type HistoryEntry = PurchaseOp | ResolveOp | SettleOp | RoomOp | DeliveryOp | ControlOp;
+export type HistoryEntry =
+  PurchaseOp | ResolveOp | SettleOp | RoomOp | DeliveryOp | ControlOp | DrawOp;
 
 export interface OrderRow {
   id: string;
@@ -156,7 +157,8 @@ export type InvariantName =
   | 'answers-after-faults'
   | 'no-sale-while-paused'
   | RoomInvariantName
-  | EventInvariantName;
+  | EventInvariantName
+  | DrawInvariantName;
 
 export type EventInvariantName = 'events-complete' | 'events-ordered' | 'events-no-phantom';
 
@@ -207,3 +209,20 @@ export interface RoomOp {
 export type RoomPurchaseOp = PurchaseOp & { saleToken: boolean };
 
 export type RoomInvariantName = 'room-fifo' | 'room-one-place' | 'room-no-sale-without-admission';
+
+/** One answer of the draw to a shopper: an entry (POST, from two tabs at once) or a read (GET). */
+export interface DrawOp {
+  type: 'draw';
+  op: number;
+  kind: 'enter' | 'read';
+  user: string;
+  product: string;
+  invokeMs: number;
+  completeMs: number;
+  status: number;
+  entryId?: string;
+  state?: 'entered' | 'won' | 'waitlisted' | 'expired' | 'not-drawn';
+  rank?: number | null;
+}
+
+export type DrawInvariantName = 'draw-frozen-before-beacon' | 'draw-cascade-in-rank';

@@ -30,6 +30,8 @@ import { markdownReport, resultNote, timelineSvg, type AppliedFault } from './re
 import { checkEvents } from './event-checks.js';
 import { startFlakyReceiver, type FlakyReceiver } from './receiver.js';
 import { checkRoom } from './room-checks.js';
+import { checkDraw, type DrawTranscript } from './draw-checks.js';
+import { drawProduct, drawSeed, startDrawShoppers } from './draw-shoppers.js';
 import { noSaleWhilePaused, pauseWindows } from './pause-checks.js';
 import { pauseAndResume } from './room-pause.js';
 import { roomProduct, roomSeed, roomTokens, startRoomShoppers } from './room-shoppers.js';
@@ -120,7 +122,10 @@ const PRODUCTS = [
   { id: 'chaos-lockfree', strategy: 'lockfree', segments: 4, payment: false },
   { id: 'chaos-pay', strategy: 'segmented', segments: 4, payment: true },
   roomProduct,
+  drawProduct,
 ].map((p) => ({ ...p, total: stock, limitPerUser: 2 }));
+/** Products whose purchases need a sale token: no plain shopper or probe buys them. */
+const TOKENED = new Set([roomProduct.id, drawProduct.id]);
 const PAY_WITHIN_S = 6;
 /** Purchases asked of each process and product once the faults healed (5 s each, 1 s apart). */
 const AFTER_FAULTS_TRIES = 5;
@@ -228,9 +233,38 @@ async function eventsSettled(stack: ChaosStack): Promise<void> {
   }
 }
 
+/** The draw product's transcript once drawn (bounded: a draw not drawn is the checks' to name). */
+async function drawnTranscript(stack: ChaosStack): Promise<DrawTranscript> {
+  let last: DrawTranscript | undefined;
+  for (let i = 0; i < 60; i++) {
+    const url = stack.apis[i % stack.apis.length]!.url;
+    const res = await fetch(`${url}/products/${drawProduct.id}/draw`).catch(() => undefined);
+    if (res?.status === 200) {
+      last = (await res.json()) as DrawTranscript;
+      if (last.state === 'drawn') return last;
+    }
+    await sleep(1_000);
+  }
+  return (
+    last ??
+    ({
+      state: 'unknown',
+      chain: stack.chain,
+      winners: [],
+      waitlist: [],
+      offered: 0,
+      bought: [],
+      frozenAt: null,
+      round: null,
+    } as DrawTranscript)
+  );
+}
+
 async function main(stack: ChaosStack): Promise<number> {
   // the waiting-room product opens 5 s into the sale: its first shoppers form the lobby
   const roomOpensAt = Date.now() + 5_000;
+  // the draw closes at 30 % of the run: drawn within seconds, its cascade runs in the rest
+  const drawCloseAt = Date.now() + 5_000 + durationMs * 0.3;
   for (const { id, payment, ...spec } of PRODUCTS) {
     const r = await admin(stack, 'PUT', `/admin/products/${id}`, {
       total: spec.total,
@@ -239,6 +273,7 @@ async function main(stack: ChaosStack): Promise<number> {
       limitPerUser: spec.limitPerUser,
       ...(payment && { payWithinSeconds: PAY_WITHIN_S }),
       ...(id === roomProduct.id && roomSeed(roomOpensAt, stock, durationS)),
+      ...(id === drawProduct.id && drawSeed(drawCloseAt)),
     });
     if (r.status !== 201 && r.status !== 200)
       throw new Error(`seeding ${id}: ${r.status} ${JSON.stringify(r.body)}`);
@@ -256,7 +291,7 @@ async function main(stack: ChaosStack): Promise<number> {
   t0 = Date.now();
   const shoppers = startShoppers({
     urls: () => stack.apis.map((a) => a.url),
-    products: PRODUCTS.filter((p) => p.id !== roomProduct.id),
+    products: PRODUCTS.filter((p) => !TOKENED.has(p.id)),
     users: stock * 2,
     concurrency: 24,
     rate,
@@ -285,6 +320,18 @@ async function main(stack: ChaosStack): Promise<number> {
     skippers: 20,
     arriveOverMs: durationMs / 3,
     maxPollMs: 5_000,
+    seed,
+    timeoutMs: 5_000,
+    now,
+    record,
+  });
+  const draw = startDrawShoppers({
+    urls: () => stack.apis.map((a) => a.url),
+    product: drawProduct.id,
+    shoppers: stock,
+    late: 10,
+    closeMs: drawCloseAt - t0,
+    maxPollMs: 3_000,
     seed,
     timeoutMs: 5_000,
     now,
@@ -325,7 +372,7 @@ async function main(stack: ChaosStack): Promise<number> {
   }, 5_000);
   await sleep(durationMs - now());
   await Promise.all([...running, operator]);
-  await Promise.all([shoppers.stop(), room.stop()]);
+  await Promise.all([shoppers.stop(), room.stop(), draw.stop()]);
   clearInterval(progress);
   // the faults healed: so does the receiver (its deliveries go through from now on)
   receiver.calm();
@@ -341,7 +388,7 @@ async function main(stack: ChaosStack): Promise<number> {
   // every fault has healed: each process must answer a purchase of each product again
   const probes: AfterFaultsProbe[] = [];
   for (const [api, { url }] of stack.apis.entries()) {
-    for (const p of PRODUCTS.filter((p) => p.id !== roomProduct.id)) {
+    for (const p of PRODUCTS.filter((p) => !TOKENED.has(p.id))) {
       const probe: AfterFaultsProbe = { api, product: p.id, tries: [] };
       probes.push(probe);
       for (let t = 0; t < AFTER_FAULTS_TRIES; t++) {
@@ -490,6 +537,8 @@ async function main(stack: ChaosStack): Promise<number> {
   writeFileSync(join(outDir, 'final.json'), JSON.stringify({ final, reports }, null, 2));
   // every key of a room shares the product's hash tag: one slot (docs/waiting-room.md)
   const roomSlot = calculateSlot(chaosKeys.room(roomProduct.id, 1).room);
+  const drawSlot = calculateSlot(chaosKeys.room(drawProduct.id, 1).room);
+  const drawTranscript = await drawnTranscript(stack);
   const { admitPerSecond } = roomSeed(roomOpensAt, stock, durationS).waitingRoom;
   const roomAdmissions = (ms: number) => Math.ceil(admitPerSecond * (1 + ms / 1_000));
   const inSlots = (slots: Array<[number, number]>, slot: number) =>
@@ -512,6 +561,17 @@ async function main(stack: ChaosStack): Promise<number> {
           ),
     }),
     noSaleWhilePaused(history, { product: roomProduct.id, orders: final.orders }),
+    ...checkDraw(history, {
+      product: drawProduct.id,
+      transcript: drawTranscript,
+      t0,
+      // default mode: a master of the draw's slot killed after a lag may take admissions back
+      rewindsAfter: durable
+        ? []
+        : faults.flatMap((f) =>
+            f.applied && f.lagged && inSlots(f.sickSlots ?? [], drawSlot) ? [f.lagged.killed] : [],
+          ),
+    }),
   ];
 
   console.log('\ninvariant               | result | first counter-example');

@@ -5,6 +5,8 @@
  * processes (the CLI from source). Every Redis port the API and workers use is a fault proxy's,
  * so the nemesis can cut or delay the traffic between them and one server.
  */
+import type { ChainInfo } from '../../src/draw/chain.js';
+import { LocalChain, newLocalChainKey } from '../../src/draw/local-chain.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,6 +50,8 @@ export interface RedisNode {
 
 export interface ChaosStack {
   topology: Topology;
+  /** the draw product's beacon chain (a local one, served by this process) */
+  chain: ChainInfo;
   dir: string;
   databaseUrl: string;
   postgres: RunningPostgres;
@@ -217,6 +221,10 @@ export async function startChaosStack(o: {
     const db = createDb(postgres.url, { max: 1 });
     await migrateToLatest(db);
     await db.destroy();
+    // the draw product's beacon: a local chain of quicknet's scheme, a round a second
+    const chain = new LocalChain(newLocalChainKey(1), 'chaos');
+    const beacon = await chain.serve(0);
+    stops.push(() => new Promise<void>((resolve) => beacon.server.close(() => resolve())));
     const env: Record<string, string> = {
       ...(o.topology === 'single'
         ? { REDIS_URL: nodes[0]!.proxy.url }
@@ -241,6 +249,9 @@ export async function startChaosStack(o: {
       EVENT_RELAY_INTERVAL_MS: '200',
       // the waiting-room product's admissions are sale tokens
       SALE_TOKEN_SECRET: 'chaos-sale-token-secret-0123456789abcdef',
+      DRAW_CHAIN_INFO: JSON.stringify(chain.info),
+      DRAW_BEACON_URLS: beacon.url,
+      DRAW_BEACON_MARGIN_MS: '2000',
       LOG_LEVEL: 'info',
       KEY_PREFIX: 'chaos',
       API_PROCESSES: '1',
@@ -269,6 +280,7 @@ export async function startChaosStack(o: {
     for (const p of children) sup.watch(p);
     return {
       topology: o.topology,
+      chain: chain.info,
       dir,
       databaseUrl: postgres.url,
       postgres,

@@ -22,6 +22,9 @@ local META_PRICE = 'price'
 -- '1' while an operator has paused the sale (lua/dropMeta-1.lua), '0' once resumed or ended, and
 -- cleared by a new epoch
 local META_PAUSED = 'paused'
+-- the draw's window, '<entries open ms> <entries close ms> <buy within s>': written by TypeScript
+-- (seeding.ts) at a seed
+local META_DRAW = 'draw'
 
 -- what a new epoch decides on, as stored (false when missing):
 -- epoch, startsAt, endsAt, soldOut, segments, maxSegments

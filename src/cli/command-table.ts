@@ -143,6 +143,17 @@ export const COMMANDS: Command[] = [
       },
       { flag: '--ends-at ISO', what: 'when it closes (default: never)' },
       {
+        flag: '--draw-closes-at ISO',
+        what: 'sell by a draw whose entries close then (with --buy-within; docs/draw.md; needs SALE_TOKEN_SECRET, kept by `up`)',
+      },
+      { flag: '--draw-opens-at ISO', what: 'draw: entries open then (default: now)' },
+      { flag: '--buy-within SECONDS', what: 'draw: how long a winner has to buy' },
+      {
+        flag: '--max-entries-per-block N',
+        what: 'draw: entries kept per client address block (IPv4 /24, IPv6 /64) at the freeze',
+      },
+      { flag: '--deny-list IDS', what: 'draw: shopper ids refused at the freeze, comma-separated' },
+      {
         flag: '--price AMOUNT',
         what: "the unit price in the currency's minor unit, e.g. 1999 (with --currency; default: unpriced)",
       },
@@ -232,6 +243,24 @@ export const COMMANDS: Command[] = [
     args: ['action'],
     flags: WEBHOOK_OPTIONS,
     run: async ([action], values) => (await import('./webhooks.js')).webhooks(action!, values),
+  },
+  {
+    name: 'verify-draw',
+    synopsis: '<transcript URL or file> [--chain HASH]',
+    what:
+      "recompute a draw from its public transcript: the frozen list's Merkle root, the beacon " +
+      "(its signature against the chain's key), every rank; prints the winners, exit 1 on a mismatch",
+    options: [
+      {
+        flag: '--chain HASH',
+        what: "trust this beacon chain (drand's quicknet is trusted by its pinned key; a shop's local chain only when named; default: DRAW_CHAIN_INFO's, when set)",
+      },
+    ],
+    env: ['DRAW_CHAIN_INFO'],
+    args: ['transcript'],
+    flags: { chain: { type: 'string' } },
+    run: async ([where], values) =>
+      (await import('./verify-draw.js')).verifyDraw(where!, values as { chain?: string }),
   },
   {
     name: 'jwks',

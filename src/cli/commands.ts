@@ -130,6 +130,8 @@ const NUMBER_FLAGS = {
   'max-active': 'maxActive',
   'admitted-for': 'admittedForSeconds',
   price: 'priceAmount',
+  'buy-within': 'buyWithinSeconds',
+  'max-entries-per-block': 'maxEntriesPerAddressBlock',
 } as const;
 
 /** The waiting room's fields among the number flags: any of them given seeds a room. */
@@ -138,6 +140,14 @@ const ROOM_FIELDS = ['admitPerSecond', 'maxActive', 'admittedForSeconds'] as con
 const FLAG_OF: Record<string, string> = Object.fromEntries(
   Object.entries(NUMBER_FLAGS).map(([flag, field]) => [field, flag]),
 );
+/** The draw's fields -> their flags (a draw's problems name the flag that set the field). */
+const DRAW_FLAG_OF: Record<string, string> = {
+  entriesOpenAt: 'draw-opens-at',
+  entriesCloseAt: 'draw-closes-at',
+  buyWithinSeconds: 'buy-within',
+  maxEntriesPerAddressBlock: 'max-entries-per-block',
+  denyList: 'deny-list',
+};
 const flagOf = (field: string) =>
   FLAG_OF[field] ?? field.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -155,7 +165,8 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   }
   const room = Object.fromEntries(ROOM_FIELDS.map((f) => [f, numbers[f]]));
   for (const f of ROOM_FIELDS) delete numbers[f];
-  const { priceAmount, ...rest } = numbers;
+  const { priceAmount, buyWithinSeconds, maxEntriesPerAddressBlock, ...rest } = numbers;
+  const drawn = values['draw-closes-at'] !== undefined || buyWithinSeconds !== undefined;
   const priced = priceAmount !== undefined || values.currency !== undefined;
   const parsed = seedRequest.safeParse({
     ...rest,
@@ -165,16 +176,26 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
     requireSaleToken: values['require-sale-token'] || undefined,
     startsAt: values['starts-at'],
     endsAt: values['ends-at'],
+    draw: drawn
+      ? {
+          entriesOpenAt: values['draw-opens-at'] ?? new Date().toISOString(),
+          entriesCloseAt: values['draw-closes-at'],
+          buyWithinSeconds,
+          maxEntriesPerAddressBlock,
+          denyList: values['deny-list']?.split(',').filter(Boolean),
+        }
+      : undefined,
   });
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       const field = i.path[0] === 'waitingRoom' ? i.path[1] : i.path[0];
+      const drawFlag = i.path[0] === 'draw' ? DRAW_FLAG_OF[String(i.path[1] ?? '')] : undefined;
       const flag =
         i.path[0] === 'price'
           ? i.path[1] === 'currency'
             ? 'currency'
             : 'price'
-          : flagOf(String(field ?? ''));
+          : (drawFlag ?? flagOf(String(field ?? '')));
       // a number flag that was not a number is said once, above
       if (!problems.some((p) => p.startsWith(`  --${flag}:`)))
         problems.push(`  --${flag}: ${i.message}`);
@@ -187,7 +208,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   await withCore(['redis', 'postgres'], async (core) => {
     const refused = seedRefusal(parsed.data, core.config.admission.saleTokenSecret !== undefined);
     if (refused) {
-      const flag = spec.waitingRoom ? '--admit-per-second' : '--require-sale-token';
+      const flag = spec.draw
+        ? '--draw-closes-at'
+        : spec.waitingRoom
+          ? '--admit-per-second'
+          : '--require-sale-token';
       throw new ExitError(`invalid seed:\n  ${flag}: ${refused}`, 2);
     }
     const discards = values.discard?.split(',') ?? [];

@@ -21,6 +21,7 @@ import {
   localWebhookSecret,
   startLocalServices,
 } from '../launcher/local-stack.js';
+import { localBeacon, localBeaconVars, serveLocalBeacon } from '../launcher/local-beacon.js';
 import { assertPortFree, LaunchError } from '../launcher/process.js';
 import { writeStackFile } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
@@ -33,6 +34,8 @@ import { assertStoresAnswer } from './stores.js';
 
 export async function up(): Promise<void> {
   const first = loadConfig(process.env, { AUTH_MODE: 'dev' });
+  const { dataDir, localBeaconPort } = first.launcher;
+  const beacon = localBeacon(process.env, dataDir, localBeaconPort);
   const config = loadConfig(process.env, {
     AUTH_MODE: 'dev',
     ...storefrontOrigins(first),
@@ -42,6 +45,8 @@ export async function up(): Promise<void> {
     ...vapid(first),
     // a developer's own machine: a webhook receiver on localhost is the point (docs/events.md)
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    // no internet needed for a draw: its randomness from this machine's chain (docs/draw.md)
+    ...(beacon && localBeaconVars(beacon)),
   });
   // API_PROCESSES > 1: this is one of the forked API processes (the primary runs the rest)
   if (isApiProcess()) return serveApiProcess(config);
@@ -97,6 +102,14 @@ export async function up(): Promise<void> {
     const applied = await migrateToLatest(core.db);
     if (applied.length) progress(`applied migrations: ${applied.join(', ')}`);
     warnDevAuth(config);
+    if (beacon) {
+      const server = await serveLocalBeacon(beacon);
+      lifecycle.add('local beacon', () => new Promise((r) => server.close(() => r())));
+      progress(
+        `draws take their randomness from a local beacon chain on 127.0.0.1:${beacon.port} ` +
+          `(key in ${resolve(dataDir, 'beacon-key')}; DRAW_CHAIN_INFO for drand's quicknet)`,
+      );
+    }
     const queue = startOrderQueue(core);
     // The demo seed and the worker need Redis (BullMQ would wait for it forever). A given
     // REDIS_URL that does not answer must not stop the API: it serves /healthz, and /readyz

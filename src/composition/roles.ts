@@ -19,6 +19,7 @@ import { seckill } from '../http/handlers/seckill.js';
 import { mountRoom, placePoll } from '../http/routes/room.js';
 import { mountQueuePage } from '../http/routes/queue-page.js';
 import { loadQueuePageAssets } from '../http/routes/queue-page-assets.js';
+import { mountDraw } from '../http/routes/draw.js';
 import { mountShop } from '../http/routes/shop.js';
 import {
   expireOrder,
@@ -168,6 +169,7 @@ export async function serveApi(
       (app) =>
         mountRoom(app, { auth, room: services.waitingRoom, poll, turnPush: services.turnPush }),
       (app) => queuePage && mountQueuePage(app, queuePage),
+      (app) => mountDraw(app, { auth, draws: services.draws }),
       (app) => mountOrders(app, { ...services, auth, access, pay: services.payments }),
       (app) => mountPaymentNotices(app, { payments: config.payments, notices: services.notices }),
       (app) =>

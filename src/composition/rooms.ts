@@ -20,6 +20,7 @@ import {
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
+import { startDraws, type Draws } from './draws.js';
 import { publishProductEvents } from '../events/index.js';
 import { queuePagePath } from '../http/routes/queue-page.js';
 
@@ -88,6 +89,7 @@ export interface Rooms {
   turnPush: TurnPush | undefined;
   admitter: RoomAdmitter;
   bought(productId: string, userId: string): void;
+  draws: Draws['services'];
 }
 
 export function startRooms(core: Core, admission: Admission): Rooms {
@@ -100,6 +102,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     inventory.catalogue.roomNotices,
   );
   const metrics = promRoomMetrics(core.registry);
+  const draws = startDraws(core, admission);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({
     redis: core.redis,
@@ -128,6 +131,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
       );
     },
     onSuperseded: (productId) => metrics.superseded(productId),
+    draws: draws.phase,
   });
   admitter.start();
   core.lifecycle.add('room admitter', () => admitter.stop());
@@ -146,6 +150,7 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     turnPush,
     admitter,
     bought: seatRelease({ catalogue: inventory.catalogue, store, logger: core.logger }),
+    draws: draws.services,
   };
 }
 
@@ -156,6 +161,7 @@ export function admissionAndRooms(core: Core): {
   turnPush: TurnPush | undefined;
   bought: (productId: string, userId: string) => void;
   roomAdmitter: RoomAdmitter;
+  draws: Draws['services'];
 } {
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
@@ -169,5 +175,6 @@ export function admissionAndRooms(core: Core): {
     turnPush: rooms.turnPush,
     bought: (productId, userId) => rooms.bought(productId, userId),
     roomAdmitter: rooms.admitter,
+    draws: rooms.draws,
   };
 }

@@ -67,6 +67,18 @@ export const ENV_GROUPS: readonly EnvGroup[] = [
     notes: 'How they act: [waiting-room.md](waiting-room.md).',
   },
   {
+    title: 'Draws',
+    intro:
+      "The public random beacon a draw's ranks come from (drand's quicknet by default); only products seeded as a draw use them.",
+    names: [
+      'DRAW_CHAIN_INFO',
+      'DRAW_BEACON_URLS',
+      'DRAW_BEACON_MARGIN_MS',
+      'DRAW_BEACON_TIMEOUT_MS',
+    ],
+    notes: 'How a draw runs and how anyone checks it: [draw.md](draw.md).',
+  },
+  {
     title: 'The queue page and Web Push',
     intro:
       "The shopper's page at `/queue/:productId`: the shop's checkout, look and name; set the VAPID keys to tell a shopper their turn came when the tab is closed.",
@@ -161,6 +173,7 @@ export const ENV_GROUPS: readonly EnvGroup[] = [
       'LOCAL_REDIS_MAXMEMORY',
       'LOCAL_PG_PORT',
       'STOREFRONT_PORT',
+      'LOCAL_BEACON_PORT',
       'PATH',
       'AUTO_INSTALL',
       'DEMO_PRODUCT_ID',

@@ -11,6 +11,7 @@ import { launcherEnv } from './launcher-env.js';
 import { limitsEnv } from './limits-env.js';
 import { bool, ms, port, positiveInt } from './env-types.js';
 import { queuePageEnv } from './queue-page.js';
+import { drawEnv } from './draw.js';
 
 /** Every variable the product reads, with its default and what it does (docs/configuration.md). */
 export const envSchema = z.object({
@@ -334,6 +335,7 @@ export const envSchema = z.object({
   ...launcherEnv,
   ...eventsEnv,
   ...queuePageEnv,
+  ...drawEnv,
 });
 
 export { clusterPortSpan, crossFieldProblems } from './cross-field.js';

@@ -1,7 +1,6 @@
 /**
- * The one place that reads the environment. `loadConfig()` parses an env object with a zod
- * schema, reports every bad variable at once, and returns a deeply frozen, typed config.
- * Components take their slice of it through their constructors.
+ * The one place that reads the environment: `loadConfig()` parses it with a zod schema, reports
+ * every bad variable at once, and returns a deeply frozen, typed config each component slices.
  */
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
@@ -9,6 +8,7 @@ import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
 import { queuePageConfig, type QueuePageConfig } from './queue-page.js';
+import { drawConfig } from './draw.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
@@ -66,6 +66,8 @@ export interface Config {
     pgPort: number;
     /** `up` serves the storefront example here (0: not at all) */
     storefrontPort: number;
+    /** the local beacon chain `up` serves draws from (0: none) */
+    localBeaconPort: number;
     autoInstall: boolean;
     searchPath: string;
     useExternalRedis: boolean;
@@ -147,6 +149,8 @@ export interface Config {
   readonly queuePage: QueuePageConfig['queuePage'];
   /** Web Push (VAPID): undefined without keys, and the page offers no push */
   readonly push: QueuePageConfig['push'];
+  /** draws' beacon (docs/draw.md) */
+  readonly draw: ReturnType<typeof drawConfig>;
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
 }
@@ -274,6 +278,7 @@ export function loadConfig(
       redisMaxmemory: e.LOCAL_REDIS_MAXMEMORY,
       pgPort: e.LOCAL_PG_PORT,
       storefrontPort: e.STOREFRONT_PORT,
+      localBeaconPort: e.LOCAL_BEACON_PORT,
       autoInstall: e.AUTO_INSTALL,
       searchPath: e.PATH,
       useExternalRedis: e.REDIS_URL !== undefined || e.REDIS_CLUSTER_NODES !== undefined,
@@ -337,6 +342,7 @@ export function loadConfig(
       expiringLeadMs: e.ROOM_EXPIRING_LEAD_S * 1_000,
     },
     ...queuePageConfig(e),
+    draw: drawConfig(e),
     demo: { productId: e.DEMO_PRODUCT_ID, stock: e.DEMO_STOCK },
     bench: { routes: e.BENCH_ROUTES },
   });

@@ -1,4 +1,11 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type {
+  DrawEntriesTable,
+  DrawRanksTable,
+  DrawRemovedTable,
+  DrawSettingsTable,
+  DrawsTable,
+} from './draw-tables.js';
 
 export type Strategy = 'global' | 'segmented' | 'lockfree';
 
@@ -281,6 +288,11 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_lanes: WebhookLanesTable;
   webhook_relay: WebhookRelayTable;
+  draw_settings: DrawSettingsTable;
+  draws: DrawsTable;
+  draw_entries: DrawEntriesTable;
+  draw_removed: DrawRemovedTable;
+  draw_ranks: DrawRanksTable;
 }
 
 export type OrderRow = Selectable<OrdersTable>;

@@ -92,6 +92,14 @@ export interface RoomKeys {
   push: string;
 }
 
+/** A product's draw in one sale epoch (docs/draw.md): in the product's slot, beside its room. */
+export interface DrawKeys {
+  /** hash: entries taken and held, the close, the admitter's fence (includes/drawState.lua) */
+  draw: string;
+  /** hash userId -> entry record (entry id, address block, number) */
+  entries: string;
+}
+
 export class Keys {
   constructor(readonly prefix: string) {}
 
@@ -152,6 +160,12 @@ export class Keys {
       admitted: `${base}:admitted`,
       push: `${base}:push`,
     };
+  }
+
+  /** The draw of a product's sale `epoch`: a new sale starts a new draw. */
+  draw(productId: string, epoch: number): DrawKeys {
+    const base = `${this.prefix}:{${checked('product id', productId)}}:draw:${epoch}`;
+    return { draw: base, entries: `${base}:entries` };
   }
 
   /** Set of product ids seeded with a waiting room (the admitters walk it). */

@@ -9,6 +9,7 @@ import type { OrderLookup, PaymentNotices, Payments } from './orders/index.js';
 import type { Admission } from './admission/index.js';
 import type { TurnPush, WaitingRoom } from './room/index.js';
 import type { Products } from './operator/index.js';
+import type { DrawEntries, EntryViews, Transcripts } from './draw/index.js';
 
 export * from './purchase/index.js';
 export * from './admission/index.js';
@@ -16,6 +17,7 @@ export * from './room/index.js';
 export * from './orders/index.js';
 export * from './operator/index.js';
 export * from './dashboard/index.js';
+export * from './draw/index.js';
 export { sameSignature } from './same-signature.js';
 
 export interface Services {
@@ -33,4 +35,6 @@ export interface Services {
   turnPush?: TurnPush | undefined;
   /** a shopper bought: frees their seat in the product's waiting room, if it has one */
   bought?: ((productId: string, userId: string) => void) | undefined;
+  /** draws: entries, an entry's view, the public transcript (none: the draw routes answer 404) */
+  draws?: { entries: DrawEntries; views: EntryViews; transcripts: Transcripts } | undefined;
 }

@@ -114,6 +114,17 @@ describe('the order-event invariants', () => {
     expect(r.counterExample).toBe('evt_o9_1 (order.created) names order o9, which has no row');
   });
 
+  it("leave out a product event (a draw's): it names no order", () => {
+    const h = healthy();
+    h.history.push({ ...event('chaos-draw/draws/1', 1, 'draw.frozen', 'persisted', 204, null) });
+    const v = verdicts(h);
+    expect(Object.values(v).map((r) => [r.name, r.ok])).toEqual([
+      ['events-complete', true],
+      ['events-ordered', true],
+      ['events-no-phantom', true],
+    ]);
+  });
+
   it('events-no-phantom leaves out an arrival whose row the receiver could not read (it answered 503)', () => {
     const h = healthy();
     const unread = event('o1', 2, 'order.paid', 'paid', 503);

@@ -17,11 +17,13 @@ import { signStandardWebhook, signNotice } from '../../src/http/notice-signature
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { startTestChain, type TestChain } from '../support/beacon.js';
 
 const ns = useNamespace();
 const STRIPE_SECRET = 'whsec_openapi_test_0123456789ABCDEFGH';
 const WEBHOOK_SECRET = 'openapi-test-webhook-secret-0123456789';
 let app: RunningApp;
+let chain: TestChain;
 let doc: {
   paths: Record<string, Record<string, { responses: Record<string, Record<string, unknown>> }>>;
 };
@@ -29,8 +31,10 @@ let doc: {
 const vapid = webPush.generateVAPIDKeys();
 
 beforeAll(async () => {
+  chain = await startTestChain();
   app = await startApp(
     ns.config({
+      ...chain.env,
       PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET,
       // Express alone, so its router can be walked below (the fast path answers the same:
       // test/http/fast-path.test.ts)
@@ -49,6 +53,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await app?.close();
+  await chain?.close();
 });
 
 describe('/openapi.json', () => {
@@ -217,6 +222,58 @@ describe('/openapi.json', () => {
       body: subscribe,
       headers: user,
     });
+    // a draw: enter, read, withdraw, the transcript and the list, before and after the close
+    const dr = `draw${randomBytes(4).toString('hex')}`;
+    const drawLater = `draw${randomBytes(4).toString('hex')}`;
+    const drawSeed = (openInMs: number, closeInMs: number) => ({
+      strategy: 'global',
+      total: 2,
+      draw: {
+        entriesOpenAt: new Date(Date.now() + openInMs).toISOString(),
+        entriesCloseAt: new Date(Date.now() + closeInMs).toISOString(),
+        buyWithinSeconds: 60,
+      },
+    });
+    const closeAt = Date.now() + 2_000;
+    await call('PUT', '/admin/products/{id}', `/admin/products/${dr}`, {
+      body: drawSeed(-1_000, closeAt - Date.now()),
+      headers: admin,
+    });
+    await call('PUT', '/admin/products/{id}', `/admin/products/${drawLater}`, {
+      body: drawSeed(3_600_000, 7_200_000),
+      headers: admin,
+    });
+    const entry = (m: string, product: string, headers: Record<string, string> = user) =>
+      call(m, '/products/{id}/draw/entry', `/products/${product}/draw/entry`, { headers });
+    const withdrawer = { 'x-user-id': 'withdraws' };
+    for (const m of ['POST', 'POST', 'GET']) await entry(m, dr);
+    await entry('POST', dr, withdrawer);
+    await entry('DELETE', dr, withdrawer);
+    for (const m of ['POST', 'GET', 'DELETE']) {
+      await entry(m, 'bad%20id!');
+      await entry(m, dr, {});
+      await entry(m, 'nope-no-such');
+      if (m !== 'POST') await entry(m, dr, { 'x-user-id': 'never-entered' });
+    }
+    await entry('POST', drawLater);
+    const list = (query: string, product = dr) =>
+      call('GET', '/products/{id}/draw/entries', `/products/${product}/draw/entries${query}`);
+    await list('');
+    await list('?limit=0');
+    await list('', 'nope-no-such');
+    await call('GET', '/products/{id}/draw', `/products/${dr}/draw`);
+    await call('GET', '/products/{id}/draw', '/products/nope-no-such/draw');
+    await call('GET', '/products/{id}/draw', '/products/bad%20id!/draw');
+    await waitFor('the close', async () => Date.now() > closeAt + 100, 5_000, 50);
+    await entry('POST', dr, { 'x-user-id': 'too-late' });
+    await entry('DELETE', dr);
+    await waitFor(
+      'the freeze',
+      async () => (await fetch(`${app.url}/products/${dr}/draw/entries`)).status === 200,
+      10_000,
+      100,
+    );
+    await list('?limit=1');
 
     const bought = await call('POST', '/seckill', '/seckill', {
       body: { productId: p },
@@ -747,6 +804,8 @@ function producedElsewhere(answer: string): string | undefined {
     return 'test/services/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
   if (status === '429' && path === '/products/{id}/queue/push')
     return "test/services/waiting-room.test.ts: the join's own limits (RATE_LIMIT_USER's queue bucket), which a push subscription takes too";
+  if (status === '429' && path.startsWith('/products/{id}/draw/entry'))
+    return 'test/services/draw.test.ts: entries over RATE_LIMIT_USER, reads over RATE_LIMIT_POLL_IP';
   if (status === '409' && path === '/products/{id}/queue')
     return 'test/services/waiting-room.test.ts: a join past ROOM_MAX_PLACES (room-full)';
   if (status === '429' && (path === '/seckill' || path === '/products/{id}/sale-token'))

@@ -14,6 +14,7 @@ import {
   CATALOGUE_FIELD,
   META_FIELD,
   ROOM_FIELD,
+  DRAW_FIELD,
   STATE_FIELD,
 } from '../../src/inventory/records/hash-fields.js';
 import { decodeRoomCounters, ROOM_COUNTER_FIELDS } from '../../src/inventory/records/room-state.js';
@@ -25,6 +26,7 @@ import {
 import {
   decodeMeta,
   encodePrice,
+  encodeDrawWindow,
   encodeRoomSettings,
   type ProductMeta,
 } from '../../src/inventory/records/product-meta.js';
@@ -140,6 +142,7 @@ describe('hash field names: the hash includes and hash-fields.ts agree', () => {
     ['segmentState', 'STATE', STATE_FIELD],
     ['roomState', 'ROOM', ROOM_FIELD],
     ['catalogueHash', 'CATALOGUE', CATALOGUE_FIELD],
+    ['drawState', 'DRAW', DRAW_FIELD],
   ] as const)('%s.lua declares exactly the fields of %s_FIELD', async (name, prefix, fields) => {
     const expected = Object.fromEntries(
       Object.entries(fields).map(([property, field]) => [constantOf(prefix, property), field]),
@@ -195,6 +198,7 @@ const metaHash = (m: ProductMeta): Record<string, string> =>
       const v = m[property as keyof ProductMeta];
       if (property === 'waitingRoom') return [field, encodeRoomSettings(m.waitingRoom!)];
       if (property === 'price') return [field, encodePrice(m.price!)];
+      if (property === 'draw') return [field, encodeDrawWindow(m.draw!)];
       return [field, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)];
     }),
   );
@@ -216,6 +220,7 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     waitingRoom: { admitPerSecond: 50, maxActive: 200, admittedForSeconds: 120 },
     price: { amount: 12_999, currency: 'EUR' },
     paused: false,
+    draw: { entriesOpenAt: 1795550000000, entriesCloseAt: 1795556000000, buyWithinSeconds: 600 },
   };
 
   it('TypeScript reads what Lua writes: a new epoch, its sold-out mark, the next epoch', async () => {
@@ -242,6 +247,8 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     await redis.hset(key, META_FIELD.waitingRoom, encodeRoomSettings(sample.waitingRoom!));
     // and the price (seeding.ts)
     await redis.hset(key, META_FIELD.price, encodePrice(sample.price!));
+    // and the draw's window (seeding.ts)
+    await redis.hset(key, META_FIELD.draw, encodeDrawWindow(sample.draw!));
     const first = decodeMeta(await redis.hgetall(key));
     expect(first).toEqual({ ...sample, epoch: 1, soldOutEpoch: 0 });
     expect(Object.keys(first!).sort()).toEqual(Object.keys(META_FIELD).sort());

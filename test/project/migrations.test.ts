@@ -45,6 +45,7 @@ describe('migrations', () => {
       '20261206_0013_webhook_lanes_owed',
       '20261206_0014_order_events_by_order_version',
       '20261206_0015_product_events',
+      '20261206_0016_draws',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
@@ -244,7 +245,10 @@ describe('migrations', () => {
       await sql`insert into webhook_lanes (endpoint_id, order_id, wanted_version, attempts)
         values ('ep_old', ${orderId}::uuid, 1, 2)`.execute(old);
 
-      expect(await migrateToLatest(old)).toEqual(['20261206_0015_product_events']);
+      expect(await migrateToLatest(old)).toEqual([
+        '20261206_0015_product_events',
+        '20261206_0016_draws',
+      ]);
       const lane = await old
         .selectFrom('webhook_lanes')
         .select(['subject', 'wanted_version', 'acked_version', 'attempts'])

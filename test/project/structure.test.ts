@@ -22,6 +22,8 @@ const LAYERS: Record<string, number> = {
   'outages.ts': 0,
   'version.ts': 0,
   types: 0,
+  // the draw's arithmetic and its beacon (Merkle tree, ranks, drand chains): no project import
+  draw: 0,
   redis: 1,
   db: 1,
   launcher: 1,
@@ -221,10 +223,11 @@ describe('src/ layout', () => {
   // inventory/rooms/protocol.ts, for the drop's store and script gateway, inventory/drop/protocol.ts,
   // and for the segment window's gateway; +1 client importer when the scripts at inventory/'s root
   // went to their rooms' gateways, sale/, outbox/, catalogue/ and idempotency/protocol.ts, four
-  // files for three.)
+  // files for three; +2 each for the draw's store and its scripts' gateway,
+  // inventory/draw/store.ts and inventory/draw/protocol.ts.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(36);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(31);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(38);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(33);
   });
 });

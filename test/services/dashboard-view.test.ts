@@ -139,6 +139,7 @@ function state(id: string, status: ProductState['status'], over: Partial<Product
     payWithinSeconds: 0,
     paused: false,
     waitingRoom: null,
+    draw: null,
     startsAt: 0,
     endsAt: 0,
     soldOut: remaining === 0,

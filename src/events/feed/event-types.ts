@@ -25,6 +25,10 @@ export const EVENT_FAMILIES = {
     source: '/seckill/rooms',
     types: ['room.admitted', 'room.expiring', 'room.passed-over'],
   },
+  draws: {
+    source: '/seckill/draws',
+    types: ['draw.frozen', 'draw.drawn', 'draw.won', 'draw.passed-on'],
+  },
 } as const;
 
 type Family = (typeof EVENT_FAMILIES)[keyof typeof EVENT_FAMILIES];

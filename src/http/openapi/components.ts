@@ -7,6 +7,7 @@ import { pushRequest, seedRequest } from '../../services/index.js';
 import * as events from './event-schemas.js';
 import * as answers from './schemas.js';
 import * as drop from './drop-schemas.js';
+import * as draw from './draw-schemas.js';
 import { paceBody, unitsBody } from '../routes/admin-drop.js';
 import { loginBody } from '../routes/dashboard.js';
 import { payBody } from '../routes/orders.js';
@@ -52,6 +53,11 @@ export const SCHEMAS = {
   DropResult: drop.dropResult,
   UnitsRequest: unitsBody,
   PaceRequest: paceBody,
+  DrawEntry: draw.drawEntry,
+  DrawWithdrawn: draw.drawWithdrawn,
+  DrawEntryView: draw.drawEntryView,
+  DrawTranscript: draw.drawTranscript,
+  DrawEntriesPage: draw.drawEntriesPage,
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
@@ -132,7 +138,15 @@ export const HEADERS = {
 export type HeaderName = keyof typeof HEADERS;
 
 export type Media =
-  SchemaName | 'html' | 'text' | 'javascript' | 'asset' | 'event-stream' | 'empty';
+  | SchemaName
+  | 'html'
+  | 'text'
+  | 'javascript'
+  | 'asset'
+  | 'event-stream'
+  | 'empty'
+  /** a draw's frozen list: a JSON page, or NDJSON (?format=ndjson) */
+  | 'draw-entries';
 
 /**
  * One operation of the API: the route the app mounts (Express path form) and what it answers.
@@ -140,7 +154,7 @@ export type Media =
  * mounts exactly these routes and answers only what they say.
  */
 export interface Operation {
-  method: 'get' | 'post' | 'put' | 'patch';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** as mounted, e.g. /orders/:id */
   route: string;
   operationId: string;

@@ -57,6 +57,11 @@ function content(media: Media): Record<string, unknown> | undefined {
       };
     case 'event-stream':
       return { 'text/event-stream': { schema: { type: 'string' } } };
+    case 'draw-entries':
+      return {
+        ...json('DrawEntriesPage'),
+        'application/x-ndjson': { schema: { type: 'string', description: 'an entry id a line' } },
+      };
     default:
       return (media as string) === 'json-document'
         ? { 'application/json': { schema: { type: 'object' } } }

@@ -18,6 +18,7 @@ import { DISCARD, DROP_OPERATIONS } from './drop-operations.js';
 import { FEED_OPERATIONS } from './feed-operations.js';
 import { PROVIDER_OPERATIONS } from './provider-operations.js';
 import { ROOM_OPERATIONS } from './room-operations.js';
+import { DRAW_OPERATIONS } from './draw-operations.js';
 
 const product = idParam('id', 'product id');
 const order = idParam('id', 'order id (UUID)');
@@ -96,6 +97,7 @@ export const OPERATIONS: Operation[] = [
     limited: true,
   },
   ...ROOM_OPERATIONS,
+  ...DRAW_OPERATIONS,
   {
     method: 'get',
     route: '/orders/:id',

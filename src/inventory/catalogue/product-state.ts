@@ -15,6 +15,7 @@ import {
   isSoldOut,
   type Price,
   type ProductMeta,
+  type DrawWindow,
   type RoomSettings,
 } from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
@@ -50,6 +51,8 @@ export interface ProductState {
   paused: boolean;
   /** the waiting room's settings; null: no room */
   waitingRoom: RoomSettings | null;
+  /** the draw's entry window; null: first come */
+  draw: DrawWindow | null;
   startsAt: number;
   endsAt: number;
   soldOut: boolean;
@@ -163,6 +166,7 @@ export async function readProductState(
     payWithinSeconds: meta.payWithinSeconds,
     paused: meta.paused,
     waitingRoom: meta.waitingRoom,
+    draw: meta.draw,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
     soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),

@@ -7,6 +7,7 @@
 import type { RedisClient } from '../../redis/connection.js';
 import type { Db } from '../../db/index.js';
 import { recordSalePrice, upsertProduct } from '../../db/products-repository.js';
+import { recordDrawSettings } from '../../db/draws-repository.js';
 import type { Strategy } from '../../db/schema.js';
 import type { Keys } from '../../redis/keys.js';
 import { execByNode } from '../../redis/batch.js';
@@ -22,6 +23,7 @@ import { carriedMarkers, unitsByShopper, type CarriedMarker } from './carry.js';
 import { encodeEvent } from '../records/product-events.js';
 import {
   decodeMeta,
+  encodeDrawWindow,
   encodePrice,
   encodeRoomSettings,
   META_FIELD,
@@ -46,7 +48,27 @@ export interface SeedSpec {
   waitingRoom?: RoomSettings | undefined;
   /** the unit price of this sale's orders; unset: unpriced */
   price?: Price | undefined;
+  /** sold by a draw (docs/draw.md): its entry window, the time to buy, the screening rules */
+  draw?: DrawSpec | undefined;
 }
+
+export interface DrawSpec {
+  entriesOpenAt: Date;
+  entriesCloseAt: Date;
+  buyWithinSeconds: number;
+  /** the screening rules the shop sets (src/draw/screening.ts's DrawRules) */
+  rules: { maxEntriesPerAddressBlock: number | null; denyList: string[] };
+}
+
+/**
+ * A draw's waiting room, its cascade: every winner admitted at once (the pace and the seats do not
+ * bind: the units left do, at limitPerUser a seat), each admission lasting the time to buy.
+ */
+export const drawRoomSettings = (draw: DrawSpec): RoomSettings => ({
+  admitPerSecond: 100_000,
+  maxActive: 1_000_000,
+  admittedForSeconds: draw.buyWithinSeconds,
+});
 
 export interface SeedResult {
   productId: string;
@@ -101,7 +123,10 @@ export async function seedProduct(
       limitPerUser,
       payWithinSeconds,
       // an admission is a sale token: the purchase path checks nothing new
-      requireSaleToken: (spec.requireSaleToken ?? false) || spec.waitingRoom !== undefined,
+      requireSaleToken:
+        (spec.requireSaleToken ?? false) ||
+        spec.waitingRoom !== undefined ||
+        spec.draw !== undefined,
     },
     opts.force ?? false,
   );
@@ -111,7 +136,12 @@ export async function seedProduct(
       message: `the sale of "${productId}" (epoch ${begun.epoch}) is live; reseeding it needs force`,
     });
   }
-  await writeRoomSettings(deps, productId, spec.waitingRoom);
+  await writeDraw(deps, productId, begun.epoch, spec.draw);
+  await writeRoomSettings(
+    deps,
+    productId,
+    spec.waitingRoom ?? (spec.draw && drawRoomSettings(spec.draw)),
+  );
   await writePrice(deps, productId, begun.epoch, spec.price);
   const stocks = splitStock(spec.total, spec.segments);
   registerScripts(deps.redis);
@@ -181,7 +211,10 @@ async function refuseDroppingALine(
   if (opts.discard?.line) return;
   const meta = decodeMeta(await deps.redis.hgetall(deps.keys.product(productId).meta));
   if (!meta?.waitingRoom || (meta.endsAt > 0 && Date.now() >= meta.endsAt)) return;
-  const places = await deps.redis.hlen(deps.keys.room(productId, meta.epoch).places);
+  // a draw's entries are its line before the draw
+  const places = meta.draw
+    ? await deps.redis.hlen(deps.keys.draw(productId, meta.epoch).entries)
+    : await deps.redis.hlen(deps.keys.room(productId, meta.epoch).places);
   if (places === 0) return;
   throw new SaleError({
     code: 'line-discarded',
@@ -224,6 +257,30 @@ async function writePrice(
   }
   await recordSalePrice(deps.db, productId, epoch, price);
   await deps.redis.hset(meta, META_FIELD.price, encodePrice(price));
+}
+
+/**
+ * The new epoch's draw (or none): its settings and rules in PostgreSQL (the freeze reads them),
+ * its window in the meta, before any process loads the epoch.
+ */
+async function writeDraw(
+  deps: InventoryDeps,
+  productId: string,
+  epoch: number,
+  draw: DrawSpec | undefined,
+): Promise<void> {
+  const meta = deps.keys.product(productId).meta;
+  if (!draw) {
+    await deps.redis.hdel(meta, META_FIELD.draw);
+    return;
+  }
+  await recordDrawSettings(deps.db, productId, epoch, draw);
+  const window = {
+    entriesOpenAt: draw.entriesOpenAt.getTime(),
+    entriesCloseAt: draw.entriesCloseAt.getTime(),
+    buyWithinSeconds: draw.buyWithinSeconds,
+  };
+  await deps.redis.hset(meta, META_FIELD.draw, encodeDrawWindow(window));
 }
 
 /** The new epoch's waiting room (or none, a reseed without one), before any process loads it. */

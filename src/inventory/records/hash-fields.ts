@@ -28,6 +28,8 @@ export const META_FIELD = {
   price: 'price',
   /** "1" while an operator has paused the sale: written by TypeScript (drop/), cleared by a seed */
   paused: 'paused',
+  /** the draw, "<entries open ms> <entries close ms> <buy within s>": written by TypeScript (seeding.ts) */
+  draw: 'draw',
 } as const;
 
 /**
@@ -98,4 +100,16 @@ export const CATALOGUE_FIELD = {
   seq: 'seq',
   number: 'n:',
   product: 'p:',
+} as const;
+
+/** A product's draw hash in one epoch (lua/includes/drawState.lua). */
+export const DRAW_FIELD = {
+  /** entries ever taken: an entry's number in arrival order */
+  seq: 'seq',
+  /** entries held now */
+  count: 'count',
+  /** Redis ms the draw was closed by its admitter (unset: open, but for the clock) */
+  closedAt: 'closedAt',
+  /** the newest admitter fencing token that closed it */
+  fence: 'closerFence',
 } as const;

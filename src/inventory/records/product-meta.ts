@@ -34,6 +34,26 @@ export interface ProductMeta {
   price: Price | null;
   /** an operator paused the sale (docs/operations.md#running-a-drop) */
   paused: boolean;
+  /** the product is sold by a draw (docs/draw.md), none when first come */
+  draw: DrawWindow | null;
+}
+
+/** A draw's entry window and how long a winner has to buy (the rest is in PostgreSQL). */
+export interface DrawWindow {
+  /** ms since the epoch */
+  entriesOpenAt: number;
+  entriesCloseAt: number;
+  buyWithinSeconds: number;
+}
+
+export const encodeDrawWindow = (draw: DrawWindow) =>
+  `${draw.entriesOpenAt} ${draw.entriesCloseAt} ${draw.buyWithinSeconds}`;
+
+function decodeDrawWindow(text: string | undefined): DrawWindow | null {
+  if (!text) return null;
+  const [entriesOpenAt, entriesCloseAt, buyWithinSeconds] = text.split(' ').map(Number);
+  if (!Number.isFinite(entriesOpenAt) || !entriesCloseAt || !buyWithinSeconds) return null;
+  return { entriesOpenAt: entriesOpenAt!, entriesCloseAt, buyWithinSeconds };
 }
 
 /** A unit's price: an integer amount in the currency's minor unit, an ISO 4217 code. */
@@ -89,6 +109,7 @@ export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
     waitingRoom: decodeRoomSettings(hash[f.waitingRoom]),
     price: decodePrice(hash[f.price]),
     paused: hash[f.paused] === '1',
+    draw: decodeDrawWindow(hash[f.draw]),
   };
 }
 

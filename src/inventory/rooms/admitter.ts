@@ -5,31 +5,27 @@
  * past its lease cannot admit after a newer one has. Nothing of the line lives in the admitter
  * (pace, served counter and places are in Redis), so nobody's place changes with the holder.
  *
- * A room costs Redis only while it has work (docs/waiting-room.md#what-it-costs-redis). Each
- * process keeps a plan per room (room-plan.ts): before its opening nothing, then a timer at it;
- * while it has shoppers to admit, a tick at the pace by the lease holder; once a tick admits
- * nobody (after a linger), the room sleeps: the holder lets the lease go and says on what it
- * sleeps. A join (or a freed seat) that finds it asleep wakes it (the process that joined acts at
- * once, and tells every process); a return, a resume or a change wakes it through the catalogue's
- * notices; a seat's end and a slow look for a lost notice are timers. Another process that finds
- * the lease held looks again when that lease could have run out: a holder that died is taken over
- * within a lease, without a command per room per tick.
+ * A room costs Redis only while it has work (docs/waiting-room.md#what-it-costs-redis): a plan
+ * per room (room-plan.ts), a timer at the opening, ticks at the pace while shoppers wait, then
+ * sleep (the lease let go) until a join or freed seat (the acting process wakes it and tells the
+ * others), a return, resume or change (the catalogue's notices), or a timer (a seat's end, the
+ * slow look for a lost notice). A process finding the lease held looks again when it could have
+ * run out: a dead holder is taken over within a lease, without a command per room per tick.
  */
 import type { HeldLock, LockClient } from '../../lock/index.js';
 import type { Logger } from '../../log.js';
 import { inBackground } from '../../redis/background.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import type { RoomNotice } from '../catalogue/room-notices.js';
+import { passDrawGate, type DrawSteps } from './draw-gate.js';
 import { holderTick, momentsOf, type HolderTickDeps, type RoomMoments } from './holder-tick.js';
 import { letsGo, lookIn, RoomPlan } from './room-plan.js';
 import type { AdmitTick, RoomStore } from './store.js';
-
 export { admissionUnits, type RoomMoments } from './holder-tick.js';
 
 /** How often the list of rooms is read again (a room seeded meanwhile waits this long at most). */
 const ROOMS_REFRESH_MS = 2_000;
-/** setTimeout's ceiling: a later time is waited for in steps. */
-const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling: a later time is waited for in steps
 
 export interface RoomAdmitterOptions {
   catalogue: Catalogue;
@@ -52,6 +48,8 @@ export interface RoomAdmitterOptions {
   onMoments?: (view: ProductView, moments: RoomMoments) => void;
   /** another process ticks the room under a newer lease: this one's gauges of it are stale */
   onSuperseded?: (productId: string) => void;
+  /** the draws' steps: a product sold by a draw has its line only once drawn */
+  draws?: DrawSteps | undefined;
 }
 
 type Ticked = AdmitTick & { code: 'ticked' };
@@ -188,17 +186,20 @@ export class RoomAdmitter {
       return;
     }
     if (plan.epoch !== view.epoch) plan.newSale(view.epoch);
+    const gate = { lease: () => this.take(id, plan), release: () => this.release(plan) };
+    if (!(await passDrawGate(this.opts.draws, view, plan, gate))) return;
     // before its opening a room needs nothing: its first tick at the opening opens it
     if (!plan.held && now < view.startsAt) {
       plan.dueAt = view.startsAt;
       return;
     }
-    const lease = plan.held?.signal.aborted === false ? plan.held : await this.take(id, plan);
+    const lease = await this.take(id, plan);
     if (lease) await this.tickHeld(id, plan, view, lease);
   }
 
-  /** Tries the room's lease; held by another process, looks again once it could have run out. */
+  /** The room's lease: the one held, or a try; held by another, looks again once it could end. */
   private async take(id: string, plan: RoomPlan): Promise<HeldLock | undefined> {
+    if (plan.held?.signal.aborted === false) return plan.held;
     plan.held = undefined; // a hold whose lease was lost ended itself
     let busyMs = -1;
     const got = await this.opts.locks.acquire(`room:${id}`, {
@@ -221,6 +222,7 @@ export class RoomAdmitter {
     view: ProductView,
     lease: HeldLock,
   ): Promise<void> {
+    if (view.draw) await this.opts.draws?.feed(view, lease.fence);
     const tick = await holderTick(this.tickDeps, id, plan, view, lease);
     if (tick.code === 'fenced') {
       await this.release(plan);

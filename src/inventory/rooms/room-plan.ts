@@ -54,6 +54,8 @@ export class RoomPlan {
   heardFence = 0;
   /** this process's gauges of the room were set by its latest hold (metrics) */
   reported = false;
+  /** a draw's epoch whose line this process saw written (its steps are done) */
+  drawReady = 0;
 
   /** A new sale (a reseed): what was learnt of the previous one's line is void. */
   newSale(epoch: number): void {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { SeedSpec } from '../../inventory/index.js';
+import { ID_PATTERN } from '../../ids.js';
 import { priceSchema } from '../orders/index.js';
 
 /** Defaults when `segments` is left out: the baseline has one; the others spread over 16. */
@@ -11,6 +12,33 @@ export const DEFAULT_SEGMENTS = { global: 1, segmented: 16, lockfree: 16 } as co
 
 /** A week: a window longer than that is a mistake, not a flash sale. */
 const MAX_PAY_WINDOW_S = 7 * 86_400;
+
+/** Bounds of a draw's settings: a window of at most 30 days, a winner's turn up to a day. */
+const MAX_DRAW_WINDOW_MS = 30 * 86_400_000;
+
+const drawSchema = z
+  .strictObject({
+    entriesOpenAt: z.iso.datetime({ offset: true }),
+    entriesCloseAt: z.iso.datetime({ offset: true }),
+    /** how long a winner (and each rank the cascade reaches) has to buy */
+    buyWithinSeconds: z.number().int().min(5).max(86_400),
+    /** screening: entries kept per client address block (IPv4 /24, IPv6 /64) */
+    maxEntriesPerAddressBlock: z.number().int().min(1).max(1_000_000).optional(),
+    /** screening: shopper identities refused at the freeze */
+    denyList: z.array(z.string().regex(ID_PATTERN)).max(100_000).optional(),
+  })
+  .refine((d) => Date.parse(d.entriesCloseAt) > Date.parse(d.entriesOpenAt), {
+    path: ['entriesCloseAt'],
+    message: 'must be after entriesOpenAt',
+  })
+  .refine((d) => Date.parse(d.entriesCloseAt) - Date.parse(d.entriesOpenAt) <= MAX_DRAW_WINDOW_MS, {
+    path: ['entriesCloseAt'],
+    message: 'an entry window lasts 30 days at most',
+  })
+  .refine((d) => Date.parse(d.entriesCloseAt) > Date.now(), {
+    path: ['entriesCloseAt'],
+    message: 'must be in the future: a draw closed before its seed takes no entry',
+  });
 
 export const seedRequest = z
   .strictObject({
@@ -34,6 +62,8 @@ export const seedRequest = z
       .optional(),
     /** the unit price of this sale's orders (each order copies it as it is sold) */
     price: priceSchema.optional(),
+    /** sold by a draw, not first come: docs/draw.md */
+    draw: drawSchema.optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -42,6 +72,21 @@ export const seedRequest = z
   .refine((b) => !b.startsAt || !b.endsAt || Date.parse(b.endsAt) > Date.parse(b.startsAt), {
     path: ['endsAt'],
     message: 'must be after startsAt',
+  })
+  .refine((b) => !b.draw || !b.waitingRoom, {
+    path: ['draw'],
+    message: 'a draw is its own line (its waitlist): leave waitingRoom out',
+  })
+  .refine(
+    (b) => !b.draw || !b.startsAt || Date.parse(b.startsAt) <= Date.parse(b.draw.entriesCloseAt),
+    {
+      path: ['startsAt'],
+      message: "a draw's winners buy from its close: startsAt at or before draw.entriesCloseAt",
+    },
+  )
+  .refine((b) => !b.draw || !b.endsAt || Date.parse(b.endsAt) > Date.parse(b.draw.entriesCloseAt), {
+    path: ['endsAt'],
+    message: "must be after the draw's entriesCloseAt",
   });
 
 export type SeedRequest = z.output<typeof seedRequest>;
@@ -58,6 +103,17 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
     requireSaleToken: request.requireSaleToken,
     waitingRoom: request.waitingRoom,
     price: request.price,
+    draw: request.draw && {
+      entriesOpenAt: new Date(request.draw.entriesOpenAt),
+      entriesCloseAt: new Date(request.draw.entriesCloseAt),
+      buyWithinSeconds: request.draw.buyWithinSeconds,
+      rules: {
+        maxEntriesPerAddressBlock: request.draw.maxEntriesPerAddressBlock ?? null,
+        denyList: request.draw.denyList ?? [],
+      },
+    },
+    // a draw's winners buy from its close on
+    ...(request.draw && !request.startsAt && { startsAt: new Date(request.draw.entriesCloseAt) }),
   };
 }
 
@@ -67,7 +123,15 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
  * @param saleTokensOn - SALE_TOKEN_SECRET is set
  */
 export function seedRefusal(request: SeedRequest, saleTokensOn: boolean): string | undefined {
-  if ((!request.requireSaleToken && !request.waitingRoom) || saleTokensOn) return undefined;
+  if ((!request.requireSaleToken && !request.waitingRoom && !request.draw) || saleTokensOn) {
+    return undefined;
+  }
+  if (request.draw) {
+    return (
+      "draw: a winner's purchase right is a sale token and this deployment issues none " +
+      '(SALE_TOKEN_SECRET is not set): set it on the API processes, or seed without draw'
+    );
+  }
   if (request.waitingRoom) {
     return (
       'waitingRoom: admission is a sale token and this deployment issues none ' +

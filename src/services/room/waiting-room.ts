@@ -102,7 +102,8 @@ export class WaitingRoom {
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
-    if (!view.room) return { kind: 'no-room' };
+    // a draw's room is its cascade, in rank order: nobody joins it
+    if (!view.room || view.draw) return { kind: 'no-room' };
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const maxPlaces = this.deps.maxPlaces;
@@ -136,7 +137,7 @@ export class WaitingRoom {
     const refusal = this.deps.pollLimit.take(ip);
     if (refusal) return { kind: 'refused', refusal };
     const view = this.deps.catalogue.known(productId);
-    if (view?.room) {
+    if (view?.room && !view.draw) {
       const now = Date.now();
       const key = keyOf(view, userId);
       const k = this.known.get(key);
@@ -171,7 +172,7 @@ export class WaitingRoom {
   private async pollFromStore(productId: string, userId: string): Promise<PlaceAnswer> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
-    if (!view.room) return { kind: 'no-room' };
+    if (!view.room || view.draw) return { kind: 'no-room' };
     const now = Date.now();
     const place = await this.deps.store.place(productId, view.epoch, userId);
     if (!place) {
