@@ -41,6 +41,7 @@ const CLUSTER_FILES = [
   'test/events/endpoint-isolation.test.ts',
   'test/events/endpoint-recovery.test.ts',
   'test/events/event-retention.test.ts',
+  'test/fairness/door.test.ts',
 ];
 
 export default defineConfig({

@@ -183,7 +183,15 @@ export const HTTP_RULES: Record<string, (from: string, to: string) => boolean> =
  * services/'s rooms, one per idea (docs/design/services.md), over a door (services/index.ts, the
  * only file the layers above import) and a shared bottom (same-signature.ts).
  */
-const SERVICES_ROOMS = ['purchase', 'admission', 'room', 'orders', 'operator', 'dashboard'];
+const SERVICES_ROOMS = [
+  'purchase',
+  'admission',
+  'room',
+  'orders',
+  'operator',
+  'dashboard',
+  'fairness',
+];
 const SERVICES_DOORS = ['services/index.ts'];
 
 export const SERVICES_RULES: Record<

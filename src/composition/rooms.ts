@@ -3,10 +3,21 @@
  * memory), the admitter loop that competes for each room's lease, and the seat a purchase frees.
  */
 import { LockClient } from '../lock/index.js';
-import { RateLimitStore } from '../access/index.js';
+import { DoorStore, RateLimitStore } from '../access/index.js';
 import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../inventory/index.js';
 import type { OrderSubmitter } from '../orders/index.js';
-import { Admission, PollLimit, WaitingRoom, type Services } from '../services/index.js';
+import {
+  addressBlock,
+  Admission,
+  ChallengeGate,
+  defaultRules,
+  FairnessNotes,
+  FairnessReports,
+  PollLimit,
+  rulesText,
+  WaitingRoom,
+  type Services,
+} from '../services/index.js';
 import type { Core } from './core.js';
 
 /** What the API side's services are: the shared ones, the batching submitter, the admitter. */
@@ -18,7 +29,11 @@ export interface Rooms {
   bought(productId: string, userId: string): void;
 }
 
-export function startRooms(core: Core, admission: Admission): Rooms {
+export function startRooms(
+  core: Core,
+  admission: Admission,
+  door: Door = { door: undefined, fairnessNotes: undefined },
+): Rooms {
   const { config, inventory } = core;
   const store = new RoomStore(
     core.redis,
@@ -57,6 +72,8 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     maxPlaces: config.room.maxPlaces,
     metrics,
     nudge: (productId) => admitter.nudge(productId),
+    door: door.door,
+    notes: door.fairnessNotes,
   });
   return {
     waitingRoom,
@@ -65,20 +82,60 @@ export function startRooms(core: Core, admission: Admission): Rooms {
   };
 }
 
+/** The door (docs/fairness.md): the challenge, if asked, and who tried each sale. */
+export interface Door {
+  door: ChallengeGate | undefined;
+  fairnessNotes: FairnessNotes | undefined;
+}
+
+/** The challenge at the door (CHALLENGE), the notes of who tried, and the fairness reports. */
+export function startDoor(core: Core): Door & { fairness: FairnessReports } {
+  const { admission } = core.config;
+  const store = new DoorStore(core.redis, core.keys);
+  const rules = rulesText(defaultRules(admission.identitiesPerBlock));
+  const fairnessNotes = new FairnessNotes({
+    store,
+    rules,
+    blockOf: addressBlock,
+    onError: (err) => core.logger.warn({ err }, 'fairness notes not written'),
+  });
+  core.lifecycle.add('fairness notes', () => fairnessNotes.stop());
+  const door =
+    admission.challenge.kind === 'off'
+      ? undefined
+      : new ChallengeGate({
+          config: admission.challenge,
+          store,
+          identitiesPerBlock: admission.identitiesPerBlock,
+          blockOf: addressBlock,
+        });
+  const fairness = new FairnessReports({
+    catalogue: core.inventory.catalogue,
+    store,
+    orders: core.orderRows,
+    rules,
+  });
+  return { door, fairnessNotes, fairness };
+}
+
 /** The admission service (rate limits, sale tokens) and the waiting rooms admitting through it. */
 export function admissionAndRooms(core: Core): {
   admission: Admission;
   waitingRoom: WaitingRoom;
   bought: (productId: string, userId: string) => void;
   roomAdmitter: RoomAdmitter;
-} {
+} & Door & { fairness: FairnessReports } {
+  const door = startDoor(core);
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
     catalogue: core.inventory.catalogue,
     config: core.config.admission,
+    door: door.door,
+    notes: door.fairnessNotes,
   });
-  const rooms = startRooms(core, admission);
+  const rooms = startRooms(core, admission, door);
   return {
+    ...door,
     admission,
     waitingRoom: rooms.waitingRoom,
     bought: (productId, userId) => rooms.bought(productId, userId),

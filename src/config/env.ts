@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { rate, rateOrOff } from './rate.js';
 import { originProblem } from './origins.js';
 import { plainHttpAcrossNetwork, url } from './urls.js';
+import { doorEnv } from './door.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
 
@@ -311,6 +312,7 @@ export const envSchema = z.object({
     .default(500_000)
     .describe("places a waiting room's line holds; a new shopper past it gets 409 room-full"),
   ROOM_SHUFFLE_SEED: shuffleSeed.optional().describe('seed of the lobby shuffle (tests)'),
+  ...doorEnv,
 
   BENCH_ROUTES: bool
     .default(false)

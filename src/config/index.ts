@@ -6,10 +6,12 @@
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
+import { challengeConfig, type ChallengeConfig } from './door.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
+export type { ChallengeConfig };
 export { envDefault, envExample, type EnvName } from './env-docs.js';
 
 export interface Config {
@@ -125,6 +127,10 @@ export interface Config {
     saleTokenSecret: string | undefined;
     saleTokenTtlSeconds: number;
     saleTokenLeadSeconds: number;
+    /** the challenge at the door (docs/fairness.md) */
+    challenge: ChallengeConfig;
+    /** identities of one address block past which each is flagged */
+    identitiesPerBlock: number;
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
   readonly room: {
@@ -313,6 +319,8 @@ export function loadConfig(
       saleTokenSecret: e.SALE_TOKEN_SECRET,
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
+      challenge: challengeConfig(e),
+      identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
     },
     room: {
       leaseMs: e.ROOM_LEASE_MS,

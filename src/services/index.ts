@@ -6,9 +6,10 @@
  */
 import type { Checkout, IdempotencyRecords } from './purchase/index.js';
 import type { OrderLookup, PaymentNotices, Payments } from './orders/index.js';
-import type { Admission } from './admission/index.js';
+import type { Admission, ChallengeGate } from './admission/index.js';
 import type { WaitingRoom } from './room/index.js';
 import type { Products } from './operator/index.js';
+import type { FairnessNotes, FairnessReports } from './fairness/index.js';
 
 export * from './purchase/index.js';
 export * from './admission/index.js';
@@ -16,6 +17,7 @@ export * from './room/index.js';
 export * from './orders/index.js';
 export * from './operator/index.js';
 export * from './dashboard/index.js';
+export * from './fairness/index.js';
 export { sameSignature } from './same-signature.js';
 
 export interface Services {
@@ -31,4 +33,9 @@ export interface Services {
   waitingRoom?: WaitingRoom | undefined;
   /** a shopper bought: frees their seat in the product's waiting room, if it has one */
   bought?: ((productId: string, userId: string) => void) | undefined;
+  /** who tried each sale, noted off the request path */
+  fairnessNotes?: FairnessNotes | undefined;
+  fairness?: FairnessReports | undefined;
+  /** the challenge at the door (CHALLENGE; none: off) */
+  door?: ChallengeGate | undefined;
 }

@@ -7,6 +7,7 @@ import { seedRequest } from '../../services/index.js';
 import * as events from './event-schemas.js';
 import * as answers from './schemas.js';
 import * as drop from './drop-schemas.js';
+import * as fairness from './fairness-schemas.js';
 import { paceBody, unitsBody } from '../routes/admin-drop.js';
 import { loginBody } from '../routes/dashboard.js';
 import { payBody } from '../routes/orders.js';
@@ -29,6 +30,8 @@ export const SCHEMAS = {
   Product: answers.productPublic,
   SaleToken: answers.saleToken,
   QueuePlace: answers.queuePlace,
+  Challenge: fairness.challenge,
+  FairnessReport: fairness.fairnessReport,
   SeedRequest: seedRequest,
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,

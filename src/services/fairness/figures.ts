@@ -45,7 +45,7 @@ export interface FairnessFigures {
 
 export const CLUSTERS_SHOWN = 20;
 
-const round = (x: number) => Math.round(x * 1e4) / 1e4;
+const round = (value: number) => Math.round(value * 1e4) / 1e4;
 
 /**
  * @param tried - each identity that tried once (a buyer missing from it is added: buying is trying)

@@ -6,7 +6,8 @@
  */
 
 /** ln Gamma(x) for x > 0 (Lanczos, g = 7: about 9 significant digits, far finer than a band of whole units needs). */
-export function lnGamma(x: number): number {
+export function lnGamma(value: number): number {
+  const x = value;
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - lnGamma(1 - x);
   const c = [
     0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
@@ -20,7 +21,9 @@ export function lnGamma(x: number): number {
   return 0.5 * Math.log(2 * Math.PI) + (z + 0.5) * Math.log(t) - t + Math.log(a);
 }
 
-const lnChoose = (n: number, k: number) => lnGamma(n + 1) - lnGamma(k + 1) - lnGamma(n - k + 1);
+/** ln C(n, k) */
+const lnChoose = (total: number, chosen: number) =>
+  lnGamma(total + 1) - lnGamma(chosen + 1) - lnGamma(total - chosen + 1);
 
 export interface Hypergeometric {
   population: number;
@@ -29,12 +32,14 @@ export interface Hypergeometric {
 }
 
 /** The smallest and largest counts a draw can give. */
-export function support(h: Hypergeometric): [number, number] {
+export function support(dist: Hypergeometric): [number, number] {
+  const h = dist;
   return [Math.max(0, h.draws - (h.population - h.marked)), Math.min(h.marked, h.draws)];
 }
 
 /** P(X = k). */
-export function pmf(h: Hypergeometric, k: number): number {
+export function pmf(dist: Hypergeometric, count: number): number {
+  const [h, k] = [dist, count];
   const [lo, hi] = support(h);
   if (k < lo || k > hi) return 0;
   const { population: n, marked: m, draws: d } = h;
@@ -45,7 +50,8 @@ export function pmf(h: Hypergeometric, k: number): number {
  * The smallest k with P(X <= k) >= p, for each p (ascending): one pass over the support.
  * @throws when the draws exceed the population (no such draw)
  */
-export function quantiles(h: Hypergeometric, ps: number[]): number[] {
+export function quantiles(dist: Hypergeometric, ps: number[]): number[] {
+  const h = dist;
   if (h.draws > h.population || h.marked > h.population || h.draws < 0 || h.marked < 0) {
     throw new RangeError(`no hypergeometric draw of ${JSON.stringify(h)}`);
   }
