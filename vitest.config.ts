@@ -45,6 +45,7 @@ const CLUSTER_FILES = [
   'test/services/queue-page.test.ts',
   'test/events/room-events.test.ts',
   'test/services/draw.test.ts',
+  'test/fairness/door.test.ts',
 ];
 
 export default defineConfig({

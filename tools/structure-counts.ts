@@ -205,6 +205,7 @@ export const SERVICES_ROOMS = [
   'operator',
   'dashboard',
   'draw',
+  'fairness',
 ];
 const SERVICES_DOORS = ['services/index.ts'];
 

@@ -4,6 +4,7 @@
  * of the run use them, with or without the waiting room. Every request and every purchase is
  * recorded so the figures come from the clients' own history.
  */
+import { passDoor } from './crowd-door.js';
 import type { WaitRecord } from './crowd-estimates.js';
 import { crowdClient } from './crowd-http.js';
 import { percentile } from './report.js';
@@ -23,6 +24,11 @@ export interface CrowdPlan {
   stopAt: number;
   /** through the waiting room (join, poll, buy with the sale token) or straight at POST /seckill */
   room: boolean;
+  /**
+   * a proof of work at the door: the room's join needs it, or (no room) a sale token does, which
+   * the purchase then needs
+   */
+  challenge: boolean;
   /** told each time the line changes: shoppers in it (joined, not yet admitted or gone), joined */
   onLine?: ((waiting: number, joined: number) => void) | undefined;
 }
@@ -133,12 +139,33 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     return r;
   };
   const queuePath = `/products/${encodeURIComponent(plan.productId)}/queue`;
+  const door = (who: { user: string; ip: string }) =>
+    passDoor(plan.base, plan.productId, who, plan.stopAt, () => h.requests++);
+  /** A sale token through the door (no room): undefined once the sale is over for this client. */
+  const tokenThroughDoor = async (who: { user: string; ip: string }) => {
+    while (Date.now() < plan.stopAt && !soldOut) {
+      const answer = await door(who);
+      if (!answer) return undefined;
+      const path = `/products/${encodeURIComponent(plan.productId)}/sale-token`;
+      const r = await call('POST', path, who, { challenge: answer });
+      if (r.status === 201) return String(r.json.token);
+      if (r.status === 410) return undefined;
+    }
+    return undefined;
+  };
+  /** Joins the room (through the door first when there is one). */
+  const joinRoom = async (who: { user: string; ip: string }) => {
+    const answer = plan.challenge ? await door(who) : undefined;
+    if (plan.challenge && !answer) return {} as PlaceView;
+    return (await call('POST', queuePath, who, answer ? { challenge: answer } : {}))
+      .json as PlaceView;
+  };
   /** The room's view for this shopper, joining first; undefined once there is nothing to wait for. */
   const throughRoom = async (
     who: { user: string; ip: string },
     honest: boolean,
   ): Promise<string | undefined> => {
-    const view = (await call('POST', queuePath, who)).json as PlaceView;
+    const view = await joinRoom(who);
     const joinedAt = Date.now();
     const inLine = honest && view.state === 'waiting';
     if (inLine) line(1);
@@ -183,7 +210,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
       const started = performance.now();
       const polled = await call('GET', queuePath, who);
       if (honest) h.pollMs.push(performance.now() - started);
-      if (polled.status === 404) view = (await call('POST', queuePath, who)).json as PlaceView;
+      if (polled.status === 404) view = await joinRoom(who);
       else view = polled.json as PlaceView;
     }
     return undefined;
@@ -195,14 +222,15 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
       plan.arriveBeforeMs +
       Math.random() * (plan.arriveBeforeMs + plan.arriveAfterMs);
     await sleep(arrivedAt - Date.now());
-    const who = { user: `shopper${i}`, ip: `10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}` };
+    // a /24 of their own: the door flags a block that many identities share
+    const who = { user: `shopper${i}`, ip: `10.${1 + (i >> 8)}.${i & 255}.${1 + (i % 250)}` };
     const person: CrowdHistory['people'][number] = { arrivedAt, leftAt: arrivedAt };
     h.people.push(person);
     try {
       let token: string | undefined;
       while (Date.now() < plan.stopAt) {
-        if (plan.room && !token) {
-          token = await throughRoom(who, true);
+        if ((plan.room || plan.challenge) && !token) {
+          token = plan.room ? await throughRoom(who, true) : await tokenThroughDoor(who);
           if (!token) return;
           person.admittedAt = Date.now();
         }
@@ -214,7 +242,7 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
           return;
         }
         // too early, too busy, or limited: try again when told; anything else is final
-        if (![425, 429, 503].includes(r.status)) return;
+        if (![0, 425, 429, 503].includes(r.status)) return;
         await sleep(r.retryAfter * 1_000);
       }
     } finally {
@@ -228,11 +256,19 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     h.botBuys.push(Date.now());
   };
 
+  /** each bot's sale token through the door (no room), shared by its connections */
+  const botTokens = new Map<number, Promise<string | undefined>>();
+
   /** One of a bot's connections: buys back to back, skipping the line where it can. */
   const botConnection = async (bot: number) => {
     const who = { user: `bot${bot}`, ip: `10.200.0.${bot & 255}` };
     await sleep(plan.opensAt - plan.arriveBeforeMs - Date.now());
     let token: string | undefined;
+    if (plan.challenge && !plan.room) {
+      if (!botTokens.has(bot)) botTokens.set(bot, tokenThroughDoor(who));
+      token = await botTokens.get(bot);
+      if (!token) return;
+    }
     let joining: Promise<string | undefined> | undefined;
     while (!soldOut && Date.now() < plan.stopAt) {
       if (plan.room && !token) {

@@ -1,6 +1,8 @@
 /**
  * `npm run bench:crowd`: a flash crowd against the same sale without and with the waiting room,
- * in ONE run on the same servers (one API process, one worker, built from dist/):
+ * and without and with a proof of work at the door (CHALLENGE=pow for the two challenge sides'
+ * products: crowd-door.ts), in ONE run on the same servers (one API process, one worker, built
+ * from dist/):
  *   - shoppers: `--shoppers` (1 000), each from an address of their own, arriving at random from
  *     1 s before the opening to 2 s after it; each keeps trying (honouring Retry-After, or the
  *     room's pollAfterSeconds) until they buy one unit or learn the item sold out;
@@ -10,7 +12,8 @@
  * Side by side: units bought by bots, Spearman's rank correlation between the arrival order of
  * the shoppers who arrived after the opening and their purchase order, requests reaching the API
  * per unit sold, API CPU per waiting shopper per minute, purchase p99, and whether the books
- * reconcile. A table (a row per measure, a column per side), a picture of the line over time for
+ * reconcile, and the bots' advantage A against a fair draw with its band (docs/fairness.md).
+ * A table (a row per measure, a column per side), a picture of the line over time for
  * each side (crowd-picture.ts; an SVG beside the report), then exactly one JSON line.
  * `--help` lists the options (OPTIONS below).
  */
@@ -23,6 +26,7 @@ import { freePort } from '../../src/launcher/process.js';
 import { admin, ADMIN_TOKEN, persistedAndReconciled } from './admin.js';
 import { cpuSeconds } from './cpu.js';
 import { crowd, p99, spearman, type CrowdHistory } from './crowd-clients.js';
+import { advantage } from './crowd-door.js';
 import { estimateRows, estimateTable } from './crowd-estimates.js';
 import {
   clientLoop,
@@ -54,7 +58,7 @@ const OPTIONS = {
     '3',
     'seconds over which shoppers arrive: a third of it before the opening, the rest after',
   ],
-  only: ['', "run one side only: 'no room' or room"],
+  only: ['', "run one side only: 'no room', room, challenge or 'room + challenge'"],
   'no-build': [false, 'use dist/ as it is (no npm run build first)'],
   'no-write': [false, 'write no report'],
   'update-report': [false, 'write load-tests/results/crowd.md (the committed report)'],
@@ -107,23 +111,33 @@ function options() {
       ([name]) =>
         `--${name} must be a whole number${name === 'bots' ? '' : ' above 0'} (got ${String(values[name])})`,
     );
-  if (values.only !== undefined && values.only !== 'room' && values.only !== 'no room') {
-    bad.push(`--only is 'no room' or room (got ${String(values.only)})`);
+  if (values.only !== undefined && !(VARIANTS as readonly string[]).includes(String(values.only))) {
+    bad.push(`--only is one of ${VARIANTS.join(', ')} (got ${String(values.only)})`);
   }
   if (bad.length) {
     process.stderr.write(`bench:crowd: ${bad.join('; ')}\n\n${usage()}\n`);
     process.exit(2);
   }
   return values as Record<string, string> & {
-    only?: 'no room' | 'room';
+    only?: Variant;
     'no-build': boolean;
     'no-write': boolean;
     'update-report': boolean;
   };
 }
 
+/** The sides: without and with the room, without and with a proof of work at the door. */
+const VARIANTS = ['no room', 'room', 'challenge', 'room + challenge'] as const;
+type Variant = (typeof VARIANTS)[number];
+const SLUG: Record<Variant, string> = {
+  'no room': 'plain',
+  room: 'room',
+  challenge: 'door',
+  'room + challenge': 'roomdoor',
+};
+
 interface Side {
-  variant: 'no room' | 'room';
+  variant: Variant;
   history: CrowdHistory;
   opensAt: number;
   apiCpuS: number;
@@ -172,6 +186,11 @@ async function main() {
     LOG_LEVEL: 'error',
     PORT: String(port),
     API_PROCESSES: '1',
+    CHALLENGE: 'pow',
+    CHALLENGE_SECRET: randomBytes(24).toString('hex'),
+    CHALLENGE_PRODUCTS: [SLUG.challenge, SLUG['room + challenge']]
+      .map((slug) => `crowd-${slug}-${run}`)
+      .join(','),
   };
   const procs: ChildProcess[] = [];
   const sides: Side[] = [];
@@ -180,18 +199,19 @@ async function main() {
     procs.push(api, child(cli('worker'), env, 'worker'));
     const base = `http://127.0.0.1:${port}`;
     await until('the API', async () => (await fetch(`${base}/readyz`)).ok, 60_000);
-    const variants = (['no room', 'room'] as const).filter(
-      (v) => !values.only || v === values.only,
-    );
+    const variants = VARIANTS.filter((v) => !values.only || v === values.only);
     for (const variant of variants) {
-      const productId = `crowd-${variant === 'room' ? 'room' : 'plain'}-${run}`;
+      const productId = `crowd-${SLUG[variant]}-${run}`;
+      const room = variant.startsWith('room');
+      const challenge = variant.endsWith('challenge');
       const opensAt = Date.now() + Math.max(LEAD_MS, ARRIVE_BEFORE_MS + 2_000);
       const seeded = await admin(base, 'PUT', `/admin/products/${productId}`, {
         total: n.stock,
         strategy: 'lockfree',
         limitPerUser: n.limitPerUser,
         startsAt: new Date(opensAt).toISOString(),
-        ...(variant === 'room' && { waitingRoom }),
+        ...(room && { waitingRoom }),
+        ...(challenge && !room && { requireSaleToken: true }),
       });
       if (!seeded.ok) throw new Error(`seeding: ${seeded.status} ${await seeded.text()}`);
       progress(
@@ -201,10 +221,9 @@ async function main() {
       const line = { waiting: 0, joined: 0 };
       const histogramBefore = await pollHistogram(base);
       const loopDelay = clientLoop();
-      const sampler =
-        variant === 'room'
-          ? startSampler({ apiPid: api.pid!, redisUrl: stack.redisUrl, line: () => ({ ...line }) })
-          : undefined;
+      const sampler = room
+        ? startSampler({ apiPid: api.pid!, redisUrl: stack.redisUrl, line: () => ({ ...line }) })
+        : undefined;
       // a long line takes as long as its admissions: three times that, at the least a minute
       const admitMs = Math.ceil((3 * n.shoppers) / waitingRoom.admitPerSecond) * 1_000;
       const history = await crowd({
@@ -215,7 +234,8 @@ async function main() {
         arriveBeforeMs: ARRIVE_BEFORE_MS,
         arriveAfterMs: ARRIVE_AFTER_MS,
         stopAt: opensAt + Math.max(SALE_LIMIT_MS, ARRIVE_AFTER_MS + admitMs),
-        room: variant === 'room',
+        room,
+        challenge,
         onLine: (waiting, joined) => Object.assign(line, { waiting, joined }),
       });
       const samples = await sampler?.stop();
@@ -243,11 +263,15 @@ async function main() {
     await stopAll(procs);
     await stack.stop();
   }
-  const rows = sides.map((s) => figuresOf(s));
+  const rows = sides.map((s) => figuresOf(s, n));
   const off = rows.find((r) => r.variant === 'no room');
   const on = rows.find((r) => r.variant === 'room');
   const roomSide = sides.find((s) => s.variant === 'room');
   const estimates = roomSide && estimateRows(roomSide.history.waits);
+  const fair = (variant: Variant) => {
+    const r = rows.find((row) => row.variant === variant);
+    return r ? { advantage: r.advantage, band: r.advantageBand } : null;
+  };
   const figures = {
     bench: 'crowd',
     machine: machine(),
@@ -265,6 +289,12 @@ async function main() {
           off.apiCpuMsPerWaitingShopperMinute,
         ),
       },
+    fairness: {
+      none: fair('no room'),
+      room: fair('room'),
+      challenge: fair('challenge'),
+      roomAndChallenge: fair('room + challenge'),
+    },
   };
   const pictures = sides.map((s) => {
     const stepMs = stepFor(s.history);
@@ -294,7 +324,7 @@ async function main() {
       : []),
     ...pictures.flatMap((p) => [
       `the line over time, ${p.variant} (from the clients' history, every ${p.stepMs / 1000} s; ` +
-        `${p.variant === 'room' ? 'in line: joined, not yet admitted' : 'in line: arrived, still trying'}; admitted and sold so far):`,
+        `${p.variant.startsWith('room') ? 'in line: joined, not yet admitted' : 'in line: arrived, still trying'}; admitted and sold so far):`,
       lineText(p.samples),
       '',
     ]),
@@ -334,6 +364,9 @@ const MEASURES: Record<string, string> = {
   apiCpuMsPerWaitingShopperMinute: 'API CPU per waiting shopper per minute (ms)',
   purchaseP99Ms: 'purchase p99 (ms)',
   reconciled: 'reconciliation',
+  fairShare: "bots' fair share of the units (mu = U * F / E)",
+  advantage: "bots' advantage A = u_F / mu",
+  advantageBand: "A's 95 % band under a fair draw",
 };
 
 /** A row per measure, a column per side. */
@@ -341,12 +374,17 @@ function readableTable(rows: Array<ReturnType<typeof figuresOf>>): string {
   return table(
     Object.entries(MEASURES).map(([key, name]) => ({
       measure: name,
-      ...Object.fromEntries(rows.map((r) => [r.variant, r[key as keyof typeof r]])),
+      ...Object.fromEntries(
+        rows.map((r) => {
+          const v = r[key as keyof typeof r];
+          return [r.variant, v === null || typeof v === 'object' ? JSON.stringify(v) : v];
+        }),
+      ),
     })),
   );
 }
 
-function figuresOf(s: Side) {
+function figuresOf(s: Side, n: { shoppers: number; bots: number }) {
   const h = s.history;
   const waitingMinutes = h.waitingShopperMs / 60_000;
   return {
@@ -365,6 +403,9 @@ function figuresOf(s: Side) {
     apiCpuMsPerWaitingShopperMinute: ratio(s.apiCpuS * 1_000, waitingMinutes),
     purchaseP99Ms: Math.round(p99(h.purchaseMs)),
     reconciled: s.reconciled ? 'clean' : 'NO',
+    ...(({ advantage: a, band, fairShare }) => ({ fairShare, advantage: a, advantageBand: band }))(
+      advantage(n.shoppers + n.bots, n.bots, h.botUnits + h.shopperUnits, h.botUnits),
+    ),
   };
 }
 

@@ -13,3 +13,4 @@ export {
 } from './key-refresh-notices.js';
 export { RateLimitStore, type RateDecision } from './rate-limit-store.js';
 export { LocalRateLimiter } from './local-rate.js';
+export { DoorStore } from './door-store.js';

@@ -6,14 +6,20 @@ import { Counter } from 'prom-client';
 import webPush from 'web-push';
 import type { Config } from '../config/index.js';
 import { LockClient } from '../lock/index.js';
-import { RateLimitStore } from '../access/index.js';
+import { DoorStore, RateLimitStore } from '../access/index.js';
 import { promRoomMetrics, RoomAdmitter, RoomStore, seatRelease } from '../inventory/index.js';
 import type { OrderSubmitter } from '../orders/index.js';
 import {
+  addressBlock,
   Admission,
+  ChallengeGate,
+  defaultRules,
+  FairnessNotes,
+  FairnessReports,
   PollLimit,
   roomEventsOf,
   ROOM_EVENT_SOURCE,
+  rulesText,
   TurnPush,
   WaitingRoom,
   type PushSend,
@@ -92,7 +98,11 @@ export interface Rooms {
   draws: Draws['services'];
 }
 
-export function startRooms(core: Core, admission: Admission): Rooms {
+export function startRooms(
+  core: Core,
+  admission: Admission,
+  door: Door = { door: undefined, fairnessNotes: undefined },
+): Rooms {
   const { config, inventory } = core;
   const store = new RoomStore(
     core.redis,
@@ -144,6 +154,8 @@ export function startRooms(core: Core, admission: Admission): Rooms {
     maxPlaces: config.room.maxPlaces,
     metrics,
     nudge: (productId) => admitter.nudge(productId),
+    door: door.door,
+    notes: door.fairnessNotes,
   });
   return {
     waitingRoom,
@@ -154,6 +166,42 @@ export function startRooms(core: Core, admission: Admission): Rooms {
   };
 }
 
+/** The door (docs/fairness.md): the challenge, if asked, and who tried each sale. */
+export interface Door {
+  door: ChallengeGate | undefined;
+  fairnessNotes: FairnessNotes | undefined;
+}
+
+/** The challenge at the door (CHALLENGE), the notes of who tried, and the fairness reports. */
+export function startDoor(core: Core): Door & { fairness: FairnessReports } {
+  const { admission } = core.config;
+  const store = new DoorStore(core.redis, core.keys);
+  const rules = rulesText(defaultRules(admission.identitiesPerBlock));
+  const fairnessNotes = new FairnessNotes({
+    store,
+    rules,
+    blockOf: addressBlock,
+    onError: (err) => core.logger.warn({ err }, 'fairness notes not written'),
+  });
+  core.lifecycle.add('fairness notes', () => fairnessNotes.stop());
+  const door =
+    admission.challenge.kind === 'off'
+      ? undefined
+      : new ChallengeGate({
+          config: admission.challenge,
+          store,
+          identitiesPerBlock: admission.identitiesPerBlock,
+          blockOf: addressBlock,
+        });
+  const fairness = new FairnessReports({
+    catalogue: core.inventory.catalogue,
+    store,
+    orders: core.orderRows,
+    rules,
+  });
+  return { door, fairnessNotes, fairness };
+}
+
 /** The admission service (rate limits, sale tokens) and the waiting rooms admitting through it. */
 export function admissionAndRooms(core: Core): {
   admission: Admission;
@@ -162,14 +210,18 @@ export function admissionAndRooms(core: Core): {
   bought: (productId: string, userId: string) => void;
   roomAdmitter: RoomAdmitter;
   draws: Draws['services'];
-} {
+} & Door & { fairness: FairnessReports } {
+  const door = startDoor(core);
   const admission = new Admission({
     rateLimiter: new RateLimitStore(core.redis, core.keys),
     catalogue: core.inventory.catalogue,
     config: core.config.admission,
+    door: door.door,
+    notes: door.fairnessNotes,
   });
-  const rooms = startRooms(core, admission);
+  const rooms = startRooms(core, admission, door);
   return {
+    ...door,
     admission,
     waitingRoom: rooms.waitingRoom,
     turnPush: rooms.turnPush,

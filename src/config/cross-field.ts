@@ -21,6 +21,11 @@ export function crossFieldProblems(input: Record<string, string | undefined>): s
       'AUTH_MODE: dev trusts the X-User-Id header and is refused when NODE_ENV=production',
     );
   }
+  if ((input.CHALLENGE ?? 'off') !== 'off' && !input.CHALLENGE_SECRET) {
+    problems.push(
+      `CHALLENGE_SECRET: CHALLENGE=${input.CHALLENGE} needs it (the HMAC key of proofs of work, or the provider's secret key)`,
+    );
+  }
   const drain = Number(input.DRAIN_MS ?? 0);
   const shutdown = Number(input.SHUTDOWN_TIMEOUT_MS ?? 10_000);
   if (drain > 0 && drain >= shutdown) {

@@ -67,6 +67,23 @@ export const ENV_GROUPS: readonly EnvGroup[] = [
     notes: 'How they act: [waiting-room.md](waiting-room.md).',
   },
   {
+    title: 'The door: challenges and fairness',
+    intro:
+      'A price an identity pays before it joins a line or takes a sale token (a proof of work, Turnstile or hCaptcha), for the products listed; and what the fairness report counts as a bot.',
+    names: [
+      'CHALLENGE',
+      'CHALLENGE_PRODUCTS',
+      'CHALLENGE_SECRET',
+      'CHALLENGE_SITE_KEY',
+      'CHALLENGE_VERIFY_URL',
+      'CHALLENGE_TTL_S',
+      'CHALLENGE_CLEAN_FLOOR_MS',
+      'CHALLENGE_FLAGGED_FLOOR_MS',
+      'FAIRNESS_IDENTITIES_PER_BLOCK',
+    ],
+    notes: 'How it acts: [fairness.md](fairness.md).',
+  },
+  {
     title: 'Draws',
     intro:
       "The public random beacon a draw's ranks come from (drand's quicknet by default); only products seeded as a draw use them.",

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { originProblem } from './origins.js';
 import { plainHttpAcrossNetwork, url } from './urls.js';
+import { doorEnv } from './door.js';
 import { eventsEnv } from './events.js';
 import { paymentsEnv } from './payments.js';
 import { launcherEnv } from './launcher-env.js';
@@ -325,6 +326,7 @@ export const envSchema = z.object({
     .describe(
       'an admitted shopper hears that their turn runs out this long before it does (0: never)',
     ),
+  ...doorEnv,
 
   BENCH_ROUTES: bool
     .default(false)

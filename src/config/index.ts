@@ -5,13 +5,16 @@
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
+import { challengeConfig, type ChallengeConfig } from './door.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
 import { queuePageConfig, type QueuePageConfig } from './queue-page.js';
 import { drawConfig } from './draw.js';
+import { clusterNodes } from './cluster-nodes.js';
 
 export { clusterPortSpan, envSchema, NO_RATE_LIMITS, parseRate, redactText, redactUrl };
 export type { RateLimit };
+export type { ChallengeConfig };
 export { envDefault, envExample, plainDescription, type EnvName } from './env-docs.js';
 
 export interface Config {
@@ -131,6 +134,10 @@ export interface Config {
     saleTokenSecret: string | undefined;
     saleTokenTtlSeconds: number;
     saleTokenLeadSeconds: number;
+    /** the challenge at the door (docs/fairness.md) */
+    challenge: ChallengeConfig;
+    /** identities of one address block past which each is flagged */
+    identitiesPerBlock: number;
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
   readonly room: {
@@ -153,21 +160,6 @@ export interface Config {
   readonly draw: ReturnType<typeof drawConfig>;
   readonly demo: { productId: string; stock: number };
   readonly bench: { routes: boolean };
-}
-
-/** The cluster's seed nodes: the given ones, or the masters of the launcher's local cluster. */
-function clusterNodes(env: Env): Config['redis']['cluster'] {
-  if (env.REDIS_CLUSTER_NODES) {
-    return env.REDIS_CLUSTER_NODES.split(',').map((hp) => {
-      const i = hp.lastIndexOf(':');
-      return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
-    });
-  }
-  if (env.REDIS_URL || env.LOCAL_REDIS_SHARDS < 3) return undefined;
-  return Array.from({ length: env.LOCAL_REDIS_SHARDS }, (_, i) => ({
-    host: '127.0.0.1',
-    port: env.LOCAL_REDIS_PORT + i,
-  }));
 }
 
 function rateLimit(name: string, text: string | undefined, burst: number | undefined) {
@@ -332,6 +324,8 @@ export function loadConfig(
       saleTokenSecret: e.SALE_TOKEN_SECRET,
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
+      challenge: challengeConfig(e),
+      identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
     },
     room: {
       leaseMs: e.ROOM_LEASE_MS,

@@ -13,6 +13,15 @@ const HTTP: Record<AdmissionRefusal['code'], { status: number; title: string }> 
   'too-early': { status: 425, title: 'Sale tokens are not issued yet' },
   ended: { status: 410, title: 'Sale ended' },
   'waiting-room': { status: 403, title: 'Admission is through the waiting room' },
+  'challenge-required': { status: 403, title: 'A challenge is required' },
+  'challenge-invalid': { status: 403, title: 'Challenge refused' },
+  'challenge-expired': { status: 403, title: 'Challenge expired' },
+  'challenge-foreign': { status: 403, title: 'Challenge of another shopper or product' },
+  'challenge-replayed': { status: 409, title: 'Challenge answered already' },
+  'challenge-too-soon': { status: 425, title: 'Challenge answered before its floor' },
+  'challenge-spaced': { status: 429, title: 'One challenge at a time for a flagged address' },
+  'challenge-unverified': { status: 503, title: 'The challenge provider did not answer' },
+  'no-challenge-needed': { status: 409, title: 'This door asks no challenge' },
 };
 
 export function admissionProblem(refusal: AdmissionRefusal): ProblemError {

@@ -137,6 +137,26 @@ export async function persistedBySegment(
   return new Map(rows.map((r) => [r.segment, Number(r.units)]));
 }
 
+/**
+ * Units per buyer of one sale epoch: the orders that hold their units (an order cancelled or
+ * expired gave them back to the sale).
+ */
+export async function unitsByBuyer(
+  db: Db,
+  productId: string,
+  epoch: number,
+): Promise<Map<string, number>> {
+  const rows = await db
+    .selectFrom('orders')
+    .select(['user_id', sql<string>`sum(quantity)`.as('units')])
+    .where('product_id', '=', productId)
+    .where('epoch', '=', epoch)
+    .where('status', 'not in', ['cancelled', 'expired'])
+    .groupBy('user_id')
+    .execute();
+  return new Map(rows.map((r) => [r.user_id, Number(r.units)]));
+}
+
 /** The order rows of one database (or one transaction). */
 export class OrdersRepository {
   constructor(protected readonly db: Db) {}
@@ -156,6 +176,10 @@ export class OrdersRepository {
 
   persistedBySegment(productId: string, epoch: number): Promise<Map<number, number>> {
     return persistedBySegment(this.db, productId, epoch);
+  }
+
+  unitsByBuyer(productId: string, epoch: number): Promise<Map<string, number>> {
+    return unitsByBuyer(this.db, productId, epoch);
   }
 
   salePrice(productId: string, epoch: number): Promise<Price | undefined> {

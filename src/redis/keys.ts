@@ -8,6 +8,7 @@
  * in one slot, and a product's segments spread evenly over the shards of a cluster.
  */
 
+import { createHash } from 'node:crypto';
 import { ID_PATTERN } from '../ids.js';
 import { spreadTag } from './spread.js';
 
@@ -24,6 +25,9 @@ function checked(what: string, value: string, pattern = ID_PATTERN): string {
   if (!pattern.test(value)) throw new InvalidKeyPartError(what, value);
   return value;
 }
+
+/** A short, key-safe name of a free-form key part (an address block, a provider's token). */
+const digest = (part: string) => createHash('sha256').update(part).digest('base64url').slice(0, 22);
 
 /** Lock names: ids, or a segment's spread tag (an id, `:i`, maybe `/k`). */
 const LOCK_NAME_PATTERN = /^[A-Za-z0-9_.:/-]{1,160}$/;
@@ -166,6 +170,35 @@ export class Keys {
   draw(productId: string, epoch: number): DrawKeys {
     const base = `${this.prefix}:{${checked('product id', productId)}}:draw:${epoch}`;
     return { draw: base, entries: `${base}:entries` };
+  }
+
+  /** Who tried a product's sale `epoch` (docs/fairness.md): all in the product's slot. */
+  fairness(productId: string, epoch: number): { seen: string; fails: string; rules: string } {
+    const base = `${this.prefix}:{${checked('product id', productId)}}:fair:${epoch}`;
+    return { seen: `${base}:seen`, fails: `${base}:fails`, rules: `${base}:rules` };
+  }
+
+  /**
+   * The door's challenge state (docs/fairness.md): an address block's identities and flags share
+   * the block's slot; an identity's flags, a claimed answer and an issue's spacing are keys of
+   * their own. The parts are hashed: blocks and provider tokens are not ids.
+   */
+  door(): {
+    block(block: string): { identities: string; flags: string };
+    userFlags(userId: string): string;
+    claimed(id: string): string;
+    spaced(who: string): string;
+  } {
+    const base = `${this.prefix}:door`;
+    return {
+      block: (block) => {
+        const tag = `${base}:{b:${digest(block)}}`;
+        return { identities: `${tag}:ids`, flags: `${tag}:flags` };
+      },
+      userFlags: (userId) => `${base}:u:${checked('user id', userId)}:flags`,
+      claimed: (id) => `${base}:claimed:${digest(id)}`,
+      spaced: (who) => `${base}:spaced:${digest(who)}`,
+    };
   }
 
   /** Set of product ids seeded with a waiting room (the admitters walk it). */

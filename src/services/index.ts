@@ -6,10 +6,11 @@
  */
 import type { Checkout, IdempotencyRecords } from './purchase/index.js';
 import type { OrderLookup, PaymentNotices, Payments } from './orders/index.js';
-import type { Admission } from './admission/index.js';
+import type { Admission, ChallengeGate } from './admission/index.js';
 import type { TurnPush, WaitingRoom } from './room/index.js';
 import type { Products } from './operator/index.js';
 import type { DrawEntries, EntryViews, Transcripts } from './draw/index.js';
+import type { FairnessNotes, FairnessReports } from './fairness/index.js';
 
 export * from './purchase/index.js';
 export * from './admission/index.js';
@@ -18,6 +19,7 @@ export * from './orders/index.js';
 export * from './operator/index.js';
 export * from './dashboard/index.js';
 export * from './draw/index.js';
+export * from './fairness/index.js';
 export { sameSignature } from './same-signature.js';
 
 export interface Services {
@@ -37,4 +39,9 @@ export interface Services {
   bought?: ((productId: string, userId: string) => void) | undefined;
   /** draws: entries, an entry's view, the public transcript (none: the draw routes answer 404) */
   draws?: { entries: DrawEntries; views: EntryViews; transcripts: Transcripts } | undefined;
+  /** who tried each sale, noted off the request path */
+  fairnessNotes?: FairnessNotes | undefined;
+  fairness?: FairnessReports | undefined;
+  /** the challenge at the door (CHALLENGE; none: off) */
+  door?: ChallengeGate | undefined;
 }

@@ -188,6 +188,13 @@ describe('/openapi.json', () => {
     await call('POST', '/products/{id}/queue', `/products/${r}/queue`);
     await call('POST', '/products/{id}/queue', '/products/nope-no-such/queue', { headers: user });
     await call('POST', '/products/{id}/sale-token', `/products/${r}/sale-token`, { headers: user });
+    await call('GET', '/products/{id}/challenge', `/products/${r}/challenge`, { headers: user });
+    await call('GET', '/admin/products/{id}/fairness', `/admin/products/${r}/fairness`, {
+      headers: admin,
+    });
+    await call('GET', '/admin/products/{id}/fairness', '/admin/products/nope-no-such/fairness', {
+      headers: admin,
+    });
 
     // the queue page, its assets and worker, and the turn's push subscription
     await call('GET', '/queue/{id}', `/queue/${r}?lang=de`);
@@ -501,6 +508,11 @@ describe('/openapi.json', () => {
     }); // 409: live
     await call('GET', '/admin/products/{id}', `/admin/products/${p}`);
     await call('POST', '/admin/products/{id}/reconcile', `/admin/products/${p}/reconcile`);
+    await call('GET', '/admin/products/{id}/fairness', `/admin/products/${p}/fairness`);
+    await call('GET', '/products/{id}/challenge', `/products/${p}/challenge`);
+    await call('GET', '/products/{id}/challenge', '/products/bad%20id!/challenge', {
+      headers: user,
+    });
     await call('POST', '/admin/products/{id}/reconcile', '/admin/products/nope-no-such/reconcile', {
       headers: admin,
     });
@@ -664,6 +676,9 @@ describe('/openapi.json', () => {
     await call('POST', '/admin/products/{id}/reconcile', `/admin/products/${p}/reconcile`, {
       headers: wrong,
     });
+    await call('GET', '/admin/products/{id}/fairness', `/admin/products/${p}/fairness`, {
+      headers: wrong,
+    });
     await call('GET', '/admin/orders', '/admin/orders', { headers: wrong });
     await call('GET', '/admin/events', '/admin/events', { headers: wrong });
     await call('GET', '/admin/audit', '/admin/audit', { headers: wrong });
@@ -800,6 +815,12 @@ function producedElsewhere(answer: string): string | undefined {
     /^\/admin\/products\/\{id\}\/(pause|resume|end|units|waiting-room)$/.test(path)
   )
     return 'test/services/drop-controls.test.ts: a wrong admin token (here the address is past its guesses)';
+  if (
+    (['403', '425'].includes(status) && path === '/products/{id}/queue') ||
+    (['200', '429'].includes(status) && path === '/products/{id}/challenge') ||
+    (status === '403' && path === '/admin/products/{id}/fairness')
+  )
+    return 'test/fairness/door.test.ts: a join refused at the door (challenge-*), a challenge issued, one spaced, a report asked with a wrong admin token';
   if (status === '429' && path === '/products/{id}/queue')
     return 'test/services/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
   if (status === '429' && path === '/products/{id}/queue/push')

@@ -224,10 +224,11 @@ describe('src/ layout', () => {
   // and for the segment window's gateway; +1 client importer when the scripts at inventory/'s root
   // went to their rooms' gateways, sale/, outbox/, catalogue/ and idempotency/protocol.ts, four
   // files for three; +2 each for the draw's store and its scripts' gateway,
-  // inventory/draw/store.ts and inventory/draw/protocol.ts.)
+  // inventory/draw/store.ts and inventory/draw/protocol.ts; +1 each for the door's store,
+  // access/door-store.ts: the fairness notes and the challenges' state.)
   it('lets no more storage plumbing into the middle floors than today', () => {
     const c = structureCounts();
-    expect(c.redisClientImporters.length).toBeLessThanOrEqual(38);
-    expect(c.keysImporters.length).toBeLessThanOrEqual(33);
+    expect(c.redisClientImporters.length).toBeLessThanOrEqual(39);
+    expect(c.keysImporters.length).toBeLessThanOrEqual(34);
   });
 });

@@ -684,6 +684,8 @@ describe('polls', () => {
       50,
     );
     const heard = await served(productId, epoch);
+    // the joins' fairness notes are batched off the request path: written now, before the count
+    await b.services.fairnessNotes?.flush();
     const count = countCommands(b.rt.redis);
     try {
       const answers = await Promise.all(

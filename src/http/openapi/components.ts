@@ -8,6 +8,7 @@ import * as events from './event-schemas.js';
 import * as answers from './schemas.js';
 import * as drop from './drop-schemas.js';
 import * as draw from './draw-schemas.js';
+import * as fairness from './fairness-schemas.js';
 import { paceBody, unitsBody } from '../routes/admin-drop.js';
 import { loginBody } from '../routes/dashboard.js';
 import { payBody } from '../routes/orders.js';
@@ -31,6 +32,8 @@ export const SCHEMAS = {
   SaleToken: answers.saleToken,
   QueuePlace: answers.queuePlace,
   PushSubscriptionRequest: pushRequest,
+  Challenge: fairness.challenge,
+  FairnessReport: fairness.fairnessReport,
   SeedRequest: seedRequest,
   SeedResult: answers.seedResult,
   AdminProduct: answers.adminProduct,

@@ -17,7 +17,7 @@ import { DASHBOARD_OPERATIONS } from './dashboard-operations.js';
 import { DISCARD, DROP_OPERATIONS } from './drop-operations.js';
 import { FEED_OPERATIONS } from './feed-operations.js';
 import { PROVIDER_OPERATIONS } from './provider-operations.js';
-import { ROOM_OPERATIONS } from './room-operations.js';
+import { CHALLENGE_PROBLEMS, ROOM_OPERATIONS } from './room-operations.js';
 import { DRAW_OPERATIONS } from './draw-operations.js';
 
 const product = idParam('id', 'product id');
@@ -86,12 +86,13 @@ export const OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
-      403: 'the product admits through its waiting room',
+      403: `the product admits through its waiting room; ${CHALLENGE_PROBLEMS[403]}`,
       404: 'unknown product',
-      409: 'the sale needs no sale token (and this deployment issues none)',
+      409: `the sale needs no sale token (and this deployment issues none); ${CHALLENGE_PROBLEMS[409]}`,
       410: 'ended',
-      425: 'before the lead time',
-      503: 'tokens not configured',
+      425: `before the lead time; ${CHALLENGE_PROBLEMS[425]}`,
+      429: CHALLENGE_PROBLEMS[429],
+      503: `tokens not configured; ${CHALLENGE_PROBLEMS[503]}`,
     },
     store: true,
     limited: true,

@@ -1,7 +1,16 @@
 /** The waiting room's operations (docs/waiting-room.md), part of operations.ts's table. */
-import { idParam, SHOPPER, type Operation } from './components.js';
+import { ADMIN, ADMIN_REFUSALS, idParam, SHOPPER, type Operation } from './components.js';
 
 const product = idParam('id', 'product id');
+
+/** The door's refusals (docs/fairness.md), on a join and a sale token of a product that asks a challenge. */
+export const CHALLENGE_PROBLEMS = {
+  403: 'challenge-required, -invalid, -expired or -foreign: the Challenge header is missing or does not answer a challenge of this shopper and product',
+  409: 'challenge-replayed: that answer was taken already',
+  425: 'challenge-too-soon: a proof of work answered before its floor (Retry-After)',
+  429: 'challenge-spaced: a flagged address or identity gets one challenge per flagged floor (Retry-After)',
+  503: 'challenge-unverified: the provider did not answer (Retry-After)',
+} as const;
 
 export const ROOM_OPERATIONS: Operation[] = [
   {
@@ -16,9 +25,12 @@ export const ROOM_OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
+      403: CHALLENGE_PROBLEMS[403],
       404: 'unknown product, or one without a waiting room',
-      409: 'room-full: the line holds ROOM_MAX_PLACES places already',
-      503: "room-store-full: the room's Redis is near its maxmemory (REDIS_MEMORY_SHED_AT), no new place is written; Retry-After",
+      409: `room-full: the line holds ROOM_MAX_PLACES places already; ${CHALLENGE_PROBLEMS[409]}`,
+      425: CHALLENGE_PROBLEMS[425],
+      429: CHALLENGE_PROBLEMS[429],
+      503: `room-store-full: the room's Redis is near its maxmemory (REDIS_MEMORY_SHED_AT), no new place is written; Retry-After; ${CHALLENGE_PROBLEMS[503]}`,
     },
     store: true,
     limited: true,
@@ -61,6 +73,30 @@ export const ROOM_OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    route: '/products/:id/challenge',
+    operationId: 'getChallenge',
+    tag: 'shop',
+    summary: "A challenge for this shopper at the product's door (CHALLENGE)",
+    security: SHOPPER,
+    parameters: [product],
+    ok: {
+      200: [
+        'Challenge',
+        'a proof of work to solve, or the widget to show',
+        ['RateLimit', 'RateLimit-Policy'],
+      ],
+    },
+    problems: {
+      400: 'bad id',
+      401: 'no identity',
+      409: 'no-challenge-needed: the door of this product asks none',
+      429: `rate limited; ${CHALLENGE_PROBLEMS[429]}`,
+    },
+    store: true,
+    limited: true,
+  },
+  {
+    method: 'get',
     route: '/queue/sw.js',
     operationId: 'queuePageWorker',
     tag: 'shop',
@@ -97,5 +133,18 @@ export const ROOM_OPERATIONS: Operation[] = [
     ],
     ok: { 200: ['html', 'the page (framable by CORS_ORIGINS only)'] },
     problems: { 400: 'bad id' },
+  },
+  {
+    method: 'get',
+    route: '/admin/products/:id/fairness',
+    operationId: 'getFairness',
+    tag: 'admin',
+    summary:
+      "The current sale's fairness report: bots' units against a fair draw (docs/fairness.md)",
+    security: ADMIN,
+    parameters: [product],
+    ok: { 200: ['FairnessReport', 'the report, live until the sale ends'] },
+    problems: { ...ADMIN_REFUSALS, 404: 'unknown product' },
+    store: true,
   },
 ];

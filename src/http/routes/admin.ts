@@ -22,6 +22,7 @@ import {
   type OrderFeed,
   type AuditStore,
   type DropService,
+  type FairnessReports,
   type IdentityKeys,
   type Products,
   type WebhookEndpoints,
@@ -67,6 +68,8 @@ export interface AdminRoutes {
   drop: DropService;
   /** the identity provider's keys, fetched again on demand (absent: no JWT_JWKS_URL) */
   identityKeys?: IdentityKeys | undefined;
+  /** each sale's fairness report (absent: GET /admin/products/:id/fairness is a 404) */
+  fairness?: FairnessReports | undefined;
 }
 
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : null);
@@ -126,6 +129,13 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
     const report = await deps.products.reconcile(productId);
     if (!report) throw saleProblem(unknownProduct(productId));
     res.json(report);
+  });
+
+  router.get('/admin/products/:id/fairness', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const report = await deps.fairness?.report(productId);
+    if (!report) throw saleProblem(unknownProduct(productId));
+    res.set('Cache-Control', 'no-store').json(report);
   });
 
   mountAdminFeed(router, deps.feed);

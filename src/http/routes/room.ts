@@ -155,7 +155,13 @@ export function mountRoom(
   router.post('/products/:id/queue', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const userId = await shopperId(req, deps.auth);
-    const a = answerOf(await room.join(productId, userId, req.ip ?? ''), productId);
+    const a = answerOf(
+      await room.join(productId, userId, req.ip ?? '', {
+        challenge: req.get('challenge'),
+        fingerprint: req.get('shopper-fingerprint'),
+      }),
+      productId,
+    );
     res.status(a.status).set(a.headers).type('application/json').send(a.body);
   });
   // the shopper's Web Push subscription for their turn (docs/queue-page.md#web-push)

@@ -7,7 +7,7 @@ import type { IRouter, Response } from 'express';
 import type { Config } from '../../config/index.js';
 import { unknownProduct, type ProductState } from '../../inventory/index.js';
 import type { Logger } from '../../log.js';
-import type { Admission, Products } from '../../services/index.js';
+import type { Admission, ChallengeGate, Products } from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { admissionProblem } from '../admission-problems.js';
 import { shopperId } from '../auth.js';
@@ -25,6 +25,8 @@ export interface ShopRoutes {
   /** sale tokens and their rate limit (none: POST /products/:id/sale-token is refused) */
   admission?: Admission | undefined;
   logger: Logger;
+  /** challenges at the door (none: GET /products/:id/challenge answers 409) */
+  door?: ChallengeGate | undefined;
   /** mount POST /bench/noop (the benchmark ceiling) */
   benchRoutes: boolean;
 }
@@ -93,9 +95,27 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
     const limited = await deps.admission.limit('token', userId, req.ip ?? '');
     if (limited.refusal) throw admissionProblem(limited.refusal);
     if (limited.state) res.set(rateLimitHeaders(limited.state));
-    const issued = await deps.admission.issueToken(productId, userId);
+    const issued = await deps.admission.issueToken(productId, userId, {
+      ip: req.ip ?? '',
+      challenge: req.get('challenge'),
+      fingerprint: req.get('shopper-fingerprint'),
+    });
     if ('code' in issued) throw admissionProblem(issued);
     res.status(201).json(issued);
+  });
+
+  router.get('/products/:id/challenge', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    const userId = await shopperId(req, deps.auth);
+    if (!deps.admission) throw new Error('challenges need the admission service');
+    const limited = await deps.admission.limit('token', userId, req.ip ?? '');
+    if (limited.refusal) throw admissionProblem(limited.refusal);
+    if (limited.state) res.set(rateLimitHeaders(limited.state));
+    const issued = deps.door
+      ? await deps.door.issue(productId, userId, req.ip ?? '')
+      : ({ code: 'no-challenge-needed', detail: 'this deployment asks no challenge' } as const);
+    if ('code' in issued) throw admissionProblem(issued);
+    res.set('Cache-Control', 'no-store').json(issued);
   });
 
   router.get('/products/:id', async (req, res) => {

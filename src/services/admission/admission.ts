@@ -9,7 +9,12 @@ import type { Config, RateLimit } from '../../config/index.js';
 import type { RateDecision } from '../../access/index.js';
 import { homeSegment, type Catalogue, type ProductView } from '../../inventory/index.js';
 import { shardDown } from '../../outages.js';
+import type { FairnessNotes } from '../fairness/index.js';
+import type { ChallengeCheck } from './challenge.js';
+import type { AdmissionRefusal, RateState } from './refusal.js';
 import { checkSaleToken, signSaleToken } from './sale-token.js';
+
+export type { AdmissionRefusal, RateState };
 
 export type LimitedRoute = 'seckill' | 'token' | 'orders' | 'queue';
 
@@ -22,12 +27,6 @@ export interface SaleToken {
   startsAt: string | null;
 }
 
-/** The tightest limit's state after a request passed: the RateLimit headers. */
-export interface RateState {
-  limits: RateLimit[];
-  tightest: { limit: RateLimit; decision: RateDecision };
-}
-
 const WHY: Record<string, string> = {
   malformed: 'the sale token is not one this service issued',
   signature: 'the sale token signature is not valid',
@@ -36,26 +35,6 @@ const WHY: Record<string, string> = {
   product: 'the sale token is for another product',
   epoch: 'the sale token is for an earlier sale of this product',
 };
-
-/**
- * Why admission refused a request, by code; HTTP maps each code to its answer
- * (http/admission-problems.ts). `retryAfterSeconds` and `rate` become headers.
- */
-export interface AdmissionRefusal {
-  code:
-    | 'rate-limited'
-    | 'invalid-sale-token'
-    | 'sale-tokens-disabled'
-    | 'no-sale-token-needed'
-    | 'unknown-product'
-    | 'too-early'
-    | 'ended'
-    | 'waiting-room';
-  detail: string;
-  retryAfterSeconds?: number;
-  /** the limits' state of a rate-limited request */
-  rate?: RateState;
-}
 
 /** A rate-limit check: the headers' state (none when no limit is set), or the refusal. */
 export type LimitCheck =
@@ -97,6 +76,10 @@ export class Admission {
       rateLimiter: RateLimiter;
       catalogue: Pick<Catalogue, 'known' | 'get'>;
       config: Config['admission'];
+      /** the challenge at the door of products that ask one */
+      door?: ChallengeCheck | undefined;
+      /** who tried each sale (the fairness report) */
+      notes?: Pick<FairnessNotes, 'tried' | 'failed'> | undefined;
     },
   ) {
     this.limits = [deps.config.userLimit, deps.config.ipLimit].filter(
@@ -255,7 +238,13 @@ export class Admission {
    * @returns the token, or the refusal: 'unknown-product', 'too-early', 'ended',
    *   'sale-tokens-disabled', 'no-sale-token-needed'
    */
-  async issueToken(productId: string, userId: string): Promise<SaleToken | AdmissionRefusal> {
+  async issueToken(
+    productId: string,
+    userId: string,
+    at: { ip: string; challenge?: string | undefined; fingerprint?: string | undefined } = {
+      ip: '',
+    },
+  ): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
     if (view.room) {
@@ -264,6 +253,13 @@ export class Admission {
         detail: `${productId} admits through its waiting room: POST /products/${productId}/queue`,
       };
     }
+    const { door, notes } = this.deps;
+    const refused = await door?.check(productId, userId, at.ip, at.challenge);
+    if (refused) {
+      notes?.failed(productId, view.epoch, userId, at.ip);
+      return refused;
+    }
+    notes?.tried(productId, view.epoch, userId, at.ip, at.fingerprint);
     const secret = this.deps.config.saleTokenSecret;
     if (!secret && !view.requireSaleToken) {
       return {

@@ -9,3 +9,11 @@ export {
   type RateState,
 } from './admission.js';
 export { checkSaleToken, signSaleToken, type SaleTokenClaims } from './sale-token.js';
+export {
+  ChallengeGate,
+  type ChallengeCheck,
+  POW_MAX_NUMBER,
+  type ChallengeStore,
+  type DoorSignals,
+  type IssuedChallenge,
+} from './challenge.js';

@@ -10,7 +10,8 @@
  */
 import type { Config } from '../../config/index.js';
 import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
-import type { Admission } from '../admission/index.js';
+import type { Admission, AdmissionRefusal, ChallengeCheck, RateState } from '../admission/index.js';
+import type { FairnessNotes } from '../fairness/index.js';
 import type { PlaceAnswer, PlaceView } from './place-view.js';
 import type { PollLimit } from './poll-limit.js';
 import {
@@ -94,16 +95,30 @@ export class WaitingRoom {
        * process died before sending it); this process's admitter looks at the room.
        */
       nudge?: (productId: string) => void;
+      /** the challenge at the door of products that ask one */
+      door?: ChallengeCheck | undefined;
+      /** who tried each sale (the fairness report) */
+      notes?: Pick<FairnessNotes, 'tried' | 'failed'> | undefined;
     },
   ) {}
 
-  async join(productId: string, userId: string, ip: string): Promise<PlaceAnswer> {
+  /** @param at - the challenge's answer (Challenge), the shop's fingerprint (Shopper-Fingerprint) */
+  async join(
+    productId: string,
+    userId: string,
+    ip: string,
+    at: { challenge?: string | undefined; fingerprint?: string | undefined } = {},
+  ): Promise<PlaceAnswer> {
     const limited = await this.deps.admission.limit('queue', userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { kind: 'unknown-product' };
     // a draw's room is its cascade, in rank order: nobody joins it
     if (!view.room || view.draw) return { kind: 'no-room' };
+    const refused = await this.deps.door?.check(productId, userId, ip, at.challenge);
+    if (refused) this.deps.notes?.failed(productId, view.epoch, userId, ip);
+    else this.deps.notes?.tried(productId, view.epoch, userId, ip, at.fingerprint);
+    if (refused) return { kind: 'refused', refusal: refused };
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
     const maxPlaces = this.deps.maxPlaces;

@@ -1,0 +1,100 @@
+/**
+ * The variables of the door (docs/fairness.md): the challenge a join or a sale token needs, and
+ * the fairness rules' threshold. Part of env.ts's schema, among the admission variables.
+ */
+import { z } from 'zod';
+
+export const doorEnv = {
+  CHALLENGE: z
+    .enum(['off', 'pow', 'turnstile', 'hcaptcha'])
+    .default('off')
+    .describe(
+      'a challenge at the door (docs/fairness.md): waiting-room joins and sale tokens need a solved one; off: none',
+    ),
+  CHALLENGE_PRODUCTS: z
+    .string()
+    .regex(/^[\w.:-]+(,[\w.:-]+)*$/, 'product ids, comma-separated')
+    .optional()
+    .describe('the products whose door asks the challenge (default: every product)'),
+  CHALLENGE_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      "pow: the HMAC key of the challenges; turnstile, hcaptcha: the provider's secret key",
+    ),
+  CHALLENGE_SITE_KEY: z
+    .string()
+    .optional()
+    .describe("turnstile, hcaptcha: the widget's site key, handed to the page"),
+  CHALLENGE_VERIFY_URL: z
+    .string()
+    .url()
+    .optional()
+    .describe(
+      "turnstile, hcaptcha: the siteverify endpoint (default: the provider's documented one)",
+    ),
+  CHALLENGE_TTL_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_600)
+    .default(120)
+    .describe('a challenge must be answered within this long of its issue'),
+  CHALLENGE_CLEAN_FLOOR_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_500)
+    .default(1_000)
+    .describe(
+      'pow: time between the issue and the answer for an identity and address never flagged',
+    ),
+  CHALLENGE_FLAGGED_FLOOR_MS: z.coerce
+    .number()
+    .int()
+    .min(15_000)
+    .max(600_000)
+    .default(15_000)
+    .describe(
+      'pow: the floor once flagged (doubling with each further flag, up to 4x); also the gap between two challenges of one flagged address',
+    ),
+  FAIRNESS_IDENTITIES_PER_BLOCK: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(3)
+    .describe(
+      'identities from one address block (IPv4 /24, IPv6 /48) past which each of them is flagged',
+    ),
+};
+
+const doorSchema = z.object(doorEnv);
+type DoorEnv = z.output<typeof doorSchema>;
+
+/** The challenge at the door (docs/fairness.md): CHALLENGE* variables. */
+export interface ChallengeConfig {
+  kind: 'off' | 'pow' | 'turnstile' | 'hcaptcha';
+  /** null: every product */
+  products: string[] | null;
+  secret: string;
+  siteKey: string | null;
+  verifyUrl: string | null;
+  ttlSeconds: number;
+  cleanFloorMs: number;
+  flaggedFloorMs: number;
+}
+
+export function challengeConfig(env: DoorEnv): ChallengeConfig {
+  return {
+    kind: env.CHALLENGE,
+    products: env.CHALLENGE_PRODUCTS?.split(',') ?? null,
+    secret: env.CHALLENGE_SECRET ?? '',
+    siteKey: env.CHALLENGE_SITE_KEY ?? null,
+    verifyUrl: env.CHALLENGE_VERIFY_URL ?? null,
+    ttlSeconds: env.CHALLENGE_TTL_S,
+    cleanFloorMs: env.CHALLENGE_CLEAN_FLOOR_MS,
+    flaggedFloorMs: env.CHALLENGE_FLAGGED_FLOOR_MS,
+  };
+}

@@ -1,0 +1,279 @@
+/**
+ * The challenge at the door (docs/fairness.md): a waiting-room join and a sale token of a product
+ * that asks it need a solved challenge, sent as the `Challenge` header.
+ *   - pow: an ALTCHA proof of work (altcha-lib), issued to one identity for one product, expiring,
+ *     single use (its signature claimed with SET NX), and priced in time: it is not taken before
+ *     a floor after its issue that grows with the identity's and its address block's flags, so a
+ *     native solver gains nothing over a phone. A flagged address gets one challenge per flagged
+ *     floor, so it mints at most 60 / 15 = 4 places a minute.
+ *   - turnstile, hcaptcha: the widget's token, verified with the provider's siteverify endpoint,
+ *     single use here too (its hash claimed with SET NX) and, for Turnstile, bound to the identity
+ *     through the widget's cdata.
+ * A missing or failed answer flags the identity and its block: the next floor is the flagged one.
+ */
+import { createHash } from 'node:crypto';
+import { createChallenge, extractParams, verifySolution } from 'altcha-lib/v1';
+import type { ChallengeConfig } from '../../config/index.js';
+import type { AdmissionRefusal } from './refusal.js';
+
+/** What the rules and the floor know of an identity and its address block (shared in Redis). */
+export interface DoorSignals {
+  userFlags: number;
+  blockFlags: number;
+  /** distinct identities seen from the block (this hour) */
+  blockIdentities: number;
+}
+
+/** The challenges' state, shared by every API process (access/'s Redis store). */
+export interface ChallengeStore {
+  /** notes the identity as seen from the block; answers the signals */
+  signals(userId: string, block: string): Promise<DoorSignals>;
+  /** a missing or failed answer: one flag more on the identity and on its block */
+  flag(userId: string, block: string): Promise<void>;
+  /** single use: true for the first claim of `id` within `ttlMs` */
+  claim(id: string, userId: string, ttlMs: number): Promise<boolean>;
+  /** one issue per `gapMs` for `who`: 0 when this one may go, else the ms left */
+  space(who: string, gapMs: number): Promise<number>;
+}
+
+/** The door's check as admission and the room call it: the refusal, or undefined to go on. */
+export type ChallengeCheck = Pick<ChallengeGate, 'check'>;
+
+export type IssuedChallenge =
+  | {
+      kind: 'pow';
+      algorithm: string;
+      challenge: string;
+      maxnumber: number;
+      salt: string;
+      signature: string;
+      /** the answer is not taken before this moment (the floor after the issue) */
+      answerAfter: string;
+      floorMs: number;
+      expiresAt: string;
+    }
+  | { kind: 'turnstile' | 'hcaptcha'; siteKey: string | null };
+
+/** ~65 000 SHA-256 hashes at most, as the field's public proofs of work: the floor is the price. */
+export const POW_MAX_NUMBER = 65_000;
+
+const PROVIDER_URL = {
+  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+  hcaptcha: 'https://api.hcaptcha.com/siteverify',
+} as const;
+
+const refusal = (code: AdmissionRefusal['code'], detail: string, retryAfterSeconds?: number) => ({
+  code,
+  detail,
+  ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
+});
+
+export class ChallengeGate {
+  constructor(
+    private readonly deps: {
+      config: ChallengeConfig;
+      store: ChallengeStore;
+      /** identities of one block past which each is flagged (FAIRNESS_IDENTITIES_PER_BLOCK) */
+      identitiesPerBlock: number;
+      /** the address block of a client address */
+      blockOf: (ip: string) => string;
+      now?: () => number;
+    },
+  ) {}
+
+  /** Whether `productId`'s door asks a challenge. */
+  applies(productId: string): boolean {
+    const { kind, products } = this.deps.config;
+    return kind !== 'off' && (products === null || products.includes(productId));
+  }
+
+  /**
+   * The floor between a challenge's issue and its answer: the clean one, or the flagged one
+   * doubled per further flag (15, 30, 60 s by default), the identity's and its block's together.
+   */
+  floorMs(signals: DoorSignals): number {
+    const s = signals;
+    const { cleanFloorMs, flaggedFloorMs } = this.deps.config;
+    const crowded = s.blockIdentities > this.deps.identitiesPerBlock ? 1 : 0;
+    const flags = s.userFlags + s.blockFlags + crowded;
+    return flags === 0 ? cleanFloorMs : flaggedFloorMs * 2 ** Math.min(2, flags - 1);
+  }
+
+  async issue(
+    productId: string,
+    userId: string,
+    ip: string,
+  ): Promise<IssuedChallenge | AdmissionRefusal> {
+    const { config, store } = this.deps;
+    if (!this.applies(productId)) {
+      return refusal('no-challenge-needed', `the door of ${productId} asks no challenge`);
+    }
+    if (config.kind !== 'pow') {
+      return { kind: config.kind as 'turnstile' | 'hcaptcha', siteKey: config.siteKey };
+    }
+    const block = this.deps.blockOf(ip);
+    const signals = await store.signals(userId, block);
+    const floorMs = this.floorMs(signals);
+    if (floorMs > config.cleanFloorMs) {
+      const who =
+        signals.blockFlags > 0 || signals.blockIdentities > this.deps.identitiesPerBlock
+          ? `b:${block}`
+          : `u:${userId}`;
+      const waitMs = await store.space(who, config.flaggedFloorMs);
+      if (waitMs > 0) {
+        return refusal(
+          'challenge-spaced',
+          `this identity or address is flagged: one challenge per ${config.flaggedFloorMs / 1_000} s`,
+          Math.ceil(waitMs / 1_000),
+        );
+      }
+    }
+    const now = this.now();
+    const expires = now + config.ttlSeconds * 1_000;
+    const c = await createChallenge({
+      hmacKey: config.secret,
+      maxNumber: POW_MAX_NUMBER,
+      expires: new Date(expires),
+      params: { u: userId, p: productId, t: String(now), f: String(floorMs) },
+    });
+    return {
+      kind: 'pow',
+      algorithm: c.algorithm,
+      challenge: c.challenge,
+      maxnumber: c.maxnumber ?? POW_MAX_NUMBER,
+      salt: c.salt,
+      signature: c.signature,
+      answerAfter: new Date(now + floorMs).toISOString(),
+      floorMs,
+      expiresAt: new Date(expires).toISOString(),
+    };
+  }
+
+  /**
+   * The door: undefined when `solution` answers a challenge this identity may use now for this
+   * product (and claims it), else the refusal (the identity and its block flagged for a missing,
+   * wrong, foreign, replayed or early answer). Products that ask none pass.
+   */
+  async check(
+    productId: string,
+    userId: string,
+    ip: string,
+    solution: string | undefined,
+  ): Promise<AdmissionRefusal | undefined> {
+    if (!this.applies(productId)) return undefined;
+    const block = this.deps.blockOf(ip);
+    const refused = await (this.deps.config.kind === 'pow'
+      ? this.checkPow(productId, userId, solution)
+      : this.checkCaptcha(userId, ip, solution));
+    if (
+      refused &&
+      refused.code !== 'challenge-expired' &&
+      refused.code !== 'challenge-unverified'
+    ) {
+      await this.deps.store.flag(userId, block);
+    }
+    return refused;
+  }
+
+  private async checkPow(productId: string, userId: string, solution: string | undefined) {
+    const { config } = this.deps;
+    if (!solution) return required(productId, 'pow');
+    let payload: { salt?: unknown; signature?: unknown };
+    try {
+      payload = JSON.parse(Buffer.from(solution, 'base64').toString()) as typeof payload;
+    } catch {
+      return refusal('challenge-invalid', 'the Challenge header is not a base64 ALTCHA payload');
+    }
+    if (typeof payload?.salt !== 'string' || typeof payload.signature !== 'string') {
+      return refusal('challenge-invalid', 'the Challenge header is not a base64 ALTCHA payload');
+    }
+    const params = extractParams(payload as Parameters<typeof extractParams>[0]);
+    const now = this.now();
+    if (!(await verifySolution(solution, config.secret, false))) {
+      return refusal(
+        'challenge-invalid',
+        'the challenge was not solved, or not issued by this service',
+      );
+    }
+    if (Number(params.expires) * 1_000 <= now) {
+      return refusal('challenge-expired', 'the challenge has expired: ask for a new one');
+    }
+    if (params.u !== userId || params.p !== productId) {
+      return refusal('challenge-foreign', 'the challenge was issued to another shopper or product');
+    }
+    const readyAt = Number(params.t) + Number(params.f);
+    if (now < readyAt) {
+      return refusal(
+        'challenge-too-soon',
+        `this challenge is answered from ${new Date(readyAt).toISOString()} (its floor after the issue)`,
+        Math.ceil((readyAt - now) / 1_000),
+      );
+    }
+    const ttlMs = config.ttlSeconds * 1_000 + 60_000;
+    if (!(await this.deps.store.claim(payload.signature, userId, ttlMs))) {
+      return refusal(
+        'challenge-replayed',
+        'this challenge was answered already: ask for a new one',
+      );
+    }
+    return undefined;
+  }
+
+  private async checkCaptcha(userId: string, ip: string, token: string | undefined) {
+    const { config } = this.deps;
+    const kind = config.kind as 'turnstile' | 'hcaptcha';
+    if (!token) return required('', kind);
+    let answer: { success?: unknown; 'error-codes'?: unknown; cdata?: unknown };
+    try {
+      const res = await fetch(config.verifyUrl ?? PROVIDER_URL[kind], {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ secret: config.secret, response: token, remoteip: ip }),
+        signal: AbortSignal.timeout(5_000),
+      });
+      answer = (await res.json()) as typeof answer;
+    } catch (err) {
+      return refusal(
+        'challenge-unverified',
+        `the ${kind} verify endpoint did not answer: ${String(err)}`,
+        5,
+      );
+    }
+    const codes = Array.isArray(answer['error-codes']) ? answer['error-codes'].map(String) : [];
+    if (answer.success !== true) {
+      return codes.includes('timeout-or-duplicate') ||
+        codes.includes('invalid-or-already-seen-response')
+        ? refusal(
+            'challenge-replayed',
+            `the ${kind} token was used already or timed out: solve it again`,
+          )
+        : refusal(
+            'challenge-invalid',
+            `the ${kind} token was refused (${codes.join(', ') || 'no reason given'})`,
+          );
+    }
+    if (typeof answer.cdata === 'string' && answer.cdata !== '' && answer.cdata !== userId) {
+      return refusal('challenge-foreign', `the ${kind} token was solved for another shopper`);
+    }
+    const id = createHash('sha256').update(token).digest('base64url');
+    if (!(await this.deps.store.claim(`${kind}:${id}`, userId, 10 * 60_000))) {
+      return refusal(
+        'challenge-replayed',
+        `this ${kind} token was answered already: solve it again`,
+      );
+    }
+    return undefined;
+  }
+
+  private now(): number {
+    return (this.deps.now ?? Date.now)();
+  }
+}
+
+const required = (productId: string, kind: string) =>
+  refusal(
+    'challenge-required',
+    kind === 'pow'
+      ? `this door asks a proof of work: GET /products/${productId}/challenge, solve it, and send the payload as the Challenge header`
+      : `this door asks a ${kind} challenge: send the widget's token as the Challenge header`,
+  );

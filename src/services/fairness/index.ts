@@ -1,0 +1,19 @@
+/** A sale's fairness: who tried, the rules that flag, and the report against a fair draw. */
+export {
+  addressBlock,
+  fairnessFigures,
+  type Cluster,
+  type FairnessFigures,
+  type Tried,
+} from './figures.js';
+export { pmf, quantiles, support, type Hypergeometric } from './hypergeometric.js';
+export {
+  defaultRules,
+  flaggedBy,
+  rulesHash,
+  rulesText,
+  type FairnessRules,
+  type Noted,
+} from './rules.js';
+export { FairnessNotes, FLUSH_MS, type FairnessStore } from './notes.js';
+export { FairnessReports, type FairnessReport, type UnitsByBuyer } from './report.js';
