@@ -37,7 +37,7 @@ describe('bench:crowd options', () => {
     for (const [args, why] of [
       [['--shoppers', 'many'], /--shoppers must be a whole number above 0 \(got many\)/],
       [['--stock', '0'], /--stock must be a whole number above 0/],
-      [['--only', 'both'], /--only is 'no room' or room/],
+      [['--only', 'both'], /--only is one of no room, room, challenge, room \+ challenge/],
       [['--speed', '3'], /Unknown option '--speed'/],
     ] as const) {
       const r = crowd(...args);
