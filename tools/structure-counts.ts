@@ -115,8 +115,9 @@ export interface StructureCounts {
    * retry loops in test/ with no deadline (`file:line`): a loop with no condition of its own
    * (`for (;;)`, `while (true)`, `do ... while (true)`) or one that pauses (awaits a timer) each
    * time round and is not a `for` bounded by a count (`i < n`), whose condition and body hold no
-   * deadline check: an `if` on `Date.now()` or a
-   * `deadline` that throws, or a call of `overdue()` (the check `deadlineOf` makes)
+   * deadline check: a condition on `Date.now()`, an `if` on `Date.now()`, a `deadline` or a
+   * bound (`<`, `>`) that throws `new Error(...)`, or a call of `overdue()` (the check
+   * `deadlineOf` makes); a load the test itself stops may be marked `// the scenario:`
    */
   testLoopsWithoutDeadline: string[];
 }
@@ -663,15 +664,17 @@ function hasDeadline(loop: ts.IterationStatement): boolean {
     if (found) return;
     if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'overdue')
       found = true;
-    if (ts.isIfStatement(n) && /Date\.now\(\)|deadline/i.test(n.expression.getText())) {
-      const then = n.thenStatement;
-      if (ts.isThrowStatement(then) || then.getText().includes('throw ')) found = true;
+    if (ts.isIfStatement(n) && /Date\.now\(\)|deadline|[<>]/i.test(n.expression.getText())) {
+      if (/^\{?\s*throw new Error\(/.test(n.thenStatement.getText())) found = true;
     }
     // a nested function's checks are its own
     if (!ts.isFunctionLike(n)) ts.forEachChild(n, visit);
   };
   ts.forEachChild(loop, visit);
-  return found;
+  const condition = ts.isForStatement(loop)
+    ? loop.condition
+    : (loop as ts.WhileStatement | ts.DoStatement).expression;
+  return found || /Date\.now\(\)/.test(condition?.getText() ?? '');
 }
 
 /** The statement a node is part of, for its comments. */
@@ -723,7 +726,8 @@ function testHabits(): { sleeps: string[]; loops: string[] } {
           else if (!isLoop(c)) ts.forEachChild(c, look);
         };
         ts.forEachChild(n, look);
-        if ((endless(n) || (pauses && !counted(n))) && !hasDeadline(n)) loops.push(at(n));
+        const retries = endless(n) || (pauses && !counted(n));
+        if (retries && !hasDeadline(n) && !markedScenario(text, n)) loops.push(at(n));
         ts.forEachChild(n, visit);
         return;
       }

@@ -11,7 +11,7 @@ import { EventsRepository } from '../../src/events/index.js';
 import { csvCell } from '../../src/cli/orders-export.js';
 import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { runCli, waitFor } from '../support/cli.js';
+import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
 
@@ -47,7 +47,9 @@ async function admin(path: string) {
 async function feed(after?: string, limit = 500): Promise<{ events: Event[]; next: string }> {
   const events: Event[] = [];
   let cursor = after;
+  const overdue = deadlineOf('the end of the event feed', 50_000);
   for (;;) {
+    overdue();
     const q = new URLSearchParams({ limit: String(limit), ...(cursor && { after: cursor }) });
     const res = await admin(`/admin/events?${q}`);
     expect(res.status, await res.clone().text()).toBe(200);

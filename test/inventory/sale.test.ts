@@ -11,6 +11,7 @@ import { useNamespace } from '../support/namespace.js';
 import { orderSold, saleProcess, testDb, totalCalls, type SaleProcess } from '../support/sale.js';
 import { startTestRedis } from '../support/servers.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { deadlineOf } from '../support/cli.js';
 
 const ns = useNamespace();
 const config = ns.config({ LOCK_WAIT_MS: '200' });
@@ -35,7 +36,9 @@ type Outcome = 'accepted' | SaleError['code'];
 
 /** One shopper: retries a busy answer (503) as a client honouring Retry-After would. */
 async function buy(p: SaleProcess, productId: string, userId: string, quantity = 1) {
+  const overdue = deadlineOf(`a final answer for ${userId}`, 50_000);
   for (;;) {
+    overdue();
     try {
       await orderSold(p.inv.sale.purchase({ productId, userId, quantity }));
       return 'accepted' as Outcome;

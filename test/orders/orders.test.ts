@@ -201,9 +201,10 @@ describe('every sale becomes exactly one order row', () => {
     // paced (~1,000 purchases/s at most) so the workers keep up and persist sales made after a
     // cut: unpaced, the lock-free-fast segmented sale outruns them and only old orders get rows
     const buyers = Array.from({ length: 20 }, async (_, b) => {
+      // the scenario: a paced load that runs until the test stops it
       for (let i = 0; selling; i++) {
         await api[b % api.length]!.buy(productId, `live${b}-${i}`);
-        await sleep(20);
+        await sleep(20); // the scenario: pacing
       }
     });
     const reports = [];

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnService, isAlive } from '../../src/launcher/process.js';
 import { Lifecycle } from '../../src/lifecycle.js';
 import { tempDir } from '../support/servers.js';
+import { deadlineOf } from '../support/cli.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -75,7 +76,9 @@ describe('Lifecycle', () => {
         stopTimeoutMs: 60_000,
       });
       const log = join(dir.path, 'stubborn.log');
+      const overdue = deadlineOf('the stubborn child to log ready', 20_000);
       while (!(existsSync(log) && readFileSync(log, 'utf8').includes('ready'))) {
+        overdue();
         await new Promise((r) => setTimeout(r, 20));
       }
       lifecycle.add(

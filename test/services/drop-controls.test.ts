@@ -12,7 +12,7 @@ import { PAUSED_STARTS_AT } from '../../src/inventory/index.js';
 import { META_FIELD, ROOM_FIELD, STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
 import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { runCli, waitFor } from '../support/cli.js';
+import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
 
@@ -96,7 +96,9 @@ async function buy(at: RunningApp, productId: string, user: string, extra = {}) 
 
 /** Buys, again while busy (a lock timeout, a store hiccup: not a paused sale). */
 async function buyOnce(at: RunningApp, productId: string, user: string, extra = {}) {
+  const overdue = deadlineOf(`an answer but busy for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const r = await buy(at, productId, user, extra);
     if (r.status === 503 && r.code !== 'sale-paused') continue;
     return r;

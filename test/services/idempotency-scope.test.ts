@@ -25,6 +25,7 @@ import { useNamespace } from '../support/namespace.js';
 import { startTestRedis } from '../support/servers.js';
 import { orderSold } from '../support/sale.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { deadlineOf } from '../support/cli.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -111,7 +112,9 @@ async function purchaseCommands(productId: string, user: string, run: () => Prom
 
 /** A shopper whose home segment of a SEGMENTS-segment product is `segment`. */
 function shopperAt(segment: number): string {
+  const overdue = deadlineOf(`a shopper at home on segment ${segment}`, 10_000);
   for (;;) {
+    overdue();
     const user = `u${randomBytes(4).toString('hex')}`;
     if (homeSegment(user, SEGMENTS) === segment) return user;
   }

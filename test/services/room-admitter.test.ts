@@ -15,7 +15,7 @@ import { RoomStore } from '../../src/inventory/index.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
 import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 
 const ns = useNamespace();
@@ -84,7 +84,9 @@ const tokenOf = (app: RunningApp, productId: string, user: string, timeoutMs = 5
   );
 
 async function buy(productId: string, user: string, saleToken: string) {
+  const overdue = deadlineOf(`an answer but 503 for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-user-id': user, 'sale-token': saleToken },
@@ -339,7 +341,9 @@ describe('what wakes a sleeping room', () => {
       50,
     );
     expect(await served(productId, epoch)).toBe(1);
+    const overdue = deadlineOf('the cancel answered 200', 50_000);
     for (;;) {
+      overdue();
       const res = await fetch(`${a.url}/orders/${order.orderId}/cancel`, {
         method: 'POST',
         headers: { 'x-user-id': line[0]! },

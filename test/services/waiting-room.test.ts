@@ -15,7 +15,7 @@ import { admissionUnits } from '../../src/inventory/rooms/admitter.js';
 import { countCommands, type CommandCount } from '../../src/redis/command-count.js';
 import { scriptNameOf } from '../../src/redis/scripts.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
 
@@ -113,7 +113,9 @@ const tokenOf = (app: RunningApp, productId: string, user: string) =>
   );
 
 async function buy(productId: string, user: string, saleToken?: string, quantity = 1) {
+  const overdue = deadlineOf(`an answer but 503 for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
       headers: {
@@ -526,7 +528,9 @@ describe('stock-aware', () => {
     expect(await served(productId, epoch)).toBe(2);
 
     // the first buyer cancels: the unit comes back, the next in line (and only they) is admitted
+    const overdue = deadlineOf('the cancel answered 200', 50_000);
     for (;;) {
+      overdue();
       const res = await fetch(`${a.url}/orders/${orders[0]!.orderId}/cancel`, {
         method: 'POST',
         headers: { 'x-user-id': line[0]! },
@@ -599,7 +603,9 @@ describe('a return whose notice was lost (issue 46)', () => {
       return publish(channel, message);
     }) as typeof a.rt.redis.spublish;
     try {
+      const overdue = deadlineOf('the cancel answered 200', 50_000);
       for (;;) {
+        overdue();
         const res = await fetch(`${a.url}/orders/${order.orderId}/cancel`, {
           method: 'POST',
           headers: { 'x-user-id': line[0]! },
