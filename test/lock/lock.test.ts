@@ -482,7 +482,7 @@ describe('the line after hand-offs (protocol)', () => {
     // pb is woken with a 30 ms reservation it never uses
     const released = await protocol.release(c.redis, k, 'pa:1', 'pa', 30);
     expect(released).toEqual({ code: 'released', woken: 'pb:1' });
-    await sleep(80);
+    await sleep(80); // the scenario: the reservation's 30 ms run out unused
     expect(await c.redis.exists(k.handoff)).toBe(0);
     // pc, never woken, finds the lock free and unreserved: it takes it and leaves the line
     expect((await protocol.acquire(c.redis, k, 'pc:1', 5_000, 1, true)).code).toBe('acquired');
