@@ -48,6 +48,7 @@ describe('fault proxy', () => {
     proxy.delay(300);
     const started = Date.now();
     const first = Promise.all(Array.from({ length: 50 }, (_, i) => c.rpush(key, String(i))));
+    // the scenario: the commands pile up behind the hold before the heal
     await new Promise((r) => setTimeout(r, 100));
     proxy.heal(); // what is held stays ahead of what comes after
     const second = Promise.all(Array.from({ length: 50 }, (_, i) => c.rpush(key, String(50 + i))));
@@ -75,6 +76,7 @@ describe('fault proxy', () => {
     link.write('PSYNC\r\n');
     const c = client();
     expect(await c.ping()).toBe('PONG'); // clients are served at once
+    // the scenario: time for a starved answer to show
     await new Promise((r) => setTimeout(r, 200));
     expect(got).toEqual([]);
     proxy.heal();

@@ -97,7 +97,8 @@ describe('the chaos stack supervisor', () => {
   it('leaves a process killed on purpose to whoever killed it, and a stopped stack alone', async () => {
     const h = await harness(0);
     await h.sup.kill(h.list[0]!);
-    await new Promise((r) => setTimeout(r, 600)); // three backoffs
+    // the scenario: three backoffs' time, for a respawn that must not come
+    await new Promise((r) => setTimeout(r, 600));
     expect(h.spawns()).toBe(0);
     expect(h.sup.selfExits).toEqual([]);
 
@@ -107,6 +108,7 @@ describe('the chaos stack supervisor', () => {
     h.sup.stop();
     again.child.kill('SIGTERM');
     await until('the stop', () => again.child.signalCode !== null);
+    // the scenario: three backoffs' time, for a respawn that must not come
     await new Promise((r) => setTimeout(r, 600));
     expect(h.spawns()).toBe(1);
     expect(h.sup.selfExits).toEqual([]);

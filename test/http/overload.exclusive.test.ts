@@ -173,6 +173,7 @@ describe('a burst of 1,000 buyers on 100 units, global lock, buyers retrying aft
           if (a.status !== 503) return a;
           expect(a.retryAfter).toMatch(/^\d+$/);
           retried++;
+          // the scenario: a client honouring Retry-After
           await new Promise((r) => setTimeout(r, Number(a.retryAfter) * 1_000));
         }
         throw new Error(`buyer b${i}: 100 answers of 503`);

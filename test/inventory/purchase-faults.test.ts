@@ -244,6 +244,7 @@ describe('a request whose process died (its record left running)', () => {
     );
     const early = await buy('dead', { productId }, 'k-dead');
     expect(early.status).toBe(409); // its lease still runs
+    // the scenario: its lease runs out
     await sleep(1_100);
     const retry = await buy('dead', { productId }, 'k-dead');
     expect(retry.status).toBe(202);
@@ -261,6 +262,7 @@ describe('a request whose process died (its record left running)', () => {
       productId,
       quantity: 1,
     });
+    // the scenario: its lease runs out
     await sleep(1_100);
     const retry = await buy('ghost', { productId }, 'k-ghost');
     expect(retry.status).toBe(202);
@@ -294,6 +296,7 @@ describe('what an Idempotency-Key keeps', () => {
       startsAt: new Date(Date.now() + 1_500).toISOString(),
     });
     expect((await buy('early', { productId }, 'k-early')).status).toBe(425);
+    // the scenario: the sale starts
     await sleep(1_600);
     const live = await buy('early', { productId }, 'k-early');
     expect(live.status).toBe(202);

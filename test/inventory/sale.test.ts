@@ -372,7 +372,13 @@ describe('outside the sale window, from memory', () => {
         for (const id of [ended, early, live]) await p.inv.sale.guard.learn(id);
         expect(p.inv.sale.guard.learn(live)).toBeUndefined(); // nothing more to learn
       }
-      await sleep(100);
+      let last = -1;
+      await waitFor(
+        "the learning's Redis calls to settle",
+        async () => last === (last = await totalCalls(ps[0]!.redis)),
+        10_000,
+        50,
+      );
       const before = await totalCalls(ps[0]!.redis);
       const refusals = ps.flatMap((p) =>
         Array.from({ length: 20 }, () => [

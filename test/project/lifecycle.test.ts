@@ -49,6 +49,7 @@ describe('Lifecycle', () => {
     );
     let done = false;
     const closing = lifecycle.close().then(() => (done = true));
+    // the scenario: time for close to resolve if it wrongly would
     await new Promise((r) => setTimeout(r, 50));
     // what had started is closed at once; close has not resolved: PostgreSQL is on its way up
     expect(closed).toEqual(['redis', 'lock']);

@@ -135,7 +135,7 @@ it('a re-subscription lost in a second reset neither ends the process nor loses 
     },
     10_000,
   );
-  // a tick for any rejection still on its way to being reported
+  // the scenario: a tick for a rejection still on its way to being reported
   await new Promise((r) => setTimeout(r, 100));
   expect(unhandled).toEqual([]);
 });

@@ -185,6 +185,7 @@ describe('the shopper bucket in the sale', () => {
     }))!;
     const rate = fivePerMinute;
     const bought = procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+    // the scenario: time for a purchase past the line to show
     await sleep(150);
     expect(await soldOf(productId)).toBe(0); // waiting in the line, its cell taken
     expect(await procs[0]!.redis.exists(bucketOf(productId, 1, userId))).toBe(1);

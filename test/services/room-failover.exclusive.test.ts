@@ -141,6 +141,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     const late = Array.from({ length: 5 }, (_, i) => `t${i}x${randomBytes(2).toString('hex')}`);
     // settled as they come, so a failure before they are read leaves no rejection unhandled
     const lateAnswers = Promise.allSettled(late.map((u) => queue('POST', productId, u)));
+    // the scenario: the late joins stay in flight while the replica is stopped
     await new Promise((r) => setTimeout(r, 2_500));
     const toldLast = await Promise.all(line.map((u) => queue('GET', productId, u)));
     const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room!.heard.served;

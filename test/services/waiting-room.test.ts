@@ -524,6 +524,7 @@ describe('stock-aware', () => {
     );
     const servedAtSoldOut = await served(productId, epoch);
     expect(servedAtSoldOut).toBe(2);
+    // the scenario: time for an admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(2);
 
@@ -549,6 +550,7 @@ describe('stock-aware', () => {
       100,
     );
     // one unit back, two free seats: one admission, the next in line, and no more
+    // the scenario: time for a second admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     expect((await buy(productId, line[2]!, next)).status).toBe(202);
@@ -643,12 +645,14 @@ describe('stock bound with limitPerUser above 1', () => {
     for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
     await waitFor('admissions', async () => (await served(productId, epoch)) >= 3, 10_000, 50);
     // 5 units at 2 a shopper: 3 seats (2 + 2 + 1), not 5
+    // the scenario: time for admissions that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     const tokens = await Promise.all(line.slice(0, 3).map((u) => tokenOf(a, productId, u)));
     expect((await buy(productId, line[0]!, tokens[0], 2)).status).toBe(202);
     expect((await buy(productId, line[1]!, tokens[1], 2)).status).toBe(202);
     // 1 unit left, 1 seat still unused: nobody more is admitted
+    // the scenario: time for an admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     // the third gets the last unit (2 would be more than there is)
