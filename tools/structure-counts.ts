@@ -1,5 +1,5 @@
 /**
- * The storage-plumbing counts of issue 28 §1, reproducible: `npm run structure` prints them.
+ * The storage-plumbing and habit counts, reproducible: `npm run structure` prints them.
  * test/project/structure.test.ts holds them to ceilings, so they can only go down (the goal is 0 for
  * services -> redis/db, and SQL only in repositories).
  */
@@ -58,9 +58,9 @@ export interface StructureCounts {
    */
   luaRecordFormatsOutsideIncludes: string[];
   /**
-   * comments in src/ and lua/ that tell how a rule was found (`file:line: words`): "a black-box
-   * trial saw ...", "a chaos run found ...", "issue 40", "(was ...)". The rule stays in the
-   * comment; the story goes to the commit message or docs/decisions.md
+   * comments in src/ and lua/ that tell how a rule was found (`file:line: words`): a trial or a
+   * run that saw or found something, an issue number, a "was" in brackets ({@link HISTORY}).
+   * The rule stays in the comment; the story goes to the commit message or docs/decisions.md
    */
   historyComments: string[];
   /**

@@ -378,7 +378,7 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
         await expect.poll(error).toBe('Wrong admin token');
         await page.fill('#token', '');
       }
-      // one more wrong token (the right one has a bucket of its own prefix: issue 46)
+      // one more wrong token (the right one has a bucket of its own prefix)
       await page.fill('#token', 'wrong-again');
       await page.click('button[type=submit]');
       await expect.poll(error).toMatch(/^429 Too many wrong admin tokens: .*\(retry in \d+ s\)$/);

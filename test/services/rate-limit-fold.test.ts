@@ -1,5 +1,5 @@
 /**
- * The per-shopper rate limit taken inside the purchase's home deduct (issue 40): one bucket,
+ * The per-shopper rate limit taken inside the purchase's home deduct: one bucket,
  * shared by every process, in the home segment's slot; one cell per purchase whatever path the
  * sale takes (a retry, the lock the free call found contended, a claim), none for a spill; a
  * refused cell changes nothing and never waits in a lock's line; limits off cost no command.

@@ -480,8 +480,8 @@ describe('admission is a sale token', () => {
     // the purchase freed the seat
     const active = keysOf(productId, epoch).active;
     await waitFor('the seat freed', async () => (await a.rt.redis.zcard(active)) === 0, 5_000, 50);
-    // A release that never happened (a 503 that sold, a release timed out: a black-box trial saw
-    // a line stuck a minute): the shopper's next try, limit-reached, frees the seat too
+    // A release that never happened (a 503 that sold, a release timed out, which would leave a
+    // line stuck a minute): the shopper's next try, limit-reached, frees the seat too
     await a.rt.redis.zadd(active, Date.now() + 600_000, 'shopper1');
     const again = await buy(productId, 'shopper1', place.saleToken);
     expect([again.status, again.code]).toEqual([409, 'limit-reached']);
