@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError } from '../../src/lock/index.js';
-import { Keys } from '../../src/redis/keys.js';
 import { commandCalls, lockClient, sleep, type TestLockClient } from '../support/locks.js';
 import { startTestRedis } from '../support/servers.js';
 import { waitFor } from '../support/cli.js';
@@ -213,7 +212,7 @@ describe('waiting', () => {
     const waiters = client();
     await warmUp(holder);
     const release = await hold(holder, 'herd');
-    const subsBefore = await commandCalls(admin, 'ssubscribe');
+    const evalsBefore = await evalCalls();
     let acquired = 0;
     const all = Array.from({ length: 10 }, () =>
       waiters.locks.runInContext(async () => {
@@ -221,13 +220,18 @@ describe('waiting', () => {
         if (lease) acquired++;
       }),
     );
+    // asleep: their attempts (a process sends one waiter of a lock to Redis) have stopped
+    let attempts = -1;
     await waitFor(
-      'all ten waiters in line, the channel subscribed',
-      async () =>
-        (await admin.zcard(new Keys('lf').lock('herd').queue)) === 10 &&
-        (await commandCalls(admin, 'ssubscribe')) > subsBefore,
+      () => `the ten waiters asleep (${attempts} attempts)`,
+      async () => {
+        const now = (await evalCalls()) - evalsBefore;
+        const still = now > 0 && now === attempts;
+        attempts = now;
+        return still;
+      },
       10_000,
-      20,
+      100,
     );
     const before = await evalCalls();
     await release();
