@@ -14,6 +14,7 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
+import { orderWithEvents } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'events-test-secret-long-enough-0123456789';
@@ -66,12 +67,8 @@ const eventsOf = (events: Event[], orderId: string) =>
 const rowOf = (orderId: string) =>
   app.rt.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
 
-async function sold(productId: string, user: string) {
-  const o = await client.buy(productId, user);
-  if (!o.ok) throw new Error(o.code);
-  await waitFor(`the row of ${o.orderId}`, () => rowOf(o.orderId), 30_000, 20);
-  return o.orderId;
-}
+const sold = (productId: string, user: string) =>
+  orderWithEvents(client, app.rt.db, productId, user);
 
 describe('every change of state is an event', () => {
   it('created, paid; created, cancelled, returned; created, expired, returned; a final sale: created', async () => {

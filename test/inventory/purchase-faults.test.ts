@@ -17,6 +17,7 @@ import { useNamespace } from '../support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from '../support/proxy.js';
 import { orderSold } from '../support/sale.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -38,17 +39,10 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 
-async function seed(productId: string, body: Record<string, unknown>) {
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(app.url, productId, body);
 
 interface Answer {
   status: number;

@@ -15,6 +15,7 @@ import { signSaleToken } from '../../src/services/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const TOKEN_SECRET = 'a-sale-token-secret-long-enough-0123456789';
@@ -51,15 +52,16 @@ async function redisMs(): Promise<number> {
 const typeOf = async (res: Response) =>
   ((await res.json()) as { type?: string }).type?.replace('urn:seckill:problem:', '');
 
-async function seed(productId: string, body: Record<string, unknown>, query = '') {
-  const res = await fetch(`${a.url}/admin/products/${productId}${query}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'lockfree', segments: 4, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { epoch: number };
-}
+const seed = (productId: string, body: Record<string, unknown>, query = '') =>
+  seedSale(
+    a.url,
+    productId,
+    { strategy: 'lockfree', segments: 4, ...body },
+    {
+      query,
+      status: [200, 201],
+    },
+  );
 
 function buy(
   base: string,

@@ -15,6 +15,7 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'a-payment-webhook-secret-for-the-drop-tests-0123';
@@ -44,15 +45,8 @@ const admin = {
 const newProduct = () => `d${randomBytes(4).toString('hex')}`;
 const payments = paymentClient(() => a.url, WEBHOOK_SECRET, ns.adminToken);
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
 
 interface Done {
   action: string;

@@ -17,6 +17,7 @@ import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 let a: RunningApp;
@@ -46,15 +47,8 @@ const room = (settings: Partial<Record<string, number>> = {}) => ({
   ...settings,
 });
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
 
 async function join(app: RunningApp, productId: string, user: string) {
   const res = await fetch(`${app.url}/products/${productId}/queue`, {

@@ -18,6 +18,7 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const SEED = 20_260_127;
@@ -60,15 +61,8 @@ interface Place {
   saleToken?: string;
 }
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
 
 const room = (settings: Partial<Record<string, number>> = {}) => ({
   admitPerSecond: 20,
