@@ -618,9 +618,11 @@ export function structureCounts(): StructureCounts {
 const ROOT = join(SRC, '..');
 const TEST = join(ROOT, 'test');
 
+let testHistory: string[] | undefined;
+
 /** Comments that tell history in test/ and tools/ (see {@link StructureCounts.historyComments}). */
 function testHistoryComments(): string[] {
-  return [...files(TEST), ...files(join(ROOT, 'tools'))].flatMap((f) =>
+  testHistory ??= [...files(TEST), ...files(join(ROOT, 'tools'))].flatMap((f) =>
     tsComments(f).flatMap(({ line, text }) =>
       text
         .split('\n')
@@ -631,6 +633,7 @@ function testHistoryComments(): string[] {
         ),
     ),
   );
+  return testHistory;
 }
 
 /** An awaited timer: `sleep(ms)`, or `setTimeout(resolve, ms)` settling a promise. */
