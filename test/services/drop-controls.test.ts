@@ -46,7 +46,12 @@ const newProduct = () => `d${randomBytes(4).toString('hex')}`;
 const payments = paymentClient(() => a.url, WEBHOOK_SECRET, ns.adminToken);
 
 const seed = (productId: string, body: Record<string, unknown>) =>
-  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
+  seedSale(
+    a.url,
+    productId,
+    { strategy: 'segmented', segments: 2, ...body },
+    { headers: { 'x-operator': admin['x-operator'] } },
+  ).then((s) => s.epoch);
 
 interface Done {
   action: string;

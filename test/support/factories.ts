@@ -12,20 +12,22 @@ import { newProduct, newUser, type paymentClient } from './payments.js';
 type Client = ReturnType<typeof paymentClient>;
 
 /**
- * PUT /admin/products/:id on the API at `base`: the product seeded (201) or, with `status`,
- * whatever that answer is (a reseed is 200). The answer's text is the assertion's message.
+ * PUT /admin/products/:id on the API at `base` as the test admin (`headers` added, e.g. an
+ * `x-operator`): the product seeded (201) or, with `status`, whatever that answer is (a reseed
+ * is 200). The answer's text is the assertion's message.
  */
 export async function seedSale(
   base: string,
   productId: string,
   body: Record<string, unknown>,
-  o: { query?: string; status?: number | number[]; adminToken?: string } = {},
+  o: { query?: string; status?: number | number[]; headers?: Record<string, string> } = {},
 ): Promise<{ epoch: number }> {
   const res = await fetch(`${base}/admin/products/${productId}${o.query ?? ''}`, {
     method: 'PUT',
     headers: {
-      authorization: `Bearer ${o.adminToken ?? TEST_ADMIN_TOKEN}`,
+      authorization: `Bearer ${TEST_ADMIN_TOKEN}`,
       'content-type': 'application/json',
+      ...o.headers,
     },
     body: JSON.stringify(body),
   });
