@@ -1,5 +1,5 @@
 /**
- * The storage-plumbing counts of issue 28 §1, reproducible: `npm run structure` prints them.
+ * The storage-plumbing and habit counts, reproducible: `npm run structure` prints them.
  * test/project/structure.test.ts holds them to ceilings, so they can only go down (the goal is 0 for
  * services -> redis/db, and SQL only in repositories).
  */
@@ -59,9 +59,9 @@ export interface StructureCounts {
    */
   luaRecordFormatsOutsideIncludes: string[];
   /**
-   * comments in src/ and lua/ that tell how a rule was found (`file:line: words`): "a black-box
-   * trial saw ...", "a chaos run found ...", "issue 40", "(was ...)". The rule stays in the
-   * comment; the story goes to the commit message or docs/decisions.md
+   * comments in src/ and lua/ that tell how a rule was found (`file:line: words`): a trial or a
+   * run that saw or found something, an issue number, a "was" in brackets ({@link HISTORY}).
+   * The rule stays in the comment; the story goes to the commit message or docs/decisions.md
    */
   historyComments: string[];
   /**
@@ -114,6 +114,25 @@ export interface StructureCounts {
    * places) name their fields by variables, and are not counted.
    */
   recordFieldsOutsideCodecs: string[];
+  /** {@link StructureCounts.historyComments}'s rule over the comments of test/ and tools/ */
+  testHistoryComments: string[];
+  /**
+   * fixed sleeps in test/ (`file:line`): an awaited timer, `sleep(ms)` or a promise a bare
+   * `setTimeout(resolve, ms)` settles, that is neither the pause of a loop with a deadline (a
+   * poll) nor marked `// the scenario: <why>` (on its statement or the line above it: the
+   * waiting IS the test, e.g. a lease left to run out, a load paced, time given to a wrong
+   * thing to happen). A sleep that waits for something to happen is a `waitFor` on it instead
+   */
+  testSleepsUnmarked: string[];
+  /**
+   * retry loops in test/ with no deadline (`file:line`): a loop with no condition of its own
+   * (`for (;;)`, `while (true)`, `do ... while (true)`) or one that pauses (awaits a timer) each
+   * time round and is not a `for` bounded by a count (`i < n`), whose condition and body hold no
+   * deadline check: a condition on `Date.now()`, an `if` on `Date.now()`, a `deadline` or a
+   * bound (`<`, `>`) that throws `new Error(...)`, or a call of `overdue()` (the check
+   * `deadlineOf` makes); a load the test itself stops may be marked `// the scenario:`
+   */
+  testLoopsWithoutDeadline: string[];
 }
 
 /** Every Lua file: the scripts and the includes, by their path under lua/. */
@@ -666,7 +685,142 @@ export function structureCounts(): StructureCounts {
     scriptGatewaysAtInventoryRoot: scriptGatewaysAtInventoryRoot(all),
     multiShapeScriptsWithoutReplies: multiShapeScriptsWithoutReplies(),
     recordFieldsOutsideCodecs: recordFieldsOutsideCodecs(all),
+    testHistoryComments: testHistoryComments(),
+    testSleepsUnmarked: testHabits().sleeps,
+    testLoopsWithoutDeadline: testHabits().loops,
   };
+}
+
+const ROOT = join(SRC, '..');
+const TEST = join(ROOT, 'test');
+
+let testHistory: string[] | undefined;
+
+/** Comments that tell history in test/ and tools/ (see {@link StructureCounts.historyComments}). */
+function testHistoryComments(): string[] {
+  testHistory ??= [...files(TEST), ...files(join(ROOT, 'tools'))].flatMap((f) =>
+    tsComments(f).flatMap(({ line, text }) =>
+      text
+        .split('\n')
+        .flatMap((words, i) =>
+          HISTORY.some((h) => h.test(words))
+            ? [`${relative(ROOT, f)}:${line + i}: ${words.trim()}`]
+            : [],
+        ),
+    ),
+  );
+  return testHistory;
+}
+
+/** An awaited timer: `sleep(ms)`, or `setTimeout(resolve, ms)` settling a promise. */
+function isSleep(n: ts.Node): n is ts.CallExpression {
+  if (!ts.isCallExpression(n) || !ts.isIdentifier(n.expression)) return false;
+  const name = n.expression.text;
+  return name === 'sleep' || (name === 'setTimeout' && ts.isIdentifier(n.arguments[0]!));
+}
+
+const isLoop = (n: ts.Node): n is ts.IterationStatement =>
+  ts.isForStatement(n) || ts.isWhileStatement(n) || ts.isDoStatement(n);
+
+/** A loop with no condition of its own: `for (;;)`, `while (true)`, `do ... while (true)`. */
+const endless = (n: ts.IterationStatement) =>
+  ts.isForStatement(n)
+    ? n.condition === undefined
+    : (ts.isWhileStatement(n) || ts.isDoStatement(n)) &&
+      n.expression.kind === ts.SyntaxKind.TrueKeyword;
+
+/** A `for` loop bounded by a count: an incrementor, and a condition comparing with `<`/`<=`. */
+const counted = (n: ts.IterationStatement) =>
+  ts.isForStatement(n) &&
+  n.incrementor !== undefined &&
+  n.condition !== undefined &&
+  /<=?/.test(n.condition.getText());
+
+/** A deadline check in a loop's condition or body (see {@link StructureCounts}). */
+function hasDeadline(loop: ts.IterationStatement): boolean {
+  let found = false;
+  const visit = (n: ts.Node): void => {
+    if (found) return;
+    if (ts.isCallExpression(n) && ts.isIdentifier(n.expression) && n.expression.text === 'overdue')
+      found = true;
+    if (ts.isIfStatement(n) && /Date\.now\(\)|deadline|[<>]/i.test(n.expression.getText())) {
+      if (/^\{?\s*throw new Error\(/.test(n.thenStatement.getText())) found = true;
+    }
+    // a nested function's checks are its own
+    if (!ts.isFunctionLike(n)) ts.forEachChild(n, visit);
+  };
+  ts.forEachChild(loop, visit);
+  const condition = ts.isForStatement(loop)
+    ? loop.condition
+    : (loop as ts.WhileStatement | ts.DoStatement).expression;
+  return found || /Date\.now\(\)/.test(condition?.getText() ?? '');
+}
+
+/** The statement a node is part of, for its comments. */
+function statementOf(n: ts.Node): ts.Node {
+  let at = n;
+  while (at.parent && !ts.isBlock(at.parent) && !ts.isSourceFile(at.parent)) {
+    if (ts.isCaseClause(at.parent) || isLoop(at.parent) || ts.isIfStatement(at.parent)) break;
+    at = at.parent;
+  }
+  return at;
+}
+
+/** `// the scenario:` on the sleep's statement, its line or the comment just above it. */
+function markedScenario(text: string, n: ts.Node): boolean {
+  const stmt = statementOf(n);
+  const comments = [
+    ...(ts.getLeadingCommentRanges(text, stmt.getFullStart()) ?? []),
+    ...(ts.getTrailingCommentRanges(text, stmt.end) ?? []),
+  ].map((r) => text.slice(r.pos, r.end));
+  const lineStart = text.lastIndexOf('\n', n.getStart()) + 1;
+  const lineEnd = text.indexOf('\n', n.end);
+  const line = text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd);
+  return [...comments, line].some((c) => /the scenario:/.test(c));
+}
+
+let habits: { sleeps: string[]; loops: string[] } | undefined;
+
+/** Fixed sleeps and retry loops without a deadline, in test/ (see {@link StructureCounts}). */
+function testHabits(): { sleeps: string[]; loops: string[] } {
+  if (habits) return habits;
+  const sleeps: string[] = [];
+  const loops: string[] = [];
+  for (const file of files(TEST)) {
+    const text = readFileSync(file, 'utf8');
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const at = (n: ts.Node) =>
+      `${relative(ROOT, file)}:${sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1}`;
+    /** The pause of a poll: the nearest loop around the sleep checks a deadline. */
+    const polls = (n: ts.Node) => {
+      let at = n.parent;
+      while (at && !isLoop(at)) at = at.parent;
+      return at !== undefined && hasDeadline(at);
+    };
+    const visit = (n: ts.Node): void => {
+      if (isLoop(n)) {
+        let pauses = false;
+        const look = (c: ts.Node): void => {
+          if (isSleep(c)) pauses = true;
+          else if (!isLoop(c)) ts.forEachChild(c, look);
+        };
+        ts.forEachChild(n, look);
+        const retries = endless(n) || (pauses && !counted(n));
+        if (retries && !hasDeadline(n) && !markedScenario(text, n)) loops.push(at(n));
+        ts.forEachChild(n, visit);
+        return;
+      }
+      // the timer a sleep helper is made of is not itself a sleep
+      const helper =
+        ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.name.text === 'sleep';
+      if (helper) return;
+      if (isSleep(n) && !polls(n) && !markedScenario(text, n)) sleeps.push(at(n));
+      ts.forEachChild(n, visit);
+    };
+    visit(sf);
+  }
+  habits = { sleeps, loops };
+  return habits;
 }
 
 if (process.argv[1] === import.meta.filename) {

@@ -12,6 +12,7 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { useNamespace } from '../support/namespace.js';
 import { stackProcess, type StackProcess } from '../support/orders.js';
 import { tempDir } from '../support/servers.js';
+import { waitFor } from '../support/cli.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -180,16 +181,16 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
     );
     try {
       const heldUrl = `http://127.0.0.1:${port}`;
-      for (let i = 0; i < 100; i++) {
-        if (
-          await fetch(`${heldUrl}/healthz`).then(
+      await waitFor(
+        `${heldUrl}/healthz to answer 200`,
+        () =>
+          fetch(`${heldUrl}/healthz`).then(
             (r) => r.ok,
             () => false,
-          )
-        )
-          break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
+          ),
+        10_000,
+        100,
+      );
       const run = await runK6('compare.js', {
         HELD_URL: heldUrl,
         VARIANTS: 'held_global,held_16,global_restocks',

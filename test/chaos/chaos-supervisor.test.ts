@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Supervisor, type SupervisedProcess } from '../../load-tests/chaos/supervisor.js';
 import { freePort } from '../../src/launcher/process.js';
+import { deadlineOf } from '../support/cli.js';
 
 // serves /readyz; with EXIT_AFTER_MS it exits (code 3) that long after it listens
 const SERVER = `
@@ -36,7 +37,9 @@ function spawnServer(port: number, exitAfterMs = 0): SupervisedProcess {
 }
 
 async function ready(p: SupervisedProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  const overdue = deadlineOf(`${p.url}/readyz to answer 200`, 5_000);
+  for (;;) {
+    overdue();
     if (p.child.exitCode !== null || p.child.signalCode !== null) throw new Error('exited');
     const ok = await fetch(`${p.url}/readyz`).then(
       (r) => r.ok,
@@ -45,7 +48,6 @@ async function ready(p: SupervisedProcess): Promise<void> {
     if (ok) return;
     await new Promise((r) => setTimeout(r, 25));
   }
-  throw new Error('not ready');
 }
 
 async function harness(firstExitsAfterMs: number) {
@@ -95,7 +97,8 @@ describe('the chaos stack supervisor', () => {
   it('leaves a process killed on purpose to whoever killed it, and a stopped stack alone', async () => {
     const h = await harness(0);
     await h.sup.kill(h.list[0]!);
-    await new Promise((r) => setTimeout(r, 600)); // three backoffs
+    // the scenario: three backoffs' time, for a respawn that must not come
+    await new Promise((r) => setTimeout(r, 600));
     expect(h.spawns()).toBe(0);
     expect(h.sup.selfExits).toEqual([]);
 
@@ -105,6 +108,7 @@ describe('the chaos stack supervisor', () => {
     h.sup.stop();
     again.child.kill('SIGTERM');
     await until('the stop', () => again.child.signalCode !== null);
+    // the scenario: three backoffs' time, for a respawn that must not come
     await new Promise((r) => setTimeout(r, 600));
     expect(h.spawns()).toBe(1);
     expect(h.sup.selfExits).toEqual([]);

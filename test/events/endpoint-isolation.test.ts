@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { newProduct, newUser, paymentClient } from '../support/payments.js';
+import { paymentClient } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'endpoint-isolation-test-secret-0123456789';
@@ -68,19 +69,6 @@ async function receiverWithEndpoint(): Promise<{ r: Receiver; id: string }> {
   return { r, id };
 }
 
-/** Final sales: one event each (order.created). */
-async function finalSales(n: number): Promise<string[]> {
-  const p = newProduct();
-  await client.seed(p, { total: n });
-  const orders: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const o = await client.buy(p, newUser());
-    if (!o.ok) throw new Error(o.code);
-    orders.push(o.orderId);
-  }
-  return orders;
-}
-
 const lanesOf = (endpointId: string) =>
   app.rt.db
     .selectFrom('webhook_lanes')
@@ -94,7 +82,7 @@ describe('a receiver that never answers', () => {
     const hanging = await receiverWithEndpoint();
     hanging.r.answer = () => ({ hang: true });
     const healthy = await receiverWithEndpoint();
-    const orders = await finalSales(ORDERS);
+    const orders = await sell(client, ORDERS);
 
     await waitFor(
       () =>

@@ -9,8 +9,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/app.js';
 import { runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { newProduct, newUser, paymentClient } from '../support/payments.js';
+import { paymentClient } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'endpoint-recovery-test-secret-0123456789';
@@ -64,18 +65,6 @@ async function receiverWithEndpoint(): Promise<{ r: Receiver; id: string }> {
   return { r, id };
 }
 
-async function finalSales(n: number): Promise<string[]> {
-  const p = newProduct();
-  await client.seed(p, { total: n });
-  const orders: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const o = await client.buy(p, newUser());
-    if (!o.ok) throw new Error(o.code);
-    orders.push(o.orderId);
-  }
-  return orders;
-}
-
 const lanesOf = (endpointId: string) =>
   app.rt.db
     .selectFrom('webhook_lanes')
@@ -112,7 +101,7 @@ describe('an endpoint back after an outage', () => {
   it('gets its waiting events within seconds of coming back, not at the next step (5 min)', async () => {
     const { r, id } = await receiverWithEndpoint();
     await r.stop();
-    const orders = await finalSales(ORDERS);
+    const orders = await sell(client, ORDERS);
     await allWaitingMinutes(id);
     // probes while it is down (one lane brought forward every 2 s) fail, and are not counted
     const before = new Map((await lanesOf(id)).map((l) => [l.subject, l.attempts]));
@@ -149,7 +138,7 @@ describe('retry now', () => {
     const { r, id } = await receiverWithEndpoint();
     // answering, but 500: each event's own failure, not an endpoint that is down
     r.answer = () => ({ status: 500 });
-    const orders = await finalSales(ORDERS);
+    const orders = await sell(client, ORDERS);
     await allWaitingMinutes(id);
     r.answer = () => ({ status: 200 });
 
@@ -160,7 +149,7 @@ describe('retry now', () => {
 
     // the CLI, on PostgreSQL: again after a second round of 500s
     r.answer = () => ({ status: 500 });
-    const more = await finalSales(ORDERS);
+    const more = await sell(client, ORDERS);
     await waitFor(
       'the second round waiting minutes',
       async () => {

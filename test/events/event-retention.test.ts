@@ -10,8 +10,9 @@ import { EventsRepository } from '../../src/events/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { newProduct, newUser, paymentClient } from '../support/payments.js';
+import { paymentClient } from '../support/payments.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
+import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'event-retention-test-secret-0123456789ab';
@@ -55,18 +56,6 @@ async function receiverWithEndpoint(): Promise<{ r: Receiver; id: string }> {
   return { r, id };
 }
 
-async function finalSales(n: number): Promise<string[]> {
-  const p = newProduct();
-  await client.seed(p, { total: n });
-  const orders: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const o = await client.buy(p, newUser());
-    if (!o.ok) throw new Error(o.code);
-    orders.push(o.orderId);
-  }
-  return orders;
-}
-
 const ackedAll = (r: Receiver, orders: readonly string[], what: string) =>
   waitFor(
     () => `${what} (${r.acked().filter((a) => orders.includes(a.orderId)).length})`,
@@ -100,14 +89,14 @@ describe('pruning after a week', () => {
   it('keeps every event an endpoint is still owed: a disabled one gets them when enabled, dead letters replay', async () => {
     const healthy = await receiverWithEndpoint();
     // delivered to the only endpoint there is: nothing owes them after that
-    const delivered = await finalSales(2);
+    const delivered = await sell(client, 2);
     await ackedAll(healthy.r, delivered, 'the first orders at the healthy receiver');
 
     const failing = await receiverWithEndpoint();
     failing.r.answer = () => ({ status: 500 });
     const away = await receiverWithEndpoint();
     expect((await admin('POST', `/admin/webhook-endpoints/${away.id}/disable`)).status).toBe(200);
-    const owed = await finalSales(3);
+    const owed = await sell(client, 3);
     await ackedAll(healthy.r, owed, 'the later orders at the healthy receiver');
     await waitFor(
       'three dead letters of the failing endpoint',

@@ -11,9 +11,10 @@ import { EventsRepository } from '../../src/events/index.js';
 import { csvCell } from '../../src/cli/orders-export.js';
 import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { runCli, waitFor } from '../support/cli.js';
+import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
+import { orderWithEvents } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'events-test-secret-long-enough-0123456789';
@@ -47,7 +48,9 @@ async function admin(path: string) {
 async function feed(after?: string, limit = 500): Promise<{ events: Event[]; next: string }> {
   const events: Event[] = [];
   let cursor = after;
+  const overdue = deadlineOf('the end of the event feed', 50_000);
   for (;;) {
+    overdue();
     const q = new URLSearchParams({ limit: String(limit), ...(cursor && { after: cursor }) });
     const res = await admin(`/admin/events?${q}`);
     expect(res.status, await res.clone().text()).toBe(200);
@@ -64,12 +67,8 @@ const eventsOf = (events: Event[], orderId: string) =>
 const rowOf = (orderId: string) =>
   app.rt.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
 
-async function sold(productId: string, user: string) {
-  const o = await client.buy(productId, user);
-  if (!o.ok) throw new Error(o.code);
-  await waitFor(`the row of ${o.orderId}`, () => rowOf(o.orderId), 30_000, 20);
-  return o.orderId;
-}
+const sold = (productId: string, user: string) =>
+  orderWithEvents(client, app.rt.db, productId, user);
 
 describe('every change of state is an event', () => {
   it('created, paid; created, cancelled, returned; created, expired, returned; a final sale: created', async () => {

@@ -18,7 +18,7 @@ import {
   type EventType,
 } from '../../src/events/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
 import { startReceiver, type Arrival, type Receiver } from '../support/receiver.js';
@@ -123,7 +123,9 @@ interface Envelope {
 async function feed(after?: string, limit = 500): Promise<{ events: Envelope[]; next: string }> {
   const events: Envelope[] = [];
   let cursor = after;
+  const overdue = deadlineOf("the feed's last page", 30_000);
   for (;;) {
+    overdue();
     const q = new URLSearchParams({ limit: String(limit), ...(cursor && { after: cursor }) });
     const res = await admin('GET', `/admin/events?${q}`);
     expect(res.status, await res.clone().text()).toBe(200);

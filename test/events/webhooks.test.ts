@@ -15,6 +15,7 @@ import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
 import { freePort } from '../support/ports.js';
 import { startReceiver, type Answer, type Arrival, type Receiver } from '../support/receiver.js';
+import { orderWithEvents } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'webhooks-out-test-secret-long-enough-0123';
@@ -92,15 +93,8 @@ async function endpointOf(id: string): Promise<EndpointAnswer> {
   return endpoints.find((e) => e.id === id)!;
 }
 
-const rowOf = (orderId: string) =>
-  app.rt.db.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirst();
-
-async function sold(productId: string, user: string) {
-  const o = await client.buy(productId, user);
-  if (!o.ok) throw new Error(o.code);
-  await waitFor(`the row of ${o.orderId}`, () => rowOf(o.orderId), 30_000, 20);
-  return o.orderId;
-}
+const sold = (productId: string, user: string) =>
+  orderWithEvents(client, app.rt.db, productId, user);
 
 /** The feed's event ids of these orders (what the receiver must get). */
 async function feedIds(orderIds: readonly string[]): Promise<string[]> {

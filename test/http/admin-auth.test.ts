@@ -77,7 +77,7 @@ describe('wrong admin tokens are throttled per client address (issue 26 item 9)'
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect((await problemOf(limited)).code).toBe('too-many-guesses');
-    // the right token from the throttled address gets in (issue 46): guesses that do not start
+    // the right token from the throttled address gets in: guesses that do not start
     // as it does are in another bucket, so one client behind a shared address cannot lock it out
     const right = await adminGet(b.url, PRODUCTS, { token: ns.adminToken, ip: attacker });
     expect(right.status).toBe(404);
@@ -134,7 +134,7 @@ describe('wrong admin tokens are throttled per client address (issue 26 item 9)'
     }
     const again = { token: 'order-guess-again-0123456789', ip: attacker };
     expect((await adminGet(b.url, order, again)).status).toBe(429);
-    // the right token starts otherwise than those guesses: not locked out by them (issue 46)
+    // the right token starts otherwise than those guesses: not locked out by them
     expect((await adminGet(b.url, order, { token: ns.adminToken, ip: attacker })).status).toBe(404);
     expect((await adminGet(b.url, order, { token: ns.adminToken, ip: freshIp() })).status).toBe(
       404,

@@ -17,6 +17,7 @@ import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { CHROMIUM, launchBrowser, sayIfNoBrowser } from '../support/browser.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 sayIfNoBrowser('cors.test');
 
@@ -74,14 +75,8 @@ afterAll(async () => {
 
 const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 
-async function seed(productId: string, body: Record<string, unknown> = {}) {
-  const res = await fetch(`${fast.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, total: 10, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown> = {}) =>
+  seedSale(fast.url, productId, { strategy: 'segmented', segments: 2, total: 10, ...body });
 
 const PREFLIGHT = (origin: string) => ({
   origin,

@@ -7,6 +7,7 @@ import { ProblemError } from '../../src/errors.js';
 import { errorHandler } from '../../src/http/problem.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { useNamespace } from '../support/namespace.js';
+import { waitFor } from '../support/cli.js';
 
 const ns = useNamespace();
 
@@ -165,8 +166,15 @@ describe('shutdown drain', () => {
     expect((await fetch(`${app.url}/readyz`)).status).toBe(200);
     const started = Date.now();
     const closed = app.close();
-    await new Promise((r) => setTimeout(r, 200));
-    const ready = await fetch(`${app.url}/readyz`);
+    const ready = await waitFor(
+      '/readyz to answer 503 while draining',
+      async () => {
+        const res = await fetch(`${app.url}/readyz`);
+        return res.status === 503 && res;
+      },
+      1_000,
+      20,
+    );
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { type: string }).type).toBe('urn:seckill:problem:draining');
     // still served meanwhile

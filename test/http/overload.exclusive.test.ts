@@ -1,6 +1,6 @@
 /**
  * The API under overload, as its own process, with the overload made by construction rather than
- * by hoping the machine is slow enough (issue 25): a segment lock held by another client keeps
+ * by hoping the machine is slow enough: a segment lock held by another client keeps
  * purchases waiting until the in-flight cap (MAX_INFLIGHT) is reached; past it purchases are shed
  * with 503 overloaded + Retry-After while the probes keep answering. A burst of 1,000 buyers who
  * retry as a client library would (after Retry-After) then buys exactly the 100 units, also with two
@@ -173,6 +173,7 @@ describe('a burst of 1,000 buyers on 100 units, global lock, buyers retrying aft
           if (a.status !== 503) return a;
           expect(a.retryAfter).toMatch(/^\d+$/);
           retried++;
+          // the scenario: a client honouring Retry-After
           await new Promise((r) => setTimeout(r, Number(a.retryAfter) * 1_000));
         }
         throw new Error(`buyer b${i}: 100 answers of 503`);

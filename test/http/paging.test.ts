@@ -11,6 +11,7 @@ import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { deadlineOf } from '../support/cli.js';
 
 const ns = useNamespace();
 let app: RunningApp;
@@ -71,7 +72,9 @@ async function followLinks(first: string) {
 async function followNext(path: string, query: Record<string, string>) {
   const sizes: number[] = [];
   let after: string | null | undefined;
+  const overdue = deadlineOf(`the last page of ${path}`, 50_000);
   for (;;) {
+    overdue();
     const q = new URLSearchParams({ ...query, ...(after && { after }) });
     const p = await page(`${path}?${q.toString()}`);
     sizes.push(p.items.length);

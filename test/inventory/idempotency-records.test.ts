@@ -13,6 +13,7 @@ import { registerRedisMemoryGauge } from '../../src/redis/memory-gauge.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { useNamespace } from '../support/namespace.js';
 import { shopperOf } from '../support/sale.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -24,17 +25,10 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 
-async function seed(productId: string, body: Record<string, unknown>) {
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'lockfree', segments: 1, ...body }),
-  });
-  expect(res.status).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(app.url, productId, { strategy: 'lockfree', segments: 1, ...body });
 
 async function buy(productId: string, user: string, key: string) {
   const res = await fetch(`${app.url}/seckill`, {

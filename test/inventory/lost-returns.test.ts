@@ -13,7 +13,7 @@ import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
 import { expireOrder, returnUnits, sweepPayments } from '../../src/orders/index.js';
 import { paymentWindowDeps } from '../../src/composition/roles.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor as waitForMs } from '../support/cli.js';
+import { deadlineOf, waitFor as waitForMs } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
 import { reconcileOver } from '../support/orders.js';
@@ -43,7 +43,9 @@ const rowOf = (orderId: string) =>
 
 /** A user whose home segment is `segment`. */
 function userAt(segment: number): string {
+  const overdue = deadlineOf(`a user at home on segment ${segment}`, 10_000);
   for (;;) {
+    overdue();
     const u = newUser();
     if (homeSegment(u, SEGMENTS) === segment) return u;
   }

@@ -17,6 +17,7 @@ import { useNamespace } from '../support/namespace.js';
 import { replyLosingProxy, type ReplyLosingProxy } from '../support/proxy.js';
 import { orderSold } from '../support/sale.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -38,17 +39,10 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const admin = { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' };
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 
-async function seed(productId: string, body: Record<string, unknown>) {
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(app.url, productId, body);
 
 interface Answer {
   status: number;
@@ -244,6 +238,7 @@ describe('a request whose process died (its record left running)', () => {
     );
     const early = await buy('dead', { productId }, 'k-dead');
     expect(early.status).toBe(409); // its lease still runs
+    // the scenario: its lease runs out
     await sleep(1_100);
     const retry = await buy('dead', { productId }, 'k-dead');
     expect(retry.status).toBe(202);
@@ -261,6 +256,7 @@ describe('a request whose process died (its record left running)', () => {
       productId,
       quantity: 1,
     });
+    // the scenario: its lease runs out
     await sleep(1_100);
     const retry = await buy('ghost', { productId }, 'k-ghost');
     expect(retry.status).toBe(202);
@@ -294,6 +290,7 @@ describe('what an Idempotency-Key keeps', () => {
       startsAt: new Date(Date.now() + 1_500).toISOString(),
     });
     expect((await buy('early', { productId }, 'k-early')).status).toBe(425);
+    // the scenario: the sale starts
     await sleep(1_600);
     const live = await buy('early', { productId }, 'k-early');
     expect(live.status).toBe(202);

@@ -29,6 +29,7 @@ import { serverNowMs } from '../../src/redis/time.js';
 import { useNamespace } from '../support/namespace.js';
 import { testDb } from '../support/sale.js';
 import { META_FIELD, STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { waitFor } from '../support/cli.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -258,7 +259,7 @@ describe('records written by TypeScript', () => {
       { strategy: 'lockfree', segments: 1, total: 2 },
       { force: true },
     );
-    for (let i = 0; i < 50 && got.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the reseed notice', async () => got.length > 0, 5_000, 20);
     sub.disconnect();
     expect(got.map(decodeEvent)).toEqual([{ kind: 'reseed', epoch: 2 }]);
   });

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { pauseWhileStoreFull } from '../../src/composition/bull-init.js';
 import type { RunningApp } from '../support/app.js';
 import { startApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { orderCount, reconcileOver } from '../support/orders.js';
@@ -76,7 +76,9 @@ async function tagOn(conn: Redis): Promise<string> {
   >;
   const port = conn.options.port;
   const mine = slots.filter(([, , [, p]]) => p === port);
+  const overdue = deadlineOf(`a key on the master at ${port}`, 10_000);
   for (let i = 0; ; i++) {
+    overdue();
     const slot = Number(await conn.cluster('KEYSLOT', `junk${i}`));
     if (mine.some(([from, to]) => slot >= from && slot <= to)) return `junk${i}`;
   }
@@ -98,7 +100,9 @@ async function fillToLimit(): Promise<void> {
     await m.conn.config('SET', 'maxmemory-policy', 'noeviction');
     const used = Number(/^used_memory:(\d+)/m.exec(await m.conn.info('memory'))![1]);
     await m.conn.config('SET', 'maxmemory', String(used + MARGIN_BYTES));
+    const overdue = deadlineOf(`${m.tag} refusing a write past maxmemory`, 50_000);
     for (;;) {
+      overdue();
       const key = `{${m.tag}}:junk:${m.junk.length}`;
       const refused = await m.conn.set(key, JUNK).then(
         () => false,
@@ -169,7 +173,9 @@ const tokenOf = (productId: string, user: string) =>
 
 /** A purchase; a 503 lock-timeout (busy) is sent again, any other answer returned. */
 async function buy(productId: string, user: string, saleToken?: string, key?: string) {
+  const overdue = deadlineOf(`an answer but lock-timeout for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${app.url}/seckill`, {
       method: 'POST',
       headers: {

@@ -125,6 +125,7 @@ describe('a free segment lock', () => {
       leaseMs: 10_000,
     }))!;
     const bought = orderSold(procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }));
+    // the scenario: time for a purchase past the holder to show
     await sleep(150);
     expect(await soldIn(productId, 1)).toBe(0); // not past the holder
     await holder.release();
@@ -141,6 +142,7 @@ describe('a free segment lock', () => {
     const lock = keys.segment(productId, 3).lock;
     await procs[0]!.redis.set(lock.handoff, 'someone:else', 'PX', 400);
     const bought = orderSold(procs[0]!.inv.sale.purchase({ productId, userId: user, quantity: 1 }));
+    // the scenario: time for a purchase past the reservation to show
     await sleep(150);
     expect(await soldIn(productId, 3)).toBe(0);
     const order = await bought;
@@ -155,6 +157,7 @@ describe('a free segment lock', () => {
     const old = (await procs[1]!.inv.locks.acquire(keys.segmentLockName(productId, 0), {
       leaseMs: 50,
     }))!;
+    // the scenario: the lease runs out, never unlocked
     await sleep(80);
     await orderSold(procs[0]!.inv.sale.purchase({ productId, userId: 'now', quantity: 1 }));
     expect(await fenceOf(productId, 0)).toBe(old.fence + 1);

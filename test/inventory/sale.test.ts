@@ -11,6 +11,8 @@ import { useNamespace } from '../support/namespace.js';
 import { orderSold, saleProcess, testDb, totalCalls, type SaleProcess } from '../support/sale.js';
 import { startTestRedis } from '../support/servers.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { decodeMeta, isSoldOut } from '../../src/inventory/records/product-meta.js';
+import { waitFor, deadlineOf } from '../support/cli.js';
 
 const ns = useNamespace();
 const config = ns.config({ LOCK_WAIT_MS: '200' });
@@ -35,7 +37,9 @@ type Outcome = 'accepted' | SaleError['code'];
 
 /** One shopper: retries a busy answer (503) as a client honouring Retry-After would. */
 async function buy(p: SaleProcess, productId: string, userId: string, quantity = 1) {
+  const overdue = deadlineOf(`a final answer for ${userId}`, 50_000);
   for (;;) {
+    overdue();
     try {
       await orderSold(p.inv.sale.purchase({ productId, userId, quantity }));
       return 'accepted' as Outcome;
@@ -99,7 +103,7 @@ describe('the oversell race', () => {
         await ready();
         const stock = Number(await r.get(key));
         if (stock <= 0) return;
-        await sleep(1);
+        await sleep(1); // the scenario: a window between the read and the write
         await r.set(key, stock - 1);
         sold++;
       }),
@@ -306,8 +310,12 @@ describe('sold out', () => {
         Array.from({ length: 40 }, (_, i) => buy(ps[i % 2]!, productId, `s${i}`)),
       );
       expect(outcomes.filter((o) => o === 'accepted').length).toBe(8);
-      // let the empty / sold-out notices reach both processes
-      await sleep(200);
+      await waitFor(
+        'both processes to hear of the sellout',
+        async () => ps.every((p) => p.inv.sale.refusalFromMemory(productId)?.code === 'sold-out'),
+        10_000,
+        20,
+      );
       const before = await totalCalls(ps[0]!.redis);
       const after50 = await Promise.all(
         Array.from({ length: 50 }, (_, i) => buy(ps[i % 2]!, productId, `late${i}`)),
@@ -325,7 +333,15 @@ describe('sold out', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 2, segments: 2, strategy: 'lockfree' });
     await Promise.all(Array.from({ length: 6 }, (_, i) => buy(procs[0]!, productId, `m${i}`)));
-    await sleep(100);
+    await waitFor(
+      'the product meta marked sold out',
+      async () => {
+        const meta = decodeMeta(await procs[0]!.redis.hgetall(keys.product(productId).meta));
+        return meta !== null && isSoldOut(meta);
+      },
+      10_000,
+      20,
+    );
     const late = saleProcess(config);
     try {
       const view = await late.inv.catalogue.get(productId);
@@ -357,7 +373,13 @@ describe('outside the sale window, from memory', () => {
         for (const id of [ended, early, live]) await p.inv.sale.guard.learn(id);
         expect(p.inv.sale.guard.learn(live)).toBeUndefined(); // nothing more to learn
       }
-      await sleep(100);
+      let last = -1;
+      await waitFor(
+        "the learning's Redis calls to settle",
+        async () => last === (last = await totalCalls(ps[0]!.redis)),
+        10_000,
+        50,
+      );
       const before = await totalCalls(ps[0]!.redis);
       const refusals = ps.flatMap((p) =>
         Array.from({ length: 20 }, () => [
@@ -395,7 +417,12 @@ describe('reseeding', () => {
     const productId = newProduct();
     await seedProduct(deps(), productId, { total: 2, segments: 2, strategy: 'segmented' });
     await Promise.all(Array.from({ length: 8 }, (_, i) => buy(procs[i % 4]!, productId, `r${i}`)));
-    await sleep(100);
+    await waitFor(
+      'every process to hear of the sellout',
+      async () => procs.every((p) => p.inv.sale.refusalFromMemory(productId)?.code === 'sold-out'),
+      10_000,
+      20,
+    );
     for (const p of procs) await buy(p, productId, 'warm'); // every process now knows "sold out"
     // sold out is not live: a reseed is allowed without force
     await seedProduct(deps(), productId, { total: 4, segments: 2, strategy: 'segmented' });
@@ -412,7 +439,12 @@ describe('reseeding', () => {
       { force: true },
     );
     expect(forced.epoch).toBe(3);
-    await sleep(100);
+    await waitFor(
+      'the reseed notice to clear every process cache',
+      async () => procs.every((p) => p.inv.sale.refusalFromMemory(productId) === undefined),
+      10_000,
+      20,
+    );
     // every process sells again (their sold-out caches were cleared by the reseed notice)
     const outcomes = await Promise.all(procs.map((p, i) => buy(p, productId, `after${i}`)));
     expect(outcomes).toEqual(['accepted', 'accepted', 'accepted', 'accepted']);

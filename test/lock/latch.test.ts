@@ -19,6 +19,7 @@ describe('LocalLatch', () => {
         inside++;
         maxInside = Math.max(maxInside, inside);
         order.push(i);
+        // the scenario: a stay inside, for another to overlap it if it could
         await sleep(5);
         inside--;
         leave();
@@ -34,6 +35,7 @@ describe('LocalLatch', () => {
     const leave = (await enter(g, 'L', 0))!;
     expect(await enter(g, 'L', 0)).toBeNull();
     const late = enter(g, 'L', 20);
+    // the scenario: the late entry waits past its 20 ms
     await sleep(40);
     expect(await late).toBeNull();
     const next = enter(g, 'L', 1_000);

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { LockLostError } from '../../src/lock/index.js';
 import { commandCalls, lockClient, sleep, type TestLockClient } from '../support/locks.js';
 import { startTestRedis } from '../support/servers.js';
+import { waitFor } from '../support/cli.js';
 
 // A dedicated redis-server: these tests restart it, stop it and pause it.
 let server: Awaited<ReturnType<typeof startTestRedis>>;
@@ -62,7 +63,7 @@ describe('a holder that dies', () => {
     });
     const { locks } = client();
     // Two leases later the watchdog still keeps it.
-    await sleep(2 * watchdogMs);
+    await sleep(2 * watchdogMs); // the scenario: two leases' time
     expect(await locks.lock('killed').isLocked()).toBe(true);
 
     child.kill('SIGKILL');
@@ -153,7 +154,13 @@ describe('waiting', () => {
       acquiredAt = Date.now();
       return lease;
     });
-    await sleep(1_000);
+    // asleep: its first attempt, then its attempt once subscribed
+    await waitFor(
+      'the waiter asleep',
+      async () => (await evalCalls()) - evalBefore >= 2,
+      10_000,
+      20,
+    );
     const unlockedAt = Date.now();
     await release();
     expect(await waiting).not.toBeNull();
@@ -170,6 +177,7 @@ describe('waiting', () => {
     await warmUp(holder);
     const release = await hold(holder, 'fresh-owner');
     const hexistsBefore = await commandCalls(admin, 'hexists');
+    const evalBefore = await evalCalls();
     let counts: number[] = [];
     const waiting = waiter.locks.withLock(
       'fresh-owner',
@@ -181,7 +189,13 @@ describe('waiting', () => {
         ),
       { waitMs: 20_000, leaseMs: 10_000 },
     );
-    await sleep(300); // it tried, joined the line, and sleeps
+    // it tried, joined the line, tried again once subscribed, and sleeps
+    await waitFor(
+      'the waiter asleep',
+      async () => (await evalCalls()) - evalBefore >= 2,
+      10_000,
+      20,
+    );
     await release();
     await waiting;
     expect(counts).toEqual([1, 2]);
@@ -198,6 +212,7 @@ describe('waiting', () => {
     const waiters = client();
     await warmUp(holder);
     const release = await hold(holder, 'herd');
+    const evalsBefore = await evalCalls();
     let acquired = 0;
     const all = Array.from({ length: 10 }, () =>
       waiters.locks.runInContext(async () => {
@@ -205,10 +220,23 @@ describe('waiting', () => {
         if (lease) acquired++;
       }),
     );
-    await sleep(500); // all ten are asleep now
+    // asleep: their attempts (a process sends one waiter of a lock to Redis) have stopped
+    let attempts = -1;
+    await waitFor(
+      () => `the ten waiters asleep (${attempts} attempts)`,
+      async () => {
+        const now = (await evalCalls()) - evalsBefore;
+        const still = now > 0 && now === attempts;
+        attempts = now;
+        return still;
+      },
+      10_000,
+      100,
+    );
     const before = await evalCalls();
     await release();
-    await sleep(300);
+    await waitFor('one waiter to win', async () => acquired === 1, 10_000, 20);
+    await sleep(300); // the scenario: time for a waiter woken by mistake to show
     // The release and one woken waiter's winning attempt; the nine others stayed asleep.
     expect((await evalCalls()) - before).toBe(2);
     expect(acquired).toBe(1);

@@ -45,6 +45,7 @@ async function counterRace(guard: 'lock' | 'none') {
           if (inside > 0) overlaps++;
           inside++;
           const v = Number((await redis.get(counterKey)) ?? 0);
+          // the scenario: a window between the read and the write
           await sleep(20);
           await redis.set(counterKey, String(v + 1));
           inside--;
@@ -95,6 +96,7 @@ describe('ownership', () => {
       // would be dead on arrival), and a loaded machine once took longer than 150 ms
       leaseA = await a.tryLock({ leaseMs: 1_000 });
       expect(leaseA).not.toBeNull();
+      // the scenario: A's lease runs out
       await sleep(1_300);
       const lostReason = await new Promise<unknown>((resolve) => {
         if (leaseA!.signal.aborted) resolve(leaseA!.signal.reason);
@@ -272,6 +274,7 @@ describe('ownership', () => {
         locks.withLock(name, async () => {
           overlap ||= inside > 0;
           inside++;
+          // the scenario: a stay inside, for another to overlap it if it could
           await sleep(15);
           inside--;
         }),
@@ -337,7 +340,8 @@ describe('fencing tokens', () => {
     await locks.runInContext(async () => {
       fences.push((await locks.lock(name).tryLock({ leaseMs: 80 }))!.fence);
     });
-    await sleep(150); // expired, never unlocked
+    // the scenario: the lease runs out, never unlocked
+    await sleep(150);
     await locks.runInContext(async () => {
       fences.push((await locks.lock(name).tryLock({ leaseMs: 5_000 }))!.fence);
     });
@@ -363,6 +367,7 @@ describe('watchdog', () => {
     let stolen = 0;
     await locks.withLock(name, async (signal) => {
       for (let t = 0; t < 10; t++) {
+        // the scenario: a hold across ten of the watchdog's renewals
         await sleep(500);
         const ttl = await other.locks.lock(name).remainingTtl();
         expect(ttl).toBeGreaterThan(0);
@@ -380,6 +385,7 @@ describe('watchdog', () => {
     expect(await other.locks.lock(name).isLocked()).toBe(false);
     expect(locks.activeHolds).toBe(0);
     const after = renewals;
+    // the scenario: time for a renewal that must not come
     await sleep(800);
     expect(renewals).toBe(after);
   });
@@ -482,7 +488,7 @@ describe('the line after hand-offs (protocol)', () => {
     // pb is woken with a 30 ms reservation it never uses
     const released = await protocol.release(c.redis, k, 'pa:1', 'pa', 30);
     expect(released).toEqual({ code: 'released', woken: 'pb:1' });
-    await sleep(80);
+    await sleep(80); // the scenario: the reservation's 30 ms run out unused
     expect(await c.redis.exists(k.handoff)).toBe(0);
     // pc, never woken, finds the lock free and unreserved: it takes it and leaves the line
     expect((await protocol.acquire(c.redis, k, 'pc:1', 5_000, 1, true)).code).toBe('acquired');

@@ -1,5 +1,5 @@
 /**
- * Failed order jobs are kept in a bounded set (issue 37, item 6): a long PostgreSQL outage must
+ * Failed order jobs are kept in a bounded set: a long PostgreSQL outage must
  * not grow the queue without bound. Real Redis and real BullMQ, with the order queue's own
  * default job options.
  */

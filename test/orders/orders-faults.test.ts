@@ -187,6 +187,7 @@ describe('PostgreSQL down for 10 s in the middle of a sale', () => {
 
     await pg.stop();
     sold += await wave(500, 700); // the sale goes on: it only needs Redis
+    // the scenario: PostgreSQL stays down while the sale goes on
     await sleep(10_000);
     pg = await startTestPostgres(join(dir.path, 'cluster'), pg.port);
     sold += await wave(1_200, 600);

@@ -101,7 +101,8 @@ describe('every sale becomes exactly one order row', () => {
     // sold, but never handed to the queue (as if the API died right after the deduct)
     expect(await api[0]!.buy(productId, 'crashy', { submit: false })).toBe('accepted');
     await waitForRows(worker.rt.db, productId, 1, 20_000);
-    await sleep(1_500); // several more sweeps: nothing is persisted twice
+    // the scenario: several more sweeps, for a second persist that must not come
+    await sleep(1_500);
     expect(await orderCount(worker.rt.db, productId)).toEqual({ rows: 1, users: 1 });
     expect(await outboxPending(api[0]!, productId)).toBe(0);
     expect((await reconcileOver(deps(), productId))!.ok).toBe(true);
@@ -202,15 +203,18 @@ describe('every sale becomes exactly one order row', () => {
     // paced (~1,000 purchases/s at most) so the workers keep up and persist sales made after a
     // cut: unpaced, the lock-free-fast segmented sale outruns them and only old orders get rows
     const buyers = Array.from({ length: 20 }, async (_, b) => {
+      // the scenario: a paced load that runs until the test stops it
       for (let i = 0; selling; i++) {
         await api[b % api.length]!.buy(productId, `live${b}-${i}`);
-        await sleep(20);
+        await sleep(20); // the scenario: pacing
       }
     });
     const reports = [];
     try {
+      // the scenario: the paced load runs a while before the first report
       await sleep(300);
       // a pause between the Redis cut and the PostgreSQL read lets later sales get persisted
+      // the scenario: a pause between the Redis cut and the PostgreSQL read
       const hooks = { beforeDbRead: () => sleep(150) };
       // at least 6 reports, and on until one saw sales persisted after its cut (what this test
       // is about; on a loaded machine the workers may persist none in a given 150 ms)

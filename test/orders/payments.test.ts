@@ -231,6 +231,7 @@ describe('expiry', () => {
         // outcomes occur however slow the machine is
         const offset = i % 20 === 0 ? -Infinity : i % 20 === 10 ? 500 : ((i % 11) - 5) * 5;
         const at = Date.parse(intent.expiresAt) + offset;
+        // the scenario: the notice lands at its offset from the window's end
         await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
         // a provider redelivers a notice answered 5xx (a store that did not answer in time)
         let res = await settle(id, intent.paymentIntentId, `race-${id}`);
@@ -395,6 +396,7 @@ describe('returned units sell again', () => {
           if ((await pay(r.orderId, user, `p-${r.orderId}`)).status === 200) paid++;
         }),
       );
+      // the scenario: rounds paced while the unpaid windows close
       await new Promise((r) => setTimeout(r, 400));
     }
     expect(paid).toBe(total);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient, problemOf } from '../support/payments.js';
 
@@ -38,7 +38,9 @@ const rowOf = (orderId: string) =>
     .executeTakeFirst();
 
 async function buy(productId: string, user: string, quantity = 1) {
+  const overdue = deadlineOf(`an answer but 503 for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${app.url}/seckill`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-user-id': user },

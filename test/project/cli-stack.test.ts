@@ -1,5 +1,5 @@
 /**
- * The CLI in a second terminal beside a running stack on a Redis Cluster (issue 37 §7): it finds
+ * The CLI in a second terminal beside a running stack on a Redis Cluster: it finds
  * the stack through DATA_DIR/stack.json as `up` writes it, and a plain Redis URL that lands on a
  * cluster node ends with one line naming what to set, not "MOVED ..." or "EXECABORT ...".
  * (test/project/launcher.test.ts runs the same second terminal beside a real `LOCAL_REDIS_SHARDS=3 up`.)

@@ -30,6 +30,7 @@ describe('a local cluster start that fails', () => {
         }),
       ).rejects.toThrow(/already in use/);
       // a node still starting when the error was thrown would bind its port a moment later
+      // the scenario: time for a late node to bind its port
       await new Promise((resolve) => setTimeout(resolve, 3_000));
       const freed = await Promise.all(
         [base, base + 2].map((port) =>

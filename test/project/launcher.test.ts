@@ -352,6 +352,7 @@ describe('seckill up (the README first command)', () => {
             `${res.status} ${body.type} retry-after ${res.headers.get('retry-after')}`,
           );
           expect(res.headers.get('retry-after'), transient.at(-1)).toMatch(/^\d+$/);
+          // the scenario: a client honouring Retry-After
           await new Promise((r) => setTimeout(r, Number(res.headers.get('retry-after')) * 1_000));
         }
         return 'no final answer after 30 tries';

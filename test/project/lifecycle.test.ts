@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnService, isAlive } from '../../src/launcher/process.js';
 import { Lifecycle } from '../../src/lifecycle.js';
 import { tempDir } from '../support/servers.js';
+import { deadlineOf } from '../support/cli.js';
 
 const quiet = pino({ level: 'silent' });
 
@@ -48,6 +49,7 @@ describe('Lifecycle', () => {
     );
     let done = false;
     const closing = lifecycle.close().then(() => (done = true));
+    // the scenario: time for close to resolve if it wrongly would
     await new Promise((r) => setTimeout(r, 50));
     // what had started is closed at once; close has not resolved: PostgreSQL is on its way up
     expect(closed).toEqual(['redis', 'lock']);
@@ -75,7 +77,9 @@ describe('Lifecycle', () => {
         stopTimeoutMs: 60_000,
       });
       const log = join(dir.path, 'stubborn.log');
+      const overdue = deadlineOf('the stubborn child to log ready', 20_000);
       while (!(existsSync(log) && readFileSync(log, 'utf8').includes('ready'))) {
+        overdue();
         await new Promise((r) => setTimeout(r, 20));
       }
       lifecycle.add(

@@ -1,5 +1,5 @@
 /**
- * `npm start` (tools/start.sh) before `seckill up` (issue 37 §8, §9): on an older Node.js it says
+ * `npm start` (tools/start.sh) before `seckill up`: on an older Node.js it says
  * so in one line and runs on a private Node.js 24 (.ci/node.sh), and it builds only when a build
  * input changed. Run in a copy of the script beside stand-ins for `npm run build` and the built
  * CLI, so the checkout's dist/ is left alone. And `npm test` on an older Node.js: the same private
@@ -87,7 +87,7 @@ describe('npm start', () => {
     expect(buildCount()).toBe(before + 2);
     start([dirname(process.execPath)]);
     expect(buildCount()).toBe(before + 2);
-    // a new migration is built too, or `up` would migrate with the old ones (a black-box trial)
+    // a new migration is built too, or `up` would migrate with the old ones
     file(join(work, 'migrations/b.ts'), 'export const up = 2;\n');
     start([dirname(process.execPath)]);
     expect(buildCount()).toBe(before + 3);

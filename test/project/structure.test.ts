@@ -118,7 +118,7 @@ describe('src/ layout', () => {
     expect(long).toEqual([]);
   });
 
-  // Issue 28 §1 (one gateway per storage): `npm run structure` lists these counts. A service takes
+  // One gateway per storage: `npm run structure` lists these counts. A service takes
   // ports (small interfaces it declares), never a Redis client, keys or a Db; the stores behind
   // them live in inventory/ and access/ (the Redis doors) and the repositories (SQL). orders/ reaches storage
   // only through its repositories and BullMQ's connection.
@@ -126,18 +126,18 @@ describe('src/ layout', () => {
     expect(structureCounts().servicesToStorage).toEqual([]);
   });
 
-  // Issue 28 §4: a parameter says what it holds (a comparator's (a, b) and inline callbacks aside)
+  // A parameter says what it holds (a comparator's (a, b) and inline callbacks aside)
   it('names no parameter of a named function by one letter', () => {
     expect(structureCounts().oneLetterParams).toEqual([]);
   });
 
-  // Issue 47 §4: a comment says the rule; how it was found goes to the commit message or
-  // docs/decisions.md ("a black-box trial saw ...", "issue 40", "(was ...)")
+  // A comment says the rule; how it was found goes to the commit message or docs/decisions.md
+  // (tools/structure-counts.ts's HISTORY lists the words that tell a story)
   it('tells no history in the comments of src/ and lua/', () => {
     expect(structureCounts().historyComments).toEqual([]);
   });
 
-  // Issue 47 §1: inventory/ is rooms named for what they hold (catalogue/, sale/, outbox/,
+  // inventory/ is rooms named for what they hold (catalogue/, sale/, outbox/,
   // idempotency/, rooms/, migrations/) over a shared bottom; `npm run structure` prints the rules
   it("keeps inventory/'s rooms to their rules, with no circle between them", () => {
     const c = structureCounts();
@@ -168,8 +168,8 @@ describe('src/ layout', () => {
     expect(c.eventsCircles).toEqual([]);
   });
 
-  // Issue 47 §3 and 54: one gateway file per room that calls Lua scripts, none at inventory/'s
-  // root, every script of several answer shapes with --- @replies, and a hash record's field names
+  // One gateway file per room that calls Lua scripts, none at inventory/'s root, every script
+  // of several answer shapes with --- @replies, and a hash record's field names
   // spelled only by its codec (records/ and its Lua include)
   it("declares every Lua script in its room's gateway, none at inventory/'s root, and spells record fields in codecs only", () => {
     const c = structureCounts();
@@ -197,6 +197,17 @@ describe('src/ layout', () => {
     ].join('\n');
     expect(replyShapes(lua)).toEqual(['table of 0', 'table of 2']);
     expect(replyShapes('return redis.call("GET", KEYS[1])')).toEqual(['scalar']);
+  });
+
+  // and test/ (tools/ too, for comments): no history in comments, no sleep that waits for
+  // something (a waitFor on it instead; a sleep that is the scenario says so), no retry loop
+  // without a deadline that fails naming what it waited for (tools/structure-counts.ts defines
+  // each count)
+  it('keeps test/ to its habits: no history, no unmarked sleep, no loop without a deadline', () => {
+    const c = structureCounts();
+    expect(c.testHistoryComments).toEqual([]);
+    expect(c.testSleepsUnmarked).toEqual([]);
+    expect(c.testLoopsWithoutDeadline).toEqual([]);
   });
 
   it('keeps SQL in the repositories', () => {

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { watchBullInit } from '../../src/composition/bull-init.js';
 import { useNamespace } from '../support/namespace.js';
+import { waitFor } from '../support/cli.js';
 
 const ns = useNamespace();
 
@@ -23,7 +24,7 @@ describe('watchBullInit', () => {
     const connection = new Redis(ns.redisUrl, { maxRetriesPerRequest: null });
     await connection.ping();
     connection.disconnect(); // ended: as a cluster client whose INFO hit a paused master
-    await new Promise((r) => setTimeout(r, 50));
+    await waitFor('the connection ended', async () => connection.status === 'end', 5_000, 10);
     const queue = new Queue('dead', { connection, prefix: `${ns.id}:q` });
     queue.on('error', () => undefined);
     const { seen, onDead } = deaths();

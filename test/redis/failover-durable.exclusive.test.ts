@@ -81,6 +81,7 @@ function shoppers(productId: string, label: string, parallel = 8) {
   let n = 0;
   const done = Promise.all(
     Array.from({ length: parallel }, async () => {
+      // the scenario: a paced load that runs until the test stops it
       while (!stop) {
         const a = await buy(productId, `${label}${n++}`).catch((err: unknown) => ({
           status: 0,
@@ -89,7 +90,8 @@ function shoppers(productId: string, label: string, parallel = 8) {
         if (a.status === 202) acked.push(a.body.orderId!);
         else if (a.status !== 409 && a.status !== 503)
           unexpected.push(`${a.status} ${a.body.type}`);
-        await new Promise((r) => setTimeout(r, 50)); // paced: at most ~160 purchases/s in all
+        // the scenario: paced, at most ~160 purchases/s in all
+        await new Promise((r) => setTimeout(r, 50));
       }
     }),
   );

@@ -15,7 +15,7 @@ import { decodeMarker } from '../../src/inventory/records/marker.js';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { orderCount, reconcileOver, stackProcess, type StackProcess } from '../support/orders.js';
@@ -83,7 +83,9 @@ async function buyAll(app: RunningApp, productId: string, users: string[]) {
 
 /** A product whose meta, order queue and product list are off the master that will die. */
 async function productOffVictim(): Promise<{ productId: string; victim: number }> {
+  const overdue = deadlineOf('a product off the victim', 10_000);
   for (;;) {
+    overdue();
     const p = `fo${randomBytes(3).toString('hex')}`;
     const off = await Promise.all(
       [keys.product(p).meta, `{${ns.id}q}`, keys.products()].map(ownerOf),

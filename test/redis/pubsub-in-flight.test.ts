@@ -98,8 +98,8 @@ it("a product's first read whose subscription is lost fails, and the next read l
 });
 
 it('a re-subscription lost in a second reset neither ends the process nor loses the channel', async () => {
-  // ioredis re-subscribes after a reconnect with a call nobody awaits: failed unhandled, it ended
-  // the process (a black-box trial killed the subscriber's connection again and again)
+  // ioredis re-subscribes after a reconnect with a call nobody awaits: failed unhandled, it ends
+  // the process (here the subscriber's connection is killed again and again)
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
   process.on('unhandledRejection', onUnhandled);
@@ -135,7 +135,7 @@ it('a re-subscription lost in a second reset neither ends the process nor loses 
     },
     10_000,
   );
-  // a tick for any rejection still on its way to being reported
+  // the scenario: a tick for a rejection still on its way to being reported
   await new Promise((r) => setTimeout(r, 100));
   expect(unhandled).toEqual([]);
 });

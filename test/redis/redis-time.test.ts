@@ -59,6 +59,7 @@ describe("ServerClock: Redis's clock carried on the monotonic clock", () => {
     const now = await serverNowMs(redis);
     const sampled = () => (clock as unknown as { sample: { monoMs: number } }).sample.monoMs;
     const first = sampled();
+    // the scenario: the sample grows past its refresh age
     await new Promise((r) => setTimeout(r, 80));
     // past its refresh age: still answers (a sale that ended a minute ago is not in doubt) ...
     expect(clock.surelyAfter(now - 60_000)).toBe(true);

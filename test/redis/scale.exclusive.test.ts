@@ -214,7 +214,8 @@ describe('a command is never sent twice', () => {
         orderSold(inv.sale.purchase({ productId, userId: 'lost', quantity: 1 })),
       ).rejects.toThrow(/Connection is closed/);
       expect(proxy.lost).toBe(1);
-      await new Promise((r) => setTimeout(r, 1_000)); // a resend would have landed by now
+      // the scenario: time for a resend to land, if one were made
+      await new Promise((r) => setTimeout(r, 1_000));
       const direct = cluster.admin(portOf(owner));
       expect(await direct.hget(seg.state, STATE_FIELD.stock)).toBe('3'); // warm + lost: sold once each
       expect(await direct.hget(seg.state, STATE_FIELD.sold)).toBe('2'); // (the worker empties the outbox)

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 
@@ -33,7 +33,9 @@ const ownerOf = (key: string) => cluster.ownerOfSlot(calculateSlot(key));
 
 /** A key prefix whose shared keys (catalogue, product list, order queue...) are off one master. */
 async function layoutOffVictim() {
+  const overdue = deadlineOf('a key prefix off one master', 10_000);
   for (;;) {
+    overdue();
     const prefix = `${ns.id}${randomBytes(2).toString('hex')}`;
     const keys = new Keys(prefix);
     const productId = `pause${randomBytes(3).toString('hex')}`;

@@ -15,6 +15,7 @@ import { signSaleToken } from '../../src/services/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const TOKEN_SECRET = 'a-sale-token-secret-long-enough-0123456789';
@@ -51,15 +52,16 @@ async function redisMs(): Promise<number> {
 const typeOf = async (res: Response) =>
   ((await res.json()) as { type?: string }).type?.replace('urn:seckill:problem:', '');
 
-async function seed(productId: string, body: Record<string, unknown>, query = '') {
-  const res = await fetch(`${a.url}/admin/products/${productId}${query}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'lockfree', segments: 4, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBeLessThan(300);
-  return (await res.json()) as { epoch: number };
-}
+const seed = (productId: string, body: Record<string, unknown>, query = '') =>
+  seedSale(
+    a.url,
+    productId,
+    { strategy: 'lockfree', segments: 4, ...body },
+    {
+      query,
+      status: [200, 201],
+    },
+  );
 
 function buy(
   base: string,
@@ -98,6 +100,7 @@ describe('rate limits', () => {
     const sent: Array<Promise<Response>> = [];
     const others: Array<Promise<Response>> = [];
     for (let i = 0; i < 300; i++) {
+      // the scenario: the buyers paced at one per 10 ms
       await new Promise((r) => setTimeout(r, Math.max(0, started + i * 10 - Date.now())));
       sent.push(buy(i % 2 ? b.url : a.url, p, bot));
       // an ordinary shopper every 300 ms: one request each, never limited
@@ -335,12 +338,21 @@ describe('sale tokens', () => {
 
     // a previous sale's token
     const vToken = ((await (await tokenFor(p, v)).json()) as { token: string }).token;
-    await seed(p, { total: 100, requireSaleToken: true }, '?force=true');
-    await new Promise((r) => setTimeout(r, 200)); // the reseed notice reaches both processes
+    const reseeded = await seed(p, { total: 100, requireSaleToken: true }, '?force=true');
+    await waitFor(
+      'the reseed notice to reach both processes',
+      async () => {
+        const views = await Promise.all([a, b].map((app) => app.rt.inventory.catalogue.get(p)));
+        return views.every((view) => view?.epoch === reseeded.epoch);
+      },
+      10_000,
+      20,
+    );
     expect((await buy(a.url, p, v, { token: vToken })).status).toBe(403);
     // expired (SALE_TOKEN_TTL_S=2)
     const w = newUser();
     const wToken = ((await (await tokenFor(p, w)).json()) as { token: string }).token;
+    // the scenario: the sale token expires
     await new Promise((r) => setTimeout(r, 2_100));
     const late = await buy(a.url, p, w, { token: wToken });
     expect(late.status).toBe(403);
@@ -364,6 +376,7 @@ describe('sale tokens', () => {
     const early = await tokenFor(p, u);
     expect(early.status).toBe(425);
     expect(Number(early.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // the scenario: the sale-token window opens
     await new Promise((r) => setTimeout(r, Math.max(0, startsAt - 10_000 - Date.now()) + 200));
     const issued = await tokenFor(p, u);
     expect(issued.status).toBe(201);
@@ -527,7 +540,12 @@ describe('load shedding', () => {
           ...[0, 1].map(() => slowBody(port, 'chunked', '/seckill')),
           ...[0, 1, 2].map(() => slowBody(port, 'short', '/seckill')),
         ];
-        await new Promise((r) => setTimeout(r, 300));
+        await waitFor(
+          'the slow bodies sent',
+          async () => slow.every(({ socket }) => !socket.connecting && socket.writableLength === 0),
+          10_000,
+          20,
+        );
         // a purchase still gets through, and the probes answer
         const bought = await fetch(`${capped.url}/seckill`, {
           method: 'POST',

@@ -33,6 +33,7 @@ import {
 } from '../support/dashboard.js';
 import { CHROMIUM, launchBrowser, sayIfNoBrowser } from '../support/browser.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 sayIfNoBrowser('dashboard.test');
 
@@ -64,14 +65,8 @@ async function adminProduct(productId: string): Promise<AdminProduct> {
   return (await res.json()) as AdminProduct;
 }
 
-async function seed(productId: string, body: Record<string, unknown>) {
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify(body),
-  });
-  expect(res.status).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(app.url, productId, body);
 
 /** POST /seckill as `user`: the status and, for a refusal, its problem code. */
 async function buy(productId: string, user: string): Promise<{ status: number; code?: string }> {
@@ -378,7 +373,7 @@ describe.skipIf(!CHROMIUM)('the page in headless Chromium', () => {
         await expect.poll(error).toBe('Wrong admin token');
         await page.fill('#token', '');
       }
-      // one more wrong token (the right one has a bucket of its own prefix: issue 46)
+      // one more wrong token (the right one has a bucket of its own prefix)
       await page.fill('#token', 'wrong-again');
       await page.click('button[type=submit]');
       await expect.poll(error).toMatch(/^429 Too many wrong admin tokens: .*\(retry in \d+ s\)$/);

@@ -12,9 +12,10 @@ import { PAUSED_STARTS_AT } from '../../src/inventory/index.js';
 import { META_FIELD, ROOM_FIELD, STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
 import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { runCli, waitFor } from '../support/cli.js';
+import { deadlineOf, runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const WEBHOOK_SECRET = 'a-payment-webhook-secret-for-the-drop-tests-0123';
@@ -44,15 +45,13 @@ const admin = {
 const newProduct = () => `d${randomBytes(4).toString('hex')}`;
 const payments = paymentClient(() => a.url, WEBHOOK_SECRET, ns.adminToken);
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(
+    a.url,
+    productId,
+    { strategy: 'segmented', segments: 2, ...body },
+    { headers: { 'x-operator': admin['x-operator'] } },
+  ).then((s) => s.epoch);
 
 interface Done {
   action: string;
@@ -96,7 +95,9 @@ async function buy(at: RunningApp, productId: string, user: string, extra = {}) 
 
 /** Buys, again while busy (a lock timeout, a store hiccup: not a paused sale). */
 async function buyOnce(at: RunningApp, productId: string, user: string, extra = {}) {
+  const overdue = deadlineOf(`an answer but busy for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const r = await buy(at, productId, user, extra);
     if (r.status === 503 && r.code !== 'sale-paused') continue;
     return r;

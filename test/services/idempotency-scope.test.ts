@@ -25,6 +25,8 @@ import { useNamespace } from '../support/namespace.js';
 import { startTestRedis } from '../support/servers.js';
 import { orderSold } from '../support/sale.js';
 import { STATE_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { deadlineOf } from '../support/cli.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const keys = new Keys(ns.id);
@@ -40,14 +42,8 @@ afterAll(() => app.close());
 
 const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 
-async function seed(productId: string, body: Record<string, unknown> = {}) {
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: { authorization: `Bearer ${ns.adminToken}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ strategy: 'lockfree', segments: SEGMENTS, total: 10, ...body }),
-  });
-  expect(res.status).toBe(201);
-}
+const seed = (productId: string, body: Record<string, unknown> = {}) =>
+  seedSale(app.url, productId, { strategy: 'lockfree', segments: SEGMENTS, total: 10, ...body });
 
 async function buy(on: RunningApp, productId: string, user: string, key: string, quantity = 1) {
   const res = await fetch(`${on.url}/seckill`, {
@@ -111,7 +107,9 @@ async function purchaseCommands(productId: string, user: string, run: () => Prom
 
 /** A shopper whose home segment of a SEGMENTS-segment product is `segment`. */
 function shopperAt(segment: number): string {
+  const overdue = deadlineOf(`a shopper at home on segment ${segment}`, 10_000);
   for (;;) {
+    overdue();
     const user = `u${randomBytes(4).toString('hex')}`;
     if (homeSegment(user, SEGMENTS) === segment) return user;
   }

@@ -94,6 +94,7 @@ describe('a client address bucket leased by each process', () => {
     // within the lease: spent in process, no Redis call
     expect((await allowances.take(key, limit)).allowed).toBe(true);
     expect(sent.leases).toBe(1);
+    // the scenario: the lease runs out
     await sleep(LEASE_MS + 10);
     expect((await allowances.take(key, limit)).allowed).toBe(true);
     expect(sent).toEqual({ leases: 2, cells: 40 });

@@ -1,5 +1,5 @@
 /**
- * The per-shopper rate limit taken inside the purchase's home deduct (issue 40): one bucket,
+ * The per-shopper rate limit taken inside the purchase's home deduct: one bucket,
  * shared by every process, in the home segment's slot; one cell per purchase whatever path the
  * sale takes (a retry, the lock the free call found contended, a claim), none for a spill; a
  * refused cell changes nothing and never waits in a lock's line; limits off cost no command.
@@ -185,6 +185,7 @@ describe('the shopper bucket in the sale', () => {
     }))!;
     const rate = fivePerMinute;
     const bought = procs[0]!.inv.sale.purchase({ productId, userId, quantity: 1, rate });
+    // the scenario: time for a purchase past the line to show
     await sleep(150);
     expect(await soldOf(productId)).toBe(0); // waiting in the line, its cell taken
     expect(await procs[0]!.redis.exists(bucketOf(productId, 1, userId))).toBe(1);

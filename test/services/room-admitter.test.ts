@@ -15,8 +15,9 @@ import { RoomStore } from '../../src/inventory/index.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
 import { countCommands } from '../../src/redis/command-count.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 let a: RunningApp;
@@ -46,15 +47,8 @@ const room = (settings: Partial<Record<string, number>> = {}) => ({
   ...settings,
 });
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
 
 async function join(app: RunningApp, productId: string, user: string) {
   const res = await fetch(`${app.url}/products/${productId}/queue`, {
@@ -84,7 +78,9 @@ const tokenOf = (app: RunningApp, productId: string, user: string, timeoutMs = 5
   );
 
 async function buy(productId: string, user: string, saleToken: string) {
+  const overdue = deadlineOf(`an answer but 503 for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-user-id': user, 'sale-token': saleToken },
@@ -362,7 +358,9 @@ describe('what wakes a sleeping room', () => {
       50,
     );
     expect(await served(productId, epoch)).toBe(1);
+    const overdue = deadlineOf('the cancel answered 200', 50_000);
     for (;;) {
+      overdue();
       const res = await fetch(`${a.url}/orders/${order.orderId}/cancel`, {
         method: 'POST',
         headers: { 'x-user-id': line[0]! },

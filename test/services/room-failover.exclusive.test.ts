@@ -14,7 +14,7 @@ import { guardShards } from '../../src/redis/shard-health.js';
 import { ShardDownError } from '../../src/outages.js';
 import { Keys } from '../../src/redis/keys.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
@@ -59,7 +59,9 @@ async function replicaOf(port: number): Promise<number> {
 /** A product whose room's master holds neither the product list nor the list of rooms. */
 async function productOffTheLists(): Promise<{ productId: string; victim: string }> {
   const lists = await Promise.all([keys.products(), keys.rooms()].map(ownerOf));
+  const overdue = deadlineOf('a product off the lists', 10_000);
   for (;;) {
+    overdue();
     const p = `rf${randomBytes(3).toString('hex')}`;
     const victim = await ownerOf(keys.room(p, 1).room);
     if (!lists.includes(victim)) return { productId: p, victim };
@@ -73,7 +75,9 @@ interface Place {
 }
 
 async function queue(method: 'POST' | 'GET', productId: string, user: string) {
+  const overdue = deadlineOf(`an answer but 503 to ${method} queue for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${app.url}/products/${productId}/queue`, {
       method,
       headers: { 'x-user-id': user },
@@ -137,6 +141,7 @@ describe('a waiting room in durable mode, the master of its slot killed -9', () 
     const late = Array.from({ length: 5 }, (_, i) => `t${i}x${randomBytes(2).toString('hex')}`);
     // settled as they come, so a failure before they are read leaves no rejection unhandled
     const lateAnswers = Promise.allSettled(late.map((u) => queue('POST', productId, u)));
+    // the scenario: the late joins stay in flight while the replica is stopped
     await new Promise((r) => setTimeout(r, 2_500));
     const toldLast = await Promise.all(line.map((u) => queue('GET', productId, u)));
     const heardLast = (await app.rt.inventory.catalogue.get(productId))!.room!.heard.served;

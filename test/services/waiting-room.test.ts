@@ -15,9 +15,10 @@ import { admissionUnits } from '../../src/inventory/rooms/admitter.js';
 import { countCommands, type CommandCount } from '../../src/redis/command-count.js';
 import { scriptNameOf } from '../../src/redis/scripts.js';
 import { startApp, type RunningApp } from '../support/app.js';
-import { waitFor } from '../support/cli.js';
+import { deadlineOf, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
+import { seedSale } from '../support/factories.js';
 
 const ns = useNamespace();
 const SEED = 20_260_127;
@@ -61,15 +62,8 @@ interface Place {
   saleToken?: string;
 }
 
-async function seed(productId: string, body: Record<string, unknown>): Promise<number> {
-  const res = await fetch(`${a.url}/admin/products/${productId}`, {
-    method: 'PUT',
-    headers: admin,
-    body: JSON.stringify({ strategy: 'segmented', segments: 2, ...body }),
-  });
-  expect(res.status, await res.clone().text()).toBe(201);
-  return ((await res.json()) as { epoch: number }).epoch;
-}
+const seed = (productId: string, body: Record<string, unknown>) =>
+  seedSale(a.url, productId, { strategy: 'segmented', segments: 2, ...body }).then((s) => s.epoch);
 
 const room = (settings: Partial<Record<string, number>> = {}) => ({
   admitPerSecond: 20,
@@ -114,7 +108,9 @@ const tokenOf = (app: RunningApp, productId: string, user: string) =>
   );
 
 async function buy(productId: string, user: string, saleToken?: string, quantity = 1) {
+  const overdue = deadlineOf(`an answer but 503 for ${user}`, 50_000);
   for (;;) {
+    overdue();
     const res = await fetch(`${b.url}/seckill`, {
       method: 'POST',
       headers: {
@@ -479,8 +475,8 @@ describe('admission is a sale token', () => {
     // the purchase freed the seat
     const active = keysOf(productId, epoch).active;
     await waitFor('the seat freed', async () => (await a.rt.redis.zcard(active)) === 0, 5_000, 50);
-    // A release that never happened (a 503 that sold, a release timed out: a black-box trial saw
-    // a line stuck a minute): the shopper's next try, limit-reached, frees the seat too
+    // A release that never happened (a 503 that sold, a release timed out, which would leave a
+    // line stuck a minute): the shopper's next try, limit-reached, frees the seat too
     await a.rt.redis.zadd(active, Date.now() + 600_000, 'shopper1');
     const again = await buy(productId, 'shopper1', place.saleToken);
     expect([again.status, again.code]).toEqual([409, 'limit-reached']);
@@ -523,11 +519,14 @@ describe('stock-aware', () => {
     );
     const servedAtSoldOut = await served(productId, epoch);
     expect(servedAtSoldOut).toBe(2);
+    // the scenario: time for an admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(2);
 
     // the first buyer cancels: the unit comes back, the next in line (and only they) is admitted
+    const overdue = deadlineOf('the cancel answered 200', 50_000);
     for (;;) {
+      overdue();
       const res = await fetch(`${a.url}/orders/${orders[0]!.orderId}/cancel`, {
         method: 'POST',
         headers: { 'x-user-id': line[0]! },
@@ -546,6 +545,7 @@ describe('stock-aware', () => {
       100,
     );
     // one unit back, two free seats: one admission, the next in line, and no more
+    // the scenario: time for a second admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     expect((await buy(productId, line[2]!, next)).status).toBe(202);
@@ -600,7 +600,9 @@ describe('a return whose notice was lost (issue 46)', () => {
       return publish(channel, message);
     }) as typeof a.rt.redis.spublish;
     try {
+      const overdue = deadlineOf('the cancel answered 200', 50_000);
       for (;;) {
+        overdue();
         const res = await fetch(`${a.url}/orders/${order.orderId}/cancel`, {
           method: 'POST',
           headers: { 'x-user-id': line[0]! },
@@ -638,12 +640,14 @@ describe('stock bound with limitPerUser above 1', () => {
     for (const u of line) expect((await join(a, productId, u)).status).toBe(200);
     await waitFor('admissions', async () => (await served(productId, epoch)) >= 3, 10_000, 50);
     // 5 units at 2 a shopper: 3 seats (2 + 2 + 1), not 5
+    // the scenario: time for admissions that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     const tokens = await Promise.all(line.slice(0, 3).map((u) => tokenOf(a, productId, u)));
     expect((await buy(productId, line[0]!, tokens[0], 2)).status).toBe(202);
     expect((await buy(productId, line[1]!, tokens[1], 2)).status).toBe(202);
     // 1 unit left, 1 seat still unused: nobody more is admitted
+    // the scenario: time for an admission that must not come
     await new Promise((r) => setTimeout(r, 500));
     expect(await served(productId, epoch)).toBe(3);
     // the third gets the last unit (2 would be more than there is)

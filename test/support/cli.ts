@@ -41,6 +41,22 @@ export function runCli(
 }
 
 /**
+ * A retry loop's deadline: call the check it returns (by convention `overdue`) each time round;
+ * past `timeoutMs` it throws, naming what the loop waited for (npm run structure's
+ * testLoopsWithoutDeadline looks for that call).
+ * @param what - named in the error; a function is read at timeout (e.g. the last answer).
+ */
+export function deadlineOf(what: string | (() => string), timeoutMs: number): () => void {
+  const deadline = Date.now() + timeoutMs;
+  return () => {
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`,
+      );
+  };
+}
+
+/**
  * Polls `probe` until it returns something truthy.
  * @param what - named in the timeout error; a function is read at timeout (e.g. output so far).
  */

@@ -11,6 +11,7 @@ import {
 } from '../../src/launcher/redis-cluster.js';
 import { freePortRange } from './ports.js';
 import { binDirs, tempDir } from './servers.js';
+import { deadlineOf } from './cli.js';
 
 export interface TestCluster extends RunningCluster {
   /** REDIS_CLUSTER_NODES for a config */
@@ -92,7 +93,9 @@ export async function moveSlot(c: TestCluster, slot: number, fromPort: number, t
   const toId = (await to.call('CLUSTER', 'MYID')) as string;
   await to.call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', fromId);
   await from.call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', toId);
+  const overdue = deadlineOf(`slot ${slot} emptied`, 50_000);
   for (;;) {
+    overdue();
     const keys = (await from.call('CLUSTER', 'GETKEYSINSLOT', slot, 50)) as string[];
     if (keys.length === 0) break;
     await from.call('MIGRATE', '127.0.0.1', toPort, '', 0, 5_000, 'KEYS', ...keys);

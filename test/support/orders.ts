@@ -10,7 +10,7 @@ import { createLogger } from '../../src/log.js';
 import { OrdersRepository, reconcile } from '../../src/orders/index.js';
 import type { RedisClient } from '../../src/redis/connection.js';
 import type { Keys } from '../../src/redis/keys.js';
-import { waitFor } from './cli.js';
+import { deadlineOf, waitFor } from './cli.js';
 import { orderSold } from './sale.js';
 
 export interface StackProcess {
@@ -41,7 +41,9 @@ export async function stackProcess(
     queue,
     submit,
     async buy(productId, userId, opts = {}) {
+      const overdue = deadlineOf(`a final answer for ${userId}`, 50_000);
       for (;;) {
+        overdue();
         try {
           const req = { productId, userId, quantity: 1 };
           await orderSold(

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
 import { signStandardWebhook, signNotice } from '../../src/http/notice-signature.js';
+import { deadlineOf } from './cli.js';
 
 export const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 export const newUser = () => `u${randomBytes(5).toString('hex')}`;
@@ -69,7 +70,9 @@ export function paymentClient(base: () => string, webhookSecret: string, adminTo
     },
     /** A purchase of one unit, retried while busy (503, lock timeout). */
     async buy(productId: string, user: string, at = base()) {
+      const overdue = deadlineOf(`an answer but busy for ${user}`, 50_000);
       for (;;) {
+        overdue();
         const res = await fetch(`${at}/seckill`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-user-id': user },
@@ -87,7 +90,9 @@ export function paymentClient(base: () => string, webhookSecret: string, adminTo
       post(`/orders/${orderId}/pay`, user, body),
     /** Starts paying, retried while the order is still settling; the intent. */
     async intentOf(orderId: string, user: string): Promise<Intent> {
+      const overdue = deadlineOf(`a payment intent for ${orderId}`, 50_000);
       for (;;) {
+        overdue();
         const res = await client.start(orderId, user);
         if (res.status === 503) continue;
         expect([200, 201], await res.clone().text()).toContain(res.status);

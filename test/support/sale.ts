@@ -92,7 +92,10 @@ export async function totalCalls(redis: RedisClient): Promise<number> {
 
 /** The first shopper id `<tag><n>` whose home segment is `seg` of `segments`. */
 export function shopperOf(seg: number, segments: number, tag: string): string {
-  for (let i = 0; ; i++) if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
+  for (let i = 0; i < 1_000_000; i++) {
+    if (homeSegment(`${tag}${i}`, segments) === seg) return `${tag}${i}`;
+  }
+  throw new Error(`no shopper id ${tag}<n> at home on segment ${seg} of ${segments}`);
 }
 
 /**
