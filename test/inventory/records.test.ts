@@ -180,6 +180,7 @@ describe('records written by the Lua scripts', () => {
       price: null,
       number: expect.any(Number),
       paused: false,
+      draw: null,
     });
     expect(meta!.number).toBeGreaterThan(0);
     expect(decodeMeta({})).toBeNull();
