@@ -387,15 +387,18 @@ describe('webhooks', () => {
     const all = await endpointFor(['order.created', 'sample.noted', 'sample.other']);
     const other = await endpointFor(['sample.other']);
     const ordersOnly = await endpointFor(['order.created']);
-    // every third product event fails its first attempt
+    const p = newProduct();
+    const subjects = [`${p}/s/1`, `${p}/s/2`, `${p}/s/3`];
+    // every third event of these subjects fails its first attempt (a new endpoint may also be
+    // handed an earlier test's events the relay had not yet passed when it was registered)
     const tried = new Set<string>();
     all.r.answer = (a) => {
-      if (UUID.test(a.orderId) || a.version % 3 !== 0 || tried.has(a.id)) return { status: 200 };
+      if (!subjects.includes(a.orderId) || a.version % 3 !== 0 || tried.has(a.id)) {
+        return { status: 200 };
+      }
       tried.add(a.id);
       return { status: 500 };
     };
-    const p = newProduct();
-    const subjects = [`${p}/s/1`, `${p}/s/2`, `${p}/s/3`];
     const orders: string[] = [];
     for (let n = 1; n <= 4; n++) {
       await publishNotes(

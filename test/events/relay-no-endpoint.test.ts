@@ -2,12 +2,13 @@
  * The relay of a shop with no webhook endpoint: nobody takes the events, so a hand-on reads none
  * of them and moves its cursor past all of those the feed shows in one statement (a sale's
  * thousands of events cost a relay run one row, not a page of them per thousand); an endpoint
- * registered afterwards is handed the events after it, as before. Product events count too.
+ * registered afterwards is handed the events after it, as before. Product events count too. An
+ * endpoint registered while a run reads the list is handed every event committed after it.
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LanesRepository, relay } from '../../src/events/index.js';
+import { EndpointsRepository, LanesRepository, newSecret, relay } from '../../src/events/index.js';
 import { insertOrders } from '../../src/orders/index.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { useNamespace } from '../support/namespace.js';
@@ -84,9 +85,10 @@ describe('the relay with no endpoint', () => {
       relay({
         endpoints: { all: async () => [] },
         lanes: {
-          handOn: (endpoints, limit) => {
+          horizon: () => lanes.horizon(),
+          handOn: (endpoints, limit, horizon) => {
             handOns++;
-            return lanes.handOn(endpoints, limit);
+            return lanes.handOn(endpoints, limit, horizon);
           },
           due: (limit) => lanes.due(limit),
           stranded: (idleMs, limit) => lanes.stranded(idleMs, limit),
@@ -120,5 +122,44 @@ describe('the relay with no endpoint', () => {
     );
     expect(step.events).toBe(3);
     expect(step.lanes.map((l) => l.subject).sort()).toEqual([...later].sort());
+  });
+
+  it('hands an endpoint registered while a run read the list every event committed after it', async () => {
+    const lanes = new LanesRepository(app.rt.db);
+    const endpoints = new EndpointsRepository(app.rt.db);
+    const productId = await seedProduct();
+    const late = `ep_late_${randomUUID()}`;
+    let later: string[] = [];
+    const run = (all: () => ReturnType<EndpointsRepository['all']>) =>
+      relay({
+        endpoints: { all },
+        lanes: {
+          horizon: () => lanes.horizon(),
+          handOn: (list, limit, horizon) => lanes.handOn(list, limit, horizon),
+          due: (limit) => lanes.due(limit),
+          stranded: (idleMs, limit) => lanes.stranded(idleMs, limit),
+          probe: (everyMs) => lanes.probe(everyMs),
+        },
+        probeEveryMs: 60_000,
+        deliver: async () => undefined,
+        deliverEach: async () => undefined,
+      });
+    // the run reads the list; then, before it hands on, an endpoint is registered and a sale made
+    await run(async () => {
+      const list = await endpoints.all();
+      await endpoints.create({
+        id: late,
+        url: 'http://127.0.0.1:9/late',
+        types: ['order.created'],
+        secret: newSecret(),
+      });
+      later = await sell(productId, 3);
+      return list;
+    });
+    await run(() => endpoints.all());
+    const owed = await sql<{ subject: string }>`select subject from webhook_lanes
+      where endpoint_id = ${late}`.execute(app.rt.db);
+    expect(owed.rows.map((r) => r.subject).sort()).toEqual([...later].sort());
+    await endpoints.setStatus(late, 'disabled');
   });
 });

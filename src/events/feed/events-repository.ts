@@ -54,9 +54,14 @@ const afterCursor = (alias: 'o' | 'p', cursor: FeedCursor) =>
   sql`(${sql.ref(`${alias}.txid`)}, ${sql.ref(`${alias}.position`)})
     > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)`;
 
-/** Written by a transaction that began before every one still running (the feed's horizon). */
-const belowHorizon = (alias: 'o' | 'p') =>
-  sql`${sql.ref(`${alias}.txid`)} < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`;
+/**
+ * Written by a transaction that began before every one still running (the feed's horizon), now
+ * or at `horizon` (a horizon read earlier: what a reader knew then is all it acts on).
+ */
+const belowHorizon = (alias: 'o' | 'p', horizon?: bigint) =>
+  horizon === undefined
+    ? sql`${sql.ref(`${alias}.txid`)} < pg_snapshot_xmin(pg_current_snapshot())::text::bigint`
+    : sql`${sql.ref(`${alias}.txid`)} < ${String(horizon)}::bigint`;
 
 /**
  * The events of `subject` (an SQL expression: a lane's column) whose sequence passes `where`, of
@@ -91,18 +96,27 @@ export async function eventsAfter(
   limit: number,
   /** false: the events without their `data` (the relay needs none) */
   withData = true,
+  /** the horizon to read below (feedHorizon); now when left out */
+  horizon?: bigint,
 ): Promise<FeedEvent[]> {
   const r = await sql<EventRow>`
     (select ${orderEventColumns(withData)} from order_events o
-     where ${afterCursor('o', cursor)} and ${belowHorizon('o')}
+     where ${afterCursor('o', cursor)} and ${belowHorizon('o', horizon)}
      order by o.txid, o.position limit ${limit})
     union all
     (select ${productEventColumns(withData)} from product_events p
-     where ${afterCursor('p', cursor)} and ${belowHorizon('p')}
+     where ${afterCursor('p', cursor)} and ${belowHorizon('p', horizon)}
      order by p.txid, p.position limit ${limit})
     order by txid, position
     limit ${limit}`.execute(db);
   return r.rows.map(eventOf);
+}
+
+/** The feed's horizon now: every event written below it is shown (see belowHorizon). */
+export async function feedHorizon(db: Db): Promise<bigint> {
+  const r = await sql<{ horizon: string }>`
+    select pg_snapshot_xmin(pg_current_snapshot())::text as horizon`.execute(db);
+  return BigInt(r.rows[0]!.horizon);
 }
 
 /** The newest place pruning passed; undefined when nothing was pruned. */

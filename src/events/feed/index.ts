@@ -20,6 +20,7 @@ export { EVENT_FAMILIES, EVENT_SOURCE, EVENT_TYPES, type EventType } from './eve
 export {
   eventOf,
   eventsAfter,
+  feedHorizon,
   eventsOfSubject,
   EventsRepository,
   type EventRow,

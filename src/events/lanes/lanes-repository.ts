@@ -7,7 +7,13 @@
  */
 import { sql, type Transaction } from 'kysely';
 import type { Database, Db } from '../../db/index.js';
-import { eventsAfter, type EventType, type FeedCursor, type FeedEvent } from '../feed/index.js';
+import {
+  eventsAfter,
+  feedHorizon,
+  type EventType,
+  type FeedCursor,
+  type FeedEvent,
+} from '../feed/index.js';
 import { deadLetters, dueLanes, type DeadLetter } from './lane-reads-repository.js';
 import {
   bringForward,
@@ -43,15 +49,23 @@ export interface HandOn {
 export class LanesRepository {
   constructor(private readonly db: Db) {}
 
+  /** The feed's horizon now: read before the endpoints a hand-on takes (handOn). */
+  horizon(): Promise<bigint> {
+    return feedHorizon(this.db);
+  }
+
   /**
    * Hands the next `limit` events of the feed on to the endpoints that take their type, and moves
    * the relay's cursor past them, in one transaction that one relay at a time may hold. With no
    * endpoint at all, nobody takes any: the cursor moves past every event shown now in one
    * statement that reads none (`events` then counts 1 when it moved, 0 when there was nothing).
+   * Only events below `horizon` are handed on: read it (horizon()) before the endpoints, so an
+   * endpoint registered after they were read is handed every event committed after it.
    */
   handOn(
     endpoints: ReadonlyArray<{ id: string; types: readonly EventType[] }>,
     limit: number,
+    horizon?: bigint,
   ): Promise<HandOn> {
     return this.db.transaction().execute(async (tx) => {
       const at = await sql<{ txid: string; position: string }>`
@@ -59,8 +73,8 @@ export class LanesRepository {
       if (!at.rows[0]) return { ran: false, events: 0, lanes: [] };
       const cursor = { txid: BigInt(at.rows[0].txid), position: BigInt(at.rows[0].position) };
       if (endpoints.length === 0)
-        return { ran: true, events: await skipAll(tx, cursor), lanes: [] };
-      const events = await eventsAfter(tx, cursor, limit, false);
+        return { ran: true, events: await skipAll(tx, cursor, horizon), lanes: [] };
+      const events = await eventsAfter(tx, cursor, limit, false, horizon);
       if (events.length === 0) return { ran: true, events: 0, lanes: [] };
       const wanted = lanesFor(events, endpoints);
       const lanes = wanted.length ? await upsertLanes(tx, wanted) : [];
@@ -243,21 +257,30 @@ export class LanesRepository {
  * transaction still running), reading the feed's index from its end: one row, however many
  * events a sale wrote (an index's end per table). @returns 1 when it moved, 0 when nothing new was shown
  */
-async function skipAll(tx: Transaction<Database>, cursor: FeedCursor): Promise<number> {
+async function skipAll(
+  tx: Transaction<Database>,
+  cursor: FeedCursor,
+  horizon: bigint | undefined,
+): Promise<number> {
   const r = await sql`
     update webhook_relay r set txid = last.txid, position = last.position
     from (select txid, position from (
-            (${lastShown('order_events', cursor)}) union all (${lastShown('product_events', cursor)})
+            (${lastShown('order_events', cursor, horizon)})
+            union all (${lastShown('product_events', cursor, horizon)})
           ) shown order by txid desc, position desc limit 1) last
     where r.id = 1`.execute(tx);
   return Number(r.numAffectedRows ?? 0);
 }
 
-/** The last event of `table` after `cursor` that the feed shows now. */
-const lastShown = (table: 'order_events' | 'product_events', cursor: FeedCursor) => sql`
+/** The last event of `table` after `cursor` that the feed shows now (or below `horizon`). */
+const lastShown = (
+  table: 'order_events' | 'product_events',
+  cursor: FeedCursor,
+  horizon: bigint | undefined,
+) => sql`
   select txid, position from ${sql.table(table)}
   where (txid, position) > (${String(cursor.txid)}::bigint, ${String(cursor.position)}::bigint)
-    and txid < pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+    and txid < ${horizon === undefined ? sql`pg_snapshot_xmin(pg_current_snapshot())::text::bigint` : sql`${String(horizon)}::bigint`}
   order by txid desc, position desc limit 1`;
 
 /** Per endpoint and subject, the newest version of the endpoint's types and when the first was. */

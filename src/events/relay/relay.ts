@@ -15,9 +15,12 @@ export interface RelayDeps {
     all(): Promise<Array<{ id: string; types: EventType[]; status: 'active' | 'disabled' }>>;
   };
   lanes: {
+    /** the feed's horizon now */
+    horizon(): Promise<bigint>;
     handOn(
       endpoints: ReadonlyArray<{ id: string; types: readonly EventType[] }>,
       limit: number,
+      horizon: bigint,
     ): Promise<HandOn>;
     due(limit: number): Promise<LaneRef[]>;
     stranded(idleMs: number, limit: number): Promise<LaneRef[]>;
@@ -42,18 +45,21 @@ const PAGES_PER_RUN = 20;
 export const STRANDED_AFTER_MS = 30_000;
 
 export async function relay(deps: RelayDeps): Promise<{ events: number; lanes: number }> {
+  // the horizon first: an endpoint registered after the list below was read is owed every event
+  // committed after it, and those are above this horizon (handed on at the next run, to it too)
+  const horizon = await deps.lanes.horizon();
   const endpoints = await deps.endpoints.all();
   if (endpoints.length === 0) {
     // nobody takes any: the cursor moves past the feed (one statement), and the run counts as
     // one that found nothing, so the loop waits its idle wait between runs
-    await deps.lanes.handOn(endpoints, RELAY_PAGE);
+    await deps.lanes.handOn(endpoints, RELAY_PAGE, horizon);
     return { events: 0, lanes: 0 };
   }
   let events = 0;
   let lanes = 0;
   for (let page = 0; page < PAGES_PER_RUN; page++) {
     // a disabled endpoint's lanes are handed on and wait (enabled again, they are found stranded)
-    const step = await deps.lanes.handOn(endpoints, RELAY_PAGE);
+    const step = await deps.lanes.handOn(endpoints, RELAY_PAGE, horizon);
     if (step.lanes.length) await deps.deliver(step.lanes);
     events += step.events;
     lanes += step.lanes.length;
