@@ -164,7 +164,7 @@ export const ENV_GROUPS: readonly EnvGroup[] = [
     notes: [
       'How they act: [api.md, Admission control](api.md#admission-control).',
       '',
-      '**Why these defaults** (issue 46). Out of the box, joins, polls and purchases are limited per',
+      '**Why these defaults**. Out of the box, joins, polls and purchases are limited per',
       'shopper and per client address, at rates a real shopper never meets: a shopper joins once, polls',
       'once per `pollAfterSeconds` (1 s at the least) and buys once, with a retry or two a second apart',
       'when told `Retry-After`; five of one route in one second (`RATE_LIMIT_USER=5/s`) is a script, not a',
