@@ -11,7 +11,11 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import {
+  type Receiver,
+  orderVersionIn,
+  receiverWithEndpoint as registered,
+} from '../support/receiver.js';
 import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
@@ -50,24 +54,9 @@ const admin = (method: string, path: string, body?: unknown) =>
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 
-const rowVersion = async (orderId: string) =>
-  (
-    await app.rt.db
-      .selectFrom('orders')
-      .select('version')
-      .where('id', '=', orderId)
-      .executeTakeFirst()
-  )?.version ?? null;
+const rowVersion = orderVersionIn(() => app.rt.db);
 
-async function receiverWithEndpoint(): Promise<{ r: Receiver; id: string }> {
-  const r = await startReceiver(rowVersion);
-  receivers.push(r);
-  const res = await admin('POST', '/admin/webhook-endpoints', { url: r.url, events: ['*'] });
-  expect(res.status).toBe(201);
-  const { id, secret } = (await res.json()) as { id: string; secret: string };
-  r.secrets.push(secret);
-  return { r, id };
-}
+const receiverWithEndpoint = () => registered(admin, rowVersion, receivers);
 
 const lanesOf = (endpointId: string) =>
   app.rt.db

@@ -11,7 +11,7 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import { type Receiver, receiverWithEndpoint as registered } from '../support/receiver.js';
 import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
@@ -46,15 +46,7 @@ const admin = (method: string, path: string, body?: unknown) =>
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 
-async function receiverWithEndpoint(): Promise<{ r: Receiver; id: string }> {
-  const r = await startReceiver(async () => 1);
-  receivers.push(r);
-  const res = await admin('POST', '/admin/webhook-endpoints', { url: r.url, events: ['*'] });
-  expect(res.status).toBe(201);
-  const { id, secret } = (await res.json()) as { id: string; secret: string };
-  r.secrets.push(secret);
-  return { r, id };
-}
+const receiverWithEndpoint = () => registered(admin, async () => 1, receivers);
 
 const ackedAll = (r: Receiver, orders: readonly string[], what: string) =>
   waitFor(

@@ -14,7 +14,13 @@ import { runCli, waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { newProduct, newUser, paymentClient } from '../support/payments.js';
 import { freePort } from '../support/ports.js';
-import { startReceiver, type Answer, type Arrival, type Receiver } from '../support/receiver.js';
+import {
+  startReceiver,
+  type Answer,
+  type Arrival,
+  type Receiver,
+  orderVersionIn,
+} from '../support/receiver.js';
 import { orderWithEvents } from '../support/factories.js';
 
 const ns = useNamespace();
@@ -43,14 +49,7 @@ afterAll(async () => {
 
 const client = paymentClient(() => app.url, WEBHOOK_SECRET, ns.adminToken);
 
-const rowVersion = async (orderId: string) =>
-  (
-    await app.rt.db
-      .selectFrom('orders')
-      .select('version')
-      .where('id', '=', orderId)
-      .executeTakeFirst()
-  )?.version ?? null;
+const rowVersion = orderVersionIn(() => app.rt.db);
 
 async function receiver() {
   const r = await startReceiver(rowVersion);

@@ -9,6 +9,8 @@
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { expect } from 'vitest';
+import type { Db } from '../../src/db/index.js';
 
 export type Answer =
   { status: number; headers?: Record<string, string> } | { hang: true } | { die: true };
@@ -151,4 +153,29 @@ export async function startReceiver(
     });
   await listen(port);
   return receiver;
+}
+
+/** An order's committed version, as a receiver checks on arrival (null: no row yet). */
+export const orderVersionIn =
+  (db: () => Db) =>
+  async (orderId: string): Promise<number | null> =>
+    (await db().selectFrom('orders').select('version').where('id', '=', orderId).executeTakeFirst())
+      ?.version ?? null;
+
+/**
+ * A receiver, kept in `receivers` (closed by the file), with an endpoint for it of every event
+ * type registered through the admin API: its secret is the receiver's.
+ */
+export async function receiverWithEndpoint(
+  admin: (method: string, path: string, body?: unknown) => Promise<Response>,
+  committed: (orderId: string) => Promise<number | null>,
+  receivers: Receiver[],
+): Promise<{ r: Receiver; id: string }> {
+  const r = await startReceiver(committed);
+  receivers.push(r);
+  const res = await admin('POST', '/admin/webhook-endpoints', { url: r.url, events: ['*'] });
+  expect(res.status).toBe(201);
+  const { id, secret } = (await res.json()) as { id: string; secret: string };
+  r.secrets.push(secret);
+  return { r, id };
 }
