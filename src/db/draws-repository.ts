@@ -250,25 +250,7 @@ export async function entryIdsFrom(
   return rows.map((r) => r.entry_id);
 }
 
-/** Entry ids in rank order from rank `from` (1 first): the winners, then the waitlist. */
-export async function entryIdsByRank(
-  db: Db,
-  productId: string,
-  epoch: number,
-  from: number,
-  limit: number,
-): Promise<string[]> {
-  const { rows } = await sql<{ entry_id: string }>`
-    select e.entry_id from draw_ranks r
-    join draw_entries e on e.product_id = r.product_id and e.epoch = r.epoch
-      and e.position = r.position
-    where r.product_id = ${productId} and r.epoch = ${epoch} and r.rank >= ${from}
-    order by r.rank limit ${limit}`.execute(db);
-  return rows.map((r) => r.entry_id);
-}
-
-/** Shoppers by rank from `from` (the admitter's line, fed a part at a time). */
-/** Ranks `from`..`from + limit - 1` with their entry and shopper (the draw's events). */
+/** Ranks `from`..`from + limit - 1` (1 first: the winners, then the waitlist) with their entry and shopper. */
 export async function rankedEntries(
   db: Db,
   productId: string,
@@ -285,21 +267,13 @@ export async function rankedEntries(
   return rows.map((r) => ({ rank: Number(r.rank), entryId: r.entry_id, userId: r.user_id }));
 }
 
-export async function shoppersByRank(
-  db: Db,
-  productId: string,
-  epoch: number,
-  from: number,
-  limit: number,
-): Promise<string[]> {
-  const { rows } = await sql<{ user_id: string }>`
-    select e.user_id from draw_ranks r
-    join draw_entries e on e.product_id = r.product_id and e.epoch = r.epoch
-      and e.position = r.position
-    where r.product_id = ${productId} and r.epoch = ${epoch} and r.rank >= ${from}
-    order by r.rank limit ${limit}`.execute(db);
-  return rows.map((r) => r.user_id);
-}
+/** Entry ids in rank order from rank `from`. */
+export const entryIdsByRank = async (...args: Parameters<typeof rankedEntries>) =>
+  (await rankedEntries(...args)).map((e) => e.entryId);
+
+/** Shoppers by rank from `from` (the admitter's line, fed a part at a time). */
+export const shoppersByRank = async (...args: Parameters<typeof rankedEntries>) =>
+  (await rankedEntries(...args)).map((e) => e.userId);
 
 /** A shopper's entry in the frozen list (its rank once drawn), or the rule that removed it. */
 export type FrozenEntry =
