@@ -78,7 +78,14 @@ export interface LobbyNow {
   lobby: number;
   /** shoppers joining it a second, as heard (lobby-growth.ts) */
   joinPerSecond: number;
+  /** how long its growth has been heard (s): the join rate means little before GROWTH_HEARD_S */
+  heardForS: number;
+  /** shoppers the units can serve, at one unit each: the sale's units */
+  servable: number;
 }
+
+/** The lobby's join rate is trusted once heard over this long. */
+export const GROWTH_HEARD_S = 5;
 
 /**
  * A shopper in the lobby: at the opening the shuffle puts them anywhere in the lobby as it is
@@ -99,7 +106,15 @@ export function lobbyEstimate(now: LobbyNow, room: RoomPace): Estimate {
   };
 }
 
-/** The lobby's projected length at the opening: as long as it is, growing as it has. */
+/**
+ * The lobby's projected length at the opening: as long as it is, growing as it has. Until its
+ * growth has been heard for GROWTH_HEARD_S (the first joiners: nobody knows yet how many follow),
+ * at least the shoppers the units can serve: a place past them is ended by the sell-out once the
+ * shoppers ahead bought, so no worst case needs more places than the units; the few who join that
+ * early are told a long "at most" rather than one the lobby outgrows behind them.
+ */
 export function lobbyAtOpening(now: LobbyNow): number {
-  return Math.max(1, now.lobby + now.joinPerSecond * now.untilOpenS);
+  const projected = now.lobby + now.joinPerSecond * now.untilOpenS;
+  const unheard = now.untilOpenS > 0 && now.heardForS < GROWTH_HEARD_S;
+  return Math.max(1, projected, unheard ? now.servable : 0);
 }

@@ -267,6 +267,8 @@ export class WaitingRoom {
           untilOpenS,
           lobby: Math.max(k.lobbyCount, this.lobbies.count(lobby)),
           joinPerSecond: this.lobbies.perSecond(lobby, now),
+          heardForS: this.lobbies.heardForMs(lobby) / 1_000,
+          servable: view.total,
         },
         pace,
       );
