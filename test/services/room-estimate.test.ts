@@ -107,6 +107,15 @@ describe('the line', () => {
     expect(lineEstimate(300, room, null).p50).toBe(3);
   });
 
+  it('past the shoppers the units serve, takes the slowest pace for the worst (the sell-out ends it)', () => {
+    // 300 ahead, heard 60 a second, the ticket past the units' shoppers: the median as heard
+    // (5 s), the worst at 20 a second, 15 s, plus the poll (300 / 100 / 4 = 0.75 -> 1 s, +20 %)
+    // and a round trip: 16.7 -> 17
+    expect(lineEstimate(300, room, 60, true)).toEqual({ p50: 5, p90: 17 });
+    // within them: half the pace heard, 30 a second: 10 + 1.7 -> 12
+    expect(lineEstimate(300, room, 60, false)).toEqual({ p50: 5, p90: 12 });
+  });
+
   it('polls less often far back: every second at the head, 30 s at most', () => {
     expect(pollSeconds(1, room)).toBe(1);
     expect(pollSeconds(2_000, room)).toBe(5);

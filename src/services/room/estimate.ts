@@ -60,11 +60,21 @@ const lagOf = (pollS: number) => JITTER_MAX * pollS + 0.5;
 
 /**
  * A shopper with a ticket, `position` places from admission; `measured` the line's pace as heard
- * (admissions a second; null before any was heard: the room's pace then).
+ * (admissions a second; null before any was heard: the room's pace then). `pastUnits`: the ticket
+ * is past the shoppers the units serve at the most each may buy (seatsOf's bound): there the
+ * admitter admits only as purchases leave units uncovered, and the sell-out that may end the wait
+ * comes at the pace of the last purchases, which the admissions heard so far do not tell; the
+ * worst case is then the room's slowest pace alone.
  */
-export function lineEstimate(position: number, room: RoomPace, measured: number | null): Estimate {
+export function lineEstimate(
+  position: number,
+  room: RoomPace,
+  measured: number | null,
+  pastUnits = false,
+): Estimate {
   const typical = measured ?? room.admitPerSecond;
-  const worst = Math.max(slowestPace(room), MEASURED_MARGIN * (measured ?? 0));
+  const heard = pastUnits ? 0 : MEASURED_MARGIN * (measured ?? 0);
+  const worst = Math.max(slowestPace(room), heard);
   return {
     p50: Math.ceil(position / typical),
     p90: Math.ceil(position / worst + lagOf(pollSeconds(position, room))),

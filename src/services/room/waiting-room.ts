@@ -286,6 +286,7 @@ export class WaitingRoom {
       position,
       pace,
       heard.pace(now, PACE_WINDOW.ms, PACE_WINDOW.minSpanMs),
+      k.ticket > Math.ceil(view.total / Math.max(1, view.limitPerUser)),
     );
     return {
       state: 'waiting',
