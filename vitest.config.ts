@@ -46,6 +46,7 @@ const CLUSTER_FILES = [
   'test/events/room-events.test.ts',
   'test/services/draw.test.ts',
   'test/fairness/door.test.ts',
+  'test/services/storefront-draw.test.ts',
 ];
 
 export default defineConfig({

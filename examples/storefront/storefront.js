@@ -111,6 +111,7 @@ async function buy() {
   }
   clearTimeout(state.timer);
   state.orderId = body.orderId;
+  $('buy-within').textContent = '';
   await showOrder();
 }
 
@@ -162,9 +163,11 @@ async function start() {
   $('title').textContent = `Drop: ${p.productId}`;
   $('product').textContent =
     `${p.status}, ${p.remaining} of ${p.total} left, ${p.limitPerUser} per shopper`;
-  $('join').addEventListener('click', join);
   $('buy').addEventListener('click', buy);
   $('pay').addEventListener('click', pay);
+  // a draw (draw.js) or the line
+  if (await startDraw(p)) return;
+  $('join').addEventListener('click', join);
 }
 
 start().catch((err) => problem(`The API did not answer: ${err}`));

@@ -25,6 +25,9 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/index.html': { file: 'index.html', type: 'text/html' },
   '/storefront.js': { file: 'storefront.js', type: 'text/javascript' },
   '/storefront.css': { file: 'storefront.css', type: 'text/css' },
+  '/draw.js': { file: 'draw.js', type: 'text/javascript' },
+  // a draw's verifier, one file a shopper runs with Node.js alone
+  '/verify-draw.mjs': { file: '../verify-draw.mjs', type: 'text/javascript' },
 };
 
 export interface StorefrontOptions {
