@@ -47,6 +47,7 @@ const CLUSTER_FILES = [
   'test/services/draw.test.ts',
   'test/fairness/door.test.ts',
   'test/services/storefront-draw.test.ts',
+  'test/fairness/door-page.test.ts',
 ];
 
 export default defineConfig({

@@ -81,9 +81,40 @@ async function poll() {
   pollLater(body);
 }
 
+/** The door's answer a join needs (door.js: a proof of work in a web worker, or a widget). */
+async function passDoor() {
+  return seckillDoor.pass({
+    ask: async () => {
+      const { res, body } = await call(`/products/${state.productId}/challenge`);
+      return { res, json: body };
+    },
+    checking: (on) => {
+      $('checking').hidden = !on;
+    },
+    workerUrl: 'door-worker.js',
+    container: $('widget'),
+    shopper: $('who').value.trim(),
+  });
+}
+
 async function join() {
   $('join').disabled = true;
-  const { res, body } = await call(`/products/${state.productId}/queue`, { method: 'POST' });
+  let door;
+  try {
+    door = await passDoor();
+  } catch (err) {
+    problem(`The browser check failed: ${err.message}`);
+    $('join').disabled = false;
+    return;
+  }
+  if (door.res && refused(door.res, door.json)) {
+    $('join').disabled = false;
+    return;
+  }
+  const { res, body } = await call(`/products/${state.productId}/queue`, {
+    method: 'POST',
+    headers: door.headers,
+  });
   if (refused(res, body)) {
     $('join').disabled = false;
     return;
