@@ -48,6 +48,7 @@ const CLUSTER_FILES = [
   'test/fairness/door.test.ts',
   'test/services/storefront-draw.test.ts',
   'test/fairness/door-page.test.ts',
+  'test/services/dashboard-panels.test.ts',
 ];
 
 export default defineConfig({

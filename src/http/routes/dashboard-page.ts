@@ -5,6 +5,7 @@
  */
 import { DASHBOARD_CLIENT } from './dashboard-client.js';
 import { DASHBOARD_DROP_CLIENT } from './dashboard-drop-client.js';
+import { DASHBOARD_PANELS_CLIENT } from './dashboard-panels-client.js';
 
 const STYLE = `
   :root { font-family: system-ui, sans-serif; color: #1d2433; background: #f4f6fa; }
@@ -27,6 +28,7 @@ const STYLE = `
   .sales { grid-auto-flow: row dense; } details.sale.wide { grid-column: 1 / -1; }
   details.sale summary { cursor: pointer; font-size: 14px; line-height: 1.6; }
   details.sale summary h3 { display: inline; font-size: 15px; margin: 0 6px 0 0; }
+  #fairnessBox summary { cursor: pointer; } #fairnessBox summary h2 { display: inline; }
   .badge { font-size: 11px; padding: 1px 6px; border-radius: 9px; color: #fff; background: #667; }
   .badge.live { background: #15803d; } .badge.upcoming { background: #b45309; }
   .badge.sold-out { background: #b42318; } .badge.ended { background: #667; }
@@ -111,7 +113,13 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <table class="rooms" data-testid="rooms"><thead><tr><th>product</th><th>state</th><th>in line</th><th>admitted / s</th>
   <th>seats taken</th><th>abandoned</th><th>sold out while waiting</th><th>pace</th></tr></thead><tbody id="rooms"></tbody></table></section>
 <div class="sales" id="sales" data-testid="sales"></div>
+<section id="drawsSection" hidden><h2>Draws <span class="muted">(read every 5 s)</span></h2>
+  <table class="rooms" data-testid="draws"><thead><tr><th>product</th><th>state</th><th>entries</th><th>the freeze</th><th>the beacon</th>
+  <th>winners</th><th>bought</th><th>passed on</th><th>waitlist</th></tr></thead><tbody id="draws"></tbody></table></section>
+<section id="fairnessSection" hidden><details id="fairnessBox"><summary><h2 class="inline">Fairness</h2> <span class="muted" id="fairnessSummary" data-testid="fairness-summary"></span></summary>
+  <table class="rooms" data-testid="fairness"><thead><tr><th>product</th><th>E tried</th><th>F flagged</th><th>U sold</th>
+  <th>u_F flagged bought</th><th>mu [band]</th><th>A [band]</th><th>top 1 %</th><th>clusters</th></tr></thead><tbody id="fairness"></tbody></table></details></section>
 <section id="endedSection" hidden><h2>Ended <span class="muted" id="endedCount"></span></h2>
   <div class="sales" id="ended" data-testid="ended"></div></section>
-<script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}</script></body></html>`;
+<script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}${DASHBOARD_PANELS_CLIENT}</script></body></html>`;
 }
