@@ -237,9 +237,9 @@ it('shows the draw as its transcript says and each sale as its fairness report s
     expect(await text(page, `draw-beacon-${drawId}`)).toContain(
       transcript.beacon.randomness.slice(0, 12),
     );
-    // the fairness panel is folded until asked
+    // the fairness panel shows when asked, by the header's button
     expect(await page.isVisible(`[data-testid="fair-units-${plainId}"]`)).toBe(false);
-    await page.click('#fairnessBox summary');
+    await page.click('[data-testid="fairness-toggle"]');
     expect(await text(page, `fair-units-${plainId}`)).toBe('2');
     const shots = process.env.DASHBOARD_PANELS_SCREENSHOT;
     if (shots) await page.screenshot({ path: shots, fullPage: true });

@@ -28,7 +28,6 @@ const STYLE = `
   .sales { grid-auto-flow: row dense; } details.sale.wide { grid-column: 1 / -1; }
   details.sale summary { cursor: pointer; font-size: 14px; line-height: 1.6; }
   details.sale summary h3 { display: inline; font-size: 15px; margin: 0 6px 0 0; }
-  #fairnessBox summary { cursor: pointer; } #fairnessBox summary h2 { display: inline; }
   .badge { font-size: 11px; padding: 1px 6px; border-radius: 9px; color: #fff; background: #667; }
   .badge.live { background: #15803d; } .badge.upcoming { background: #b45309; }
   .badge.sold-out { background: #b42318; } .badge.ended { background: #667; }
@@ -92,7 +91,7 @@ export function dashboardPage(links: DashboardLinks = {}): string {
 <style>${STYLE}</style></head><body>
 <header>
   <h1>seckill · live sales <span class="muted" id="clock" data-testid="clock">connecting…</span></h1>
-  <nav><input id="operator" data-testid="operator" size="12" placeholder="who (your name)" title="sent as X-Operator with the controls: the audit log says who">${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="logout">Log out</button></nav>
+  <nav><input id="operator" data-testid="operator" size="12" placeholder="who (your name)" title="sent as X-Operator with the controls: the audit log says who">${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="fairnessToggle" type="button" aria-expanded="false" aria-controls="fairnessSection" data-testid="fairness-toggle" hidden>Fairness</button><button id="logout">Log out</button></nav>
 </header>
 <div class="tiles">
   <div class="tile"><b data-testid="rate-accepted" id="accepted">–</b><span id="window">accepted / s</span></div>
@@ -116,9 +115,9 @@ export function dashboardPage(links: DashboardLinks = {}): string {
 <section id="drawsSection" hidden><h2>Draws <span class="muted">(read every 5 s)</span></h2>
   <table class="rooms" data-testid="draws"><thead><tr><th>product</th><th>state</th><th>entries</th><th>the freeze</th><th>the beacon</th>
   <th>winners</th><th>bought</th><th>passed on</th><th>waitlist</th></tr></thead><tbody id="draws"></tbody></table></section>
-<section id="fairnessSection" hidden><details id="fairnessBox"><summary><h2 class="inline">Fairness</h2> <span class="muted" id="fairnessSummary" data-testid="fairness-summary"></span></summary>
+<section id="fairnessSection" hidden><h2>Fairness <span class="muted" id="fairnessSummary" data-testid="fairness-summary"></span></h2>
   <table class="rooms" data-testid="fairness"><thead><tr><th>product</th><th>E tried</th><th>F flagged</th><th>U sold</th>
-  <th>u_F flagged bought</th><th>mu [band]</th><th>A [band]</th><th>top 1 %</th><th>clusters</th></tr></thead><tbody id="fairness"></tbody></table></details></section>
+  <th>u_F flagged bought</th><th>mu [band]</th><th>A [band]</th><th>top 1 %</th><th>clusters</th></tr></thead><tbody id="fairness"></tbody></table></section>
 <section id="endedSection" hidden><h2>Ended <span class="muted" id="endedCount"></span></h2>
   <div class="sales" id="ended" data-testid="ended"></div></section>
 <script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}${DASHBOARD_PANELS_CLIENT}</script></body></html>`;

@@ -24,6 +24,13 @@ function panelRows(body, items, cells, prefix) {
 const DRAW_CELLS = ['state', 'entries', 'freeze', 'beacon', 'winners', 'bought', 'passes', 'waitlist'];
 const FAIR_CELLS = ['identities', 'flagged', 'units', 'flagged-units', 'fair-share', 'advantage', 'top1', 'clusters'];
 
+let fairnessOpen = false;
+$('fairnessToggle').addEventListener('click', () => {
+  fairnessOpen = !fairnessOpen;
+  $('fairnessToggle').setAttribute('aria-expanded', String(fairnessOpen));
+  $('fairnessSection').hidden = !fairnessOpen;
+});
+
 function renderPanels(s) {
   $('drawsSection').hidden = s.draws.length === 0;
   const d = panelRows($('draws'), s.draws, DRAW_CELLS, 'draw');
@@ -37,9 +44,11 @@ function renderPanels(s) {
     setText(d(x.productId, 'passes'), num(x.passes));
     setText(d(x.productId, 'waitlist'), num(x.waitlist));
   }
-  $('fairnessSection').hidden = s.fairness.length === 0;
-  // folded until asked: a row per sale would push the sales below one screen
+  // shown when asked (the header's button): a row per sale would push the sales below one screen
   const above = s.fairness.filter((x) => x.advantageBand && x.advantage !== null && x.advantage > x.advantageBand[1]);
+  $('fairnessToggle').hidden = s.fairness.length === 0;
+  setText($('fairnessToggle'), 'Fairness' + (above.length ? ' · ' + above.length + ' above the band' : ''));
+  $('fairnessSection').hidden = s.fairness.length === 0 || !fairnessOpen;
   setText($('fairnessSummary'), plural(s.fairness.length, 'sale') + ' · bots’ share against a fair draw, read every 5 s · ' +
     (above.length ? 'above the band: ' + above.map((x) => x.productId).join(', ') : 'none above its band'));
   const f = panelRows($('fairness'), s.fairness, FAIR_CELLS, 'fair');
