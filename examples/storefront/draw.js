@@ -137,7 +137,6 @@ async function startDraw(product) {
   if (!res.ok) return false;
   $('line-section').hidden = true;
   $('draw').hidden = false;
-  $('title').textContent = `Draw: ${product.productId}`;
   $('transcript').href = `${state.api}/products/${state.productId}/draw`;
   // the verifier is one file to run with Node.js alone (examples/verify-draw.mjs, served here)
   $('verify-command').textContent = `node verify-draw.mjs ${$('transcript').href}`;
@@ -147,5 +146,7 @@ async function startDraw(product) {
   $('who').addEventListener('change', refresh);
   draw.tick = setInterval(redrawClocks, 1000);
   await refresh();
+  // last: the title says the page is ready, its window and entry drawn
+  $('title').textContent = `Draw: ${product.productId}`;
   return true;
 }
