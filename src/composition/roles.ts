@@ -145,6 +145,7 @@ export async function serveApi(
     auth,
     embedders: config.http.cors.origins,
     vapidPublicKey: config.push?.publicKey,
+    challengeKind: config.admission.challenge.kind,
   };
   const app = buildApp({
     http: config.http,

@@ -3,8 +3,11 @@
  * serves and the example storefront on its own origin each ask the product's challenge, solve it
  * in a web worker (queue-page/door-worker.js) while saying they are checking the browser, send
  * the answer once its floor passed, and are admitted: not one refusal, so no identity flagged.
+ * With CHALLENGE=turnstile the queue page renders the provider's widget (a local fake served at
+ * the provider's script URL) with the site key of the challenge's answer, bound to the shopper.
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -24,6 +27,22 @@ let app: RunningApp;
 let storefront: Server;
 let origin: string;
 let browser: Browser | undefined;
+/** the same API with CHALLENGE=turnstile, its siteverify a local server */
+let widgetApp: RunningApp;
+let siteverify: Server;
+const verified: Array<Record<string, string>> = [];
+const SITE_KEY = '1x00000000000000000000AA';
+
+/**
+ * Turnstile's api.js as far as the page uses it: render(slot, options) puts a check box in the
+ * slot; ticking it hands options.callback a token carrying the sitekey and cData.
+ */
+const FAKE_TURNSTILE = `window.turnstile = { render(slot, o) {
+  const b = document.createElement('button'); b.type = 'button'; b.id = 'fake-turnstile';
+  b.textContent = 'I am human (' + o.sitekey + ')';
+  b.onclick = () => o.callback('good:' + o.cData + ':' + o.sitekey);
+  slot.append(b);
+} };`;
 
 beforeAll(async () => {
   const port = await freePort();
@@ -58,10 +77,34 @@ beforeAll(async () => {
     productId,
     webhookSecret: 'a-payment-webhook-secret-for-the-door-page-01234',
   });
+  siteverify = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(body));
+      verified.push(form);
+      const [good, cdata] = (form.response ?? '').split(':');
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ success: good === 'good', 'error-codes': [], cdata }));
+    });
+  });
+  await new Promise<void>((r) => siteverify.listen(0, '127.0.0.1', r));
+  widgetApp = await startApp(
+    ns.config({
+      ROOM_TICK_MS: '50',
+      CHALLENGE: 'turnstile',
+      CHALLENGE_PRODUCTS: productId,
+      CHALLENGE_SECRET: 'a-turnstile-secret-key-for-the-door-page',
+      CHALLENGE_SITE_KEY: SITE_KEY,
+      CHALLENGE_VERIFY_URL: `http://127.0.0.1:${(siteverify.address() as AddressInfo).port}/turnstile/v0/siteverify`,
+    }),
+  );
   if (CHROMIUM) browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
+  await widgetApp?.close();
+  await new Promise((r) => siteverify?.close(r));
   await new Promise((r) => storefront?.close(r));
   await app?.close();
 });
@@ -155,3 +198,27 @@ it('names the door and its solver in the page, served as scripts', async () => {
     expect((await fetch(`${origin}${path}`)).status).toBe(200);
   }
 });
+
+it.skipIf(!CHROMIUM)(
+  "renders Turnstile's widget with the site key, bound to the shopper, on the queue page",
+  async () => {
+    await withContext(async (context) => {
+      const page = await context.newPage();
+      await page.route('https://challenges.cloudflare.com/turnstile/v0/api.js', (route) =>
+        route.fulfill({ contentType: 'text/javascript', body: FAKE_TURNSTILE }),
+      );
+      const res = await page.goto(`${widgetApp.url}/queue/${productId}#shopper=carol`);
+      expect(res!.headers()['content-security-policy']).toContain(
+        'frame-src https://challenges.cloudflare.com',
+      );
+      await page.locator('#qp-detail').filter({ hasText: 'Checking your browser' }).waitFor();
+      await page.click('#fake-turnstile');
+      await page
+        .locator('#qp-heading')
+        .filter({ hasText: "It's your turn!" })
+        .waitFor({ timeout: 30_000 });
+      expect(await page.isHidden('#qp-door')).toBe(true);
+    });
+    expect(verified.map((f) => f.response)).toEqual([`good:carol:${SITE_KEY}`]);
+  },
+);
