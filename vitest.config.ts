@@ -47,6 +47,9 @@ const CLUSTER_FILES = [
   'test/services/draw.test.ts',
   'test/fairness/door.test.ts',
   'test/services/room-sold-out.test.ts',
+  'test/services/storefront-draw.test.ts',
+  'test/fairness/door-page.test.ts',
+  'test/services/dashboard-panels.test.ts',
 ];
 
 export default defineConfig({
