@@ -4,8 +4,9 @@
  * a local beacon chain of 1 s rounds):
  *   - entries accepted per second over HTTP (`--http-entries` shoppers, 64 at a time);
  *   - for each of `--sizes` entries (written through the entry script, pipelined): the freeze
- *     (close, read, screen, sort, Merkle tree, one PostgreSQL transaction) and the draw (round R
- *     fetched and verified, every rank, the ranks written, the line's first part) timed apart;
+ *     (close, read, screen, sort, Merkle tree, one PostgreSQL transaction; again while one came
+ *     after its round, each phase of the last printed) and the draw (round R fetched and
+ *     verified, every rank, the ranks written, the line's first part) timed apart;
  *   - the standalone verifier (examples/verify-draw.mjs, Node alone, as a child process) on the
  *     largest draw's transcript, and on a transcript of `--verify` entries made in this process
  *     (draw-transcript.ts: the verifier's time at 10^6 without filling the store with 10^6);
@@ -115,9 +116,22 @@ try {
     progress(`${size} entries: entering`);
     await app.enterDirect(productId, view, size);
     const t = await app.freezeAndDraw(view);
-    rows.push({ measure: `freeze, ${size} entries`, value: `${t.freezeMs} ms`, n: size });
+    const last = t.attempts[t.attempts.length - 1]!;
+    const tries = t.attempts.length > 1 ? `, ${t.attempts.length} tries` : '';
+    rows.push({ measure: `freeze, ${size} entries`, value: `${t.freezeMs} ms${tries}`, n: size });
+    rows.push({
+      measure: `  its read/screen/sort/merkle/write`,
+      value: [last.read, last.screen, last.sort, last.merkle, last.write].join('/'),
+      n: size,
+    });
     rows.push({ measure: `draw, ${size} entries`, value: `${t.drawMs} ms`, n: size });
-    (json.sizes as unknown[]).push({ entries: size, freezeMs: t.freezeMs, drawMs: t.drawMs });
+    (json.sizes as unknown[]).push({
+      entries: size,
+      freezeMs: t.freezeMs,
+      freezeTries: t.attempts.length,
+      phases: last,
+      drawMs: t.drawMs,
+    });
     largest = { productId, size };
   }
 
