@@ -63,6 +63,7 @@ interface Transcript {
   waitlist: string[];
   offered: number;
   bought: string[];
+  cascade: string | null;
 }
 
 interface EntryView {
@@ -401,6 +402,86 @@ describe("a draw's cascade", () => {
       position: 1,
     });
     expect((await transcriptOf(b, productId)).offered).toBe(4);
+  });
+});
+
+async function control(productId: string, action: string, body?: unknown) {
+  const res = await fetch(`${a.url}/admin/products/${productId}/${action}`, {
+    method: 'POST',
+    headers: admin,
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return res.status;
+}
+
+/** Both processes' transcripts tell the cascade's state (each heard the operator's change). */
+const cascadeIs = (productId: string, cascade: string) =>
+  waitFor(
+    `the cascade ${cascade} on both`,
+    async () => {
+      const both = await Promise.all([a, b].map((p) => transcriptOf(p, productId)));
+      return both.every((t) => t.cascade === cascade) && both[0]!;
+    },
+    10_000,
+    50,
+  );
+
+describe("a draw's operator", () => {
+  it('pauses the cascade (added units wait), resumes it in rank order, ends it; each audited', async () => {
+    const productId = newProduct();
+    const { epoch } = await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS });
+    const ids = await entered(productId, users(6));
+    const t = await drawn(a, productId);
+    expect(t.cascade).toBe('running');
+    const ranked = byRank(t, ids);
+    for (const u of ranked.slice(0, 2)) await wonBy(productId, u);
+
+    expect(await control(productId, 'pause')).toBe(200);
+    await cascadeIs(productId, 'paused');
+    // two units come back while paused (a paused room sleeps: no tick to count): nobody further
+    // is offered one until the resume, which the rights' times below prove
+    expect(await control(productId, 'units', { add: 2 })).toBe(200);
+    expect((await transcriptOf(b, productId)).offered).toBe(2);
+    expect((await entryOf(b, productId, ranked[2]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+
+    const resumedAt = Date.now();
+    expect(await control(productId, 'resume')).toBe(200);
+    const third = await wonBy(productId, ranked[2]!);
+    const fourth = await wonBy(productId, ranked[3]!);
+    expect([third.rank, fourth.rank]).toEqual([3, 4]);
+    const admitted = await a.rt.redis.hgetall(a.rt.keys.room(productId, epoch).admitted);
+    const at = ranked.slice(0, 4).map((u) => Number(admitted[u]));
+    expect([...at].sort((x, y) => x - y)).toEqual(at);
+    expect(at.slice(2).every((ms) => ms >= resumedAt)).toBe(true);
+    expect((await entryOf(b, productId, ranked[4]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+
+    // ended: the transcript says so, a unit added after it goes to nobody, rank 5 is not drawn
+    expect(await control(productId, 'end')).toBe(200);
+    const ended = await cascadeIs(productId, 'ended');
+    expect(ended.offered).toBe(4);
+    expect(await control(productId, 'units', { add: 1 })).toBe(409);
+    expect((await transcriptOf(a, productId)).offered).toBe(4);
+    expect((await entryOf(a, productId, ranked[4]!)).body.state).toBe('not-drawn');
+    expect((await verifyTranscript(ended, { chain: chain.chain.info.hash })).problems).toEqual([]);
+
+    const res = await fetch(`${a.url}/admin/audit?productId=${productId}`, { headers: admin });
+    const { entries } = (await res.json()) as {
+      entries: Array<{ action: string; outcome: string }>;
+    };
+    expect(entries.reverse().map((e) => `${e.action}:${e.outcome}`)).toEqual([
+      'seed:done',
+      'pause:done',
+      'units:done',
+      'resume:done',
+      'end:done',
+      'units:refused',
+    ]);
   });
 });
 
