@@ -47,6 +47,8 @@ export const LINE_PART = 10_000;
 const ROUND_RETRY_MS = 500;
 /** A round refused (it failed verification) is asked for again after this long. */
 const REFUSED_RETRY_MS = 2_000;
+/** A freeze that came after its round is done again with a margin this many times what it took. */
+const LATE_FACTOR = 4;
 /** Entry ids read per query when ranking the frozen list. */
 const READ_IDS = 50_000;
 
@@ -84,8 +86,9 @@ export class DrawPhase {
   private readonly drawn = new Map<string, DrawRecord>();
   /**
    * per product and epoch: how long the last freeze that came after its round took (ms); the next
-   * one's round is at least twice that past it, so a list larger than the margin freezes once more
-   * at most instead of missing a round of the margin's length every time
+   * one's round is at least LATE_FACTOR times that past it, so a list larger than the margin
+   * freezes once more instead of missing a round of the margin's length every time (the rows a
+   * late freeze rolled back slow the next write until a vacuum: 10^6 entries took 12 s, then 37)
    */
   private readonly late = new Map<string, number>();
   /** per product and epoch: the moments and the ranks this process published (again) so far */
@@ -160,7 +163,7 @@ export class DrawPhase {
     const merkle = lap();
     const frozenAt = Math.max(Date.now(), closedAt);
     const key = `${view.id}|${view.epoch}`;
-    const marginMs = Math.max(beacon.marginMs, 2 * (this.late.get(key) ?? 0));
+    const marginMs = Math.max(beacon.marginMs, LATE_FACTOR * (this.late.get(key) ?? 0));
     const round = firstRoundAtOrAfter(beacon.chain, frozenAt + marginMs);
     const units = view.total;
     const written = await writeFreeze(db, {
@@ -192,7 +195,7 @@ export class DrawPhase {
       this.late.set(key, tookMs);
       this.deps.logger?.warn(
         { product: view.id, round, tookMs, marginMs },
-        'the freeze took past its round: again, with a margin of twice what it took',
+        'the freeze took past its round: again, with a margin of four times what it took',
       );
       return null;
     }
