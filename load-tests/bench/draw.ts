@@ -39,6 +39,7 @@ const OPTIONS = {
   verify: ['1000000', 'entries of a transcript made in-process for the verifier (0: none)'],
   units: ['100', 'units of the crowd draw and race'],
   draws: ['10', 'draws of the crowd (the bots share averaged over them)'],
+  'margin-ms': ['0', 'DRAW_BEACON_MARGIN_MS: a freeze slower than it is done again'],
   'update-report': [false, 'write load-tests/results/draw.md (the committed report)'],
   help: [false, 'print this and exit'],
 } as const;
@@ -70,6 +71,7 @@ function options() {
     units: num('units'),
     verify: num('verify'),
     draws: num('draws'),
+    marginMs: num('margin-ms'),
     update: values['update-report'] === true,
   };
 }
@@ -91,7 +93,7 @@ const config = loadConfig({
   PG_STATEMENT_TIMEOUT_MS: '60000',
   DRAW_CHAIN_INFO: JSON.stringify(chain.info),
   DRAW_BEACON_URLS: served.url,
-  DRAW_BEACON_MARGIN_MS: '0',
+  DRAW_BEACON_MARGIN_MS: String(o.marginMs),
 });
 const app: BenchApp = await startApp(config);
 const rows: Array<Record<string, string | number>> = [];
@@ -125,6 +127,7 @@ try {
       n: size,
     });
     rows.push({ measure: `draw, ${size} entries`, value: `${t.drawMs} ms`, n: size });
+    progress(`${size} entries: freeze ${t.freezeMs} ms${tries}, draw ${t.drawMs} ms`);
     (json.sizes as unknown[]).push({
       entries: size,
       freezeMs: t.freezeMs,
