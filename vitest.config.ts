@@ -50,6 +50,7 @@ const CLUSTER_FILES = [
   'test/services/storefront-draw.test.ts',
   'test/fairness/door-page.test.ts',
   'test/services/dashboard-panels.test.ts',
+  'test/inventory/draw-freeze.test.ts',
 ];
 
 export default defineConfig({

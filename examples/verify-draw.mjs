@@ -153,17 +153,16 @@ const hexOf = (words, at) => {
   return s;
 };
 
-/** RFC 6962 Merkle Tree Hash over ids (in the order given), built bottom-up. */
-export function merkleRoot(ids) {
-  if (ids.length === 0) return sha256(Buffer.alloc(0)).toString('hex');
+/** RFC 6962 Merkle Tree Hash of ids[from..to) (in the order given), built bottom-up, as 8 words. */
+function subtreeWords(ids, from, to) {
   const bytes = Buffer.alloc(65_536 * 3 + 1);
-  let level = new Int32Array(ids.length * 8);
-  for (let i = 0; i < ids.length; i++) {
+  let count = to - from;
+  let level = new Int32Array(count * 8);
+  for (let i = 0; i < count; i++) {
     bytes[0] = 0;
-    const n = bytes.write(ids[i], 1, 'utf8');
+    const n = bytes.write(ids[from + i], 1, 'utf8');
     sha256Words(bytes, n + 1, level, i * 8);
   }
-  let count = ids.length;
   while (count > 1) {
     const up = new Int32Array(Math.ceil(count / 2) * 8);
     let j = 0;
@@ -173,48 +172,105 @@ export function merkleRoot(ids) {
     level = up;
     count = Math.ceil(count / 2);
   }
-  return hexOf(level, 0);
+  return level.subarray(0, 8);
 }
 
-/** The ids in rank order: SHA-256(randomness || id), ascending (ties, never seen: the id's bytes). */
-export function rankOrder(ids, randomnessHex) {
-  const randomness = Buffer.from(randomnessHex, 'hex');
-  const bytes = Buffer.alloc(65_536 * 3 + randomness.length);
-  randomness.copy(bytes, 0);
-  const ranks = new Int32Array(ids.length * 8);
-  for (let i = 0; i < ids.length; i++) {
-    const n = bytes.write(ids[i], randomness.length, 'utf8');
-    sha256Words(bytes, randomness.length + n, ranks, i * 8);
-  }
-  const order = Array.from(ids, (_, i) => i);
-  order.sort((a, b) => {
+/** RFC 6962 Merkle Tree Hash over ids (in the order given). */
+export function merkleRoot(ids) {
+  if (ids.length === 0) return sha256(Buffer.alloc(0)).toString('hex');
+  return hexOf(subtreeWords(ids, 0, ids.length), 0);
+}
+
+/** RFC 6962's split of n > 1 leaves: the largest power of two below n. */
+const splitOf = (n) => 2 ** Math.floor(Math.log2(n - 1));
+
+/** Ties of the first word are this rare (n^2 / 2^33): ordered by every word, then the id. */
+function byEveryWord(ranks, ids) {
+  return (a, b) => {
     for (let k = 0; k < 8; k++) {
       const x = ranks[a * 8 + k] >>> 0;
       const y = ranks[b * 8 + k] >>> 0;
       if (x !== y) return x - y;
     }
     return Buffer.compare(Buffer.from(ids[a]), Buffer.from(ids[b]));
-  });
-  return order.map((i) => ids[i]);
+  };
 }
 
-/** Lists this long rank on a second core while the first builds the tree. */
+/** Up to this many ids, a rank's first word and its index share one float64 (2^32 * 2^21 < 2^53). */
+const INDEX_SPAN = 2 ** 21;
+
+/**
+ * The positions of ids in rank order: SHA-256(randomness || id), ascending (ties, never seen:
+ * the id's bytes). The first word of each and its index are sorted as numbers (a typed array
+ * sorts natively, many times faster than a comparison function), then each run of equal first
+ * words, if any, by every word.
+ */
+export function rankPositions(ids, randomnessHex) {
+  const randomness = Buffer.from(randomnessHex, 'hex');
+  const bytes = Buffer.alloc(65_536 * 3 + randomness.length);
+  randomness.copy(bytes, 0);
+  const n = ids.length;
+  const ranks = new Int32Array(n * 8);
+  for (let i = 0; i < n; i++) {
+    const len = bytes.write(ids[i], randomness.length, 'utf8');
+    sha256Words(bytes, randomness.length + len, ranks, i * 8);
+  }
+  const full = byEveryWord(ranks, ids);
+  if (n > INDEX_SPAN) return Int32Array.from(Array.from(ids, (_, i) => i).sort(full));
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = (ranks[i * 8] >>> 0) * INDEX_SPAN + i;
+  keys.sort();
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = keys[i] % INDEX_SPAN;
+  for (let s = 0, i = 1; i <= n; i++) {
+    if (i < n && ranks[order[i] * 8] === ranks[order[s] * 8]) continue;
+    if (i - s > 1) order.set(Array.from(order.subarray(s, i)).sort(full), s);
+    s = i;
+  }
+  return order;
+}
+
+/** The ids in rank order. */
+export const rankOrder = (ids, randomnessHex) =>
+  Array.from(rankPositions(ids, randomnessHex), (i) => ids[i]);
+
+/** Lists this long use the second core: it ranks, then hashes the tree's right side. */
 const RANK_APART = 50_000;
 
-/** rankOrder, on a worker thread of this same file (the ids travel as one string). */
-function rankOrderApart(ids, randomnessHex) {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), {
-      workerData: { ids: ids.join('\n'), randomness: randomnessHex },
-    });
-    worker.once('message', (joined) => resolve(joined === '' ? [] : joined.split('\n')));
-    worker.once('error', reject);
+/**
+ * A worker thread of this same file (ids travel joined by newlines): it ranks the ids, then
+ * answers the Merkle subtree of the ids sent next, while this thread hashes the left side.
+ */
+function secondCore(ids, randomnessHex) {
+  const worker = new Worker(new URL(import.meta.url), {
+    workerData: { ids: ids.join('\n'), randomness: randomnessHex },
   });
+  const answers = [];
+  const waiting = [];
+  worker.on('message', (m) => (waiting.length > 0 ? waiting.shift().resolve(m) : answers.push(m)));
+  worker.on('error', (err) => waiting.splice(0).forEach((w) => w.reject(err)));
+  const next = () =>
+    answers.length > 0
+      ? Promise.resolve(answers.shift())
+      : new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  const positions = next();
+  return {
+    positions,
+    subtree(part) {
+      worker.postMessage(part.join('\n'));
+      return positions.then(next).finally(() => worker.terminate());
+    },
+  };
 }
 
 if (!isMainThread && workerData?.randomness) {
   const ids = workerData.ids === '' ? [] : workerData.ids.split('\n');
-  parentPort.postMessage(rankOrder(ids, workerData.randomness).join('\n'));
+  const positions = rankPositions(ids, workerData.randomness);
+  parentPort.postMessage(positions, [positions.buffer]);
+  parentPort.once('message', (joined) => {
+    const part = joined.split('\n');
+    parentPort.postMessage(subtreeWords(part, 0, part.length).slice());
+  });
 }
 
 /** UTF-8 byte order (the frozen list's). */
@@ -290,21 +346,32 @@ export async function verifyTranscript(t, opts = {}) {
   const signed = await check(chain, beacon);
   if (signed === false) fail(`the beacon's signature does not verify under the chain's key`);
   const all = [...t.winners, ...t.waitlist];
-  if (new Set(all).size !== all.length) fail('an entry id is listed twice');
   if (all.length !== t.entries) fail(`${all.length} ids listed, the freeze counted ${t.entries}`);
   const apart = all.length >= RANK_APART && !all.some((id) => id.includes('\n'));
-  const ranked = apart ? rankOrderApart(all, beacon.randomness) : undefined;
-  const root = merkleRoot(sortedIds(all));
+  const second = apart ? secondCore(all, beacon.randomness) : undefined;
+  const sorted = sortedIds(all);
+  const twice = sorted.findIndex((id, i) => i > 0 && id === sorted[i - 1]);
+  if (twice > 0) fail(`an entry id is listed twice: ${sorted[twice]}`);
+  let root;
+  if (second) {
+    const k = splitOf(sorted.length);
+    const right = second.subtree(sorted.slice(k));
+    const top = new Int32Array(8);
+    nodeWords(subtreeWords(sorted, 0, k), 0, await right, 0, top, 0);
+    root = hexOf(top, 0);
+  } else root = merkleRoot(sorted);
   if (root !== t.root) fail(`the entries' Merkle root is ${root}, the freeze published ${t.root}`);
   else lines.push(`root ${root}: the ${all.length} entries are the frozen list`);
-  const order = ranked ? await ranked : rankOrder(all, beacon.randomness);
-  const at = order.findIndex((id, i) => id !== all[i]);
-  if (at >= 0) fail(`rank ${at + 1} is ${order[at]}, the transcript lists ${all[at]}`);
+  // listed in the beacon's order: rank r's position among the listed ids is r - 1
+  const positions = second ? await second.positions : rankPositions(all, beacon.randomness);
+  const at = positions.findIndex((p, i) => p !== i);
+  if (at >= 0) fail(`rank ${at + 1} is ${all[positions[at]]}, the transcript lists ${all[at]}`);
   else lines.push(`ranks: the ${all.length} entries are in the beacon's order`);
   const winners = Math.min(all.length, Math.ceil(t.units / (t.limitPerUser ?? 1)));
   if (t.winners.length !== winners)
     fail(`${t.winners.length} winners, ${t.units} units make ${winners}`);
-  const offered = new Set(order.slice(0, Math.max(t.offered, t.winners.length)));
+  const offeredRanks = positions.subarray(0, Math.max(t.offered, t.winners.length));
+  const offered = new Set(Array.from(offeredRanks, (i) => all[i]));
   const stray = t.bought.filter((id) => !offered.has(id));
   if (stray.length > 0) fail(`bought without a purchase right: ${stray.join(', ')}`);
   lines.push(

@@ -8,7 +8,9 @@ import type { Config } from '../../src/config/index.js';
 import { createCore } from '../../src/composition/core.js';
 import { apiServices, serveApi, startOrderQueue } from '../../src/composition/roles.js';
 import { DrawPhase, DrawStore, type ProductView } from '../../src/inventory/index.js';
+import type { FreezePhases } from '../../src/inventory/draw/phase.js';
 import { createLogger } from '../../src/log.js';
+import { progress } from './report.js';
 
 const ADMIN = 'bench-admin-token-0123456789';
 /** Entries written at once when entering directly. */
@@ -23,7 +25,10 @@ export interface BenchApp {
     n: number,
     users?: string[],
   ): Promise<Map<string, string>>;
-  freezeAndDraw(view: ProductView): Promise<{ freezeMs: number; drawMs: number }>;
+  /** the freeze until one came in time for its round (its attempts' phases), then the draw */
+  freezeAndDraw(
+    view: ProductView,
+  ): Promise<{ freezeMs: number; drawMs: number; attempts: FreezePhases[] }>;
   transcript(productId: string): Promise<{ winners: string[]; waitlist: string[] }>;
   crowd(o: {
     humans: number;
@@ -55,7 +60,16 @@ export async function startApp(config: Config): Promise<BenchApp> {
   const server = await serveApi(core, services, [queue]);
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const store = new DrawStore(core.redis, core.keys);
-  const phase = new DrawPhase({ store, db: core.db, beacon: config.draw });
+  const timed: FreezePhases[] = [];
+  const phase = new DrawPhase({
+    store,
+    db: core.db,
+    beacon: config.draw,
+    onFreezeTimed: (_, phases) => {
+      timed.push(phases);
+      progress(`freeze phases (ms): ${JSON.stringify(phases)}`);
+    },
+  });
   const admin = { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' };
   let fence = Date.now();
 
@@ -117,18 +131,24 @@ export async function startApp(config: Config): Promise<BenchApp> {
       // the window closes now (the seeded close is an hour away): the steps as the admitter takes them
       const closing = { ...view, draw: { ...view.draw!, entriesCloseAt: Date.now() } };
       fence += 1;
+      // frozen once a freeze came in time for its round: one that came late counts too
+      const from = timed.length;
       const t0 = performance.now();
-      const frozen = await phase.prepare(closing, fence);
+      let frozen = null;
+      while (!frozen) {
+        if ((await phase.prepare(closing, fence)).ready) throw new Error('drawn at the freeze');
+        frozen = await phase.record(view.id, view.epoch);
+      }
       const freezeMs = Math.round(performance.now() - t0);
-      if (frozen.ready) throw new Error('drawn at the freeze');
-      await new Promise((r) => setTimeout(r, Math.max(0, frozen.at - Date.now())));
+      const attempts = timed.slice(from);
+      await new Promise((r) => setTimeout(r, Math.max(0, frozen.roundAt.getTime() - Date.now())));
       const t1 = performance.now();
       for (;;) {
         const step = await phase.prepare(closing, fence);
         if (step.ready) break;
         await new Promise((r) => setTimeout(r, Math.max(10, step.at - Date.now())));
       }
-      return { freezeMs, drawMs: Math.round(performance.now() - t1) };
+      return { freezeMs, drawMs: Math.round(performance.now() - t1), attempts };
     },
 
     async transcript(productId) {

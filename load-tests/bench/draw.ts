@@ -4,8 +4,9 @@
  * a local beacon chain of 1 s rounds):
  *   - entries accepted per second over HTTP (`--http-entries` shoppers, 64 at a time);
  *   - for each of `--sizes` entries (written through the entry script, pipelined): the freeze
- *     (close, read, screen, sort, Merkle tree, one PostgreSQL transaction) and the draw (round R
- *     fetched and verified, every rank, the ranks written, the line's first part) timed apart;
+ *     (close, read, screen, sort, Merkle tree, one PostgreSQL transaction; again while one came
+ *     after its round, each phase of the last printed) and the draw (round R fetched and
+ *     verified, every rank, the ranks written, the line's first part) timed apart;
  *   - the standalone verifier (examples/verify-draw.mjs, Node alone, as a child process) on the
  *     largest draw's transcript, and on a transcript of `--verify` entries made in this process
  *     (draw-transcript.ts: the verifier's time at 10^6 without filling the store with 10^6);
@@ -38,6 +39,7 @@ const OPTIONS = {
   verify: ['1000000', 'entries of a transcript made in-process for the verifier (0: none)'],
   units: ['100', 'units of the crowd draw and race'],
   draws: ['10', 'draws of the crowd (the bots share averaged over them)'],
+  'margin-ms': ['0', 'DRAW_BEACON_MARGIN_MS: a freeze slower than it is done again'],
   'update-report': [false, 'write load-tests/results/draw.md (the committed report)'],
   help: [false, 'print this and exit'],
 } as const;
@@ -69,6 +71,7 @@ function options() {
     units: num('units'),
     verify: num('verify'),
     draws: num('draws'),
+    marginMs: num('margin-ms'),
     update: values['update-report'] === true,
   };
 }
@@ -90,7 +93,7 @@ const config = loadConfig({
   PG_STATEMENT_TIMEOUT_MS: '60000',
   DRAW_CHAIN_INFO: JSON.stringify(chain.info),
   DRAW_BEACON_URLS: served.url,
-  DRAW_BEACON_MARGIN_MS: '0',
+  DRAW_BEACON_MARGIN_MS: String(o.marginMs),
 });
 const app: BenchApp = await startApp(config);
 const rows: Array<Record<string, string | number>> = [];
@@ -115,9 +118,23 @@ try {
     progress(`${size} entries: entering`);
     await app.enterDirect(productId, view, size);
     const t = await app.freezeAndDraw(view);
-    rows.push({ measure: `freeze, ${size} entries`, value: `${t.freezeMs} ms`, n: size });
+    const last = t.attempts[t.attempts.length - 1]!;
+    const tries = t.attempts.length > 1 ? `, ${t.attempts.length} tries` : '';
+    rows.push({ measure: `freeze, ${size} entries`, value: `${t.freezeMs} ms${tries}`, n: size });
+    rows.push({
+      measure: `  its read/screen/sort/merkle/write`,
+      value: [last.read, last.screen, last.sort, last.merkle, last.write].join('/'),
+      n: size,
+    });
     rows.push({ measure: `draw, ${size} entries`, value: `${t.drawMs} ms`, n: size });
-    (json.sizes as unknown[]).push({ entries: size, freezeMs: t.freezeMs, drawMs: t.drawMs });
+    progress(`${size} entries: freeze ${t.freezeMs} ms${tries}, draw ${t.drawMs} ms`);
+    (json.sizes as unknown[]).push({
+      entries: size,
+      freezeMs: t.freezeMs,
+      freezeTries: t.attempts.length,
+      phases: last,
+      drawMs: t.drawMs,
+    });
     largest = { productId, size };
   }
 

@@ -30,6 +30,8 @@ export const CSV_COLUMNS = [
   'refundedAt',
   'disputedAt',
   'disputeClosedAt',
+  'entryId',
+  'rank',
 ] as const;
 
 /** A leading character a spreadsheet reads as the start of a formula (OWASP, CSV injection). */

@@ -76,6 +76,9 @@ export interface OrdersTable {
   disputed_at: ColumnType<Date | null, never, Date | null>;
   /** the dispute was won (paid again) or lost (dispute_lost) */
   dispute_closed_at: ColumnType<Date | null, never, Date | null>;
+  /** bought with a draw's purchase right: the shopper's entry in the frozen list, and its rank */
+  draw_entry_id: ColumnType<string | null, never, never>;
+  draw_rank: ColumnType<number | null, never, never>;
 }
 
 /**

@@ -3,10 +3,18 @@
  * ascending. No modulo (nothing is reduced to a range, so no bias) and no ties in practice (a tie
  * is two 256-bit hashes equal; it would fall to the ids' byte order, so the order is still one).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
-export const rankHash = (randomness: Buffer, entryId: string): Buffer =>
-  createHash('sha256').update(randomness).update(entryId, 'utf8').digest();
+/** The randomness and then an id are written into it: one one-shot hash per entry, no concat. */
+let scratch = Buffer.alloc(256);
+
+export const rankHash = (randomness: Buffer, entryId: string): Buffer => {
+  const most = randomness.length + entryId.length * 3;
+  if (scratch.length < most) scratch = Buffer.alloc(most * 2);
+  randomness.copy(scratch, 0);
+  const n = scratch.write(entryId, randomness.length, 'utf8');
+  return hash('sha256', scratch.subarray(0, randomness.length + n), 'buffer');
+};
 
 /**
  * The entries in rank order: the winners first, then the waitlist.

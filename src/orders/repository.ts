@@ -25,7 +25,10 @@ export const orderRowKey = (order: SoldOrder) =>
  * Inserts orders in one statement; an order already there (a redelivery) is skipped. The rows
  * travel as twelve arrays (`unnest`), not twelve parameters per row: a batch of 500 is one
  * statement with 12 parameters for the driver to serialise and PostgreSQL to bind, instead of
- * 6 000. Each row copies its sale epoch's price (sale_prices, written before the epoch's stock).
+ * 6 000. Each row copies its sale epoch's price (sale_prices, written before the epoch's stock)
+ * and, bought in a draw, its shopper's entry and rank (one per shopper, ranked before any right
+ * was given): a lookup in the same statement by the entries' (product, epoch, user) index, found
+ * empty at once for a plain sale, so no round trip is added to persisting an order.
  * @returns how many rows were new.
  */
 export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promise<number> {
@@ -34,8 +37,8 @@ export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promis
   const r = await sql`
     insert into orders (id, idempotency_key, product_id, epoch, user_id, quantity, segment,
                         home_segment, outbox_id, deducted_at, status, pay_by,
-                        unit_amount, currency, total_amount)
-    select u.*, p.unit_amount, p.currency, p.unit_amount * u.quantity
+                        unit_amount, currency, total_amount, draw_entry_id, draw_rank)
+    select u.*, p.unit_amount, p.currency, p.unit_amount * u.quantity, d.entry_id, d.rank
     from unnest(
       ${column((o) => o.orderId)}::uuid[], ${column(orderRowKey)}::text[],
       ${column((o) => o.productId)}::text[], ${column((o) => o.epoch)}::int[],
@@ -48,6 +51,12 @@ export async function insertOrders(db: Db, orders: readonly SoldOrder[]): Promis
       as u(id, idempotency_key, product_id, epoch, user_id, quantity, segment, home_segment,
            outbox_id, deducted_at, status, pay_by)
     left join sale_prices p on p.product_id = u.product_id and p.epoch = u.epoch
+    left join lateral (
+      select e.entry_id, r.rank from draw_entries e
+      join draw_ranks r on r.product_id = e.product_id and r.epoch = e.epoch
+        and r.position = e.position
+      where e.product_id = u.product_id and e.epoch = u.epoch and e.user_id = u.user_id
+      limit 1) d on true
     on conflict do nothing`.execute(db);
   return Number(r.numAffectedRows ?? 0);
 }

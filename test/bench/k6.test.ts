@@ -9,6 +9,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/app.js';
+import { startTestChain, type TestChain } from '../support/beacon.js';
 import { useNamespace } from '../support/namespace.js';
 import { stackProcess, type StackProcess } from '../support/orders.js';
 import { tempDir } from '../support/servers.js';
@@ -41,14 +42,19 @@ let worker: StackProcess;
 const results = tempDir('k6');
 const WEBHOOK_SECRET = 'k6-test-webhook-secret-0123456789abcdef';
 
+let chain: TestChain;
+
 beforeAll(async () => {
   if (!k6) return;
-  app = await startApp(ns.config({ PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET }));
-  worker = await stackProcess(ns.config(), { worker: true });
+  // every process of the file draws on one local chain: any admitter may hold a draw's room
+  chain = await startTestChain(1, 1_000);
+  app = await startApp(ns.config({ PAYMENT_WEBHOOK_SECRET: WEBHOOK_SECRET, ...chain.env }));
+  worker = await stackProcess(ns.config(chain.env), { worker: true });
 });
 afterAll(async () => {
   await app?.close();
   await worker?.close();
+  await chain?.close();
   results.remove();
 });
 
@@ -72,7 +78,7 @@ function runK6(script: string, env: Record<string, string>): Promise<K6Run> {
     args.push('-e', `${k}=${v}`);
   args.push(join(ROOT, 'load-tests', script));
   return new Promise((resolve) => {
-    execFile(k6!, args, { cwd: ROOT, timeout: 120_000 }, (err, stdout, stderr) => {
+    execFile(k6!, args, { cwd: ROOT, timeout: 170_000 }, (err, stdout, stderr) => {
       const code = err ? ((err as { code?: number }).code ?? null) : 0;
       resolve({ code: typeof code === 'number' ? code : null, output: `${stdout}${stderr}` });
     });
@@ -299,6 +305,51 @@ describe.skipIf(!k6)('k6 scripts under a real k6', () => {
       await withTokens.close();
     }
   });
+
+  it(
+    'draw.js: entrants over the window, winners buy exactly the stock, declined rights pass on',
+    {
+      timeout: 180_000,
+    },
+    async () => {
+      const drawing = await startApp(
+        ns.config({
+          SALE_TOKEN_SECRET: 'k6-test-sale-token-secret-0123456789abcdef',
+          ROOM_TICK_MS: '50',
+          ...chain.env,
+        }),
+      );
+      try {
+        const run = await runK6('draw.js', {
+          BASE_URL: drawing.url,
+          STOCK: '20',
+          ENTRANTS: '100',
+          WINDOW_S: '4',
+          BUY_S: '5',
+          REPEAT_EVERY: '10',
+          DECLINE_EVERY: '10',
+          PATIENCE_S: '60',
+          PRODUCT_ID: `${ns.id}-draw`,
+        });
+        expect(run.code, run.output).toBe(0);
+        process.stdout.write(`[k6.test] draw.js:\n${run.output}`);
+        const summary = JSON.parse(readFileSync(join(results.path, 'draw.json'), 'utf8'));
+        expect(count(summary, 'seckill_draw_entered')).toBe(100);
+        expect(count(summary, 'seckill_draw_repeated_same')).toBe(10);
+        // ranks 10 and 20 let their rights run out: ranks 21 and 22 win them and buy
+        expect(count(summary, 'seckill_draw_declined')).toBe(2);
+        expect(count(summary, 'seckill_draw_won')).toBe(22);
+        expect(count(summary, 'seckill_draw_won_from_waitlist')).toBe(2);
+        expect(count(summary, 'seckill_accepted')).toBe(20);
+        expect(count(summary, 'seckill_draw_not_drawn')).toBe(78);
+        expect(count(summary, 'seckill_errors')).toBe(0);
+        expect(count(summary, 'seckill_invariant_violations')).toBe(0);
+        expect(summary.metrics.http_req_failed.values.rate).toBe(0);
+      } finally {
+        await drawing.close();
+      }
+    },
+  );
 
   it('the latency thresholds can fail: an impossible P99_MS exits 99', async () => {
     const run = await runK6('flash-sale.js', {

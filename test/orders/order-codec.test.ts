@@ -3,8 +3,8 @@
  * `data`, rendered by a trigger in the change's own statement) and TypeScript's `rowView`
  * (GET /orders/:id, the admin listing, the export). Here they are held equal, field by field,
  * for an order in every state a row can be in, as test/inventory/lua-records.test.ts holds the
- * Lua records and their TypeScript codecs equal; and every field of the documented order
- * (OpenAPI's Order) is written by both.
+ * Lua records and their TypeScript codecs equal (a draw's entry and rank on one of them); and
+ * every field of the documented order (OpenAPI's Order) is written by both.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,6 +65,11 @@ async function ordersInEveryState(productId: string): Promise<string[]> {
     payWithinSeconds,
   });
   const orders = [sold(0, 0), ...[1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => sold(i, 600))];
+  // u2 holds an entry of the epoch's draw at rank 7: its order carries them, the others none
+  await sql`insert into draw_entries (product_id, epoch, position, entry_id, user_id)
+    values (${productId}, 1, 0, ${`entry-of-u2-${productId}`}, 'u2')`.execute(app.rt.db);
+  await sql`insert into draw_ranks (product_id, epoch, rank, position)
+    values (${productId}, 1, 7, 0)`.execute(app.rt.db);
   expect(await insertOrders(app.rt.db, orders)).toBe(10);
   const [, awaiting, paid, cancelled, expired, returning, refunded, disputed, won, lost] =
     orders.map((o) => o.orderId);
@@ -117,6 +122,9 @@ describe("the order's one shape", () => {
       'paid',
       'dispute_lost',
     ]);
+    expect(rows.map((r) => [r.draw_entry_id, r.draw_rank])).toEqual(
+      rows.map((r) => (r.user_id === 'u2' ? [`entry-of-u2-${p}`, 7] : [null, null])),
+    );
     for (const row of rows) {
       const fromSql = row.event_data;
       const fromTs = rowView(row) as unknown as Record<string, unknown>;

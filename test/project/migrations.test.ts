@@ -46,6 +46,7 @@ describe('migrations', () => {
       '20261206_0014_order_events_by_order_version',
       '20261206_0015_product_events',
       '20261206_0016_draws',
+      '20261207_0017_order_draw_entry',
     ]);
     expect(await migrateToLatest(db)).toEqual([]);
 
@@ -248,6 +249,7 @@ describe('migrations', () => {
       expect(await migrateToLatest(old)).toEqual([
         '20261206_0015_product_events',
         '20261206_0016_draws',
+        '20261207_0017_order_draw_entry',
       ]);
       const lane = await old
         .selectFrom('webhook_lanes')

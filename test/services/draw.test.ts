@@ -63,6 +63,7 @@ interface Transcript {
   waitlist: string[];
   offered: number;
   bought: string[];
+  cascade: string | null;
 }
 
 interface EntryView {
@@ -82,7 +83,7 @@ async function seedDraw(
     unknown
   >,
 ): Promise<{ epoch: number; closeAt: number }> {
-  const { total, closeInMs, buyWithinSeconds, app, ...draw } = o;
+  const { total, closeInMs, buyWithinSeconds, app, payWithinSeconds, ...draw } = o;
   const closeAt = Date.now() + closeInMs;
   const res = await fetch(`${(app ?? a).url}/admin/products/${productId}`, {
     method: 'PUT',
@@ -91,6 +92,7 @@ async function seedDraw(
       total,
       strategy: 'segmented',
       segments: 2,
+      ...(payWithinSeconds !== undefined && { payWithinSeconds }),
       draw: {
         entriesOpenAt: iso(Date.now() - 1_000),
         entriesCloseAt: iso(closeAt),
@@ -132,12 +134,20 @@ const drawn = (app: RunningApp, productId: string, timeoutMs = 15_000) =>
   );
 
 async function buy(productId: string, user: string, saleToken: string) {
+  return (await bought(productId, user, saleToken)).status;
+}
+
+async function bought(productId: string, user: string, saleToken?: string) {
   const res = await fetch(`${b.url}/seckill`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-user-id': user, 'sale-token': saleToken },
+    headers: {
+      'content-type': 'application/json',
+      'x-user-id': user,
+      ...(saleToken && { 'sale-token': saleToken }),
+    },
     body: JSON.stringify({ productId }),
   });
-  return res.status;
+  return { status: res.status, orderId: ((await res.json()) as { orderId?: string }).orderId };
 }
 
 /**
@@ -392,6 +402,197 @@ describe("a draw's cascade", () => {
       position: 1,
     });
     expect((await transcriptOf(b, productId)).offered).toBe(4);
+  });
+});
+
+async function control(productId: string, action: string, body?: unknown) {
+  const res = await fetch(`${a.url}/admin/products/${productId}/${action}`, {
+    method: 'POST',
+    headers: admin,
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  return res.status;
+}
+
+/** Both processes' transcripts tell the cascade's state (each heard the operator's change). */
+const cascadeIs = (productId: string, cascade: string) =>
+  waitFor(
+    `the cascade ${cascade} on both`,
+    async () => {
+      const both = await Promise.all([a, b].map((p) => transcriptOf(p, productId)));
+      return both.every((t) => t.cascade === cascade) && both[0]!;
+    },
+    10_000,
+    50,
+  );
+
+describe("a draw's operator", () => {
+  it('pauses the cascade (added units wait), resumes it in rank order, ends it; each audited', async () => {
+    const productId = newProduct();
+    const { epoch } = await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS });
+    const ids = await entered(productId, users(6));
+    const t = await drawn(a, productId);
+    expect(t.cascade).toBe('running');
+    const ranked = byRank(t, ids);
+    for (const u of ranked.slice(0, 2)) await wonBy(productId, u);
+
+    expect(await control(productId, 'pause')).toBe(200);
+    await cascadeIs(productId, 'paused');
+    // two units come back while paused (a paused room sleeps: no tick to count): nobody further
+    // is offered one until the resume, which the rights' times below prove
+    expect(await control(productId, 'units', { add: 2 })).toBe(200);
+    expect((await transcriptOf(b, productId)).offered).toBe(2);
+    expect((await entryOf(b, productId, ranked[2]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+
+    const resumedAt = Date.now();
+    expect(await control(productId, 'resume')).toBe(200);
+    const third = await wonBy(productId, ranked[2]!);
+    const fourth = await wonBy(productId, ranked[3]!);
+    expect([third.rank, fourth.rank]).toEqual([3, 4]);
+    const admitted = await a.rt.redis.hgetall(a.rt.keys.room(productId, epoch).admitted);
+    const at = ranked.slice(0, 4).map((u) => Number(admitted[u]));
+    expect([...at].sort((x, y) => x - y)).toEqual(at);
+    expect(at.slice(2).every((ms) => ms >= resumedAt)).toBe(true);
+    expect((await entryOf(b, productId, ranked[4]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 1,
+    });
+
+    // ended: the transcript says so, a unit added after it goes to nobody, rank 5 is not drawn
+    expect(await control(productId, 'end')).toBe(200);
+    const ended = await cascadeIs(productId, 'ended');
+    expect(ended.offered).toBe(4);
+    expect(await control(productId, 'units', { add: 1 })).toBe(409);
+    expect((await transcriptOf(a, productId)).offered).toBe(4);
+    expect((await entryOf(a, productId, ranked[4]!)).body.state).toBe('not-drawn');
+    expect((await verifyTranscript(ended, { chain: chain.chain.info.hash })).problems).toEqual([]);
+
+    const res = await fetch(`${a.url}/admin/audit?productId=${productId}`, { headers: admin });
+    const { entries } = (await res.json()) as {
+      entries: Array<{ action: string; outcome: string }>;
+    };
+    expect(entries.reverse().map((e) => `${e.action}:${e.outcome}`)).toEqual([
+      'seed:done',
+      'pause:done',
+      'units:done',
+      'resume:done',
+      'end:done',
+      'units:refused',
+    ]);
+  });
+});
+
+/** The order's row once persisted (its draw columns), and what GET /orders/:id answers. */
+async function persisted(orderId: string, user: string) {
+  const row = await waitFor(
+    `order ${orderId} persisted`,
+    () =>
+      a.rt.db
+        .selectFrom('orders')
+        .select(['id', 'status', 'draw_entry_id', 'draw_rank'])
+        .where('id', '=', orderId)
+        .executeTakeFirst(),
+    10_000,
+    50,
+  );
+  const res = await fetch(`${a.url}/orders/${orderId}`, { headers: { 'x-user-id': user } });
+  expect(res.status).toBe(200);
+  return { row, view: (await res.json()) as { entryId?: string; rank?: number } };
+}
+
+describe("a draw's orders", () => {
+  it('carry the entry and its rank, on the row, the answer and the events; reconcile counts them', async () => {
+    const productId = newProduct();
+    await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS, payWithinSeconds: 600 });
+    const ids = await entered(productId, users(5));
+    const t = await drawn(a, productId);
+    const ranked = byRank(t, ids);
+    const orders: Array<{ user: string; orderId: string }> = [];
+    for (const u of ranked.slice(0, 2)) {
+      const r = await bought(productId, u, (await wonBy(productId, u)).saleToken);
+      expect(r.status).toBe(202);
+      orders.push({ user: u, orderId: r.orderId! });
+    }
+    // rank 1 cancels in its payment window: its unit passes down the waitlist to rank 3
+    await persisted(orders[0]!.orderId, ranked[0]!);
+    const cancel = await fetch(`${a.url}/orders/${orders[0]!.orderId}/cancel`, {
+      method: 'POST',
+      headers: { 'x-user-id': ranked[0]! },
+    });
+    expect(cancel.status).toBe(200);
+    const third = await wonBy(productId, ranked[2]!);
+    expect(third.rank).toBe(3);
+    const r3 = await bought(productId, ranked[2]!, third.saleToken);
+    expect(r3.status).toBe(202);
+    orders.push({ user: ranked[2]!, orderId: r3.orderId! });
+    const ranks = [1, 2, 3];
+    for (const [i, o] of orders.entries()) {
+      const { row, view } = await persisted(o.orderId, o.user);
+      const entryId = ids.get(o.user)!;
+      expect([row.draw_entry_id, row.draw_rank]).toEqual([entryId, ranks[i]]);
+      expect([view.entryId, view.rank]).toEqual([entryId, ranks[i]]);
+      expect([...t.winners, ...t.waitlist][ranks[i]! - 1]).toBe(entryId);
+    }
+    // every order event of theirs carries the same (created, then rank 1's cancel and return)
+    const { rows: events } = await sql<{
+      order_id: string;
+      type: string;
+      data: { entryId?: string; rank?: number };
+    }>`
+      select order_id, type, data from order_events
+      where order_id = any(${orders.map((o) => o.orderId)}::uuid[]) order by txid, position`.execute(
+      a.rt.db,
+    );
+    expect(events.map((e) => e.type).sort()).toEqual(
+      [
+        'order.created',
+        'order.created',
+        'order.created',
+        'order.cancelled',
+        'order.returned',
+      ].sort(),
+    );
+    for (const e of events) {
+      const i = orders.findIndex((o) => o.orderId === e.order_id);
+      expect([e.data.entryId, e.data.rank], e.type).toEqual([ids.get(orders[i]!.user), ranks[i]]);
+    }
+    // sold + left = seeded, the unit that came back and went down the waitlist included
+    const report = await fetch(`${b.url}/admin/products/${productId}/reconcile`, {
+      method: 'POST',
+      headers: admin,
+    });
+    expect(report.status).toBe(200);
+    expect(await report.json()).toMatchObject({
+      ok: true,
+      problems: [],
+      seeded: 2,
+      remaining: 0,
+      pending: 0,
+      persisted: 3,
+      persistedOrders: 3,
+      returned: 1,
+    });
+    // a plain sale's order names no entry
+    const plain = newProduct();
+    const seeded = await fetch(`${a.url}/admin/products/${plain}`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ total: 1, strategy: 'segmented', segments: 2 }),
+    });
+    expect(seeded.status).toBe(201);
+    const [shopper] = users(1);
+    const p = await bought(plain, shopper!);
+    expect(p.status).toBe(202);
+    const { row, view } = await persisted(p.orderId!, shopper!);
+    expect([row.draw_entry_id, row.draw_rank, 'entryId' in view, 'rank' in view]).toEqual([
+      null,
+      null,
+      false,
+      false,
+    ]);
   });
 });
 

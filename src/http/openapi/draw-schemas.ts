@@ -78,6 +78,12 @@ export const drawTranscript = z.strictObject({
   waitlist: z.array(z.string()).describe('entry ids, in rank order'),
   offered: z.number().int().min(0).describe('ranks given a purchase right so far'),
   bought: z.array(z.string()).describe('entry ids whose order stands, in rank order'),
+  cascade: z
+    .enum(['running', 'paused', 'ended'])
+    .nullable()
+    .describe(
+      "drawn: `running`, `paused` by an operator, or `ended` (the sale's end: no rank is offered a unit any more)",
+    ),
 });
 
 export const drawEntriesPage = z.strictObject({

@@ -72,6 +72,16 @@ export const orderView = z.strictObject({
     .optional()
     .describe("1 when persisted, +1 by each change of state: the order events' orderversion"),
   updatedAt: iso.optional().describe('its last change of state'),
+  entryId: z
+    .string()
+    .optional()
+    .describe("bought with a draw's purchase right: the entry's id (the draw's transcript)"),
+  rank: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("bought in a draw: the entry's rank (1 the first drawn: winners, then waitlist)"),
 });
 
 export const paymentIntent = z.strictObject({

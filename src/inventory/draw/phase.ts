@@ -47,6 +47,8 @@ export const LINE_PART = 10_000;
 const ROUND_RETRY_MS = 500;
 /** A round refused (it failed verification) is asked for again after this long. */
 const REFUSED_RETRY_MS = 2_000;
+/** A freeze that came after its round is done again with a margin this many times what it took. */
+const LATE_FACTOR = 4;
 /** Entry ids read per query when ranking the frozen list. */
 const READ_IDS = 50_000;
 
@@ -60,8 +62,20 @@ export interface DrawPhaseDeps {
   /** the draw's moments, once each where this process did them (freeze, draw) */
   onFrozen?: (view: ProductView, record: DrawRecord) => void;
   onDrawn?: (view: ProductView, record: DrawRecord) => void;
+  /** each freeze's phases, in ms (bench:draw prints them) */
+  onFreezeTimed?: (view: ProductView, phases: FreezePhases) => void;
   /** publishes the draw's events (feed and webhooks); each id the same each time it is sent */
   publish?: ((events: DrawEvent[]) => Promise<unknown>) | undefined;
+}
+
+/** Where a freeze's time went, in ms: each phase in turn. */
+export interface FreezePhases {
+  read: number;
+  screen: number;
+  sort: number;
+  merkle: number;
+  write: number;
+  written: 'frozen' | 'existing' | 'late';
 }
 
 /** What the admitter does next for a draw: tick its line, or look again at `at` (local ms). */
@@ -70,6 +84,13 @@ export type DrawStep = { ready: true } | { ready: false; at: number };
 export class DrawPhase {
   /** drawn records, immutable: kept per product and epoch */
   private readonly drawn = new Map<string, DrawRecord>();
+  /**
+   * per product and epoch: how long the last freeze that came after its round took (ms); the next
+   * one's round is at least LATE_FACTOR times that past it, so a list larger than the margin
+   * freezes once more instead of missing a round of the margin's length every time (the rows a
+   * late freeze rolled back slow the next write until a vacuum: 10^6 entries took 12 s, then 37)
+   */
+  private readonly late = new Map<string, number>();
   /** per product and epoch: the moments and the ranks this process published (again) so far */
   private readonly told = new Map<string, { frozen: boolean; drawn: boolean; ranks: number }>();
 
@@ -125,13 +146,25 @@ export class DrawPhase {
     const { store, db, beacon } = this.deps;
     const settings = await drawSettings(db, view.id, view.epoch);
     const rules = (settings?.rules as DrawRules | undefined) ?? NO_RULES;
+    let at = performance.now();
+    const lap = () => {
+      const was = at;
+      at = performance.now();
+      return Math.round(at - was);
+    };
     const held = await store.scan(view.id, view.epoch);
+    const read = lap();
     const { eligible, removed } = screen(held, rules);
     const byId = new Map(eligible.map((e) => [e.entryId, e.userId]));
+    const screened = lap();
     const ids = sortIds([...byId.keys()]);
+    const sorted = lap();
     const roots = chunkRoots(ids);
+    const merkle = lap();
     const frozenAt = Math.max(Date.now(), closedAt);
-    const round = firstRoundAtOrAfter(beacon.chain, frozenAt + beacon.marginMs);
+    const key = `${view.id}|${view.epoch}`;
+    const marginMs = Math.max(beacon.marginMs, LATE_FACTOR * (this.late.get(key) ?? 0));
+    const round = firstRoundAtOrAfter(beacon.chain, frozenAt + marginMs);
     const units = view.total;
     const written = await writeFreeze(db, {
       productId: view.id,
@@ -149,10 +182,24 @@ export class DrawPhase {
       units,
       winners: Math.min(ids.length, winnersOf(units, view.limitPerUser)),
     });
+    this.deps.onFreezeTimed?.(view, {
+      read,
+      screen: screened,
+      sort: sorted,
+      merkle,
+      write: lap(),
+      written,
+    });
     if (written === 'late') {
-      this.deps.logger?.warn({ product: view.id, round }, 'the freeze took past its round: again');
+      const tookMs = Date.now() - frozenAt;
+      this.late.set(key, tookMs);
+      this.deps.logger?.warn(
+        { product: view.id, round, tookMs, marginMs },
+        'the freeze took past its round: again, with a margin of four times what it took',
+      );
       return null;
     }
+    this.late.delete(key);
     const record = await drawRecord(db, view.id, view.epoch);
     if (written === 'frozen' && record) {
       this.deps.logger?.info(

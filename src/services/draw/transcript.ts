@@ -37,7 +37,15 @@ export interface Transcript {
   /** ranks given a purchase right so far (the first `winners`, then the cascade's) */
   offered: number;
   bought: string[];
+  /**
+   * the cascade: `running` once drawn, `paused` while an operator holds it, `ended` once the sale
+   * ended (an operator's end, or its end time): no rank is offered a unit any more; null before
+   */
+  cascade: 'running' | 'paused' | 'ended' | null;
 }
+
+const cascadeOf = (view: ProductView): Transcript['cascade'] =>
+  view.endsAt > 0 && Date.now() >= view.endsAt ? 'ended' : view.paused ? 'paused' : 'running';
 
 /** Ids read per query when a draw's rank order is first read. */
 const READ_IDS = 50_000;
@@ -89,7 +97,7 @@ export class Transcripts {
     if (!record.beacon) {
       return {
         kind: 'transcript',
-        transcript: { ...frozen, winners: [], waitlist: [], offered: 0, bought: [] },
+        transcript: { ...frozen, winners: [], waitlist: [], offered: 0, bought: [], cascade: null },
       };
     }
     const order = await this.rankOrder(productId, view.epoch, record);
@@ -103,6 +111,7 @@ export class Transcripts {
         waitlist: order.slice(record.winners),
         offered: Math.min(line.served, record.entries),
         bought,
+        cascade: cascadeOf(view),
       },
     };
   }
@@ -137,6 +146,7 @@ export class Transcripts {
       winners: [],
       waitlist: [],
       offered: 0,
+      cascade: null,
       bought: [],
     };
   }

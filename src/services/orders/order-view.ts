@@ -58,6 +58,9 @@ export interface OrderView {
   version?: number;
   /** persisted: its last change of state */
   updatedAt?: string;
+  /** bought with a draw's purchase right: the entry (the transcript's id) and its rank (1 first) */
+  entryId?: string;
+  rank?: number;
 }
 
 /** The unit price and the total of `quantity` units at it. */
@@ -104,4 +107,6 @@ export const rowView = (row: OrderRow): OrderView => ({
   ...priced(rowPrice(row), row.quantity),
   version: row.version,
   updatedAt: row.updated_at.toISOString(),
+  ...(row.draw_entry_id !== null && { entryId: row.draw_entry_id }),
+  ...(row.draw_rank !== null && { rank: row.draw_rank }),
 });
