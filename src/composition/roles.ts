@@ -30,6 +30,7 @@ import {
   registerOrderGauges,
   type PaymentWindowDeps,
 } from '../orders/index.js';
+import { configuredKinds } from '../config/index.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import {
@@ -184,6 +185,7 @@ export async function serveApi(
           products: services.products,
           queues,
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
+          challengeKinds: configuredKinds(config.admission.challenge),
           feed: core.feed,
           webhooks: core.webhooks,
           ...dropParts(core),

@@ -184,15 +184,14 @@ export function startDoor(core: Core): Door & { fairness: FairnessReports } {
     onError: (err) => core.logger.warn({ err }, 'fairness notes not written'),
   });
   core.lifecycle.add('fairness notes', () => fairnessNotes.stop());
-  const door =
-    admission.challenge.kind === 'off'
-      ? undefined
-      : new ChallengeGate({
-          config: admission.challenge,
-          store,
-          identitiesPerBlock: admission.identitiesPerBlock,
-          blockOf: addressBlock,
-        });
+  // always built: a product may be seeded with a challenge of its own (CHALLENGE off or not)
+  const door = new ChallengeGate({
+    config: admission.challenge,
+    store,
+    catalogue: core.inventory.catalogue,
+    identitiesPerBlock: admission.identitiesPerBlock,
+    blockOf: addressBlock,
+  });
   const fairness = new FairnessReports({
     catalogue: core.inventory.catalogue,
     store,

@@ -59,6 +59,37 @@ export const doorEnv = {
     .describe(
       'pow: the floor once flagged (doubling with each further flag, up to 4x); also the gap between two challenges of one flagged address',
     ),
+  CHALLENGE_POW_SECRET: z
+    .string()
+    .min(16, 'must be at least 16 characters')
+    .optional()
+    .describe(
+      'pow: the HMAC key of the proofs of work of products seeded with their own pow challenge (default: CHALLENGE_SECRET when CHALLENGE=pow)',
+    ),
+  CHALLENGE_TURNSTILE_SECRET: z
+    .string()
+    .optional()
+    .describe(
+      "turnstile: the provider's secret key for products seeded with a turnstile challenge (default: CHALLENGE_SECRET when CHALLENGE=turnstile)",
+    ),
+  CHALLENGE_TURNSTILE_SITE_KEY: z
+    .string()
+    .optional()
+    .describe(
+      "turnstile: the widget's site key for those products (default: CHALLENGE_SITE_KEY when CHALLENGE=turnstile)",
+    ),
+  CHALLENGE_HCAPTCHA_SECRET: z
+    .string()
+    .optional()
+    .describe(
+      "hcaptcha: the provider's secret key for products seeded with an hcaptcha challenge (default: CHALLENGE_SECRET when CHALLENGE=hcaptcha)",
+    ),
+  CHALLENGE_HCAPTCHA_SITE_KEY: z
+    .string()
+    .optional()
+    .describe(
+      "hcaptcha: the widget's site key for those products (default: CHALLENGE_SITE_KEY when CHALLENGE=hcaptcha)",
+    ),
   FAIRNESS_IDENTITIES_PER_BLOCK: z.coerce
     .number()
     .int()
@@ -84,7 +115,18 @@ export interface ChallengeConfig {
   ttlSeconds: number;
   cleanFloorMs: number;
   flaggedFloorMs: number;
+  /**
+   * The keys of each kind this deployment can check (null: none configured), for the deployment's
+   * own kind and for the products seeded with a kind of their own.
+   */
+  keys: {
+    pow: string | null;
+    turnstile: { secret: string; siteKey: string | null } | null;
+    hcaptcha: { secret: string; siteKey: string | null } | null;
+  };
 }
+
+export type ChallengeKind = keyof ChallengeConfig['keys'];
 
 export function challengeConfig(env: DoorEnv): ChallengeConfig {
   return {
@@ -96,5 +138,42 @@ export function challengeConfig(env: DoorEnv): ChallengeConfig {
     ttlSeconds: env.CHALLENGE_TTL_S,
     cleanFloorMs: env.CHALLENGE_CLEAN_FLOOR_MS,
     flaggedFloorMs: env.CHALLENGE_FLAGGED_FLOOR_MS,
+    keys: {
+      pow:
+        env.CHALLENGE_POW_SECRET ??
+        (env.CHALLENGE === 'pow' ? (env.CHALLENGE_SECRET ?? null) : null),
+      turnstile: providerKeys(
+        env,
+        'turnstile',
+        env.CHALLENGE_TURNSTILE_SECRET,
+        env.CHALLENGE_TURNSTILE_SITE_KEY,
+      ),
+      hcaptcha: providerKeys(
+        env,
+        'hcaptcha',
+        env.CHALLENGE_HCAPTCHA_SECRET,
+        env.CHALLENGE_HCAPTCHA_SITE_KEY,
+      ),
+    },
   };
+}
+
+/** A provider's keys: its own variables, or the deployment's when it is the deployment's kind. */
+function providerKeys(
+  env: DoorEnv,
+  kind: 'turnstile' | 'hcaptcha',
+  secret: string | undefined,
+  siteKey: string | undefined,
+): { secret: string; siteKey: string | null } | null {
+  if (secret) return { secret, siteKey: siteKey ?? null };
+  if (env.CHALLENGE === kind && env.CHALLENGE_SECRET) {
+    return { secret: env.CHALLENGE_SECRET, siteKey: env.CHALLENGE_SITE_KEY ?? null };
+  }
+  return null;
+}
+
+/** The kinds whose keys are configured: a product may be seeded with one of them. */
+export function configuredKinds(config: ChallengeConfig): Set<ChallengeKind> {
+  const kinds = Object.keys(config.keys) as ChallengeKind[];
+  return new Set(kinds.filter((k) => config.keys[k] !== null));
 }

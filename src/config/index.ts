@@ -6,6 +6,7 @@ import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
 import { challengeConfig, type ChallengeConfig } from './door.js';
+export { configuredKinds, type ChallengeKind } from './door.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
 import { queuePageConfig, type QueuePageConfig } from './queue-page.js';

@@ -224,6 +224,7 @@ describe('a proof of work at the door', () => {
     const gate = new ChallengeGate({
       config,
       store: new DoorStore(a.rt.redis, a.rt.keys),
+      catalogue: a.rt.inventory.catalogue,
       identitiesPerBlock: 3,
       blockOf: addressBlock,
       now: () => now,
