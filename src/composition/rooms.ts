@@ -112,7 +112,7 @@ export function startRooms(
     inventory.catalogue.roomNotices,
   );
   const metrics = promRoomMetrics(core.registry);
-  const draws = startDraws(core, admission);
+  const draws = startDraws(core, admission, door);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({
     redis: core.redis,

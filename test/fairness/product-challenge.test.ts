@@ -2,11 +2,13 @@
  * A product's own challenge at the door (docs/fairness.md) through the real API, two API
  * processes, Redis (standalone and Cluster) and PostgreSQL: seeded on the product it wins over
  * the deployment's CHALLENGE (null turns it off), it is in the product's public view, a bad kind
- * or one whose key is not configured is refused and writes nothing.
+ * or one whose key is not configured is refused and writes nothing; and a draw's entry pays at
+ * the same door as a join (its refusals, nothing written, the entry counted as tried).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type RunningApp } from '../support/app.js';
+import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 
 const ns = useNamespace();
@@ -72,6 +74,12 @@ const who = (user: string, ip: string, challenge?: string) => ({
 
 const join = (app: RunningApp, productId: string, user: string, ip: string, challenge?: string) =>
   fetch(`${app.url}/products/${productId}/queue`, {
+    method: 'POST',
+    headers: who(user, ip, challenge),
+  });
+
+const enter = (app: RunningApp, productId: string, user: string, ip: string, challenge?: string) =>
+  fetch(`${app.url}/products/${productId}/draw/entry`, {
     method: 'POST',
     headers: who(user, ip, challenge),
   });
@@ -191,5 +199,65 @@ describe("a product's own challenge", () => {
     expect(await problem(res)).toEqual({ status: 422, code: 'challenge-not-configured' });
     const view = await fetch(`${a.url}/admin/products/${kept}`, { headers: admin });
     expect(await view.json()).toMatchObject({ epoch: 1, challenge: { kind: 'pow', floorMs: 0 } });
+  });
+});
+
+describe("a draw's entry pays at the door", () => {
+  it('is refused as a join is, writes no entry, and is counted as tried with its failures', async () => {
+    const product = newProduct();
+    const epoch = await seed(product, {
+      challenge: { kind: 'pow', floorMs: 0 },
+      draw: {
+        entriesOpenAt: new Date(Date.now() - 1_000).toISOString(),
+        entriesCloseAt: later(),
+        buyWithinSeconds: 60,
+      },
+    });
+    const entries = () => a.rt.redis.hlen(a.rt.keys.draw(product, epoch).entries);
+    const [missing, good] = [newUser(), newUser()];
+    const [ipMissing, ipGood] = [newIp(), newIp()];
+
+    expect(await problem(await enter(a, product, missing, ipMissing))).toEqual({
+      status: 403,
+      code: 'challenge-required',
+    });
+    expect(await problem(await enter(b, product, missing, ipMissing, 'not-a-payload'))).toEqual({
+      status: 403,
+      code: 'challenge-invalid',
+    });
+    // refused twice, the identity is flagged: its floor is the flagged one (15 s and more)
+    const tooSoon = await answer(a, product, missing, ipMissing);
+    expect(tooSoon.floorMs).toBeGreaterThanOrEqual(15_000);
+    const res = await enter(b, product, missing, ipMissing, tooSoon.header);
+    expect(await problem(res)).toEqual({ status: 425, code: 'challenge-too-soon' });
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await entries()).toBe(0);
+
+    const solved = await answer(b, product, good, ipGood);
+    expect(solved.floorMs).toBe(0);
+    expect((await enter(a, product, good, ipGood, solved.header)).status).toBe(201);
+    expect(await entries()).toBe(1);
+    expect(await problem(await enter(b, product, good, ipGood, solved.header))).toEqual({
+      status: 409,
+      code: 'challenge-replayed',
+    });
+    expect(await entries()).toBe(1);
+
+    // E: the two identities that tried; each was refused once at least (a missing, wrong, early
+    // or replayed answer), so the challenge rule flags both
+    const report = await waitFor(
+      'two identities noted',
+      async () => {
+        const r = await fetch(`${a.url}/admin/products/${product}/fairness`, { headers: admin });
+        const body = (await r.json()) as { identities: number; flaggedByRule: unknown };
+        return body.identities === 2 && body;
+      },
+      10_000,
+    );
+    expect(report).toMatchObject({
+      identities: 2,
+      flagged: 2,
+      flaggedByRule: { block: 0, fingerprint: 0, challenge: 2 },
+    });
   });
 });

@@ -116,7 +116,10 @@ export function mountDraw(
   router.post('/products/:id/draw/entry', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const userId = await shopperId(req, deps.auth);
-    const a = await draws.entries.enter(productId, userId, req.ip ?? '');
+    const a = await draws.entries.enter(productId, userId, req.ip ?? '', {
+      challenge: req.get('challenge'),
+      fingerprint: req.get('shopper-fingerprint'),
+    });
     if (a.kind !== 'entered') throw problemOf(a as Refusal, productId);
     if (a.rate) res.set(rateLimitHeaders(a.rate));
     res.set('Cache-Control', 'no-store');
