@@ -42,6 +42,7 @@ import {
   REFUSAL_REASONS,
   StripeNotices,
   PurchaseService,
+  type FairnessNotes,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
@@ -107,6 +108,17 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
  * Serves the API on HOST:PORT and registers the server's close (stop accepting, finish
  * in-flight requests) so it runs first at shutdown.
  */
+/**
+ * A refused purchase of a plain sale (no room, no draw: their shoppers are noted at the join or
+ * the entry) noted as tried, from the product's view in memory: no round trip.
+ */
+function plainSaleTried(core: Core, notes: FairnessNotes) {
+  return (productId: string, userId: string, ip: () => string) => {
+    const view = core.inventory.catalogue.known(productId);
+    if (view && !view.room && !view.draw) notes.tried(productId, view.epoch, userId, ip());
+  };
+}
+
 export async function serveApi(
   core: Core,
   services: Services,
@@ -130,6 +142,7 @@ export async function serveApi(
       idempotency: services.idempotency,
       admission: services.admission,
       bought: services.bought,
+      tried: services.fairnessNotes && plainSaleTried(core, services.fairnessNotes),
       logger: core.logger,
     }),
     logger: core.logger,

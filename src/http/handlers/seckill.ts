@@ -170,10 +170,17 @@ export function seckill(deps: {
       };
       // known without a promise (sold out): answered in this turn
       const known = deps.purchase.fromMemory(call);
-      if (known) return answerOf(r, known);
+      if (known) {
+        deps.purchase.noteRefused({ ...call, shopper: shopperOf(buyer), ip: r.ip }, known);
+        return answerOf(r, known);
+      }
+      const buying = { ...call, shopper: shopperOf(buyer), ip: r.ip };
       return deps.purchase
-        .purchase({ ...call, shopper: shopperOf(buyer), ip: r.ip })
-        .then((outcome) => answerOf(r, outcome))
+        .purchase(buying)
+        .then((outcome) => {
+          deps.purchase.noteRefused(buying, outcome);
+          return answerOf(r, outcome);
+        })
         .catch((err: unknown) => errorAnswer(deps.logger, err, facts(r)));
     } catch (err) {
       return errorAnswer(deps.logger, err, facts(r));
