@@ -11,7 +11,29 @@ interface Tried {
   userId: string;
   block: string;
   fingerprint?: string | undefined;
+  address?: string | undefined;
+  at?: number | undefined;
+  accountCreatedAt?: number | undefined;
 }
+
+/** An identity's first note: `<block>\t<fingerprint>\t<address>\t<at ms>\t<account made ms>`. */
+const encodeTried = (t: Tried) =>
+  [t.block, t.fingerprint ?? '', t.address ?? '', t.at ?? '', t.accountCreatedAt ?? ''].join('\t');
+
+function decodeTried(userId: string, text: string): Tried {
+  const [block = 'unknown', fingerprint, address, at, made] = text.split('\t');
+  return {
+    userId,
+    block,
+    ...(fingerprint && { fingerprint }),
+    ...(address && { address }),
+    ...(at && { at: Number(at) }),
+    ...(made && { accountCreatedAt: Number(made) }),
+  };
+}
+
+const counts = (hash: Record<string, string>) =>
+  new Map(Object.entries(hash).map(([u, n]) => [u, Number(n)]));
 
 /** A sale's notes outlive it this long: its report can be read again after the end. */
 const NOTES_TTL_S = 30 * 86_400;
@@ -27,16 +49,23 @@ export class DoorStore {
   async write(
     productId: string,
     epoch: number,
-    batch: { seen: Tried[]; fails: Map<string, number>; rules: string },
+    batch: {
+      seen: Tried[];
+      fails: Map<string, number>;
+      decoys: Map<string, number>;
+      rules: string;
+    },
   ): Promise<void> {
     const k = this.keys.fairness(productId, epoch);
     const p = this.redis.pipeline();
     // first seen is kept: what a rule saw of an identity does not change after it tried
-    for (const t of batch.seen) p.hsetnx(k.seen, t.userId, `${t.block}\t${t.fingerprint ?? ''}`);
+    for (const t of batch.seen) p.hsetnx(k.seen, t.userId, encodeTried(t));
     for (const [userId, n] of batch.fails) p.hincrby(k.fails, userId, n);
+    for (const [userId, n] of batch.decoys) p.hincrby(k.decoys, userId, n);
     p.set(k.rules, batch.rules, 'EX', NOTES_TTL_S, 'NX');
     p.expire(k.seen, NOTES_TTL_S);
     if (batch.fails.size > 0) p.expire(k.fails, NOTES_TTL_S);
+    if (batch.decoys.size > 0) p.expire(k.decoys, NOTES_TTL_S);
     const answers = (await p.exec()) ?? [];
     const failed = answers.find(([err]) => err);
     if (failed) throw failed[0]!;
@@ -48,21 +77,24 @@ export class DoorStore {
     let cursor = '0';
     do {
       const [next, flat] = await this.redis.hscan(k.seen, cursor, 'COUNT', 5_000);
-      for (let i = 0; i < flat.length; i += 2) {
-        const [block = 'unknown', fingerprint] = flat[i + 1]!.split('\t');
-        seen.push({ userId: flat[i]!, block, ...(fingerprint && { fingerprint }) });
-      }
+      for (let i = 0; i < flat.length; i += 2) seen.push(decodeTried(flat[i]!, flat[i + 1]!));
       cursor = next;
     } while (cursor !== '0');
-    const [fails, rules] = await Promise.all([
+    const [fails, decoys, rules] = await Promise.all([
       this.redis.hgetall(k.fails),
+      this.redis.hgetall(k.decoys),
       this.redis.get(k.rules),
     ]);
-    return {
-      seen,
-      fails: new Map(Object.entries(fails).map(([u, n]) => [u, Number(n)])),
-      rules,
-    };
+    return { seen, fails: counts(fails), decoys: counts(decoys), rules };
+  }
+
+  /** The sale's report went out on the feed (fairness.report). */
+  async reported(productId: string, epoch: number): Promise<boolean> {
+    return (await this.redis.exists(this.keys.fairness(productId, epoch).reported)) === 1;
+  }
+
+  async markReported(productId: string, epoch: number): Promise<void> {
+    await this.redis.set(this.keys.fairness(productId, epoch).reported, '1', 'EX', NOTES_TTL_S);
   }
 
   async signals(

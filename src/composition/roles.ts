@@ -119,6 +119,14 @@ function plainSaleTried(core: Core, notes: FairnessNotes) {
   };
 }
 
+/** A follow of the queue page's decoy link, noted in the product's current sale (in memory). */
+function decoyFollowed(core: Core, notes: FairnessNotes) {
+  return async (productId: string, userId: string, ip: string) => {
+    const view = await core.inventory.catalogue.get(productId);
+    if (view) notes.followedDecoy(productId, view.epoch, userId, ip);
+  };
+}
+
 export async function serveApi(
   core: Core,
   services: Services,
@@ -156,6 +164,7 @@ export async function serveApi(
     auth,
     embedders: config.http.cors.origins,
     vapidPublicKey: config.push?.publicKey,
+    decoy: services.fairnessNotes && decoyFollowed(core, services.fairnessNotes),
   };
   const app = buildApp({
     http: config.http,

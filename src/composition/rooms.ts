@@ -176,7 +176,7 @@ export interface Door {
 export function startDoor(core: Core): Door & { fairness: FairnessReports } {
   const { admission } = core.config;
   const store = new DoorStore(core.redis, core.keys);
-  const rules = rulesText(defaultRules(admission.identitiesPerBlock));
+  const rules = rulesText(defaultRules(admission.fairness));
   const fairnessNotes = new FairnessNotes({
     store,
     rules,

@@ -99,6 +99,37 @@ export const doorEnv = {
     .describe(
       'identities from one address block (IPv4 /24, IPv6 /48) past which each of them is flagged',
     ),
+  FAIRNESS_BURST_IDENTITIES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(5)
+    .describe(
+      'identities first seen from one address (and, apart, from one address block) within FAIRNESS_BURST_WINDOW_S past which each of that burst is flagged',
+    ),
+  FAIRNESS_BURST_WINDOW_S: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(10)
+    .describe('the window of the burst rules, in seconds'),
+  FAIRNESS_ACCOUNT_AGE_CLAIM: z
+    .string()
+    .regex(/^[A-Za-z_][\w.:-]{0,63}$/, 'a claim name')
+    .optional()
+    .describe(
+      "the claim of the shop's JWT that holds when the shopper's account was made (a NumericDate, or an ISO 8601 date); unset: accounts' ages are not judged",
+    ),
+  FAIRNESS_ACCOUNT_MIN_AGE_DAYS: z.coerce
+    .number()
+    .min(0)
+    .max(3_650)
+    .default(7)
+    .describe(
+      'with FAIRNESS_ACCOUNT_AGE_CLAIM: an account younger than this (days) when it first tries a sale is flagged',
+    ),
 };
 
 const doorSchema = z.object(doorEnv);

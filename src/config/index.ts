@@ -87,6 +87,8 @@ export interface Config {
     adminToken: string | undefined;
     /** wrong admin tokens per client address (bearer or dashboard login) */
     guessLimit: RateLimit;
+    /** the token's claim of when the account was made (FAIRNESS_ACCOUNT_AGE_CLAIM) */
+    accountAgeClaim?: string | undefined;
   };
   readonly api: { processes: number };
   readonly lock: {
@@ -139,6 +141,15 @@ export interface Config {
     challenge: ChallengeConfig;
     /** identities of one address block past which each is flagged */
     identitiesPerBlock: number;
+    /** the fairness rules' settings (docs/fairness.md): FAIRNESS_* */
+    fairness: {
+      identitiesPerBlock: number;
+      burstIdentities: number;
+      burstWindowSeconds: number;
+      accountMinAgeDays: number | null;
+      /** the claim of the shop's token that holds when the account was made; null: none */
+      accountAgeClaim: string | null;
+    };
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
   readonly room: {
@@ -285,6 +296,7 @@ export function loadConfig(
       jwtAudience: e.JWT_AUDIENCE,
       adminToken: e.ADMIN_TOKEN,
       guessLimit: rateLimit('admin-guess', e.ADMIN_GUESS_LIMIT, undefined)!,
+      accountAgeClaim: e.FAIRNESS_ACCOUNT_AGE_CLAIM,
     },
     api: { processes: e.API_PROCESSES },
     lock: {
@@ -327,6 +339,13 @@ export function loadConfig(
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
       challenge: challengeConfig(e),
       identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
+      fairness: {
+        identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
+        burstIdentities: e.FAIRNESS_BURST_IDENTITIES,
+        burstWindowSeconds: e.FAIRNESS_BURST_WINDOW_S,
+        accountMinAgeDays: e.FAIRNESS_ACCOUNT_AGE_CLAIM ? e.FAIRNESS_ACCOUNT_MIN_AGE_DAYS : null,
+        accountAgeClaim: e.FAIRNESS_ACCOUNT_AGE_CLAIM ?? null,
+      },
     },
     room: {
       leaseMs: e.ROOM_LEASE_MS,

@@ -136,6 +136,17 @@ export const ROOM_OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    route: '/queue/:id/skip',
+    operationId: 'queuePageDecoy',
+    tag: 'shop',
+    summary:
+      "The queue page's decoy link (docs/fairness.md): hidden from people, followed by scripts; the identity it carries (bearer token or X-User-Id) is noted for the sale's decoy rule",
+    parameters: [product],
+    ok: { 404: ['html', 'a plain not-found page, always'] },
+    problems: { 400: 'bad id' },
+  },
+  {
+    method: 'get',
     route: '/admin/products/:id/fairness',
     operationId: 'getFairness',
     tag: 'admin',

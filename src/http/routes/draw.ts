@@ -11,7 +11,7 @@ import { ProblemError } from '../../errors.js';
 import { unknownProduct } from '../../inventory/index.js';
 import type { DrawEntries, EntryViews, Transcripts } from '../../services/index.js';
 import { admissionProblem } from '../admission-problems.js';
-import { shopperId } from '../auth.js';
+import { accountCreatedAt, shopperId } from '../auth.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { saleProblem } from '../sale-problems.js';
 import { parseOr400, productIdParam } from '../validation.js';
@@ -119,6 +119,7 @@ export function mountDraw(
     const a = await draws.entries.enter(productId, userId, req.ip ?? '', {
       challenge: req.get('challenge'),
       fingerprint: req.get('shopper-fingerprint'),
+      accountCreatedAt: await accountCreatedAt(req, deps.auth),
     });
     if (a.kind !== 'entered') throw problemOf(a as Refusal, productId);
     if (a.rate) res.set(rateLimitHeaders(a.rate));

@@ -10,7 +10,7 @@ import type { Logger } from '../../log.js';
 import type { Admission, ChallengeGate, ProductDoor, Products } from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { admissionProblem } from '../admission-problems.js';
-import { shopperId } from '../auth.js';
+import { accountCreatedAt, shopperId } from '../auth.js';
 import type { HttpAnswer } from '../problem.js';
 import { saleProblem } from '../sale-problems.js';
 import { parsePurchase, type Seckill } from '../handlers/seckill.js';
@@ -101,6 +101,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       ip: req.ip ?? '',
       challenge: req.get('challenge'),
       fingerprint: req.get('shopper-fingerprint'),
+      accountCreatedAt: await accountCreatedAt(req, deps.auth),
     });
     if ('code' in issued) throw admissionProblem(issued);
     res.status(201).json(issued);

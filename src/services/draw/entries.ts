@@ -7,13 +7,8 @@
  */
 import { addressBlock } from '../../draw/screening.js';
 import type { Catalogue, ProductView } from '../../inventory/index.js';
-import type {
-  Admission,
-  AdmissionRefusal,
-  ChallengeCheck,
-  RateState,
-} from '../admission/index.js';
-import type { FairnessNotes } from '../fairness/index.js';
+import type { Admission, AdmissionRefusal, ChallengeCheck, RateState } from '../admission/index.js';
+import type { DoorAnswer, FairnessNotes } from '../fairness/index.js';
 import type { DrawEntryStore, EnterAnswer } from './ports.js';
 
 export type EntryAnswer =
@@ -67,7 +62,7 @@ export class DrawEntries {
     productId: string,
     userId: string,
     ip: string,
-    at: { challenge?: string | undefined; fingerprint?: string | undefined } = {},
+    at: DoorAnswer = {},
   ): Promise<EntryAnswer> {
     const limited = await this.admit(userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
@@ -79,7 +74,7 @@ export class DrawEntries {
       notes?.failed(productId, view.epoch, userId, ip);
       return { kind: 'refused', refusal: refused };
     }
-    notes?.tried(productId, view.epoch, userId, ip, at.fingerprint);
+    notes?.tried(productId, view.epoch, userId, ip, at);
     const draw = view.draw!;
     const reply = await this.deps.store.enter(
       productId,
