@@ -46,6 +46,7 @@ const CLUSTER_FILES = [
   'test/events/room-events.test.ts',
   'test/services/draw.test.ts',
   'test/fairness/door.test.ts',
+  'test/fairness/report-event.test.ts',
   'test/fairness/refused-purchases.test.ts',
   'test/fairness/product-challenge.test.ts',
 ];

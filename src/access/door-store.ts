@@ -97,6 +97,13 @@ export class DoorStore {
     await this.redis.set(this.keys.fairness(productId, epoch).reported, '1', 'EX', NOTES_TTL_S);
   }
 
+  /** When the sale was first seen final (ms): `now` on the first call, kept after. */
+  async finalSince(productId: string, epoch: number, now: number): Promise<number> {
+    const key = this.keys.fairness(productId, epoch).finalSince;
+    await this.redis.set(key, String(now), 'EX', NOTES_TTL_S, 'NX');
+    return Number((await this.redis.get(key)) ?? now);
+  }
+
   async signals(
     userId: string,
     block: string,

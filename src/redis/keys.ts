@@ -176,7 +176,14 @@ export class Keys {
   fairness(
     productId: string,
     epoch: number,
-  ): { seen: string; fails: string; decoys: string; rules: string; reported: string } {
+  ): {
+    seen: string;
+    fails: string;
+    decoys: string;
+    rules: string;
+    reported: string;
+    finalSince: string;
+  } {
     const base = `${this.prefix}:{${checked('product id', productId)}}:fair:${epoch}`;
     return {
       seen: `${base}:seen`,
@@ -184,6 +191,7 @@ export class Keys {
       decoys: `${base}:decoys`,
       rules: `${base}:rules`,
       reported: `${base}:reported`,
+      finalSince: `${base}:final`,
     };
   }
 

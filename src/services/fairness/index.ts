@@ -26,3 +26,10 @@ export {
   type TriedAt,
 } from './notes.js';
 export { FairnessReports, type FairnessReport, type UnitsByBuyer } from './report.js';
+export {
+  EVENT_CLUSTERS,
+  FAIRNESS_EVENT_SOURCE,
+  fairnessEvent,
+  publishFinalReports,
+  type FinalReportDeps,
+} from './final-reports.js';
