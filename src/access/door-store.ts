@@ -17,8 +17,14 @@ interface Tried {
 }
 
 /** An identity's first note: `<block>\t<fingerprint>\t<address>\t<at ms>\t<account made ms>`. */
-const encodeTried = (t: Tried) =>
-  [t.block, t.fingerprint ?? '', t.address ?? '', t.at ?? '', t.accountCreatedAt ?? ''].join('\t');
+const encodeTried = (tried: Tried) =>
+  [
+    tried.block,
+    tried.fingerprint ?? '',
+    tried.address ?? '',
+    tried.at ?? '',
+    tried.accountCreatedAt ?? '',
+  ].join('\t');
 
 function decodeTried(userId: string, text: string): Tried {
   const [block = 'unknown', fingerprint, address, at, made] = text.split('\t');

@@ -9,7 +9,8 @@ import {
   startOrderQueue,
   startOrderWorker,
 } from '../composition/roles.js';
-import { configuredKinds, loadConfig, type Config } from '../config/index.js';
+import { configuredKinds } from '../config/door.js';
+import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../inventory/index.js';
 import { runningStackDefaults } from '../launcher/stack-file.js';

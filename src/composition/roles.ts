@@ -30,7 +30,8 @@ import {
   registerOrderGauges,
   type PaymentWindowDeps,
 } from '../orders/index.js';
-import { configuredKinds } from '../config/index.js';
+import { configuredKinds } from '../config/door.js';
+import { decoyFollowed, plainSaleTried } from './fairness-hooks.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import {
@@ -42,7 +43,6 @@ import {
   REFUSAL_REASONS,
   StripeNotices,
   PurchaseService,
-  type FairnessNotes,
   type Services,
 } from '../services/index.js';
 import type { Core } from './core.js';
@@ -108,25 +108,6 @@ export function apiServices(core: Core, queue: Queue): ApiServices {
  * Serves the API on HOST:PORT and registers the server's close (stop accepting, finish
  * in-flight requests) so it runs first at shutdown.
  */
-/**
- * A refused purchase of a plain sale (no room, no draw: their shoppers are noted at the join or
- * the entry) noted as tried, from the product's view in memory: no round trip.
- */
-function plainSaleTried(core: Core, notes: FairnessNotes) {
-  return (productId: string, userId: string, ip: () => string) => {
-    const view = core.inventory.catalogue.known(productId);
-    if (view && !view.room && !view.draw) notes.tried(productId, view.epoch, userId, ip());
-  };
-}
-
-/** A follow of the queue page's decoy link, noted in the product's current sale (in memory). */
-function decoyFollowed(core: Core, notes: FairnessNotes) {
-  return async (productId: string, userId: string, ip: string) => {
-    const view = await core.inventory.catalogue.get(productId);
-    if (view) notes.followedDecoy(productId, view.epoch, userId, ip);
-  };
-}
-
 export async function serveApi(
   core: Core,
   services: Services,
@@ -150,9 +131,9 @@ export async function serveApi(
       idempotency: services.idempotency,
       admission: services.admission,
       bought: services.bought,
-      tried: services.fairnessNotes && plainSaleTried(core, services.fairnessNotes),
       logger: core.logger,
     }),
+    tried: services.fairnessNotes && plainSaleTried(core, services.fairnessNotes),
     logger: core.logger,
   });
   const poll =

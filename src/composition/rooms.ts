@@ -189,7 +189,7 @@ export function startDoor(core: Core): Door & { fairness: FairnessReports } {
     config: admission.challenge,
     store,
     catalogue: core.inventory.catalogue,
-    identitiesPerBlock: admission.identitiesPerBlock,
+    identitiesPerBlock: admission.fairness.identitiesPerBlock,
     blockOf: addressBlock,
   });
   const fairness = new FairnessReports({

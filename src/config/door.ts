@@ -64,31 +64,31 @@ export const doorEnv = {
     .min(16, 'must be at least 16 characters')
     .optional()
     .describe(
-      'pow: the HMAC key of the proofs of work of products seeded with their own pow challenge (default: CHALLENGE_SECRET when CHALLENGE=pow)',
+      'pow: the HMAC key of the proofs of work of products seeded with their own pow challenge (default: CHALLENGE_SECRET, while CHALLENGE is pow)',
     ),
   CHALLENGE_TURNSTILE_SECRET: z
     .string()
     .optional()
     .describe(
-      "turnstile: the provider's secret key for products seeded with a turnstile challenge (default: CHALLENGE_SECRET when CHALLENGE=turnstile)",
+      "turnstile: the provider's secret key for products seeded with a turnstile challenge (default: CHALLENGE_SECRET, while CHALLENGE is turnstile)",
     ),
   CHALLENGE_TURNSTILE_SITE_KEY: z
     .string()
     .optional()
     .describe(
-      "turnstile: the widget's site key for those products (default: CHALLENGE_SITE_KEY when CHALLENGE=turnstile)",
+      "turnstile: the widget's site key for those products (default: CHALLENGE_SITE_KEY, while CHALLENGE is turnstile)",
     ),
   CHALLENGE_HCAPTCHA_SECRET: z
     .string()
     .optional()
     .describe(
-      "hcaptcha: the provider's secret key for products seeded with an hcaptcha challenge (default: CHALLENGE_SECRET when CHALLENGE=hcaptcha)",
+      "hcaptcha: the provider's secret key for products seeded with an hcaptcha challenge (default: CHALLENGE_SECRET, while CHALLENGE is hcaptcha)",
     ),
   CHALLENGE_HCAPTCHA_SITE_KEY: z
     .string()
     .optional()
     .describe(
-      "hcaptcha: the widget's site key for those products (default: CHALLENGE_SITE_KEY when CHALLENGE=hcaptcha)",
+      "hcaptcha: the widget's site key for those products (default: CHALLENGE_SITE_KEY, while CHALLENGE is hcaptcha)",
     ),
   FAIRNESS_IDENTITIES_PER_BLOCK: z.coerce
     .number()
@@ -207,4 +207,26 @@ function providerKeys(
 export function configuredKinds(config: ChallengeConfig): Set<ChallengeKind> {
   const kinds = Object.keys(config.keys) as ChallengeKind[];
   return new Set(kinds.filter((k) => config.keys[k] !== null));
+}
+
+/** The fairness rules' settings (docs/fairness.md): FAIRNESS_* variables. */
+export interface FairnessConfig {
+  identitiesPerBlock: number;
+  burstIdentities: number;
+  burstWindowSeconds: number;
+  /** null without FAIRNESS_ACCOUNT_AGE_CLAIM: accounts' ages are not judged */
+  accountMinAgeDays: number | null;
+  /** the claim of the shop's token that holds when the account was made; null: none */
+  accountAgeClaim: string | null;
+}
+
+export function fairnessConfig(env: DoorEnv): FairnessConfig {
+  const claim = env.FAIRNESS_ACCOUNT_AGE_CLAIM ?? null;
+  return {
+    identitiesPerBlock: env.FAIRNESS_IDENTITIES_PER_BLOCK,
+    burstIdentities: env.FAIRNESS_BURST_IDENTITIES,
+    burstWindowSeconds: env.FAIRNESS_BURST_WINDOW_S,
+    accountMinAgeDays: claim ? env.FAIRNESS_ACCOUNT_MIN_AGE_DAYS : null,
+    accountAgeClaim: claim,
+  };
 }

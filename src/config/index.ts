@@ -5,8 +5,12 @@
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
-import { challengeConfig, type ChallengeConfig } from './door.js';
-export { configuredKinds, type ChallengeKind } from './door.js';
+import {
+  challengeConfig,
+  fairnessConfig,
+  type ChallengeConfig,
+  type FairnessConfig,
+} from './door.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
 import { queuePageConfig, type QueuePageConfig } from './queue-page.js';
@@ -87,7 +91,6 @@ export interface Config {
     adminToken: string | undefined;
     /** wrong admin tokens per client address (bearer or dashboard login) */
     guessLimit: RateLimit;
-    /** the token's claim of when the account was made (FAIRNESS_ACCOUNT_AGE_CLAIM) */
     accountAgeClaim?: string | undefined;
   };
   readonly api: { processes: number };
@@ -139,17 +142,7 @@ export interface Config {
     saleTokenLeadSeconds: number;
     /** the challenge at the door (docs/fairness.md) */
     challenge: ChallengeConfig;
-    /** identities of one address block past which each is flagged */
-    identitiesPerBlock: number;
-    /** the fairness rules' settings (docs/fairness.md): FAIRNESS_* */
-    fairness: {
-      identitiesPerBlock: number;
-      burstIdentities: number;
-      burstWindowSeconds: number;
-      accountMinAgeDays: number | null;
-      /** the claim of the shop's token that holds when the account was made; null: none */
-      accountAgeClaim: string | null;
-    };
+    fairness: FairnessConfig;
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
   readonly room: {
@@ -338,14 +331,7 @@ export function loadConfig(
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
       challenge: challengeConfig(e),
-      identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
-      fairness: {
-        identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
-        burstIdentities: e.FAIRNESS_BURST_IDENTITIES,
-        burstWindowSeconds: e.FAIRNESS_BURST_WINDOW_S,
-        accountMinAgeDays: e.FAIRNESS_ACCOUNT_AGE_CLAIM ? e.FAIRNESS_ACCOUNT_MIN_AGE_DAYS : null,
-        accountAgeClaim: e.FAIRNESS_ACCOUNT_AGE_CLAIM ?? null,
-      },
+      fairness: fairnessConfig(e),
     },
     room: {
       leaseMs: e.ROOM_LEASE_MS,

@@ -41,7 +41,6 @@ export interface ProductView {
   readonly room: { readonly settings: RoomSettings; readonly heard: RoomHeard } | null;
   /** the product is sold by a draw (docs/draw.md): its entry window; its room is the cascade */
   readonly draw: DrawWindow | null;
-  /** the product's own challenge at the door; null: none; 'default': the deployment's */
   readonly challenge: ProductChallenge | null | 'default';
   /** an operator paused the sale: purchases are refused, the room admits nobody */
   readonly paused: boolean;

@@ -128,7 +128,7 @@ export function flaggedBy(
     }
     return c;
   };
-  const knownBlock = (n: Noted) => (n.block === 'unknown' ? undefined : n.block);
+  const knownBlock = (one: Noted) => (one.block === 'unknown' ? undefined : one.block);
   const blocks = count(knownBlock);
   const prints = count((n) => n.fingerprint);
   // rules of an older version lack the newer rules: those judge nothing

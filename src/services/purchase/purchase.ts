@@ -69,11 +69,6 @@ export interface PurchaseDeps {
   admission?: Admission | undefined;
   /** a shopper is done buying (a sale, replayed or not; limit-reached): a room frees the seat */
   bought?: ((productId: string, userId: string) => void) | undefined;
-  /**
-   * a shopper's purchase was refused: noted as having tried the sale (the fairness report's E),
-   * in memory and at once; the note, not the purchase, waits for an identity still being checked
-   */
-  tried?: ((productId: string, userId: string, ip: () => string) => void) | undefined;
   logger: Logger;
 }
 
@@ -85,8 +80,6 @@ interface Keyed {
   /** the shopper's limit, for the home deduct to take a cell of (none: no limit, or taken) */
   rate: RateLimit | undefined;
 }
-
-const NOTHING = () => undefined;
 
 export class PurchaseService {
   constructor(private readonly deps: PurchaseDeps) {}
@@ -107,21 +100,6 @@ export class PurchaseService {
     if (call.idempotencyKey !== undefined) return undefined;
     const known = this.deps.checkout.refusalFromMemory(call.productId);
     return known && refused(known);
-  }
-
-  /**
-   * Notes the shopper of a refused purchase as having tried (no await: the answer goes out now;
-   * an identity still being checked is noted once checked, and dropped if it fails).
-   */
-  noteRefused(
-    call: Pick<PurchaseCall, 'productId' | 'shopper' | 'ip'>,
-    outcome: PurchaseOutcome,
-  ): void {
-    const tried = this.deps.tried;
-    if (!tried || (outcome.kind === 'answer' && outcome.answer.kind !== 'refused')) return;
-    const { productId, shopper, ip } = call;
-    if (typeof shopper === 'string') tried(productId, shopper, ip);
-    else shopper.then((userId) => tried(productId, userId, ip), NOTHING);
   }
 
   async purchase(call: PurchaseCall): Promise<PurchaseOutcome> {
