@@ -4,6 +4,7 @@
  * services' FairnessStore and ChallengeStore ports (structurally: access/ sits below services/).
  */
 import type { RedisClient } from '../redis/connection.js';
+import { inBackground } from '../redis/background.js';
 import type { Keys } from '../redis/keys.js';
 
 /** An identity as the fairness notes keep it (services' `Tried`). */
@@ -52,7 +53,16 @@ export class DoorStore {
     private readonly keys: Keys,
   ) {}
 
-  async write(
+  /** A batch of notes: the flush's own loop, no request's cost (redis/background.ts). */
+  write(
+    productId: string,
+    epoch: number,
+    batch: Parameters<DoorStore['writeNow']>[2],
+  ): Promise<void> {
+    return inBackground('fairness notes', () => this.writeNow(productId, epoch, batch));
+  }
+
+  private async writeNow(
     productId: string,
     epoch: number,
     batch: {
