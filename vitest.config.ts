@@ -49,6 +49,10 @@ const CLUSTER_FILES = [
   'test/fairness/report-event.test.ts',
   'test/fairness/refused-purchases.test.ts',
   'test/fairness/product-challenge.test.ts',
+  'test/services/room-sold-out.test.ts',
+  'test/services/storefront-draw.test.ts',
+  'test/fairness/door-page.test.ts',
+  'test/services/dashboard-panels.test.ts',
 ];
 
 export default defineConfig({

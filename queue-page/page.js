@@ -370,17 +370,27 @@
    */
   async function join() {
     try {
-      const headers = await beforeJoin();
-      const { res, json } = await api('POST', path('/queue'), { headers });
+      const door = await beforeJoin();
+      if (door.res) return answered(door.res, door.json);
+      const { res, json } = await api('POST', path('/queue'), { headers: door.headers });
       answered(res, json);
     } catch {
       retryLater();
     }
   }
 
-  /** What a join needs besides the shopper (a challenge's answer, as headers): nothing yet. */
-  async function beforeJoin() {
-    return {};
+  /** The door's answer a join needs (door.js: a challenge solved off this thread), or its refusal. */
+  function beforeJoin() {
+    return window.seckillDoor.pass({
+      ask: () => api('GET', path('/challenge')),
+      checking: (on) => {
+        show(ui.detail, on ? t('door.checking') : '');
+        if (on) say(t('door.checking'));
+      },
+      workerUrl: cfg.doorWorker,
+      container: byId('qp-door'),
+      shopper: store.read().who,
+    });
   }
 
   async function poll() {

@@ -126,8 +126,9 @@ export interface StructureCounts {
   testSleepsUnmarked: string[];
   /**
    * retry loops in test/ with no deadline (`file:line`): a loop with no condition of its own
-   * (`for (;;)`, `while (true)`, `do ... while (true)`) or one that pauses (awaits a timer) each
-   * time round and is not a `for` bounded by a count (`i < n`), whose condition and body hold no
+   * (`for (;;)`, `while (true)`, `do ... while (true)`), one that asks again while an answer's
+   * `status` or `ok` says so (`while (res.status === 503) res = await ...`), or one that pauses
+   * (awaits a timer) each time round and is not a `for` bounded by a count (`i < n`), whose condition and body hold no
    * deadline check: a condition on `Date.now()`, an `if` on `Date.now()`, a `deadline` or a
    * bound (`<`, `>`) that throws `new Error(...)`, or a call of `overdue()` (the check
    * `deadlineOf` makes); a load the test itself stops may be marked `// the scenario:`
@@ -729,6 +730,19 @@ const endless = (n: ts.IterationStatement) =>
     : (ts.isWhileStatement(n) || ts.isDoStatement(n)) &&
       n.expression.kind === ts.SyntaxKind.TrueKeyword;
 
+/** A loop that asks again while the answer says so: `while (res.status === 503) res = await ...`. */
+function retriesOnAnswer(n: ts.IterationStatement): boolean {
+  if (!ts.isWhileStatement(n) && !ts.isDoStatement(n)) return false;
+  if (!/\.(status|ok)\b/.test(n.expression.getText())) return false;
+  let awaits = false;
+  const look = (c: ts.Node): void => {
+    if (ts.isAwaitExpression(c)) awaits = true;
+    else if (!ts.isFunctionLike(c)) ts.forEachChild(c, look);
+  };
+  look(n.statement);
+  return awaits;
+}
+
 /** A `for` loop bounded by a count: an incrementor, and a condition comparing with `<`/`<=`. */
 const counted = (n: ts.IterationStatement) =>
   ts.isForStatement(n) &&
@@ -805,7 +819,7 @@ function testHabits(): { sleeps: string[]; loops: string[] } {
           else if (!isLoop(c)) ts.forEachChild(c, look);
         };
         ts.forEachChild(n, look);
-        const retries = endless(n) || (pauses && !counted(n));
+        const retries = endless(n) || retriesOnAnswer(n) || (pauses && !counted(n));
         if (retries && !hasDeadline(n) && !markedScenario(text, n)) loops.push(at(n));
         ts.forEachChild(n, visit);
         return;

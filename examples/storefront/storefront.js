@@ -81,9 +81,40 @@ async function poll() {
   pollLater(body);
 }
 
+/** The door's answer a join needs (door.js: a proof of work in a web worker, or a widget). */
+async function passDoor() {
+  return seckillDoor.pass({
+    ask: async () => {
+      const { res, body } = await call(`/products/${state.productId}/challenge`);
+      return { res, json: body };
+    },
+    checking: (on) => {
+      $('checking').hidden = !on;
+    },
+    workerUrl: 'door-worker.js',
+    container: $('widget'),
+    shopper: $('who').value.trim(),
+  });
+}
+
 async function join() {
   $('join').disabled = true;
-  const { res, body } = await call(`/products/${state.productId}/queue`, { method: 'POST' });
+  let door;
+  try {
+    door = await passDoor();
+  } catch (err) {
+    problem(`The browser check failed: ${err.message}`);
+    $('join').disabled = false;
+    return;
+  }
+  if (door.res && refused(door.res, door.json)) {
+    $('join').disabled = false;
+    return;
+  }
+  const { res, body } = await call(`/products/${state.productId}/queue`, {
+    method: 'POST',
+    headers: door.headers,
+  });
   if (refused(res, body)) {
     $('join').disabled = false;
     return;
@@ -111,6 +142,7 @@ async function buy() {
   }
   clearTimeout(state.timer);
   state.orderId = body.orderId;
+  $('buy-within').textContent = '';
   await showOrder();
 }
 
@@ -162,9 +194,11 @@ async function start() {
   $('title').textContent = `Drop: ${p.productId}`;
   $('product').textContent =
     `${p.status}, ${p.remaining} of ${p.total} left, ${p.limitPerUser} per shopper`;
-  $('join').addEventListener('click', join);
   $('buy').addEventListener('click', buy);
   $('pay').addEventListener('click', pay);
+  // a draw (draw.js) or the line
+  if (await startDraw(p)) return;
+  $('join').addEventListener('click', join);
 }
 
 start().catch((err) => problem(`The API did not answer: ${err}`));

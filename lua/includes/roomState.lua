@@ -25,6 +25,8 @@ local ROOM_DONE = 'done'
 local ROOM_ASLEEP = 'asleep'
 -- admissions ending up to this time (ms) were told they are about to end (the lead's edge)
 local ROOM_WARNED_TO = 'warnedTo'
+-- sold out for good: the tickets up to this one were told (their events written)
+local ROOM_SOLD_OUT_TO = 'soldOutTo'
 
 -- A sleeping room's wait (ROOM_ASLEEP's values, and the admit script's reply): nobody in line, the
 -- next join; every seat taken, a freed seat (or the first admission's end); sold out or paused, a

@@ -25,6 +25,12 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/index.html': { file: 'index.html', type: 'text/html' },
   '/storefront.js': { file: 'storefront.js', type: 'text/javascript' },
   '/storefront.css': { file: 'storefront.css', type: 'text/css' },
+  '/draw.js': { file: 'draw.js', type: 'text/javascript' },
+  // a draw's verifier, one file a shopper runs with Node.js alone
+  '/verify-draw.mjs': { file: '../verify-draw.mjs', type: 'text/javascript' },
+  // the door's challenge and its solver: the queue page's own files
+  '/door.js': { file: '../../queue-page/door.js', type: 'text/javascript' },
+  '/door-worker.js': { file: '../../queue-page/door-worker.js', type: 'text/javascript' },
 };
 
 export interface StorefrontOptions {

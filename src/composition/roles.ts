@@ -121,7 +121,10 @@ export async function serveApi(
     adminToken: auth.adminToken,
     guessLimit: auth.guessLimit,
   });
-  const feed = dashboardFeed(core, queues[0], extra.metricsText);
+  const feed = dashboardFeed(core, queues[0], extra.metricsText, {
+    transcripts: services.draws?.transcripts,
+    fairness: services.fairness,
+  });
   const identityKeys = apiIdentityKeys(core);
   // POST /seckill's whole answer: Express's route and the fast path in front of it both call it
   const purchase = seckill({
@@ -146,6 +149,7 @@ export async function serveApi(
     embedders: config.http.cors.origins,
     vapidPublicKey: config.push?.publicKey,
     decoy: services.fairnessNotes && decoyFollowed(core, services.fairnessNotes),
+    challengeKind: config.admission.challenge.kind,
   };
   const app = buildApp({
     http: config.http,

@@ -18,6 +18,7 @@ import {
   FairnessReports,
   PollLimit,
   roomEventsOf,
+  soldOutEventsOf,
   ROOM_EVENT_SOURCE,
   rulesText,
   TurnPush,
@@ -139,6 +140,10 @@ export function startRooms(
         (err: unknown) =>
           core.logger.warn({ err, product: view.id }, "the room's events not published"),
       );
+    },
+    // awaited: the walk names a batch written only once its events are in the feed
+    onSoldOut: async (view, shoppers) => {
+      await publishProductEvents(core.db, ROOM_EVENT_SOURCE, soldOutEventsOf(view, shoppers));
     },
     onSuperseded: (productId) => metrics.superseded(productId),
     draws: draws.phase,

@@ -84,6 +84,13 @@ export { type DrawWindow, type ProductChallenge } from './records/product-meta.j
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { seatRelease } from './rooms/seat-release.js';
+export {
+  isSoldOut,
+  mayComeBack,
+  SOLD_OUT_BATCH,
+  walkSoldOut,
+  type SoldOutShopper,
+} from './rooms/sold-out-walk.js';
 export { type Price, type RoomSettings } from './records/product-meta.js';
 export {
   seedProduct,

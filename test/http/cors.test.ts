@@ -134,7 +134,7 @@ describe('CORS_ORIGINS', () => {
         expect(res.headers.get('access-control-allow-origin')).toBe(shopOrigin);
         expect(res.headers.get('access-control-allow-methods')).toContain('POST');
         expect(res.headers.get('access-control-allow-headers')).toMatch(
-          /Content-Type.*Idempotency-Key.*Sale-Token.*X-User-Id/,
+          /Content-Type.*Idempotency-Key.*Sale-Token.*X-User-Id.*Challenge.*Shopper-Fingerprint/,
         );
         expect(res.headers.get('access-control-max-age')).toBe('600');
         expect(res.headers.get('access-control-allow-credentials')).toBeNull();

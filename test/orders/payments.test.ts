@@ -11,7 +11,13 @@ import { paymentWindowDeps } from '../../src/composition/roles.js';
 import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor as waitForMs } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
-import { newProduct, newUser, paymentClient, problemOf } from '../support/payments.js';
+import {
+  newProduct,
+  newUser,
+  pastUnavailable,
+  paymentClient,
+  problemOf,
+} from '../support/payments.js';
 import { reconcileOver } from '../support/orders.js';
 
 const ns = useNamespace();
@@ -223,8 +229,7 @@ describe('expiry', () => {
     const answers = await Promise.all(
       orders.map(async (o, i) => {
         const id = (o as { orderId: string }).orderId;
-        let started = await start(id, users[i]!);
-        while (started.status === 503) started = await start(id, users[i]!); // mid-spill
+        const started = await pastUnavailable('starting to pay', () => start(id, users[i]!));
         if (started.status !== 201) return { id, status: started.status };
         const intent = (await started.json()) as { paymentIntentId: string; expiresAt: string };
         // most within 25 ms of it; by construction a few at once and a few after, so both
@@ -234,8 +239,9 @@ describe('expiry', () => {
         // the scenario: the notice lands at its offset from the window's end
         await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
         // a provider redelivers a notice answered 5xx (a store that did not answer in time)
-        let res = await settle(id, intent.paymentIntentId, `race-${id}`);
-        while (res.status === 503) res = await settle(id, intent.paymentIntentId, `race-${id}`);
+        const res = await pastUnavailable('the notice', () =>
+          settle(id, intent.paymentIntentId, `race-${id}`),
+        );
         return { id, status: res.status };
       }),
     );

@@ -10,6 +10,25 @@ import { deadlineOf } from './cli.js';
 export const newProduct = () => `p${randomBytes(4).toString('hex')}`;
 export const newUser = () => `u${randomBytes(5).toString('hex')}`;
 
+/**
+ * Asks again while the service answers 503 (a store mid-spill: the client is told to retry),
+ * 20 ms apart, for at most `timeoutMs`.
+ */
+export async function pastUnavailable(
+  what: string,
+  ask: () => Promise<Response>,
+  timeoutMs = 20_000,
+): Promise<Response> {
+  const overdue = deadlineOf(`${what} past its 503s`, timeoutMs);
+  let res = await ask();
+  while (res.status === 503) {
+    overdue();
+    await new Promise((r) => setTimeout(r, 20));
+    res = await ask();
+  }
+  return res;
+}
+
 export interface Intent {
   paymentIntentId: string;
   orderId: string;
@@ -111,8 +130,7 @@ export function paymentClient(base: () => string, webhookSecret: string, adminTo
      * start's when it refused (e.g. 409: the window closed first).
      */
     async pay(orderId: string, user: string, paymentId?: string) {
-      let started = await client.start(orderId, user);
-      while (started.status === 503) started = await client.start(orderId, user);
+      const started = await pastUnavailable('starting to pay', () => client.start(orderId, user));
       if (started.status !== 200 && started.status !== 201) return started;
       const intent = (await started.json()) as Intent;
       return client.paid(orderId, intent.paymentIntentId, paymentId);

@@ -23,7 +23,7 @@ export const EVENT_FAMILIES = {
   },
   rooms: {
     source: '/seckill/rooms',
-    types: ['room.admitted', 'room.expiring', 'room.passed-over'],
+    types: ['room.admitted', 'room.expiring', 'room.passed-over', 'room.sold-out'],
   },
   draws: {
     source: '/seckill/draws',

@@ -195,6 +195,7 @@ events.onmessage = (e) => {
   setText($('webhooks'), w ? num(w.pending) + ' / ' + num(w.deadLetters) : '–');
   kindsTable(s);
   renderRooms(s);
+  renderPanels(s);
   history.push({ at: s.at, accepted: r.accepted, refusals: r.refusals });
   while (history.length > 1 && history[0].at < s.at - span) history.shift();
   const times = history.map((h) => h.at);

@@ -5,6 +5,7 @@
  */
 import { DASHBOARD_CLIENT } from './dashboard-client.js';
 import { DASHBOARD_DROP_CLIENT } from './dashboard-drop-client.js';
+import { DASHBOARD_PANELS_CLIENT } from './dashboard-panels-client.js';
 
 const STYLE = `
   :root { font-family: system-ui, sans-serif; color: #1d2433; background: #f4f6fa; }
@@ -90,7 +91,7 @@ export function dashboardPage(links: DashboardLinks = {}): string {
 <style>${STYLE}</style></head><body>
 <header>
   <h1>seckill · live sales <span class="muted" id="clock" data-testid="clock">connecting…</span></h1>
-  <nav><input id="operator" data-testid="operator" size="12" placeholder="who (your name)" title="sent as X-Operator with the controls: the audit log says who">${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="logout">Log out</button></nav>
+  <nav><input id="operator" data-testid="operator" size="12" placeholder="who (your name)" title="sent as X-Operator with the controls: the audit log says who">${board}<a href="/metrics" data-testid="link-metrics">/metrics</a><button id="fairnessToggle" type="button" aria-expanded="false" aria-controls="fairnessSection" data-testid="fairness-toggle" hidden>Fairness</button><button id="logout">Log out</button></nav>
 </header>
 <div class="tiles">
   <div class="tile"><b data-testid="rate-accepted" id="accepted">–</b><span id="window">accepted / s</span></div>
@@ -111,7 +112,13 @@ export function dashboardPage(links: DashboardLinks = {}): string {
   <table class="rooms" data-testid="rooms"><thead><tr><th>product</th><th>state</th><th>in line</th><th>admitted / s</th>
   <th>seats taken</th><th>abandoned</th><th>sold out while waiting</th><th>pace</th></tr></thead><tbody id="rooms"></tbody></table></section>
 <div class="sales" id="sales" data-testid="sales"></div>
+<section id="drawsSection" hidden><h2>Draws <span class="muted">(read every 5 s)</span></h2>
+  <table class="rooms" data-testid="draws"><thead><tr><th>product</th><th>state</th><th>entries</th><th>the freeze</th><th>the beacon</th>
+  <th>winners</th><th>bought</th><th>passed on</th><th>waitlist</th></tr></thead><tbody id="draws"></tbody></table></section>
+<section id="fairnessSection" hidden><h2>Fairness <span class="muted" id="fairnessSummary" data-testid="fairness-summary"></span></h2>
+  <table class="rooms" data-testid="fairness"><thead><tr><th>product</th><th>E tried</th><th>F flagged</th><th>U sold</th>
+  <th>u_F flagged bought</th><th>mu [band]</th><th>A [band]</th><th>top 1 %</th><th>clusters</th></tr></thead><tbody id="fairness"></tbody></table></section>
 <section id="endedSection" hidden><h2>Ended <span class="muted" id="endedCount"></span></h2>
   <div class="sales" id="ended" data-testid="ended"></div></section>
-<script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}</script></body></html>`;
+<script type="module">${DASHBOARD_CLIENT}${DASHBOARD_DROP_CLIENT}${DASHBOARD_PANELS_CLIENT}</script></body></html>`;
 }

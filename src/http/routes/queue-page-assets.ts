@@ -1,6 +1,6 @@
 /**
  * The queue page's files (queue-page/ at the repository's root, copied beside dist/src by the
- * build): its script, style and service worker, the shop's theme (QUEUE_PAGE_THEME_CSS), and the
+ * build): its script, style and service worker, the door's script and solver, the shop's theme (QUEUE_PAGE_THEME_CSS), and the
  * message catalogues. Read once at start; each asset is named by its content's hash, so it is
  * cached for good and a new release is a new name.
  */
@@ -30,6 +30,9 @@ export type Messages = Readonly<Record<string, string>>;
 export interface QueuePageAssets {
   script: Asset;
   style: Asset;
+  /** the door's challenge, answered before a join (door.js), and its solver (a web worker) */
+  door: Asset;
+  doorWorker: Asset;
   /** the shop's theme, after the page's style; undefined: none */
   theme: Asset | undefined;
   /** served at a stable URL (a registration names it), never cached for long */
@@ -68,6 +71,8 @@ export function loadQueuePageAssets(themeCss: string | undefined): QueuePageAsse
   const read = (name: string) => readFileSync(join(QUEUE_PAGE_DIR, name));
   const script = hashed('page', 'js', 'text/javascript', read('page.js'));
   const style = hashed('page', 'css', 'text/css', read('page.css'));
+  const door = hashed('door', 'js', 'text/javascript', read('door.js'));
+  const doorWorker = hashed('door-worker', 'js', 'text/javascript', read('door-worker.js'));
   let theme: Asset | undefined;
   if (themeCss) {
     let body: Buffer;
@@ -78,10 +83,12 @@ export function loadQueuePageAssets(themeCss: string | undefined): QueuePageAsse
     }
     theme = hashed('theme', 'css', 'text/css', body);
   }
-  const assets = [script, style, ...(theme ? [theme] : [])];
+  const assets = [script, style, door, doorWorker, ...(theme ? [theme] : [])];
   return {
     script,
     style,
+    door,
+    doorWorker,
     theme,
     serviceWorker: read('sw.js'),
     catalogues: readCatalogues(),

@@ -59,6 +59,7 @@ export function queuePageHtml(
     vapidPublicKey: settings.vapidPublicKey,
     embedders: settings.embedders,
     serviceWorker: '/queue/sw.js',
+    doorWorker: `/queue/assets/${assets.doorWorker.file}`,
     scope: '/queue/',
   };
   const brand = settings.logoUrl
@@ -83,6 +84,7 @@ export function queuePageHtml(
     <link rel="stylesheet" href="/queue/assets/${assets.style.file}">${theme}
     <script id="qp-config" type="application/json">${scriptJson(config)}</script>
     <script id="qp-messages" type="application/json">${scriptJson(messages)}</script>
+    <script src="/queue/assets/${assets.door.file}" defer></script>
     <script src="/queue/assets/${assets.script.file}" defer></script>
   </head>
   <body>
@@ -109,6 +111,7 @@ export function queuePageHtml(
           <input id="qp-who" autocomplete="username" spellcheck="false" aria-describedby="qp-who-hint">
           <p id="qp-who-hint" class="qp-muted">${t('identity.hint')}</p>
         </div>
+        <div id="qp-door" hidden></div>
         <p>
           <button id="qp-join" class="qp-button" type="button" hidden>${t('join.button')}</button>
           <a id="qp-checkout" class="qp-button" target="_top" rel="noopener" hidden>${t('admitted.checkout')}</a>

@@ -22,12 +22,33 @@ export interface QueuePageDeps {
   vapidPublicKey: string | undefined;
   /** who followed the page's decoy link (the fairness report's decoy rule); none: not noted */
   decoy?: ((productId: string, userId: string, ip: string) => Promise<void>) | undefined;
+  /** CHALLENGE: a captcha's widget needs its provider's origins in the page's CSP */
+  challengeKind?: 'off' | 'pow' | 'turnstile' | 'hcaptcha';
 }
 
 /** The decoy's answer: a plain page, as an unknown path's, that tells a script nothing. */
 const NOT_FOUND_PAGE =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>' +
   '<body><h1>Not found</h1></body></html>\n';
+
+/**
+ * The origins a captcha's widget loads from, frames and calls (the providers' documented CSP:
+ * Turnstile's script and iframe at challenges.cloudflare.com; hCaptcha's at hcaptcha.com).
+ */
+const WIDGET_ORIGINS = {
+  turnstile: {
+    script: 'https://challenges.cloudflare.com',
+    frame: 'https://challenges.cloudflare.com',
+    style: '',
+    connect: '',
+  },
+  hcaptcha: {
+    script: 'https://hcaptcha.com https://*.hcaptcha.com',
+    frame: 'https://hcaptcha.com https://*.hcaptcha.com',
+    style: ' https://hcaptcha.com https://*.hcaptcha.com',
+    connect: ' https://hcaptcha.com https://*.hcaptcha.com',
+  },
+} as const;
 
 const YEAR_S = 31_536_000;
 
@@ -61,12 +82,15 @@ export function pickLanguage(
 
 function policy(deps: QueuePageDeps): string {
   const logo = deps.page.logoUrl ? ` ${new URL(deps.page.logoUrl).origin}` : '';
+  const kind = deps.challengeKind;
+  const widget = kind === 'turnstile' || kind === 'hcaptcha' ? WIDGET_ORIGINS[kind] : undefined;
   return [
     "default-src 'none'",
-    "script-src 'self'",
-    "style-src 'self'",
+    `script-src 'self'${widget ? ` ${widget.script}` : ''}`,
+    `style-src 'self'${widget?.style ?? ''}`,
     `img-src 'self' data:${logo}`,
-    "connect-src 'self'",
+    `connect-src 'self'${widget?.connect ?? ''}`,
+    ...(widget ? [`frame-src ${widget.frame}`] : []),
     "worker-src 'self'",
     "manifest-src 'self'",
     "base-uri 'none'",

@@ -20,7 +20,10 @@ import type { Config } from '../../config/index.js';
 import { problemType } from '../../errors.js';
 import { PROBLEM_JSON } from '../problem.js';
 
-/** Request headers a shop's page may send: identity, the purchase's keys, the sale token. */
+/**
+ * Request headers a shop's page may send: identity, the purchase's keys, the sale token, the
+ * door's answer and the fingerprint the shop passes (docs/fairness.md).
+ */
 export const CORS_REQUEST_HEADERS = [
   'Authorization',
   'Content-Type',
@@ -28,6 +31,8 @@ export const CORS_REQUEST_HEADERS = [
   'Sale-Token',
   'X-User-Id',
   'X-Request-Id',
+  'Challenge',
+  'Shopper-Fingerprint',
 ];
 /** Answer headers a page may read: when to retry, its rate limit, a replay, where the order is. */
 export const CORS_EXPOSED_HEADERS = [

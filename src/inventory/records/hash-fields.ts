@@ -95,6 +95,8 @@ export const ROOM_FIELD = {
   asleep: 'asleep',
   /** admissions ending up to this time (ms) were told they are about to end */
   warnedTo: 'warnedTo',
+  /** the sold out for good: tickets up to this one were told (their events written) */
+  soldOutTo: 'soldOutTo',
 } as const;
 
 /**

@@ -27,7 +27,7 @@ export { admissionUnits, type RoomMoments } from './holder-tick.js';
 const ROOMS_REFRESH_MS = 2_000;
 const MAX_TIMER_MS = 2_147_483_647; // setTimeout's ceiling: a later time is waited for in steps
 
-export interface RoomAdmitterOptions {
+export interface RoomAdmitterOptions extends Pick<HolderTickDeps, 'onSoldOut'> {
   catalogue: Catalogue;
   store: RoomStore;
   /** a lock client whose watchdog lease is the room's takeover time (closed by stop()) */

@@ -10,14 +10,15 @@ import type { HeldLock } from '../../lock/index.js';
 import type { Catalogue, ProductView } from '../catalogue/catalogue.js';
 import { UNITS_NOT_READ } from './protocol.js';
 import { IDLE_AFTER_MS, type RoomPlan } from './room-plan.js';
+import { tellSoldOut, type SoldOutWalkDeps } from './sold-out-walk.js';
 import type { AdmitTick, RoomStore } from './store.js';
 
 /** A waiting process hears the served counter at least this often while the room is awake. */
 const ANNOUNCE_EVERY_MS = 1_000;
 
-export interface HolderTickDeps {
+export interface HolderTickDeps extends Pick<SoldOutWalkDeps, 'onSoldOut' | 'soldOutBatch'> {
   catalogue: Pick<Catalogue, 'noteEmpty' | 'noteStocked'>;
-  store: Pick<RoomStore, 'admit' | 'doneCount' | 'units'>;
+  store: Pick<RoomStore, 'admit' | 'doneCount' | 'units' | 'soldOutBatch'>;
   /** every segment is read at most this often (a restock notice lost heals) */
   recheckMs: number;
   shuffleSeed?: number | undefined;
@@ -28,8 +29,23 @@ export interface HolderTickDeps {
   stopped(): boolean;
 }
 
-/** The room's tick, as many admit calls as it takes (see the module's comment). */
+/**
+ * The room's tick, as many admit calls as it takes (see the module's comment); then, sold out for
+ * good, the shoppers still waiting are told (sold-out-walk.ts).
+ */
 export async function holderTick(
+  deps: HolderTickDeps,
+  id: string,
+  plan: RoomPlan,
+  view: ProductView,
+  lease: HeldLock,
+): Promise<AdmitTick> {
+  const tick = await admitCalls(deps, id, plan, view, lease);
+  if (tick.code === 'ticked') await tellSoldOut(deps, plan, view, tick, lease);
+  return tick;
+}
+
+async function admitCalls(
   deps: HolderTickDeps,
   id: string,
   plan: RoomPlan,

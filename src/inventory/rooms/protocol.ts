@@ -1,6 +1,6 @@
 /**
  * The gateway of the waiting room's scripts (lua/roomJoin-4.lua, lua/roomAdmit-6.lua,
- * lua/roomPlace-3.lua, lua/roomSeatDone-2.lua): their key order, arguments and reply tables, and
+ * lua/roomPlace-3.lua, lua/roomSeatDone-2.lua, lua/roomSoldOut-2.lua): their key order, arguments and reply tables, and
  * the decoding of their replies. The room hash's fields are ROOM_FIELD's (records/hash-fields.ts,
  * lua/includes/roomState.lua).
  */
@@ -12,11 +12,13 @@ import type { RoomCounters } from '../records/room-state.js';
 
 const JOIN_REPLY = { joined: 1, held: 0, full: -1 } as const;
 const ADMIT_REPLY = { ticked: 1, fenced: 0 } as const;
+const SOLD_OUT_REPLY = { batch: 1, unready: 2, fenced: 0 } as const;
 const scripts = {
   join: luaScript('roomJoin', JOIN_REPLY),
   admit: luaScript('roomAdmit', ADMIT_REPLY),
   place: luaScript('roomPlace', { none: 0, placed: 1 }),
   seatDone: luaScript('roomSeatDone'),
+  soldOut: luaScript('roomSoldOut', SOLD_OUT_REPLY),
 };
 
 const roomKeyList = (room: RoomKeys) => [room.room, room.places, room.lobby, room.line];
@@ -202,4 +204,31 @@ export async function freeSeat(
 ): Promise<{ woke: boolean }> {
   const [, woke] = await scripts.seatDone.run<number[]>(redis, [room.active, room.room], [userId]);
   return { woke: woke === 1 };
+}
+
+/**
+ * A batch of the shoppers waiting in a room sold out for good (lua/roomSoldOut-2.lua): `from`
+ * the ticket before the first of `users` (the next ticket's shopper is `users[0]`); none: the walk
+ * is done as far as the line goes. `unready` before the opening or while its shuffle goes on.
+ */
+export type SoldOutReply =
+  | { code: 'batch'; from: number; served: number; users: string[] }
+  | { code: 'unready' }
+  | { code: 'fenced'; newer: number };
+
+/** The next batch of the sold-out walk, once the tickets up to `writtenTo` are written. */
+export async function soldOutBatch(
+  redis: RedisClient,
+  room: RoomKeys,
+  call: { fence: number; writtenTo: number; size: number },
+): Promise<SoldOutReply> {
+  const r = await scripts.soldOut.run<Array<number | string>>(
+    redis,
+    [room.room, room.line],
+    [call.fence, call.writtenTo, call.size],
+  );
+  const code = scripts.soldOut.replyName(Number(r[0]));
+  if (code === 'fenced') return { code, newer: Number(r[1]) };
+  if (code === 'unready') return { code };
+  return { code, from: Number(r[1]), served: Number(r[2]), users: r.slice(3).map(String) };
 }

@@ -54,6 +54,8 @@ export class RoomPlan {
   heardFence = 0;
   /** this process's gauges of the room were set by its latest hold (metrics) */
   reported = false;
+  /** the sold-out walk told every ticket up to this one (sold-out-walk.ts) */
+  soldOutTo = 0;
   /** a draw's epoch whose line this process saw written (its steps are done) */
   drawReady = 0;
 
@@ -65,6 +67,7 @@ export class RoomPlan {
     this.waiting = false;
     this.lastWorkAt = 0;
     this.fullReadAt = 0;
+    this.soldOutTo = 0;
   }
 
   /** This process took the lease: a new hold starts awake and announces at its first tick. */

@@ -14,7 +14,15 @@ import { ROOM_FIELD } from '../records/hash-fields.js';
 import type { ReplicaWait } from '../../redis/replica-wait.js';
 import type { MemoryHeadroom } from '../../redis/memory-headroom.js';
 import { storeFull } from '../../outages.js';
-import { admitRoom, freeSeat, joinRoom, readPlace, type AdmitReply } from './protocol.js';
+import {
+  admitRoom,
+  freeSeat,
+  joinRoom,
+  readPlace,
+  soldOutBatch,
+  type AdmitReply,
+  type SoldOutReply,
+} from './protocol.js';
 
 /**
  * Lobby places one admit call shuffles: each is ~5 hash writes, so a call stays within a few
@@ -186,6 +194,18 @@ export class RoomStore {
       });
     }
     return r;
+  }
+
+  /**
+   * The next batch of the shoppers waiting in a room sold out for good (lua/roomSoldOut-2.lua),
+   * once those up to ticket `writtenTo` were told (sold-out-walk.ts).
+   */
+  soldOutBatch(
+    productId: string,
+    epoch: number,
+    call: { fence: number; writtenTo: number; size: number },
+  ): Promise<SoldOutReply> {
+    return soldOutBatch(this.redis, this.keys.room(productId, epoch), call);
   }
 
   /** Tells every process the room sleeps (its admitter let go of it), with its served counter. */

@@ -21,6 +21,15 @@ import {
 } from './rates.js';
 import { bySaleOrder, dashboardSale, type DashboardSale, type OrderGroup } from './sales.js';
 import {
+  drawPanel,
+  fairnessPanel,
+  PanelCache,
+  type DashboardDraw,
+  type DashboardFairness,
+  type DrawTranscriptView,
+  type FairnessReportView,
+} from './panels.js';
+import {
   dashboardRooms,
   estimateError,
   RoomRates,
@@ -76,6 +85,10 @@ export interface DashboardSnapshot {
   persistedTotal: number;
   /** events webhook endpoints have not acknowledged, and dead-lettered; null: unknown */
   webhooks: WebhookBacklog | null;
+  /** the draw products' draws (panels.ts), read every PANEL_REFRESH_MS */
+  draws: DashboardDraw[];
+  /** each shown sale's fairness report, read every PANEL_REFRESH_MS; ended sales left out */
+  fairness: DashboardFairness[];
 }
 
 /** Every webhook endpoint's backlog, summed (lanes with events pending, dead-lettered). */
@@ -92,6 +105,10 @@ export interface DashboardFeedSource {
   orderGroups(productIds: readonly string[]): Promise<OrderGroup[]>;
   /** the webhook endpoints' backlog (their service) */
   webhookBacklog?: () => Promise<WebhookBacklog>;
+  /** a draw product's public transcript (the draw's service); null: not a draw */
+  transcript?: (productId: string) => Promise<DrawTranscriptView | null>;
+  /** a sale's fairness report (the fairness service); null: unknown product */
+  fairness?: (productId: string) => Promise<FairnessReportView | null>;
 }
 
 export interface DashboardFeedDeps {
@@ -106,6 +123,8 @@ export interface DashboardFeedDeps {
   windowMs?: number;
   /** ms between the rate samples taken while nobody watches (after start()); IDLE_SAMPLE_MS */
   idleSampleMs?: number;
+  /** ms between two reads of a product's draw and fairness panels (PANEL_REFRESH_MS) */
+  panelRefreshMs?: number;
   /** ms; tests step it */
   clock?: () => number;
 }
@@ -121,10 +140,21 @@ export class DashboardFeed {
   private points: RatePoint[] = [];
   private idle: NodeJS.Timeout | undefined;
   private sampling = false;
+  private readonly draws: PanelCache<DashboardDraw>;
+  private readonly fairness: PanelCache<DashboardFairness>;
 
   constructor(private readonly deps: DashboardFeedDeps) {
     this.window = new SlidingWindow(deps.windowMs ?? RATE_WINDOW_MS);
     this.roomRates = new RoomRates(deps.windowMs ?? RATE_WINDOW_MS);
+    const { transcript, fairness } = deps.source;
+    this.draws = new PanelCache(async (id) => {
+      const read = transcript && (await transcript(id));
+      return read ? drawPanel(read) : null;
+    }, deps.panelRefreshMs);
+    this.fairness = new PanelCache(async (id) => {
+      const read = fairness && (await fairness(id));
+      return read ? fairnessPanel(read) : null;
+    }, deps.panelRefreshMs);
   }
 
   /**
@@ -242,6 +272,14 @@ export class DashboardFeed {
         0,
       ),
       webhooks: (await this.deps.source.webhookBacklog?.().catch(() => null)) ?? null,
+      draws: await this.draws.of(
+        states.filter((st) => st.draw).map((st) => st.productId),
+        at,
+      ),
+      fairness: await this.fairness.of(
+        products.filter((p) => !p.folded).map((p) => p.productId),
+        at,
+      ),
     };
   }
 

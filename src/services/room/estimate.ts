@@ -60,11 +60,21 @@ const lagOf = (pollS: number) => JITTER_MAX * pollS + 0.5;
 
 /**
  * A shopper with a ticket, `position` places from admission; `measured` the line's pace as heard
- * (admissions a second; null before any was heard: the room's pace then).
+ * (admissions a second; null before any was heard: the room's pace then). `pastUnits`: the ticket
+ * is past the shoppers the units serve at the most each may buy (seatsOf's bound): there the
+ * admitter admits only as purchases leave units uncovered, and the sell-out that may end the wait
+ * comes at the pace of the last purchases, which the admissions heard so far do not tell; the
+ * worst case is then the room's slowest pace alone.
  */
-export function lineEstimate(position: number, room: RoomPace, measured: number | null): Estimate {
+export function lineEstimate(
+  position: number,
+  room: RoomPace,
+  measured: number | null,
+  pastUnits = false,
+): Estimate {
   const typical = measured ?? room.admitPerSecond;
-  const worst = Math.max(slowestPace(room), MEASURED_MARGIN * (measured ?? 0));
+  const heard = pastUnits ? 0 : MEASURED_MARGIN * (measured ?? 0);
+  const worst = Math.max(slowestPace(room), heard);
   return {
     p50: Math.ceil(position / typical),
     p90: Math.ceil(position / worst + lagOf(pollSeconds(position, room))),
@@ -78,7 +88,14 @@ export interface LobbyNow {
   lobby: number;
   /** shoppers joining it a second, as heard (lobby-growth.ts) */
   joinPerSecond: number;
+  /** how long its growth has been heard (s): the join rate means little before GROWTH_HEARD_S */
+  heardForS: number;
+  /** shoppers the units can serve, at one unit each: the sale's units */
+  servable: number;
 }
+
+/** The lobby's join rate is trusted once heard over this long. */
+export const GROWTH_HEARD_S = 5;
 
 /**
  * A shopper in the lobby: at the opening the shuffle puts them anywhere in the lobby as it is
@@ -99,7 +116,15 @@ export function lobbyEstimate(now: LobbyNow, room: RoomPace): Estimate {
   };
 }
 
-/** The lobby's projected length at the opening: as long as it is, growing as it has. */
+/**
+ * The lobby's projected length at the opening: as long as it is, growing as it has. Until its
+ * growth has been heard for GROWTH_HEARD_S (the first joiners: nobody knows yet how many follow),
+ * at least the shoppers the units can serve: a place past them is ended by the sell-out once the
+ * shoppers ahead bought, so no worst case needs more places than the units; the few who join that
+ * early are told a long "at most" rather than one the lobby outgrows behind them.
+ */
 export function lobbyAtOpening(now: LobbyNow): number {
-  return Math.max(1, now.lobby + now.joinPerSecond * now.untilOpenS);
+  const projected = now.lobby + now.joinPerSecond * now.untilOpenS;
+  const unheard = now.untilOpenS > 0 && now.heardForS < GROWTH_HEARD_S;
+  return Math.max(1, projected, unheard ? now.servable : 0);
 }

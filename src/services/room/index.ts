@@ -17,4 +17,4 @@ export {
   type TurnPayload,
   type TurnPushMetrics,
 } from './turn-push.js';
-export { roomEventsOf, ROOM_EVENT_SOURCE } from './room-events.js';
+export { roomEventsOf, ROOM_EVENT_SOURCE, soldOutEventsOf } from './room-events.js';

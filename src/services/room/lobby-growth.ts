@@ -58,6 +58,12 @@ export class LobbyGrowth {
     return Math.max(rate(g.first.at, g.first.count), rate(recent[0], recent[1]));
   }
 
+  /** How long the lobby's growth has been heard (ms: from the first observation to the last). */
+  heardForMs(room: string): number {
+    const g = this.rooms.get(room);
+    return g ? g.samples[g.samples.length - 1]![0] - g.first.at : 0;
+  }
+
   /** A new sale of the product: its lobby starts again. */
   forget(room: string): void {
     this.rooms.delete(room);

@@ -9,7 +9,14 @@
  * address in memory (RATE_LIMIT_POLL_IP), so made-up ids cannot be sent at will either.
  */
 import type { Config } from '../../config/index.js';
-import type { Catalogue, ProductView, RoomPlace, RoomStore } from '../../inventory/index.js';
+import {
+  isSoldOut,
+  mayComeBack,
+  type Catalogue,
+  type ProductView,
+  type RoomPlace,
+  type RoomStore,
+} from '../../inventory/index.js';
 import type { Admission, AdmissionRefusal, ChallengeCheck, RateState } from '../admission/index.js';
 import type { DoorAnswer, FairnessNotes } from '../fairness/index.js';
 import type { PlaceAnswer, PlaceView } from './place-view.js';
@@ -53,13 +60,6 @@ export const NOT_HERE_MS = 2_000;
 const SOLD_OUT_POLL_S = 15;
 /** Polls of a paused room: a person resumes it. */
 const PAUSED_POLL_S = 5;
-/**
- * After a sale with a payment window sold out, its last unpaid orders expire within the window
- * and their units come back; past the window and this margin (the expiry job, or the sweep) no
- * unit can come back.
- */
-const RETURNS_MARGIN_MS = 60_000;
-
 export interface RoomMetricsPort {
   joined(): void;
   /** a new shopper refused: the room's line is full */
@@ -177,8 +177,8 @@ export class WaitingRoom {
     if (k.admittedAt > 0) return true;
     const heard = view.room!.heard;
     const served = heard.served;
-    if (k.ticket === 0) return soldOut(view) || (served < 0 && now < view.startsAt);
-    if (k.ticket > served) return served >= 0 || soldOut(view);
+    if (k.ticket === 0) return isSoldOut(view) || (served < 0 && now < view.startsAt);
+    if (k.ticket > served) return served >= 0 || isSoldOut(view);
     if (!heard.knows(k.ticket)) return false;
     k.admittedAt = heard.admittedAt(k.ticket);
     return k.admittedAt > 0;
@@ -233,7 +233,7 @@ export class WaitingRoom {
     const none = { position: null, aheadOfYou: null, estimatedWaitSeconds: null };
     if (!k || ended(view, now)) return { state: 'ended', ...none, pollAfterSeconds: null };
     if (k.admittedAt > 0) return this.admitted(view, userId, k, now);
-    if (soldOut(view)) {
+    if (isSoldOut(view)) {
       const final = !mayComeBack(view, now);
       return {
         state: 'sold-out',
@@ -267,6 +267,8 @@ export class WaitingRoom {
           untilOpenS,
           lobby: Math.max(k.lobbyCount, this.lobbies.count(lobby)),
           joinPerSecond: this.lobbies.perSecond(lobby, now),
+          heardForS: this.lobbies.heardForMs(lobby) / 1_000,
+          servable: view.total,
         },
         pace,
       );
@@ -284,6 +286,7 @@ export class WaitingRoom {
       position,
       pace,
       heard.pace(now, PACE_WINDOW.ms, PACE_WINDOW.minSpanMs),
+      k.ticket > Math.ceil(view.total / Math.max(1, view.limitPerUser)),
     );
     return {
       state: 'waiting',
@@ -334,12 +337,6 @@ export class WaitingRoom {
   }
 }
 
-const soldOut = (view: ProductView) => view.soldOut || view.soldOutMarked;
-/** Units may still come back: a payment window, and its last unpaid orders maybe still open. */
-const mayComeBack = (view: ProductView, now: number) =>
-  view.payWithinSeconds > 0 &&
-  (view.soldOutAt === 0 ||
-    now < view.soldOutAt + view.payWithinSeconds * 1_000 + RETURNS_MARGIN_MS);
 const keyOf = (view: ProductView, userId: string) => `${view.id}|${view.epoch}|${userId}`;
 const roomOf = (view: ProductView) => `${view.id}|${view.epoch}`;
 const ended = (view: ProductView, now: number) => view.endsAt > 0 && now >= view.endsAt;
