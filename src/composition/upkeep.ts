@@ -45,7 +45,9 @@ function finalReportsOf(core: Core): FinalReportDeps {
     products: async () => (await core.orderStore.activeProducts()).map((p) => p.productId),
     unitsSold: async (productId) => {
       const s = await core.productStore.state(productId);
-      return s && { epoch: s.epoch, units: s.sold - s.returned };
+      if (!s) return null;
+      const over = s.status === 'ended' || s.status === 'sold out';
+      return { epoch: s.epoch, over, units: s.sold - s.returned };
     },
     reported: {
       has: (productId, epoch) => store.reported(productId, epoch),

@@ -20,8 +20,11 @@ export interface FinalReportDeps {
   reports: Pick<FairnessReports, 'report'>;
   /** the products that may have a sale ending (the active set) */
   products: () => Promise<string[]>;
-  /** the sale's epoch and the units it holds sold now (sold less returned); null: unknown */
-  unitsSold: (productId: string) => Promise<{ epoch: number; units: number } | null>;
+  /**
+   * the sale's epoch, whether it is over (ended, or sold out for good) and the units it holds
+   * sold now (sold less returned); null: unknown
+   */
+  unitsSold: (productId: string) => Promise<{ epoch: number; over: boolean; units: number } | null>;
   /** a sale whose report went out already */
   reported: {
     has(productId: string, epoch: number): Promise<boolean>;
@@ -57,12 +60,13 @@ export async function publishFinalReports(deps: FinalReportDeps): Promise<number
   let written = 0;
   for (const productId of await deps.products()) {
     const sold = await deps.unitsSold(productId);
-    if (!sold || (await deps.reported.has(productId, sold.epoch))) continue;
+    // a sale still on is not read further: a report reads every note and order of its sale
+    if (!sold?.over || (await deps.reported.has(productId, sold.epoch))) continue;
+    const now = (deps.now ?? Date.now)();
+    if (now - (await deps.reported.finalSince(productId, sold.epoch, now)) < SETTLE_MS) continue;
     const report = await deps.reports.report(productId);
     // final, and every unit sold is in a persisted order: the figures will not move
     if (!report?.final || report.epoch !== sold.epoch || report.units !== sold.units) continue;
-    const now = (deps.now ?? Date.now)();
-    if (now - (await deps.reported.finalSince(productId, report.epoch, now)) < SETTLE_MS) continue;
     written += await deps.publish([fairnessEvent(report)]);
     await deps.reported.mark(productId, report.epoch);
   }
