@@ -65,9 +65,10 @@ export async function publishFinalReports(deps: FinalReportDeps): Promise<number
     const now = (deps.now ?? Date.now)();
     if (now - (await deps.reported.finalSince(productId, sold.epoch, now)) < SETTLE_MS) continue;
     const report = await deps.reports.report(productId);
-    // final, and every unit sold is in a persisted order: the figures will not move
-    if (!report?.final || report.epoch !== sold.epoch || report.units !== sold.units) continue;
-    written += await deps.publish([fairnessEvent(report)]);
+    // every unit sold is in a persisted order: the figures will not move (the sale's state says
+    // it is over; this process's view of it may not have heard the sell-out)
+    if (!report || report.epoch !== sold.epoch || report.units !== sold.units) continue;
+    written += await deps.publish([fairnessEvent({ ...report, final: true })]);
     await deps.reported.mark(productId, report.epoch);
   }
   return written;
