@@ -25,6 +25,9 @@ local META_PAUSED = 'paused'
 -- the draw's window, '<entries open ms> <entries close ms> <buy within s>': written by TypeScript
 -- (seeding.ts) at a seed
 local META_DRAW = 'draw'
+-- the product's own challenge at the door ('off', 'pow [<floor ms>]', 'turnstile', 'hcaptcha'),
+-- absent for the deployment's: written by TypeScript (seeding.ts) at a seed
+local META_CHALLENGE = 'challenge'
 
 -- what a new epoch decides on, as stored (false when missing):
 -- epoch, startsAt, endsAt, soldOut, segments, maxSegments

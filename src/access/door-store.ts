@@ -4,6 +4,7 @@
  * services' FairnessStore and ChallengeStore ports (structurally: access/ sits below services/).
  */
 import type { RedisClient } from '../redis/connection.js';
+import { inBackground } from '../redis/background.js';
 import type { Keys } from '../redis/keys.js';
 
 /** An identity as the fairness notes keep it (services' `Tried`). */
@@ -11,7 +12,35 @@ interface Tried {
   userId: string;
   block: string;
   fingerprint?: string | undefined;
+  address?: string | undefined;
+  at?: number | undefined;
+  accountCreatedAt?: number | undefined;
 }
+
+/** An identity's first note: `<block>\t<fingerprint>\t<address>\t<at ms>\t<account made ms>`. */
+const encodeTried = (tried: Tried) =>
+  [
+    tried.block,
+    tried.fingerprint ?? '',
+    tried.address ?? '',
+    tried.at ?? '',
+    tried.accountCreatedAt ?? '',
+  ].join('\t');
+
+function decodeTried(userId: string, text: string): Tried {
+  const [block = 'unknown', fingerprint, address, at, made] = text.split('\t');
+  return {
+    userId,
+    block,
+    ...(fingerprint && { fingerprint }),
+    ...(address && { address }),
+    ...(at && { at: Number(at) }),
+    ...(made && { accountCreatedAt: Number(made) }),
+  };
+}
+
+const counts = (hash: Record<string, string>) =>
+  new Map(Object.entries(hash).map(([u, n]) => [u, Number(n)]));
 
 /** A sale's notes outlive it this long: its report can be read again after the end. */
 const NOTES_TTL_S = 30 * 86_400;
@@ -24,19 +53,35 @@ export class DoorStore {
     private readonly keys: Keys,
   ) {}
 
-  async write(
+  /** A batch of notes: the flush's own loop, no request's cost (redis/background.ts). */
+  write(
     productId: string,
     epoch: number,
-    batch: { seen: Tried[]; fails: Map<string, number>; rules: string },
+    batch: Parameters<DoorStore['writeNow']>[2],
+  ): Promise<void> {
+    return inBackground('fairness notes', () => this.writeNow(productId, epoch, batch));
+  }
+
+  private async writeNow(
+    productId: string,
+    epoch: number,
+    batch: {
+      seen: Tried[];
+      fails: Map<string, number>;
+      decoys: Map<string, number>;
+      rules: string;
+    },
   ): Promise<void> {
     const k = this.keys.fairness(productId, epoch);
     const p = this.redis.pipeline();
     // first seen is kept: what a rule saw of an identity does not change after it tried
-    for (const t of batch.seen) p.hsetnx(k.seen, t.userId, `${t.block}\t${t.fingerprint ?? ''}`);
+    for (const t of batch.seen) p.hsetnx(k.seen, t.userId, encodeTried(t));
     for (const [userId, n] of batch.fails) p.hincrby(k.fails, userId, n);
+    for (const [userId, n] of batch.decoys) p.hincrby(k.decoys, userId, n);
     p.set(k.rules, batch.rules, 'EX', NOTES_TTL_S, 'NX');
     p.expire(k.seen, NOTES_TTL_S);
     if (batch.fails.size > 0) p.expire(k.fails, NOTES_TTL_S);
+    if (batch.decoys.size > 0) p.expire(k.decoys, NOTES_TTL_S);
     const answers = (await p.exec()) ?? [];
     const failed = answers.find(([err]) => err);
     if (failed) throw failed[0]!;
@@ -48,21 +93,31 @@ export class DoorStore {
     let cursor = '0';
     do {
       const [next, flat] = await this.redis.hscan(k.seen, cursor, 'COUNT', 5_000);
-      for (let i = 0; i < flat.length; i += 2) {
-        const [block = 'unknown', fingerprint] = flat[i + 1]!.split('\t');
-        seen.push({ userId: flat[i]!, block, ...(fingerprint && { fingerprint }) });
-      }
+      for (let i = 0; i < flat.length; i += 2) seen.push(decodeTried(flat[i]!, flat[i + 1]!));
       cursor = next;
     } while (cursor !== '0');
-    const [fails, rules] = await Promise.all([
+    const [fails, decoys, rules] = await Promise.all([
       this.redis.hgetall(k.fails),
+      this.redis.hgetall(k.decoys),
       this.redis.get(k.rules),
     ]);
-    return {
-      seen,
-      fails: new Map(Object.entries(fails).map(([u, n]) => [u, Number(n)])),
-      rules,
-    };
+    return { seen, fails: counts(fails), decoys: counts(decoys), rules };
+  }
+
+  /** The sale's report went out on the feed (fairness.report). */
+  async reported(productId: string, epoch: number): Promise<boolean> {
+    return (await this.redis.exists(this.keys.fairness(productId, epoch).reported)) === 1;
+  }
+
+  async markReported(productId: string, epoch: number): Promise<void> {
+    await this.redis.set(this.keys.fairness(productId, epoch).reported, '1', 'EX', NOTES_TTL_S);
+  }
+
+  /** When the sale was first seen final (ms): `now` on the first call, kept after. */
+  async finalSince(productId: string, epoch: number, now: number): Promise<number> {
+    const key = this.keys.fairness(productId, epoch).finalSince;
+    await this.redis.set(key, String(now), 'EX', NOTES_TTL_S, 'NX');
+    return Number((await this.redis.get(key)) ?? now);
   }
 
   async signals(

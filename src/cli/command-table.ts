@@ -154,6 +154,14 @@ export const COMMANDS: Command[] = [
       },
       { flag: '--deny-list IDS', what: 'draw: shopper ids refused at the freeze, comma-separated' },
       {
+        flag: '--challenge KIND',
+        what: "the door's challenge for this product: pow, turnstile, hcaptcha, or off (default: the deployment's CHALLENGE; docs/fairness.md)",
+      },
+      {
+        flag: '--challenge-floor-ms MS',
+        what: "pow: the clean floor between a challenge's issue and its answer, 0-1500 (default CHALLENGE_CLEAN_FLOOR_MS)",
+      },
+      {
         flag: '--price AMOUNT',
         what: "the unit price in the currency's minor unit, e.g. 1999 (with --currency; default: unpriced)",
       },

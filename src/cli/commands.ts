@@ -9,6 +9,7 @@ import {
   startOrderQueue,
   startOrderWorker,
 } from '../composition/roles.js';
+import { configuredKinds } from '../config/door.js';
 import { loadConfig, type Config } from '../config/index.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { migrateRedisData, SaleError, type SeedResult, type SeedSpec } from '../inventory/index.js';
@@ -16,7 +17,13 @@ import { runningStackDefaults } from '../launcher/stack-file.js';
 import { closeOnSignals, Lifecycle } from '../lifecycle.js';
 import { createRegistry } from '../metrics.js';
 import { createLogger } from '../log.js';
-import { audited, seedRefusal, seedRequest, seedSpecOf } from '../services/index.js';
+import {
+  audited,
+  challengeRefusal,
+  seedRefusal,
+  seedRequest,
+  seedSpecOf,
+} from '../services/index.js';
 import { AuditRepository } from '../db/audit-repository.js';
 import { userInfo } from 'node:os';
 import { ExitError, progress } from './output.js';
@@ -132,6 +139,7 @@ const NUMBER_FLAGS = {
   price: 'priceAmount',
   'buy-within': 'buyWithinSeconds',
   'max-entries-per-block': 'maxEntriesPerAddressBlock',
+  'challenge-floor-ms': 'challengeFloorMs',
 } as const;
 
 /** The waiting room's fields among the number flags: any of them given seeds a room. */
@@ -165,7 +173,8 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
   }
   const room = Object.fromEntries(ROOM_FIELDS.map((f) => [f, numbers[f]]));
   for (const f of ROOM_FIELDS) delete numbers[f];
-  const { priceAmount, buyWithinSeconds, maxEntriesPerAddressBlock, ...rest } = numbers;
+  const { priceAmount, buyWithinSeconds, maxEntriesPerAddressBlock, challengeFloorMs, ...rest } =
+    numbers;
   const drawn = values['draw-closes-at'] !== undefined || buyWithinSeconds !== undefined;
   const priced = priceAmount !== undefined || values.currency !== undefined;
   const parsed = seedRequest.safeParse({
@@ -176,6 +185,7 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
     requireSaleToken: values['require-sale-token'] || undefined,
     startsAt: values['starts-at'],
     endsAt: values['ends-at'],
+    challenge: challengeOf(values.challenge, challengeFloorMs),
     draw: drawn
       ? {
           entriesOpenAt: values['draw-opens-at'] ?? new Date().toISOString(),
@@ -195,7 +205,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
           ? i.path[1] === 'currency'
             ? 'currency'
             : 'price'
-          : (drawFlag ?? flagOf(String(field ?? '')));
+          : i.path[0] === 'challenge'
+            ? i.path[1] === 'floorMs'
+              ? 'challenge-floor-ms'
+              : 'challenge'
+            : (drawFlag ?? flagOf(String(field ?? '')));
       // a number flag that was not a number is said once, above
       if (!problems.some((p) => p.startsWith(`  --${flag}:`)))
         problems.push(`  --${flag}: ${i.message}`);
@@ -215,6 +229,11 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
           : '--require-sale-token';
       throw new ExitError(`invalid seed:\n  ${flag}: ${refused}`, 2);
     }
+    const unchecked = challengeRefusal(
+      parsed.data,
+      configuredKinds(core.config.admission.challenge),
+    );
+    if (unchecked) throw new ExitError(`invalid seed:\n  --challenge: ${unchecked}`, 2);
     const discards = values.discard?.split(',') ?? [];
     const unknown = discards.filter((d) => d !== 'line' && d !== 'purchase-counts');
     if (unknown.length) {
@@ -255,6 +274,13 @@ export async function seed(productId: string, values: SeedValues): Promise<void>
       throw err;
     }
   });
+}
+
+/** `--challenge` (and pow's `--challenge-floor-ms`) as the seed's field: off is null. */
+function challengeOf(kind: string | undefined, floorMs: number | undefined): unknown {
+  if (kind === undefined) return floorMs === undefined ? undefined : { kind: 'pow', floorMs };
+  if (kind === 'off') return null;
+  return kind === 'pow' ? { kind, floorMs } : { kind };
 }
 
 const roomLine = (room: NonNullable<SeedSpec['waitingRoom']>) =>

@@ -16,6 +16,8 @@ export const SEED_OPTIONS = {
   'buy-within': { type: 'string' },
   'max-entries-per-block': { type: 'string' },
   'deny-list': { type: 'string' },
+  challenge: { type: 'string' },
+  'challenge-floor-ms': { type: 'string' },
   price: { type: 'string' },
   currency: { type: 'string' },
   force: { type: 'boolean', default: false },

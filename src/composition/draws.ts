@@ -13,7 +13,9 @@ import {
   PollLimit,
   Transcripts,
   type Admission,
+  type ChallengeCheck,
   type DrawRecordSource,
+  type FairnessNotes,
 } from '../services/index.js';
 import type { Core } from './core.js';
 
@@ -23,7 +25,11 @@ export interface Draws {
   services: { entries: DrawEntries; views: EntryViews; transcripts: Transcripts };
 }
 
-export function startDraws(core: Core, admission: Admission): Draws {
+export function startDraws(
+  core: Core,
+  admission: Admission,
+  door: { door?: ChallengeCheck | undefined; fairnessNotes?: FairnessNotes | undefined } = {},
+): Draws {
   const { config, inventory, db } = core;
   const store = new DrawStore(core.redis, core.keys, inventory.headroom);
   const refused = new Counter({
@@ -54,7 +60,14 @@ export function startDraws(core: Core, admission: Admission): Draws {
     store,
     phase,
     services: {
-      entries: new DrawEntries({ catalogue, store, admission, maxEntries: config.room.maxPlaces }),
+      entries: new DrawEntries({
+        catalogue,
+        store,
+        admission,
+        maxEntries: config.room.maxPlaces,
+        door: door.door,
+        notes: door.fairnessNotes,
+      }),
       views: new EntryViews({
         catalogue,
         store,

@@ -30,6 +30,8 @@ import {
   registerOrderGauges,
   type PaymentWindowDeps,
 } from '../orders/index.js';
+import { configuredKinds } from '../config/door.js';
+import { decoyFollowed, plainSaleTried } from './fairness-hooks.js';
 import { AdminSessionStore } from '../access/index.js';
 import { IdempotencyStore } from '../inventory/index.js';
 import {
@@ -134,6 +136,7 @@ export async function serveApi(
       bought: services.bought,
       logger: core.logger,
     }),
+    tried: services.fairnessNotes && plainSaleTried(core, services.fairnessNotes),
     logger: core.logger,
   });
   const poll =
@@ -145,6 +148,7 @@ export async function serveApi(
     auth,
     embedders: config.http.cors.origins,
     vapidPublicKey: config.push?.publicKey,
+    decoy: services.fairnessNotes && decoyFollowed(core, services.fairnessNotes),
     challengeKind: config.admission.challenge.kind,
   };
   const app = buildApp({
@@ -188,6 +192,7 @@ export async function serveApi(
           products: services.products,
           queues,
           saleTokensOn: config.admission.saleTokenSecret !== undefined,
+          challengeKinds: configuredKinds(config.admission.challenge),
           feed: core.feed,
           webhooks: core.webhooks,
           ...dropParts(core),

@@ -113,7 +113,7 @@ export function startRooms(
     inventory.catalogue.roomNotices,
   );
   const metrics = promRoomMetrics(core.registry);
-  const draws = startDraws(core, admission);
+  const draws = startDraws(core, admission, door);
   // its own client: the watchdog lease of a room is ROOM_LEASE_MS, not the segment locks' one
   const locks = new LockClient({
     redis: core.redis,
@@ -181,7 +181,7 @@ export interface Door {
 export function startDoor(core: Core): Door & { fairness: FairnessReports } {
   const { admission } = core.config;
   const store = new DoorStore(core.redis, core.keys);
-  const rules = rulesText(defaultRules(admission.identitiesPerBlock));
+  const rules = rulesText(defaultRules(admission.fairness));
   const fairnessNotes = new FairnessNotes({
     store,
     rules,
@@ -189,15 +189,14 @@ export function startDoor(core: Core): Door & { fairness: FairnessReports } {
     onError: (err) => core.logger.warn({ err }, 'fairness notes not written'),
   });
   core.lifecycle.add('fairness notes', () => fairnessNotes.stop());
-  const door =
-    admission.challenge.kind === 'off'
-      ? undefined
-      : new ChallengeGate({
-          config: admission.challenge,
-          store,
-          identitiesPerBlock: admission.identitiesPerBlock,
-          blockOf: addressBlock,
-        });
+  // always built: a product may be seeded with a challenge of its own (CHALLENGE off or not)
+  const door = new ChallengeGate({
+    config: admission.challenge,
+    store,
+    catalogue: core.inventory.catalogue,
+    identitiesPerBlock: admission.fairness.identitiesPerBlock,
+    blockOf: addressBlock,
+  });
   const fairness = new FairnessReports({
     catalogue: core.inventory.catalogue,
     store,

@@ -4,7 +4,16 @@
  */
 import type { Queue } from 'bullmq';
 import type { Counter } from 'prom-client';
-import { EventsRepository } from '../events/index.js';
+import { DoorStore } from '../access/index.js';
+import { EventsRepository, publishProductEvents } from '../events/index.js';
+import {
+  defaultRules,
+  FAIRNESS_EVENT_SOURCE,
+  FairnessReports,
+  publishFinalReports,
+  rulesText,
+  type FinalReportDeps,
+} from '../services/index.js';
 import {
   createUpkeepQueue,
   createUpkeepWorker,
@@ -21,6 +30,33 @@ import { inBackground } from '../redis/background.js';
 
 /** Events one sweep prunes at most (the next sweep takes the rest). */
 const PRUNE_BATCH = 10_000;
+
+/** Each sale's fairness report, published on the feed once the sale is final. */
+function finalReportsOf(core: Core): FinalReportDeps {
+  const store = new DoorStore(core.redis, core.keys);
+  const reports = new FairnessReports({
+    catalogue: core.inventory.catalogue,
+    store,
+    orders: core.orderRows,
+    rules: rulesText(defaultRules(core.config.admission.fairness)),
+  });
+  return {
+    reports,
+    products: async () => (await core.orderStore.activeProducts()).map((p) => p.productId),
+    unitsSold: async (productId) => {
+      const s = await core.productStore.state(productId);
+      if (!s) return null;
+      const over = s.status === 'ended' || s.status === 'sold out';
+      return { epoch: s.epoch, over, units: s.sold - s.returned };
+    },
+    reported: {
+      has: (productId, epoch) => store.reported(productId, epoch),
+      mark: (productId, epoch) => store.markReported(productId, epoch),
+      finalSince: (productId, epoch, now) => store.finalSince(productId, epoch, now),
+    },
+    publish: (batch) => publishProductEvents(core.db, FAIRNESS_EVENT_SOURCE, batch),
+  };
+}
 
 /**
  * The sweeper, on its own queue and worker (one sweep at a time): every call it makes is bounded
@@ -39,6 +75,7 @@ export async function startUpkeep(
   core.lifecycle.add('upkeep queue', () => upkeep.close());
   exitWhenBullInitFails(core)(upkeep, 'upkeep queue');
   const events = new EventsRepository(core.db);
+  const finalReports = finalReportsOf(core);
   const worker = createUpkeepWorker({
     connection: core.bullConnection('seckill-upkeep-worker'),
     prefix,
@@ -60,6 +97,10 @@ export async function startUpkeep(
           paymentWindow,
         )),
         eventsPruned: await events.pruneEvents(core.config.events.retentionHours, PRUNE_BATCH),
+        fairnessReports: await publishFinalReports(finalReports).catch((err: unknown) => {
+          core.logger.warn({ err }, 'fairness reports not published');
+          return 0;
+        }),
       })),
   });
   worker.on('failed', (job) => failedAttempts.inc({ kind: job?.name ?? 'unknown' }));

@@ -5,7 +5,12 @@
 import { NO_RATE_LIMITS, parseRate, type RateLimit } from './rate.js';
 import { redactText, redactUrl } from './redact.js';
 import { clusterPortSpan, crossFieldProblems, envSchema, type Env } from './env.js';
-import { challengeConfig, type ChallengeConfig } from './door.js';
+import {
+  challengeConfig,
+  fairnessConfig,
+  type ChallengeConfig,
+  type FairnessConfig,
+} from './door.js';
 import { eventsConfig, type EventsConfig } from './events.js';
 import { deprecatedValues } from './deprecated.js';
 import { queuePageConfig, type QueuePageConfig } from './queue-page.js';
@@ -86,6 +91,7 @@ export interface Config {
     adminToken: string | undefined;
     /** wrong admin tokens per client address (bearer or dashboard login) */
     guessLimit: RateLimit;
+    accountAgeClaim?: string | undefined;
   };
   readonly api: { processes: number };
   readonly lock: {
@@ -136,8 +142,7 @@ export interface Config {
     saleTokenLeadSeconds: number;
     /** the challenge at the door (docs/fairness.md) */
     challenge: ChallengeConfig;
-    /** identities of one address block past which each is flagged */
-    identitiesPerBlock: number;
+    fairness: FairnessConfig;
   };
   /** waiting rooms' admitters (docs/waiting-room.md) */
   readonly room: {
@@ -284,6 +289,7 @@ export function loadConfig(
       jwtAudience: e.JWT_AUDIENCE,
       adminToken: e.ADMIN_TOKEN,
       guessLimit: rateLimit('admin-guess', e.ADMIN_GUESS_LIMIT, undefined)!,
+      accountAgeClaim: e.FAIRNESS_ACCOUNT_AGE_CLAIM,
     },
     api: { processes: e.API_PROCESSES },
     lock: {
@@ -325,7 +331,7 @@ export function loadConfig(
       saleTokenTtlSeconds: e.SALE_TOKEN_TTL_S,
       saleTokenLeadSeconds: e.SALE_TOKEN_LEAD_S,
       challenge: challengeConfig(e),
-      identitiesPerBlock: e.FAIRNESS_IDENTITIES_PER_BLOCK,
+      fairness: fairnessConfig(e),
     },
     room: {
       leaseMs: e.ROOM_LEASE_MS,

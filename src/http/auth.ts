@@ -159,6 +159,35 @@ async function jwtSubject(token: string, auth: Config['auth']): Promise<string> 
 }
 
 /**
+ * When the shopper's account was made (ms), from the claim FAIRNESS_ACCOUNT_AGE_CLAIM names in
+ * their token (a NumericDate in seconds, or an ISO 8601 date): a signal of the fairness rules,
+ * read at a join, an entry or a sale token. Undefined when no claim is configured, in dev mode
+ * (no token), or when the token carries none that reads as a time.
+ */
+export async function accountCreatedAt(
+  req: WithHeaders,
+  auth: Config['auth'],
+): Promise<number | undefined> {
+  const claim = auth.accountAgeClaim;
+  if (!claim || auth.mode === 'dev') return undefined;
+  const token = bearer(req);
+  if (!token) return undefined;
+  const claims = await verifyJwt(token, {
+    secret: auth.jwtSecret,
+    jwks: auth.jwksUrl === undefined ? undefined : jwksOf(auth.jwksUrl),
+    issuer: auth.jwtIssuer,
+    audience: auth.jwtAudience,
+  });
+  const value = claims[claim];
+  if (typeof value === 'number' && Number.isFinite(value)) return value * 1_000;
+  if (typeof value === 'string') {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? undefined : ms;
+  }
+  return undefined;
+}
+
+/**
  * Whether the request is an admin's, for reads open to the owner or an admin (GET /orders/:id):
  * a bearer that is the admin token, checked and throttled like every admin token
  * (AdminAccess.check: a wrong one counts against the client address). A shopper's JWT (jwt mode)

@@ -80,7 +80,7 @@ export { DrawStore, type ScannedEntry } from './draw/store.js';
 export { DrawPhase, type DrawBeacon, type DrawPhaseDeps } from './draw/phase.js';
 export { DRAW_EVENT_SOURCE, type DrawEvent } from './draw/draw-events.js';
 export { drawRoomSettings, type DrawSpec } from './catalogue/seeding.js';
-export { type DrawWindow } from './records/product-meta.js';
+export { type DrawWindow, type ProductChallenge } from './records/product-meta.js';
 export { promRoomMetrics, type RoomMetrics } from './rooms/metrics.js';
 export { RoomStore, type AdmitTick, type RoomPlace } from './rooms/store.js';
 export { seatRelease } from './rooms/seat-release.js';

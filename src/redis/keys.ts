@@ -173,9 +173,26 @@ export class Keys {
   }
 
   /** Who tried a product's sale `epoch` (docs/fairness.md): all in the product's slot. */
-  fairness(productId: string, epoch: number): { seen: string; fails: string; rules: string } {
+  fairness(
+    productId: string,
+    epoch: number,
+  ): {
+    seen: string;
+    fails: string;
+    decoys: string;
+    rules: string;
+    reported: string;
+    finalSince: string;
+  } {
     const base = `${this.prefix}:{${checked('product id', productId)}}:fair:${epoch}`;
-    return { seen: `${base}:seen`, fails: `${base}:fails`, rules: `${base}:rules` };
+    return {
+      seen: `${base}:seen`,
+      fails: `${base}:fails`,
+      decoys: `${base}:decoys`,
+      rules: `${base}:rules`,
+      reported: `${base}:reported`,
+      finalSince: `${base}:final`,
+    };
   }
 
   /**

@@ -224,6 +224,7 @@ describe('a proof of work at the door', () => {
     const gate = new ChallengeGate({
       config,
       store: new DoorStore(a.rt.redis, a.rt.keys),
+      catalogue: a.rt.inventory.catalogue,
       identitiesPerBlock: 3,
       blockOf: addressBlock,
       now: () => now,
@@ -334,7 +335,7 @@ describe("a sale's fairness report", () => {
       15_000,
     );
     // mu = 6 * 4 / 10 = 2.4, A = 4 / 2.4; band [1, 4] (test/fairness/figures.test.ts)
-    const pinned = rulesHash(rulesText(defaultRules(3)));
+    const pinned = rulesHash(rulesText(defaultRules(a.rt.config.admission.fairness)));
     expect(seen).toMatchObject({
       mode: 'plain',
       identities: 10,

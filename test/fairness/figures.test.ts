@@ -15,6 +15,15 @@ import {
   type Tried,
 } from '../../src/services/index.js';
 
+/** The deployment's defaults: 3 identities a block, bursts of more than 5 in 10 s, no age rule. */
+const RULES_3 = {
+  identitiesPerBlock: 3,
+  burstIdentities: 5,
+  burstWindowSeconds: 10,
+  accountMinAgeDays: null,
+};
+const NO_OTHER_RULE = { burstAddress: 0, burstBlock: 0, accountAge: 0, decoy: 0 };
+
 const tried = (ids: string[], block = (i: number) => `10.0.${i}.0/24`): Tried[] =>
   ids.map((userId, i) => ({ userId, block: block(i) }));
 
@@ -53,11 +62,11 @@ describe('the figures', () => {
     const ids = ['b1', 'b2', 'b3', 'b4', 's1', 's2', 's3', 's4', 's5', 's6'];
     const seen = tried(ids, (i) => (i < 4 ? '10.9.9.0/24' : `10.0.${i}.0/24`));
     const { flagged, byRule } = flaggedBy(
-      defaultRules(3),
+      defaultRules(RULES_3),
       seen.map((t) => ({ ...t, fails: 0 })),
     );
     expect([...flagged].sort()).toEqual(['b1', 'b2', 'b3', 'b4']);
-    expect(byRule).toEqual({ block: 4, fingerprint: 0, challenge: 0 });
+    expect(byRule).toEqual({ block: 4, fingerprint: 0, challenge: 0, ...NO_OTHER_RULE });
     const units = new Map([
       ['b1', 1],
       ['b2', 1],
@@ -99,18 +108,21 @@ describe('the figures', () => {
       { userId: 'd', block: 'w', fails: 1 },
       { userId: 'e', block: 'v', fails: 0 },
     ];
-    const { flagged, byRule } = flaggedBy(defaultRules(3), seen);
+    const { flagged, byRule } = flaggedBy(defaultRules(RULES_3), seen);
     expect([...flagged].sort()).toEqual(['a', 'b', 'c', 'd']);
-    expect(byRule).toEqual({ block: 0, fingerprint: 3, challenge: 1 });
+    expect(byRule).toEqual({ block: 0, fingerprint: 3, challenge: 1, ...NO_OTHER_RULE });
   });
 
   it('hashes the canonical rules', () => {
-    const text = rulesText(defaultRules(3));
+    const text = rulesText(defaultRules(RULES_3));
     expect(text).toBe(
-      '{"version":1,"identitiesPerBlock":3,"identitiesPerFingerprint":2,"challengeFailures":1}',
+      '{"version":2,"identitiesPerBlock":3,"identitiesPerFingerprint":2,"challengeFailures":1,' +
+        '"burst":{"identities":5,"windowSeconds":10},"accountMinAgeDays":null,"decoyFollows":1}',
     );
     expect(rulesHash(text)).toMatch(/^[0-9a-f]{64}$/);
-    expect(rulesHash(rulesText(defaultRules(4)))).not.toBe(rulesHash(text));
+    expect(rulesHash(rulesText(defaultRules({ ...RULES_3, identitiesPerBlock: 4 })))).not.toBe(
+      rulesHash(text),
+    );
   });
 
   it('names the address block: IPv4 /24, IPv6 /48', () => {

@@ -204,6 +204,8 @@ describe('/openapi.json', () => {
     await call('GET', '/queue/assets/{file}', `/queue/assets/${script}`);
     await call('GET', '/queue/assets/{file}', '/queue/assets/page.000000000000.js');
     await call('GET', '/queue/sw.js', '/queue/sw.js');
+    await call('GET', '/queue/{id}/skip', `/queue/${r}/skip`, { headers: user });
+    await call('GET', '/queue/{id}/skip', '/queue/bad%20id!/skip');
     const browserKey = createECDH('prime256v1');
     browserKey.generateKeys();
     const subscribe = {
@@ -821,6 +823,8 @@ function producedElsewhere(answer: string): string | undefined {
     (status === '403' && path === '/admin/products/{id}/fairness')
   )
     return 'test/fairness/door.test.ts: a join refused at the door (challenge-*), a challenge issued, one spaced, a report asked with a wrong admin token';
+  if (status === '403' && path === '/products/{id}/draw/entry')
+    return "test/fairness/product-challenge.test.ts: a draw's entry refused at the product's door (challenge-*)";
   if (status === '429' && path === '/products/{id}/queue')
     return 'test/services/waiting-room.test.ts: joins over RATE_LIMIT_USER, polls over RATE_LIMIT_POLL_IP';
   if (status === '429' && path === '/products/{id}/queue/push')

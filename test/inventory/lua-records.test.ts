@@ -25,9 +25,11 @@ import {
 } from '../../src/inventory/records/marker.js';
 import {
   decodeMeta,
+  encodeChallenge,
   encodePrice,
   encodeDrawWindow,
   encodeRoomSettings,
+  type ProductChallenge,
   type ProductMeta,
 } from '../../src/inventory/records/product-meta.js';
 import {
@@ -199,6 +201,8 @@ const metaHash = (m: ProductMeta): Record<string, string> =>
       if (property === 'waitingRoom') return [field, encodeRoomSettings(m.waitingRoom!)];
       if (property === 'price') return [field, encodePrice(m.price!)];
       if (property === 'draw') return [field, encodeDrawWindow(m.draw!)];
+      if (property === 'challenge')
+        return [field, encodeChallenge(m.challenge as ProductChallenge)];
       return [field, typeof v === 'boolean' ? (v ? '1' : '0') : String(v)];
     }),
   );
@@ -221,6 +225,7 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     price: { amount: 12_999, currency: 'EUR' },
     paused: false,
     draw: { entriesOpenAt: 1795550000000, entriesCloseAt: 1795556000000, buyWithinSeconds: 600 },
+    challenge: { kind: 'pow', floorMs: 800 },
   };
 
   it('TypeScript reads what Lua writes: a new epoch, its sold-out mark, the next epoch', async () => {
@@ -249,6 +254,8 @@ describe('the product meta: lua/includes/productMeta.lua and records/product-met
     await redis.hset(key, META_FIELD.price, encodePrice(sample.price!));
     // and the draw's window (seeding.ts)
     await redis.hset(key, META_FIELD.draw, encodeDrawWindow(sample.draw!));
+    // and the product's challenge (seeding.ts)
+    await redis.hset(key, META_FIELD.challenge, encodeChallenge({ kind: 'pow', floorMs: 800 }));
     const first = decodeMeta(await redis.hgetall(key));
     expect(first).toEqual({ ...sample, epoch: 1, soldOutEpoch: 0 });
     expect(Object.keys(first!).sort()).toEqual(Object.keys(META_FIELD).sort());

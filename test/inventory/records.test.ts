@@ -181,6 +181,7 @@ describe('records written by the Lua scripts', () => {
       number: expect.any(Number),
       paused: false,
       draw: null,
+      challenge: 'default',
     });
     expect(meta!.number).toBeGreaterThan(0);
     expect(decodeMeta({})).toBeNull();

@@ -254,6 +254,30 @@ describe('seed', () => {
     redis.disconnect();
   });
 
+  it("sets the product's door with --challenge, and refuses a bad kind or one without its key", async () => {
+    const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
+    const product = `${ns.id}-door`;
+    const meta = new Keys(ns.id).product(product).meta;
+    const bad = await cli(['seed', product, '--total', '5', '--challenge', 'captcha'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/^seckill: invalid seed:\n {2}--challenge: /);
+    const keyless = await cli(['seed', product, '--total', '5', '--challenge', 'turnstile'], env);
+    expect(keyless.code).toBe(2);
+    expect(keyless.err).toMatch(/--challenge: challenge: this deployment has no key for turnstile/);
+    const redis = new Redis(ns.redisUrl);
+    expect(await redis.exists(meta)).toBe(0);
+    const pow = await cli(
+      ['seed', product, '--total', '5', '--challenge', 'pow', '--challenge-floor-ms', '500'],
+      { ...env, CHALLENGE_POW_SECRET: 'a-pow-hmac-key-0123456789' },
+    );
+    expect(pow.code, pow.err).toBe(0);
+    expect(await redis.hget(meta, META_FIELD.challenge)).toBe('pow 500');
+    const off = await cli(['seed', product, '--total', '5', '--challenge', 'off', '--force'], env);
+    expect(off.code, off.err).toBe(0);
+    expect(await redis.hget(meta, META_FIELD.challenge)).toBe('off');
+    redis.disconnect();
+  });
+
   it('prices a sale with --price and --currency, and refuses a bad one naming the flag', async () => {
     const env = { REDIS_URL: ns.redisUrl, DATABASE_URL: ns.databaseUrl, KEY_PREFIX: ns.id };
     const product = `${ns.id}-priced`;

@@ -140,6 +140,7 @@ function state(id: string, status: ProductState['status'], over: Partial<Product
     paused: false,
     waitingRoom: null,
     draw: null,
+    challenge: 'default',
     startsAt: 0,
     endsAt: 0,
     soldOut: remaining === 0,

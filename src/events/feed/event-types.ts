@@ -29,6 +29,10 @@ export const EVENT_FAMILIES = {
     source: '/seckill/draws',
     types: ['draw.frozen', 'draw.drawn', 'draw.won', 'draw.passed-on'],
   },
+  fairness: {
+    source: '/seckill/fairness',
+    types: ['fairness.report'],
+  },
 } as const;
 
 type Family = (typeof EVENT_FAMILIES)[keyof typeof EVENT_FAMILIES];

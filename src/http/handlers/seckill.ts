@@ -10,7 +10,12 @@ import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
 import { ID_PATTERN } from '../../ids.js';
 import type { Logger } from '../../log.js';
-import type { PurchaseOutcome, PurchaseService } from '../../services/index.js';
+import {
+  noteRefused,
+  type NoteTried,
+  type PurchaseOutcome,
+  type PurchaseService,
+} from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { shopperId } from '../auth.js';
 import { errorAnswer, type HttpAnswer } from '../problem.js';
@@ -127,6 +132,8 @@ export function seckill(deps: {
   auth: Config['auth'];
   purchase: PurchaseService;
   logger: Logger;
+  /** a refused shopper noted as having tried (the fairness report), after the answer is made */
+  tried?: NoteTried | undefined;
 }): Seckill {
   const facts = (request: SeckillRequest) => ({
     requestId: request.requestId,
@@ -170,10 +177,17 @@ export function seckill(deps: {
       };
       // known without a promise (sold out): answered in this turn
       const known = deps.purchase.fromMemory(call);
-      if (known) return answerOf(r, known);
+      if (known) {
+        noteRefused(deps.tried, { ...call, shopper: shopperOf(buyer), ip: r.ip }, known);
+        return answerOf(r, known);
+      }
+      const buying = { ...call, shopper: shopperOf(buyer), ip: r.ip };
       return deps.purchase
-        .purchase({ ...call, shopper: shopperOf(buyer), ip: r.ip })
-        .then((outcome) => answerOf(r, outcome))
+        .purchase(buying)
+        .then((outcome) => {
+          noteRefused(deps.tried, buying, outcome);
+          return answerOf(r, outcome);
+        })
         .catch((err: unknown) => errorAnswer(deps.logger, err, facts(r)));
     } catch (err) {
       return errorAnswer(deps.logger, err, facts(r));

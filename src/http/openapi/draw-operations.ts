@@ -1,5 +1,6 @@
 /** The draw's operations (docs/draw.md), part of operations.ts's table. */
 import { idParam, SHOPPER, type Operation } from './components.js';
+import { CHALLENGE_PROBLEMS } from './room-operations.js';
 
 const product = idParam('id', 'product id');
 
@@ -19,10 +20,12 @@ export const DRAW_OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
+      403: CHALLENGE_PROBLEMS[403],
       404: 'unknown product, or one not sold by a draw',
-      409: 'draw-closed: entries closed (a shopper entered before gets the entry); draw-full: ROOM_MAX_PLACES entries',
-      425: 'entries-not-open: before entriesOpenAt, with Retry-After',
-      503: "draw-store-full: the draw's Redis is near its maxmemory, no new entry is written; Retry-After",
+      409: `draw-closed: entries closed (a shopper entered before gets the entry); draw-full: ROOM_MAX_PLACES entries; ${CHALLENGE_PROBLEMS[409]}`,
+      425: `entries-not-open: before entriesOpenAt, with Retry-After; ${CHALLENGE_PROBLEMS[425]}`,
+      429: CHALLENGE_PROBLEMS[429],
+      503: `draw-store-full: the draw's Redis is near its maxmemory, no new entry is written; Retry-After; ${CHALLENGE_PROBLEMS[503]}`,
     },
     store: true,
     limited: true,

@@ -199,7 +199,7 @@ export const OPERATIONS: Operation[] = [
       400: 'invalid seed',
       ...ADMIN_REFUSALS,
       409: 'the sale is live (add ?force=true), or its room holds a line (add ?discard=line)',
-      422: 'requireSaleToken where no sale tokens can be issued (SALE_TOKEN_SECRET is not set)',
+      422: 'sale-tokens-not-configured: requireSaleToken where no sale tokens can be issued (SALE_TOKEN_SECRET is not set); challenge-not-configured: a challenge kind whose key this deployment lacks',
     },
     store: true,
   },

@@ -3,7 +3,7 @@ import { ADMIN, ADMIN_REFUSALS, idParam, SHOPPER, type Operation } from './compo
 
 const product = idParam('id', 'product id');
 
-/** The door's refusals (docs/fairness.md), on a join and a sale token of a product that asks a challenge. */
+/** The door's refusals (docs/fairness.md), on a join, a sale token and a draw's entry of a product that asks a challenge. */
 export const CHALLENGE_PROBLEMS = {
   403: 'challenge-required, -invalid, -expired or -foreign: the Challenge header is missing or does not answer a challenge of this shopper and product',
   409: 'challenge-replayed: that answer was taken already',
@@ -132,6 +132,17 @@ export const ROOM_OPERATIONS: Operation[] = [
       },
     ],
     ok: { 200: ['html', 'the page (framable by CORS_ORIGINS only)'] },
+    problems: { 400: 'bad id' },
+  },
+  {
+    method: 'get',
+    route: '/queue/:id/skip',
+    operationId: 'queuePageDecoy',
+    tag: 'shop',
+    summary:
+      "The queue page's decoy link (docs/fairness.md): hidden from people, followed by scripts; the identity it carries (bearer token or X-User-Id) is noted for the sale's decoy rule",
+    parameters: [product],
+    ok: { 404: ['html', 'a plain not-found page, always'] },
     problems: { 400: 'bad id' },
   },
   {

@@ -130,6 +130,18 @@ export const productPublic = z.strictObject({
   waitingRoom: publicRoom
     .nullable()
     .describe('null: sold without a waiting room (POST /seckill); else join it first'),
+  challenge: z
+    .strictObject({
+      kind: z.enum(['pow', 'turnstile', 'hcaptcha']),
+      siteKey: z
+        .string()
+        .nullable()
+        .describe("turnstile, hcaptcha: the widget's site key; pow: null"),
+    })
+    .nullable()
+    .describe(
+      "the door's challenge (the product's own, else the deployment's CHALLENGE): a join, a sale token and a draw's entry send its answer as the Challenge header (pow: GET /products/:id/challenge); null: none",
+    ),
 });
 
 export const saleToken = z.strictObject({

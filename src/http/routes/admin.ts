@@ -15,6 +15,7 @@ import { SaleError, unknownProduct } from '../../inventory/index.js';
 import { ProblemError } from '../../errors.js';
 import {
   audited,
+  challengeRefusal,
   seedRefusal,
   seedRequest,
   seedSpecOf,
@@ -58,6 +59,8 @@ export interface AdminRoutes {
   queues?: Queue[];
   /** SALE_TOKEN_SECRET is set: a sale may require sale tokens */
   saleTokensOn: boolean;
+  /** the challenge kinds whose keys are configured (a product seeded with another is refused) */
+  challengeKinds?: ReadonlySet<string> | undefined;
   /** the orders and their events, to read (GET /admin/orders, /admin/events) */
   feed: OrderFeed;
   /** every change recorded (GET /admin/audit reads it) */
@@ -89,6 +92,15 @@ export function mountAdmin(router: IRouter, deps: AdminRoutes): void {
         code: 'sale-tokens-not-configured',
         title: 'Sale tokens not configured',
         detail: refused,
+      });
+    }
+    const unchecked = challengeRefusal(body, deps.challengeKinds ?? new Set());
+    if (unchecked) {
+      throw new ProblemError({
+        status: 422,
+        code: 'challenge-not-configured',
+        title: 'Challenge not configured',
+        detail: unchecked,
       });
     }
     const change = {

@@ -11,7 +11,7 @@ import { ProblemError } from '../../errors.js';
 import { unknownProduct } from '../../inventory/index.js';
 import type { DrawEntries, EntryViews, Transcripts } from '../../services/index.js';
 import { admissionProblem } from '../admission-problems.js';
-import { shopperId } from '../auth.js';
+import { accountCreatedAt, shopperId } from '../auth.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { saleProblem } from '../sale-problems.js';
 import { parseOr400, productIdParam } from '../validation.js';
@@ -116,7 +116,11 @@ export function mountDraw(
   router.post('/products/:id/draw/entry', async (req, res) => {
     const productId = productIdParam(req.params.id);
     const userId = await shopperId(req, deps.auth);
-    const a = await draws.entries.enter(productId, userId, req.ip ?? '');
+    const a = await draws.entries.enter(productId, userId, req.ip ?? '', {
+      challenge: req.get('challenge'),
+      fingerprint: req.get('shopper-fingerprint'),
+      accountCreatedAt: await accountCreatedAt(req, deps.auth),
+    });
     if (a.kind !== 'entered') throw problemOf(a as Refusal, productId);
     if (a.rate) res.set(rateLimitHeaders(a.rate));
     res.set('Cache-Control', 'no-store');

@@ -21,6 +21,12 @@ export interface PageSettings {
   pagePath: string;
 }
 
+/**
+ * The decoy link's target (docs/fairness.md#the-decoy-link): off-screen, out of the tab order and
+ * hidden from screen readers, so a person never follows it; a script that follows every link does.
+ */
+export const decoyPath = (productId: string) => `/queue/${encodeURIComponent(productId)}/skip`;
+
 const escapeHtml = (text: string) =>
   text.replace(
     /[&<>"']/g,
@@ -119,6 +125,7 @@ export function queuePageHtml(
       <p id="qp-connection" class="qp-alert" role="alert" hidden></p>
       <p id="qp-status" class="qp-sr-only" role="status" aria-live="polite"></p>
       <noscript><p>${t('page.noscript')}</p></noscript>
+      <a class="qp-decoy" href="${escapeHtml(decoyPath(settings.productId))}" tabindex="-1" aria-hidden="true" rel="nofollow">Skip the line</a>
     </main>
   </body>
 </html>

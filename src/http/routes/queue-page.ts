@@ -8,6 +8,7 @@
 import type { IRouter, Response } from 'express';
 import type { Config } from '../../config/index.js';
 import { ProblemError } from '../../errors.js';
+import { shopperId } from '../auth.js';
 import { productIdParam } from '../validation.js';
 import type { QueuePageAssets } from './queue-page-assets.js';
 import { queuePageHtml } from './queue-page-html.js';
@@ -19,9 +20,16 @@ export interface QueuePageDeps {
   /** the shop's origins: they may frame the page and hand it the shopper */
   embedders: readonly string[];
   vapidPublicKey: string | undefined;
+  /** who followed the page's decoy link (the fairness report's decoy rule); none: not noted */
+  decoy?: ((productId: string, userId: string, ip: string) => Promise<void>) | undefined;
   /** CHALLENGE: a captcha's widget needs its provider's origins in the page's CSP */
   challengeKind?: 'off' | 'pow' | 'turnstile' | 'hcaptcha';
 }
+
+/** The decoy's answer: a plain page, as an unknown path's, that tells a script nothing. */
+const NOT_FOUND_PAGE =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>' +
+  '<body><h1>Not found</h1></body></html>\n';
 
 /**
  * The origins a captcha's widget loads from, frames and calls (the providers' documented CSP:
@@ -114,6 +122,20 @@ export function mountQueuePage(router: IRouter, deps: QueuePageDeps): void {
     }
     safe(res).set('Cache-Control', `public, max-age=${YEAR_S}, immutable`);
     res.type(asset.type).send(asset.body);
+  });
+
+  // the decoy link: the identity it carries (the page's token, the shopper header) is noted as
+  // having followed it, and the answer is the plain 404 page of a path that is not there
+  router.get('/queue/:id/skip', async (req, res) => {
+    const productId = productIdParam(req.params.id);
+    try {
+      const userId = await shopperId(req, deps.auth);
+      await deps.decoy?.(productId, userId, req.ip ?? '');
+    } catch {
+      // no identity, or a bad one: nothing to note
+    }
+    safe(res).set('Cache-Control', 'no-store');
+    res.status(404).type('text/html').send(NOT_FOUND_PAGE);
   });
 
   router.get('/queue/:id', (req, res) => {

@@ -19,7 +19,7 @@ import {
 } from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { admissionProblem } from '../admission-problems.js';
-import { shopperId } from '../auth.js';
+import { accountCreatedAt, shopperId } from '../auth.js';
 import { errorAnswer, type HttpAnswer } from '../problem.js';
 import { saleProblem } from '../sale-problems.js';
 import { parseOr400, productIdParam } from '../validation.js';
@@ -159,6 +159,7 @@ export function mountRoom(
       await room.join(productId, userId, req.ip ?? '', {
         challenge: req.get('challenge'),
         fingerprint: req.get('shopper-fingerprint'),
+        accountCreatedAt: await accountCreatedAt(req, deps.auth),
       }),
       productId,
     );

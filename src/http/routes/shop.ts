@@ -7,10 +7,10 @@ import type { IRouter, Response } from 'express';
 import type { Config } from '../../config/index.js';
 import { unknownProduct, type ProductState } from '../../inventory/index.js';
 import type { Logger } from '../../log.js';
-import type { Admission, ChallengeGate, Products } from '../../services/index.js';
+import type { Admission, ChallengeGate, ProductDoor, Products } from '../../services/index.js';
 import { rateLimitHeaders } from '../rate-limit-headers.js';
 import { admissionProblem } from '../admission-problems.js';
-import { shopperId } from '../auth.js';
+import { accountCreatedAt, shopperId } from '../auth.js';
 import type { HttpAnswer } from '../problem.js';
 import { saleProblem } from '../sale-problems.js';
 import { parsePurchase, type Seckill } from '../handlers/seckill.js';
@@ -38,6 +38,8 @@ function roomState(state: ProductState): 'lobby' | 'open' | 'paused' | 'sold-out
   if (status === 'sold out') return 'sold-out';
   return status === 'upcoming' ? 'lobby' : 'open';
 }
+
+const doorView = (door: ProductDoor | null) => door && { kind: door.kind, siteKey: door.siteKey };
 
 /** Mounts the shop routes on `router` (the app itself: a nested router costs every request). */
 export function mountShop(router: IRouter, deps: ShopRoutes): void {
@@ -99,6 +101,7 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
       ip: req.ip ?? '',
       challenge: req.get('challenge'),
       fingerprint: req.get('shopper-fingerprint'),
+      accountCreatedAt: await accountCreatedAt(req, deps.auth),
     });
     if ('code' in issued) throw admissionProblem(issued);
     res.status(201).json(issued);
@@ -138,6 +141,8 @@ export function mountShop(router: IRouter, deps: ShopRoutes): void {
         pageUrl: queuePagePath(productId),
       },
       price: s.price,
+      // what a page needs to solve the door: the kind, and the widget's site key
+      challenge: doorView(deps.door?.doorOf(productId, s.challenge) ?? null),
     });
   });
 }

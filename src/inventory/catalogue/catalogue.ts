@@ -13,7 +13,7 @@ import { storeOutage } from '../../outages.js';
 import { clearSoldOut, markSoldOut } from './protocol.js';
 import { decodeEvent, encodeEvent } from '../records/product-events.js';
 import { decodeMeta, isSoldOut, type RoomSettings } from '../records/product-meta.js';
-import type { DrawWindow } from '../records/product-meta.js';
+import type { DrawWindow, ProductChallenge } from '../records/product-meta.js';
 import { RoomHeard } from './room-heard.js';
 import { roomNoticeOf, RoomNotices } from './room-notices.js';
 
@@ -41,6 +41,7 @@ export interface ProductView {
   readonly room: { readonly settings: RoomSettings; readonly heard: RoomHeard } | null;
   /** the product is sold by a draw (docs/draw.md): its entry window; its room is the cascade */
   readonly draw: DrawWindow | null;
+  readonly challenge: ProductChallenge | null | 'default';
   /** an operator paused the sale: purchases are refused, the room admits nobody */
   readonly paused: boolean;
   /**
@@ -169,6 +170,7 @@ export class Catalogue {
       number: meta.number,
       room: meta.waitingRoom && { settings: meta.waitingRoom, heard: new RoomHeard() },
       draw: meta.draw,
+      challenge: meta.challenge,
       paused: meta.paused,
       empty: new Set(),
       soldOut: isSoldOut(meta),

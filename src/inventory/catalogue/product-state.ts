@@ -16,6 +16,7 @@ import {
   type Price,
   type ProductMeta,
   type DrawWindow,
+  type ProductChallenge,
   type RoomSettings,
 } from '../records/product-meta.js';
 import { decodeSegmentState, SEGMENT_STATE_FIELDS } from '../records/segment-state.js';
@@ -53,6 +54,8 @@ export interface ProductState {
   waitingRoom: RoomSettings | null;
   /** the draw's entry window; null: first come */
   draw: DrawWindow | null;
+  /** the product's own challenge at the door; null: none; 'default': the deployment's */
+  challenge: ProductChallenge | null | 'default';
   startsAt: number;
   endsAt: number;
   soldOut: boolean;
@@ -167,6 +170,7 @@ export async function readProductState(
     paused: meta.paused,
     waitingRoom: meta.waitingRoom,
     draw: meta.draw,
+    challenge: meta.challenge,
     startsAt: meta.startsAt,
     endsAt: meta.endsAt,
     soldOut: isSoldOut(meta) || (remaining === 0 && !unreachable),

@@ -23,11 +23,13 @@ import { carriedMarkers, unitsByShopper, type CarriedMarker } from './carry.js';
 import { encodeEvent } from '../records/product-events.js';
 import {
   decodeMeta,
+  encodeChallenge,
   encodeDrawWindow,
   encodePrice,
   encodeRoomSettings,
   META_FIELD,
   type Price,
+  type ProductChallenge,
   type RoomSettings,
 } from '../records/product-meta.js';
 
@@ -50,6 +52,8 @@ export interface SeedSpec {
   price?: Price | undefined;
   /** sold by a draw (docs/draw.md): its entry window, the time to buy, the screening rules */
   draw?: DrawSpec | undefined;
+  /** the product's challenge at the door; null: none; unset: the deployment's (CHALLENGE) */
+  challenge?: ProductChallenge | null | undefined;
 }
 
 export interface DrawSpec {
@@ -143,6 +147,7 @@ export async function seedProduct(
     spec.waitingRoom ?? (spec.draw && drawRoomSettings(spec.draw)),
   );
   await writePrice(deps, productId, begun.epoch, spec.price);
+  await writeChallenge(deps, productId, spec.challenge);
   const stocks = splitStock(spec.total, spec.segments);
   registerScripts(deps.redis);
   const indexes = Array.from(
@@ -281,6 +286,17 @@ async function writeDraw(
     buyWithinSeconds: draw.buyWithinSeconds,
   };
   await deps.redis.hset(meta, META_FIELD.draw, encodeDrawWindow(window));
+}
+
+/** The new epoch's challenge at the door (none: the deployment's), before any process loads it. */
+async function writeChallenge(
+  deps: InventoryDeps,
+  productId: string,
+  challenge: ProductChallenge | null | undefined,
+): Promise<void> {
+  const meta = deps.keys.product(productId).meta;
+  if (challenge === undefined) await deps.redis.hdel(meta, META_FIELD.challenge);
+  else await deps.redis.hset(meta, META_FIELD.challenge, encodeChallenge(challenge));
 }
 
 /** The new epoch's waiting room (or none, a reseed without one), before any process loads it. */

@@ -30,6 +30,11 @@ export const META_FIELD = {
   paused: 'paused',
   /** the draw, "<entries open ms> <entries close ms> <buy within s>": written by TypeScript (seeding.ts) */
   draw: 'draw',
+  /**
+   * the product's own challenge at the door, "off", "pow [<clean floor ms>]", "turnstile" or
+   * "hcaptcha"; absent: the deployment's (CHALLENGE). Written by TypeScript (seeding.ts)
+   */
+  challenge: 'challenge',
 } as const;
 
 /**

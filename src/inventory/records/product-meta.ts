@@ -36,6 +36,32 @@ export interface ProductMeta {
   paused: boolean;
   /** the product is sold by a draw (docs/draw.md), none when first come */
   draw: DrawWindow | null;
+  /** the product's own challenge at the door; null: none; 'default': the deployment's (CHALLENGE) */
+  challenge: ProductChallenge | null | 'default';
+}
+
+/** A product's challenge at the door (docs/fairness.md); the provider's keys are configuration. */
+export type ProductChallenge =
+  | {
+      kind: 'pow';
+      /** the clean floor between the issue and the answer; unset: CHALLENGE_CLEAN_FLOOR_MS */
+      floorMs?: number | undefined;
+    }
+  | { kind: 'turnstile' | 'hcaptcha' };
+
+export function encodeChallenge(challenge: ProductChallenge | null): string {
+  if (!challenge) return 'off';
+  return challenge.kind === 'pow' && challenge.floorMs !== undefined
+    ? `pow ${challenge.floorMs}`
+    : challenge.kind;
+}
+
+function decodeChallenge(text: string | undefined): ProductChallenge | null | 'default' {
+  if (text === undefined) return 'default';
+  const [kind, floor] = text.split(' ');
+  if (kind === 'pow') return floor === undefined ? { kind } : { kind, floorMs: Number(floor) };
+  if (kind === 'turnstile' || kind === 'hcaptcha') return { kind };
+  return null;
 }
 
 /** A draw's entry window and how long a winner has to buy (the rest is in PostgreSQL). */
@@ -110,6 +136,7 @@ export function decodeMeta(hash: Record<string, string>): ProductMeta | null {
     price: decodePrice(hash[f.price]),
     paused: hash[f.paused] === '1',
     draw: decodeDrawWindow(hash[f.draw]),
+    challenge: decodeChallenge(hash[f.challenge]),
   };
 }
 

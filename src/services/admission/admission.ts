@@ -241,9 +241,12 @@ export class Admission {
   async issueToken(
     productId: string,
     userId: string,
-    at: { ip: string; challenge?: string | undefined; fingerprint?: string | undefined } = {
-      ip: '',
-    },
+    at: {
+      ip: string;
+      challenge?: string | undefined;
+      fingerprint?: string | undefined;
+      accountCreatedAt?: number | undefined;
+    } = { ip: '' },
   ): Promise<SaleToken | AdmissionRefusal> {
     const view = await this.deps.catalogue.get(productId);
     if (!view) return { code: 'unknown-product', detail: `no product ${productId}` };
@@ -259,7 +262,7 @@ export class Admission {
       notes?.failed(productId, view.epoch, userId, at.ip);
       return refused;
     }
-    notes?.tried(productId, view.epoch, userId, at.ip, at.fingerprint);
+    notes?.tried(productId, view.epoch, userId, at.ip, at);
     const secret = this.deps.config.saleTokenSecret;
     if (!secret && !view.requireSaleToken) {
       return {

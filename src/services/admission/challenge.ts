@@ -14,7 +14,21 @@
 import { createHash } from 'node:crypto';
 import { createChallenge, extractParams, verifySolution } from 'altcha-lib/v1';
 import type { ChallengeConfig } from '../../config/index.js';
+import type { Catalogue, ProductChallenge } from '../../inventory/index.js';
 import type { AdmissionRefusal } from './refusal.js';
+
+/**
+ * A product's door as this deployment checks it: the product's own challenge (seeded) or, when
+ * it was seeded without one, the deployment's (CHALLENGE, for CHALLENGE_PRODUCTS or all).
+ */
+export interface ProductDoor {
+  kind: 'pow' | 'turnstile' | 'hcaptcha';
+  /** the HMAC key (pow) or the provider's secret; '' when this deployment has none for the kind */
+  secret: string;
+  siteKey: string | null;
+  /** pow: the floor of an identity and address never flagged */
+  cleanFloorMs: number;
+}
 
 /** What the rules and the floor know of an identity and its address block (shared in Redis). */
 export interface DoorSignals {
@@ -73,6 +87,8 @@ export class ChallengeGate {
     private readonly deps: {
       config: ChallengeConfig;
       store: ChallengeStore;
+      /** the products' own challenges (their seeds) */
+      catalogue: Pick<Catalogue, 'known' | 'get'>;
       /** identities of one block past which each is flagged (FAIRNESS_IDENTITIES_PER_BLOCK) */
       identitiesPerBlock: number;
       /** the address block of a client address */
@@ -81,19 +97,49 @@ export class ChallengeGate {
     },
   ) {}
 
-  /** Whether `productId`'s door asks a challenge. */
-  applies(productId: string): boolean {
-    const { kind, products } = this.deps.config;
-    return kind !== 'off' && (products === null || products.includes(productId));
+  /**
+   * The door of a product seeded with `setting`: its own challenge wins; null turns it off;
+   * 'default' is the deployment's (CHALLENGE, for CHALLENGE_PRODUCTS or every product).
+   * @returns null when the product's door asks no challenge
+   */
+  doorOf(productId: string, setting: ProductChallenge | null | 'default'): ProductDoor | null {
+    const { kind, products, keys, cleanFloorMs } = this.deps.config;
+    let chosen: ProductChallenge | null;
+    if (setting !== 'default') chosen = setting;
+    else if (kind === 'off' || (products !== null && !products.includes(productId))) chosen = null;
+    else chosen = { kind };
+    if (!chosen) return null;
+    if (chosen.kind === 'pow') {
+      return {
+        kind: 'pow',
+        secret: keys.pow ?? '',
+        siteKey: null,
+        cleanFloorMs: chosen.floorMs ?? cleanFloorMs,
+      };
+    }
+    const provider = keys[chosen.kind];
+    return {
+      kind: chosen.kind,
+      secret: provider?.secret ?? '',
+      siteKey: provider?.siteKey ?? null,
+      cleanFloorMs,
+    };
+  }
+
+  /** The door of `productId` now (its view in memory, or read); null: none, or no such product. */
+  async doorNow(productId: string): Promise<ProductDoor | null> {
+    const { catalogue } = this.deps;
+    const view = catalogue.known(productId) ?? (await catalogue.get(productId));
+    return view ? this.doorOf(productId, view.challenge) : null;
   }
 
   /**
    * The floor between a challenge's issue and its answer: the clean one, or the flagged one
    * doubled per further flag (15, 30, 60 s by default), the identity's and its block's together.
    */
-  floorMs(signals: DoorSignals): number {
+  floorMs(signals: DoorSignals, cleanFloorMs = this.deps.config.cleanFloorMs): number {
     const s = signals;
-    const { cleanFloorMs, flaggedFloorMs } = this.deps.config;
+    const { flaggedFloorMs } = this.deps.config;
     const crowded = s.blockIdentities > this.deps.identitiesPerBlock ? 1 : 0;
     const flags = s.userFlags + s.blockFlags + crowded;
     return flags === 0 ? cleanFloorMs : flaggedFloorMs * 2 ** Math.min(2, flags - 1);
@@ -105,16 +151,16 @@ export class ChallengeGate {
     ip: string,
   ): Promise<IssuedChallenge | AdmissionRefusal> {
     const { config, store } = this.deps;
-    if (!this.applies(productId)) {
+    const door = await this.doorNow(productId);
+    if (!door) {
       return refusal('no-challenge-needed', `the door of ${productId} asks no challenge`);
     }
-    if (config.kind !== 'pow') {
-      return { kind: config.kind as 'turnstile' | 'hcaptcha', siteKey: config.siteKey };
-    }
+    if (door.kind !== 'pow') return { kind: door.kind, siteKey: door.siteKey };
+    if (!door.secret) return unconfigured(door.kind);
     const block = this.deps.blockOf(ip);
     const signals = await store.signals(userId, block);
-    const floorMs = this.floorMs(signals);
-    if (floorMs > config.cleanFloorMs) {
+    const floorMs = this.floorMs(signals, door.cleanFloorMs);
+    if (floorMs > door.cleanFloorMs) {
       const who =
         signals.blockFlags > 0 || signals.blockIdentities > this.deps.identitiesPerBlock
           ? `b:${block}`
@@ -131,7 +177,7 @@ export class ChallengeGate {
     const now = this.now();
     const expires = now + config.ttlSeconds * 1_000;
     const c = await createChallenge({
-      hmacKey: config.secret,
+      hmacKey: door.secret,
       maxNumber: POW_MAX_NUMBER,
       expires: new Date(expires),
       params: { u: userId, p: productId, t: String(now), f: String(floorMs) },
@@ -160,11 +206,13 @@ export class ChallengeGate {
     ip: string,
     solution: string | undefined,
   ): Promise<AdmissionRefusal | undefined> {
-    if (!this.applies(productId)) return undefined;
+    const door = await this.doorNow(productId);
+    if (!door) return undefined;
+    if (!door.secret) return unconfigured(door.kind);
     const block = this.deps.blockOf(ip);
-    const refused = await (this.deps.config.kind === 'pow'
-      ? this.checkPow(productId, userId, solution)
-      : this.checkCaptcha(userId, ip, solution));
+    const refused = await (door.kind === 'pow'
+      ? this.checkPow(productId, userId, solution, door.secret)
+      : this.checkCaptcha(door.kind, door.secret, userId, ip, solution));
     if (
       refused &&
       refused.code !== 'challenge-expired' &&
@@ -175,7 +223,12 @@ export class ChallengeGate {
     return refused;
   }
 
-  private async checkPow(productId: string, userId: string, solution: string | undefined) {
+  private async checkPow(
+    productId: string,
+    userId: string,
+    solution: string | undefined,
+    hmacKey: string,
+  ) {
     const { config } = this.deps;
     if (!solution) return required(productId, 'pow');
     let payload: { salt?: unknown; signature?: unknown };
@@ -189,7 +242,7 @@ export class ChallengeGate {
     }
     const params = extractParams(payload as Parameters<typeof extractParams>[0]);
     const now = this.now();
-    if (!(await verifySolution(solution, config.secret, false))) {
+    if (!(await verifySolution(solution, hmacKey, false))) {
       return refusal(
         'challenge-invalid',
         'the challenge was not solved, or not issued by this service',
@@ -219,16 +272,21 @@ export class ChallengeGate {
     return undefined;
   }
 
-  private async checkCaptcha(userId: string, ip: string, token: string | undefined) {
+  private async checkCaptcha(
+    kind: 'turnstile' | 'hcaptcha',
+    secret: string,
+    userId: string,
+    ip: string,
+    token: string | undefined,
+  ) {
     const { config } = this.deps;
-    const kind = config.kind as 'turnstile' | 'hcaptcha';
     if (!token) return required('', kind);
     let answer: { success?: unknown; 'error-codes'?: unknown; cdata?: unknown };
     try {
       const res = await fetch(config.verifyUrl ?? PROVIDER_URL[kind], {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ secret: config.secret, response: token, remoteip: ip }),
+        body: new URLSearchParams({ secret, response: token, remoteip: ip }),
         signal: AbortSignal.timeout(5_000),
       });
       answer = (await res.json()) as typeof answer;
@@ -276,4 +334,12 @@ const required = (productId: string, kind: string) =>
     kind === 'pow'
       ? `this door asks a proof of work: GET /products/${productId}/challenge, solve it, and send the payload as the Challenge header`
       : `this door asks a ${kind} challenge: send the widget's token as the Challenge header`,
+  );
+
+/** A product seeded with a kind whose keys this process lacks: refused, never let through. */
+const unconfigured = (kind: string) =>
+  refusal(
+    'challenge-unverified',
+    `this door asks a ${kind} challenge and this process has no key for it (CHALLENGE_${kind.toUpperCase()}_SECRET)`,
+    5,
   );

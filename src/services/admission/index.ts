@@ -16,4 +16,5 @@ export {
   type ChallengeStore,
   type DoorSignals,
   type IssuedChallenge,
+  type ProductDoor,
 } from './challenge.js';

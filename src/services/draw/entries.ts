@@ -2,12 +2,13 @@
  * A shopper's entry into a draw, and its withdrawal (docs/draw.md): one entry per shopper identity
  * (the identities of POST /seckill), limited per shopper and per client address as the waiting
  * room's joins are (their buckets), the client's address block kept for the shop's screening.
- * Every check an entry passes before the store is in {@link DrawEntries.admit}: a check added to
- * entries (a challenge) goes there.
+ * An entry pays at the door as a join does: the product's challenge, checked once before the
+ * store; a refused one writes nothing, and every entry is noted as tried for the fairness report.
  */
 import { addressBlock } from '../../draw/screening.js';
 import type { Catalogue, ProductView } from '../../inventory/index.js';
-import type { Admission, AdmissionRefusal, RateState } from '../admission/index.js';
+import type { Admission, AdmissionRefusal, ChallengeCheck, RateState } from '../admission/index.js';
+import type { DoorAnswer, FairnessNotes } from '../fairness/index.js';
 import type { DrawEntryStore, EnterAnswer } from './ports.js';
 
 export type EntryAnswer =
@@ -35,6 +36,10 @@ export interface DrawEntriesDeps {
   admission: Pick<Admission, 'limit'>;
   /** entries a draw holds at most (ROOM_MAX_PLACES, as a room's places) */
   maxEntries: number;
+  /** the challenge at the door of products that ask one (the join's) */
+  door?: ChallengeCheck | undefined;
+  /** who tried each sale (the fairness report) */
+  notes?: Pick<FairnessNotes, 'tried' | 'failed'> | undefined;
 }
 
 export class DrawEntries {
@@ -52,11 +57,24 @@ export class DrawEntries {
     return view;
   }
 
-  async enter(productId: string, userId: string, ip: string): Promise<EntryAnswer> {
+  /** @param at - the challenge's answer (Challenge), the shop's fingerprint (Shopper-Fingerprint) */
+  async enter(
+    productId: string,
+    userId: string,
+    ip: string,
+    at: DoorAnswer = {},
+  ): Promise<EntryAnswer> {
     const limited = await this.admit(userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
     const view = await this.drawOf(productId);
     if (!('epoch' in view)) return view;
+    const { door, notes } = this.deps;
+    const refused = await door?.check(productId, userId, ip, at.challenge);
+    if (refused) {
+      notes?.failed(productId, view.epoch, userId, ip);
+      return { kind: 'refused', refusal: refused };
+    }
+    notes?.tried(productId, view.epoch, userId, ip, at);
     const draw = view.draw!;
     const reply = await this.deps.store.enter(
       productId,

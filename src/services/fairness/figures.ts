@@ -14,6 +14,12 @@ export interface Tried {
   block: string;
   /** the device or payment fingerprint the shop passed, if any */
   fingerprint?: string | undefined;
+  /** the client address it first came from (the burst rules) */
+  address?: string | undefined;
+  /** when it was first noted (ms since the epoch) */
+  at?: number | undefined;
+  /** when its account was made (ms), from the shop's token claim FAIRNESS_ACCOUNT_AGE_CLAIM */
+  accountCreatedAt?: number | undefined;
 }
 
 export interface Cluster {

@@ -12,12 +12,22 @@ export interface FairnessStore {
   write(
     productId: string,
     epoch: number,
-    batch: { seen: Tried[]; fails: Map<string, number>; rules: string },
+    batch: {
+      seen: Tried[];
+      fails: Map<string, number>;
+      decoys: Map<string, number>;
+      rules: string;
+    },
   ): Promise<void>;
   read(
     productId: string,
     epoch: number,
-  ): Promise<{ seen: Tried[]; fails: Map<string, number>; rules: string | null }>;
+  ): Promise<{
+    seen: Tried[];
+    fails: Map<string, number>;
+    decoys: Map<string, number>;
+    rules: string | null;
+  }>;
 }
 
 export const FLUSH_MS = 200;
@@ -27,6 +37,21 @@ interface Pending {
   epoch: number;
   seen: Map<string, Tried>;
   fails: Map<string, number>;
+  decoys: Map<string, number>;
+}
+
+/** What a shopper sends the door: the challenge's answer, and what the notes keep of them. */
+export interface DoorAnswer extends TriedAt {
+  /** the challenge's answer (the Challenge header) */
+  challenge?: string | undefined;
+}
+
+/** What a door knows of a shopper beyond their id and address. */
+export interface TriedAt {
+  /** the device or payment fingerprint the shop passed (Shopper-Fingerprint) */
+  fingerprint?: string | undefined;
+  /** when their account was made (ms), from the shop's token (FAIRNESS_ACCOUNT_AGE_CLAIM) */
+  accountCreatedAt?: number | undefined;
 }
 
 export class FairnessNotes {
@@ -41,19 +66,31 @@ export class FairnessNotes {
       rules: string;
       blockOf: (ip: string) => string;
       onError: (err: unknown) => void;
+      now?: () => number;
     },
   ) {}
 
-  /** `userId` tried `productId`'s sale `epoch` from `ip` (the fingerprint the shop passed, if any). */
-  tried(productId: string, epoch: number, userId: string, ip: string, fingerprint?: string): void {
+  /** `userId` tried `productId`'s sale `epoch` from `ip` (with what the door knows of them). */
+  tried(productId: string, epoch: number, userId: string, ip: string, at: TriedAt = {}): void {
     const p = this.of(productId, epoch);
     if (!p.seen.has(userId)) {
+      const { fingerprint, accountCreatedAt } = at;
       p.seen.set(userId, {
         userId,
         block: this.deps.blockOf(ip),
         ...(fingerprint && { fingerprint }),
+        ...(ip && { address: ip }),
+        at: (this.deps.now ?? Date.now)(),
+        ...(accountCreatedAt !== undefined && { accountCreatedAt }),
       });
     }
+  }
+
+  /** `userId` followed the queue page's decoy link (and tried, so is noted too). */
+  followedDecoy(productId: string, epoch: number, userId: string, ip: string): void {
+    this.tried(productId, epoch, userId, ip);
+    const p = this.of(productId, epoch);
+    p.decoys.set(userId, (p.decoys.get(userId) ?? 0) + 1);
   }
 
   /** `userId` sent a missing or failed challenge (and tried, so is noted too). */
@@ -72,7 +109,12 @@ export class FairnessNotes {
       Promise.all(
         batches.map((b) =>
           this.deps.store
-            .write(b.productId, b.epoch, { seen: [...b.seen.values()], fails: b.fails, rules })
+            .write(b.productId, b.epoch, {
+              seen: [...b.seen.values()],
+              fails: b.fails,
+              decoys: b.decoys,
+              rules,
+            })
             .catch(this.deps.onError),
         ),
       ).then(() => undefined),
@@ -90,7 +132,7 @@ export class FairnessNotes {
     const key = `${productId}|${epoch}`;
     let p = this.pending.get(key);
     if (!p) {
-      p = { productId, epoch, seen: new Map(), fails: new Map() };
+      p = { productId, epoch, seen: new Map(), fails: new Map(), decoys: new Map() };
       this.pending.set(key, p);
     }
     this.timer ??= setTimeout(() => {

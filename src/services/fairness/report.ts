@@ -5,7 +5,13 @@
 import type { Catalogue } from '../../inventory/index.js';
 import { fairnessFigures, type FairnessFigures } from './figures.js';
 import type { FairnessStore } from './notes.js';
-import { flaggedBy, rulesHash, type FairnessRules, type Noted } from './rules.js';
+import {
+  flaggedBy,
+  rulesHash,
+  type FairnessRule,
+  type FairnessRules,
+  type Noted,
+} from './rules.js';
 
 export interface FairnessReport extends FairnessFigures {
   productId: string;
@@ -18,7 +24,7 @@ export interface FairnessReport extends FairnessFigures {
   /** the deployment's rules now differ from the pinned ones: they judge the next sale */
   rulesChanged: boolean;
   /** identities each rule flagged (one identity may be flagged by several) */
-  flaggedByRule: Record<'block' | 'fingerprint' | 'challenge', number>;
+  flaggedByRule: Record<FairnessRule, number>;
   /** the sale has ended (or sold out): the figures are final once its orders are persisted */
   final: boolean;
   at: string;
@@ -50,7 +56,11 @@ export class FairnessReports {
     ]);
     const text = notes.rules ?? this.deps.rules;
     const rules = JSON.parse(text) as FairnessRules;
-    const noted: Noted[] = notes.seen.map((t) => ({ ...t, fails: notes.fails.get(t.userId) ?? 0 }));
+    const noted: Noted[] = notes.seen.map((t) => ({
+      ...t,
+      fails: notes.fails.get(t.userId) ?? 0,
+      decoys: notes.decoys.get(t.userId) ?? 0,
+    }));
     const { flagged, byRule } = flaggedBy(rules, noted);
     const now = Date.now();
     return {

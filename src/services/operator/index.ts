@@ -28,6 +28,7 @@ export {
   type Registration,
 } from './webhook-endpoints.js';
 export {
+  challengeRefusal,
   DEFAULT_SEGMENTS,
   seedRequest,
   seedRefusal,

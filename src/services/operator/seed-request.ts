@@ -40,6 +40,20 @@ const drawSchema = z
     message: 'must be in the future: a draw closed before its seed takes no entry',
   });
 
+/**
+ * The product's own challenge at the door (docs/fairness.md); null turns the door off for it; left
+ * out, the deployment's (CHALLENGE). The providers' keys are configuration, never a seed's.
+ */
+const challengeSchema = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('pow'),
+    /** the clean floor between the issue and the answer (default CHALLENGE_CLEAN_FLOOR_MS) */
+    floorMs: z.number().int().min(0).max(1_500).optional(),
+  }),
+  z.strictObject({ kind: z.literal('turnstile') }),
+  z.strictObject({ kind: z.literal('hcaptcha') }),
+]);
+
 export const seedRequest = z
   .strictObject({
     total: z.number().int().min(0).max(1_000_000_000),
@@ -64,6 +78,8 @@ export const seedRequest = z
     price: priceSchema.optional(),
     /** sold by a draw, not first come: docs/draw.md */
     draw: drawSchema.optional(),
+    /** the door's challenge for this product; null: none; left out: the deployment's */
+    challenge: challengeSchema.nullable().optional(),
   })
   .refine((b) => b.strategy !== 'global' || (b.segments ?? 1) === 1, {
     path: ['segments'],
@@ -112,6 +128,7 @@ export function seedSpecOf(request: SeedRequest): SeedSpec {
         denyList: request.draw.denyList ?? [],
       },
     },
+    challenge: request.challenge,
     // a draw's winners buy from its close on
     ...(request.draw && !request.startsAt && { startsAt: new Date(request.draw.entriesCloseAt) }),
   };
@@ -142,4 +159,19 @@ export function seedRefusal(request: SeedRequest, saleTokensOn: boolean): string
     'requireSaleToken: this deployment issues no sale tokens (SALE_TOKEN_SECRET is not set): ' +
     'set it on the API processes, or seed without requireSaleToken'
   );
+}
+
+/**
+ * Why `request`'s challenge cannot be checked here, if it cannot: a kind whose key this
+ * deployment lacks (every join and sale token would be refused `503 challenge-unverified`).
+ * @param configured - the kinds whose keys are configured
+ */
+export function challengeRefusal(
+  request: SeedRequest,
+  configured: ReadonlySet<string>,
+): string | undefined {
+  const kind = request.challenge?.kind;
+  if (!kind || configured.has(kind)) return undefined;
+  const key = kind === 'pow' ? 'CHALLENGE_POW_SECRET' : `CHALLENGE_${kind.toUpperCase()}_SECRET`;
+  return `challenge: this deployment has no key for ${kind} (${key}, or CHALLENGE=${kind} with CHALLENGE_SECRET): set it on the API processes, or seed another kind`;
 }

@@ -16,3 +16,4 @@ export {
   type PurchaseOrder,
   type PurchaseOutcome,
 } from './purchase.js';
+export { noteRefused, type NoteTried } from './refused-note.js';

@@ -18,7 +18,7 @@ import {
   type RoomStore,
 } from '../../inventory/index.js';
 import type { Admission, AdmissionRefusal, ChallengeCheck, RateState } from '../admission/index.js';
-import type { FairnessNotes } from '../fairness/index.js';
+import type { DoorAnswer, FairnessNotes } from '../fairness/index.js';
 import type { PlaceAnswer, PlaceView } from './place-view.js';
 import type { PollLimit } from './poll-limit.js';
 import {
@@ -107,7 +107,7 @@ export class WaitingRoom {
     productId: string,
     userId: string,
     ip: string,
-    at: { challenge?: string | undefined; fingerprint?: string | undefined } = {},
+    at: DoorAnswer = {},
   ): Promise<PlaceAnswer> {
     const limited = await this.deps.admission.limit('queue', userId, ip);
     if (limited.refusal) return { kind: 'refused', refusal: limited.refusal };
@@ -117,7 +117,7 @@ export class WaitingRoom {
     if (!view.room || view.draw) return { kind: 'no-room' };
     const refused = await this.deps.door?.check(productId, userId, ip, at.challenge);
     if (refused) this.deps.notes?.failed(productId, view.epoch, userId, ip);
-    else this.deps.notes?.tried(productId, view.epoch, userId, ip, at.fingerprint);
+    else this.deps.notes?.tried(productId, view.epoch, userId, ip, at);
     if (refused) return { kind: 'refused', refusal: refused };
     const now = Date.now();
     if (ended(view, now)) return { kind: 'view', view: this.answer(view, userId, null, now) };
