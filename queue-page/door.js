@@ -77,9 +77,12 @@ window.seckillDoor = (() => {
    * refusal of the challenge itself `{ res, json }` (to be shown as any refusal).
    * o.ask(): GET /products/:id/challenge as `{ res, json }`; o.checking(on): the page says it is
    * checking the browser; o.workerUrl: door-worker.js; o.container: where a widget renders;
-   * o.shopper: the identity a Turnstile token is bound to.
+   * o.shopper: the identity a Turnstile token is bound to; o.door: the product's `challenge`
+   * as GET /products/:id names it (null: none; undefined: not known, ask).
    */
   async function pass(o) {
+    // the product's line names its door: null, no challenge to ask for (a request saved)
+    if (o.door === null) return { headers: {} };
     const asked = await o.ask();
     const { res, json } = asked;
     if (res.status === 409 && String(json.type).endsWith(':no-challenge-needed')) {

@@ -382,6 +382,7 @@
   /** The door's answer a join needs (door.js: a challenge solved off this thread), or its refusal. */
   function beforeJoin() {
     return window.seckillDoor.pass({
+      door: page.product?.challenge,
       ask: () => api('GET', path('/challenge')),
       checking: (on) => {
         show(ui.detail, on ? t('door.checking') : '');

@@ -118,7 +118,19 @@ async function refresh() {
 
 async function enterDraw() {
   $('enter').disabled = true;
-  const { res, body } = await call(`/products/${state.productId}/draw/entry`, { method: 'POST' });
+  // an entry pays at the product's door, as a join does (storefront.js)
+  let door;
+  try {
+    door = await passDoor();
+  } catch (err) {
+    problem(`The browser check failed: ${err.message}`);
+    return redrawClocks();
+  }
+  if (door.res && refused(door.res, door.json)) return redrawClocks();
+  const { res, body } = await call(`/products/${state.productId}/draw/entry`, {
+    method: 'POST',
+    headers: door.headers,
+  });
   if (refused(res, body)) return redrawClocks();
   problem();
   await refresh();

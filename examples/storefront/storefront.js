@@ -6,7 +6,14 @@
 'use strict';
 
 const $ = (id) => document.getElementById(id);
-const state = { api: '', productId: '', view: undefined, orderId: undefined, timer: undefined };
+const state = {
+  api: '',
+  productId: '',
+  view: undefined,
+  orderId: undefined,
+  timer: undefined,
+  door: undefined,
+};
 
 /** What a shopper can do in each state of the line. */
 const ADVICE = {
@@ -84,6 +91,7 @@ async function poll() {
 /** The door's answer a join needs (door.js: a proof of work in a web worker, or a widget). */
 async function passDoor() {
   return seckillDoor.pass({
+    door: state.door,
     ask: async () => {
       const { res, body } = await call(`/products/${state.productId}/challenge`);
       return { res, json: body };
@@ -191,6 +199,7 @@ async function start() {
   const res = await fetch(`${state.api}/products/${state.productId}`);
   const p = await res.json();
   if (!res.ok) return problem(`${p.title}: ${p.detail ?? ''}`);
+  state.door = p.challenge;
   $('title').textContent = `Drop: ${p.productId}`;
   $('product').textContent =
     `${p.status}, ${p.remaining} of ${p.total} left, ${p.limitPerUser} per shopper`;

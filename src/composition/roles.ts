@@ -149,7 +149,7 @@ export async function serveApi(
     embedders: config.http.cors.origins,
     vapidPublicKey: config.push?.publicKey,
     decoy: services.fairnessNotes && decoyFollowed(core, services.fairnessNotes),
-    challengeKind: config.admission.challenge.kind,
+    challengeKinds: configuredKinds(config.admission.challenge),
   };
   const app = buildApp({
     http: config.http,

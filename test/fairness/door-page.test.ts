@@ -96,6 +96,9 @@ beforeAll(async () => {
       CHALLENGE_PRODUCTS: productId,
       CHALLENGE_SECRET: 'a-turnstile-secret-key-for-the-door-page',
       CHALLENGE_SITE_KEY: SITE_KEY,
+      // a product may name hCaptcha on its own: its widget must load on the page too
+      CHALLENGE_HCAPTCHA_SECRET: 'an-hcaptcha-secret-for-the-door-page',
+      CHALLENGE_HCAPTCHA_SITE_KEY: 'an-hcaptcha-site-key',
       CHALLENGE_VERIFY_URL: `http://127.0.0.1:${(siteverify.address() as AddressInfo).port}/turnstile/v0/siteverify`,
     }),
   );
@@ -182,6 +185,23 @@ it.skipIf(!CHROMIUM)(
     expect(report).toMatchObject({ identities: 2, flagged: 0 });
   },
 );
+
+it("allows every configured captcha's origins in the page's CSP, not only CHALLENGE's", async () => {
+  const csp = (await fetch(`${widgetApp.url}/queue/${productId}`)).headers.get(
+    'content-security-policy',
+  )!;
+  const frames = /frame-src ([^;]*)/.exec(csp)?.[1]?.split(' ');
+  expect(frames).toEqual([
+    'https://challenges.cloudflare.com',
+    'https://hcaptcha.com',
+    'https://*.hcaptcha.com',
+  ]);
+  // a deployment with no captcha configured frames nothing
+  const plain = (await fetch(`${app.url}/queue/${productId}`)).headers.get(
+    'content-security-policy',
+  )!;
+  expect(plain).not.toContain('frame-src');
+});
 
 it('names the door and its solver in the page, served as scripts', async () => {
   const html = await (await fetch(`${app.url}/queue/${productId}`)).text();

@@ -45,6 +45,7 @@ beforeAll(async () => {
       PAYMENT_WEBHOOK_SECRET: 'a-payment-webhook-secret-for-the-storefront-0123',
       ROOM_TICK_MS: '50',
       ROOM_LEASE_MS: '1000',
+      CHALLENGE_POW_SECRET: 'a-proof-of-work-key-for-the-storefront-draw-0123',
       ...chain.env,
     }),
     { worker: true },
@@ -65,9 +66,9 @@ afterAll(async () => {
   await chain?.close();
 });
 
-async function seedDraw(): Promise<void> {
+async function seedDraw(id = productId, extra: object = {}): Promise<void> {
   closeAt = Date.now() + ENTRY_WINDOW_MS;
-  const res = await fetch(`${app.url}/admin/products/${productId}`, {
+  const res = await fetch(`${app.url}/admin/products/${id}`, {
     method: 'PUT',
     headers: admin,
     body: JSON.stringify({
@@ -81,6 +82,7 @@ async function seedDraw(): Promise<void> {
         entriesCloseAt: new Date(closeAt).toISOString(),
         buyWithinSeconds: 120,
       },
+      ...extra,
     }),
   });
   expect(res.status, await res.clone().text()).toBe(201);
@@ -177,6 +179,34 @@ it.skipIf(!CHROMIUM)(
     expect(await orderCount(app.rt.db, productId)).toEqual({ rows: 1, users: 1 });
   },
 );
+
+it.skipIf(!CHROMIUM)('enters a draw behind a proof of work from the page', async () => {
+  const doorProduct = `${productId}pow`;
+  await seedDraw(doorProduct, { challenge: { kind: 'pow', floorMs: 200 } });
+  const context = await browser!.newContext({ viewport: { width: 360, height: 900 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${origin}/?shopper=dora&product=${doorProduct}`);
+    await page
+      .locator('#title')
+      .filter({ hasText: `Draw: ${doorProduct}` })
+      .waitFor();
+    await page.click('#enter');
+    await page.locator('#entry-state[data-state="entered"]').waitFor({ timeout: 20_000 });
+    expect(await page.textContent('#problem')).toBe('');
+  } finally {
+    await context.close();
+  }
+  // one entry, and the door was asked: without its answer the entry is refused
+  expect(
+    (await (await fetch(`${app.url}/products/${doorProduct}/draw`)).json()) as object,
+  ).toMatchObject({ entries: 1 });
+  const bare = await fetch(`${app.url}/products/${doorProduct}/draw/entry`, {
+    method: 'POST',
+    headers: { 'x-user-id': 'erin' },
+  });
+  expect(bare.status).toBe(403);
+});
 
 it('serves the draw script and the verifier beside the page', async () => {
   const draw = await fetch(`${origin}/draw.js`);

@@ -22,8 +22,11 @@ export interface QueuePageDeps {
   vapidPublicKey: string | undefined;
   /** who followed the page's decoy link (the fairness report's decoy rule); none: not noted */
   decoy?: ((productId: string, userId: string, ip: string) => Promise<void>) | undefined;
-  /** CHALLENGE: a captcha's widget needs its provider's origins in the page's CSP */
-  challengeKind?: 'off' | 'pow' | 'turnstile' | 'hcaptcha';
+  /**
+   * the door's kinds the deployment has keys for: a captcha's widget needs its provider's
+   * origins in the page's CSP, and a product may name any configured kind (not only CHALLENGE's)
+   */
+  challengeKinds?: ReadonlySet<string>;
 }
 
 /** The decoy's answer: a plain page, as an unknown path's, that tells a script nothing. */
@@ -82,15 +85,18 @@ export function pickLanguage(
 
 function policy(deps: QueuePageDeps): string {
   const logo = deps.page.logoUrl ? ` ${new URL(deps.page.logoUrl).origin}` : '';
-  const kind = deps.challengeKind;
-  const widget = kind === 'turnstile' || kind === 'hcaptcha' ? WIDGET_ORIGINS[kind] : undefined;
+  const kinds = deps.challengeKinds ?? new Set<string>();
+  const widgets = (['turnstile', 'hcaptcha'] as const)
+    .filter((k) => kinds.has(k))
+    .map((k) => WIDGET_ORIGINS[k]);
+  const each = (part: (w: (typeof widgets)[number]) => string) => widgets.map(part).join('');
   return [
     "default-src 'none'",
-    `script-src 'self'${widget ? ` ${widget.script}` : ''}`,
-    `style-src 'self'${widget?.style ?? ''}`,
+    `script-src 'self'${each((w) => ` ${w.script}`)}`,
+    `style-src 'self'${each((w) => w.style)}`,
     `img-src 'self' data:${logo}`,
-    `connect-src 'self'${widget?.connect ?? ''}`,
-    ...(widget ? [`frame-src ${widget.frame}`] : []),
+    `connect-src 'self'${each((w) => w.connect)}`,
+    ...(widgets.length ? [`frame-src ${widgets.map((w) => w.frame).join(' ')}`] : []),
     "worker-src 'self'",
     "manifest-src 'self'",
     "base-uri 'none'",
