@@ -13,6 +13,7 @@ import { paymentClient } from '../support/payments.js';
 import {
   type Receiver,
   orderVersionIn,
+  ORDER_EVENTS,
   receiverWithEndpoint as registered,
 } from '../support/receiver.js';
 import { sell } from '../support/factories.js';
@@ -52,7 +53,7 @@ const admin = (method: string, path: string, body?: unknown) =>
 
 const rowVersion = orderVersionIn(() => app.rt.db);
 
-const receiverWithEndpoint = () => registered(admin, rowVersion, receivers);
+const receiverWithEndpoint = () => registered(admin, rowVersion, receivers, ORDER_EVENTS);
 
 const lanesOf = (endpointId: string) =>
   app.rt.db

@@ -11,7 +11,11 @@ import { startApp, type RunningApp } from '../support/app.js';
 import { waitFor } from '../support/cli.js';
 import { useNamespace } from '../support/namespace.js';
 import { paymentClient } from '../support/payments.js';
-import { type Receiver, receiverWithEndpoint as registered } from '../support/receiver.js';
+import {
+  ORDER_EVENTS,
+  type Receiver,
+  receiverWithEndpoint as registered,
+} from '../support/receiver.js';
 import { sell } from '../support/factories.js';
 
 const ns = useNamespace();
@@ -46,7 +50,7 @@ const admin = (method: string, path: string, body?: unknown) =>
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
 
-const receiverWithEndpoint = () => registered(admin, async () => 1, receivers);
+const receiverWithEndpoint = () => registered(admin, async () => 1, receivers, ORDER_EVENTS);
 
 const ackedAll = (r: Receiver, orders: readonly string[], what: string) =>
   waitFor(
