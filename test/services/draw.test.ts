@@ -330,6 +330,12 @@ describe("a draw's cascade", () => {
     expect((await entryOf(b, productId, ranked[2]!)).body).toMatchObject({
       state: 'waitlisted',
       position: 1,
+      pollAfterSeconds: 1, // the next in line asks a second apart
+    });
+    expect((await entryOf(b, productId, ranked[4]!)).body).toMatchObject({
+      state: 'waitlisted',
+      position: 3,
+      pollAfterSeconds: 3,
     });
     // rank 2 does not buy: at its right's end (5 s; the slow look is a minute away) rank 3 wins
     const third = await wonBy(productId, ranked[2]!);

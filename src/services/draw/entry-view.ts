@@ -38,7 +38,11 @@ export type EntryViewAnswer =
   | { kind: 'not-entered' }
   | { kind: 'refused'; refusal: AdmissionRefusal };
 
-/** Polls while something is to come (the draw, the cascade), not so often that they cost. */
+/**
+ * Polls while something is to come (the draw, the cascade), not so often that they cost; the
+ * waitlist's first places ask sooner (a second a place, 10 s at most): a unit passed on reaches
+ * them first, and their right's time runs from the admission, not from their next poll.
+ */
 const POLL_S = { entered: 5, waitlisted: 10 } as const;
 
 export interface EntryViewsDeps {
@@ -158,7 +162,7 @@ function viewOf(
     parts.state === 'entered'
       ? POLL_S.entered
       : parts.state === 'waitlisted'
-        ? POLL_S.waitlisted
+        ? Math.min(POLL_S.waitlisted, Math.max(1, position ?? POLL_S.waitlisted))
         : null;
   return {
     kind: 'view',
