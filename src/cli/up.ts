@@ -16,6 +16,7 @@ import { messageOf } from '../errors.js';
 import { lockDataDir } from '../launcher/data-dir-lock.js';
 import {
   localAdminToken,
+  localChallengePowSecret,
   localSaleTokenSecret,
   localVapidKeys,
   localWebhookSecret,
@@ -42,6 +43,8 @@ export async function up(): Promise<void> {
     ADMIN_TOKEN: localAdminToken(first.launcher.dataDir),
     PAYMENT_WEBHOOK_SECRET: localWebhookSecret(first.launcher.dataDir),
     SALE_TOKEN_SECRET: localSaleTokenSecret(first.launcher.dataDir),
+    // the built-in door: `seed --challenge pow` needs nothing set (docs/fairness.md)
+    CHALLENGE_POW_SECRET: localChallengePowSecret(first.launcher.dataDir),
     ...vapid(first),
     // a developer's own machine: a webhook receiver on localhost is the point (docs/events.md)
     WEBHOOK_ALLOW_PRIVATE: 'true',

@@ -64,7 +64,7 @@ export const doorEnv = {
     .min(16, 'must be at least 16 characters')
     .optional()
     .describe(
-      'pow: the HMAC key of the proofs of work of products seeded with their own pow challenge (default: CHALLENGE_SECRET, while CHALLENGE is pow)',
+      'pow: the HMAC key of the proofs of work of products seeded with their own pow challenge, at least 16 characters; `up` keeps one in `DATA_DIR/challenge-pow-secret`',
     ),
   CHALLENGE_TURNSTILE_SECRET: z
     .string()

@@ -17,6 +17,7 @@ const DERIVED_DEFAULTS: Partial<Record<EnvName, string>> = {
   ADMIN_TOKEN: 'none: the admin API is off (`up` generates one)',
   SALE_TOKEN_SECRET: 'none (`up` generates one)',
   PAYMENT_WEBHOOK_SECRET: 'none: the webhook is off (`up` generates one)',
+  CHALLENGE_POW_SECRET: 'CHALLENGE_SECRET while CHALLENGE is pow, else none (`up` generates one)',
   CORS_ORIGINS: "none (`up`: the storefront example's origins)",
   RATE_LIMIT_USER_BURST: 'the rate',
   RATE_LIMIT_IP_BURST: 'the rate',

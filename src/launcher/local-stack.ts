@@ -14,7 +14,7 @@ import { ensureBinaries, searchDirs, type ServiceName } from './binaries.js';
 import { startPostgres } from './postgres-server.js';
 import { LaunchError, PortBusyError, type ServiceProcess } from './process.js';
 import { startRedisCluster, type ClusterNode } from './redis-cluster.js';
-import { SALE_TOKEN_SECRET_FILE } from './stack-file.js';
+import { CHALLENGE_POW_SECRET_FILE, SALE_TOKEN_SECRET_FILE } from './stack-file.js';
 import { startRedisServer } from './redis-server.js';
 
 /** How long `up` waits for PostgreSQL's own clean stop before killing it. */
@@ -164,6 +164,11 @@ export function localWebhookSecret(dataDir: string): string {
 /** `up`'s sale-token secret: a waiting room's admissions (and requireSaleToken sales) work as is. */
 export function localSaleTokenSecret(dataDir: string): string {
   return localSecret(dataDir, SALE_TOKEN_SECRET_FILE, 32);
+}
+
+/** `up`'s proof-of-work key: a product seeded with `challenge: { kind: 'pow' }` works as is. */
+export function localChallengePowSecret(dataDir: string): string {
+  return localSecret(dataDir, CHALLENGE_POW_SECRET_FILE, 32);
 }
 
 /**

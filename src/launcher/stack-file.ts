@@ -14,6 +14,7 @@ import { isAlive } from './process.js';
 export const STACK_FILE = 'stack.json';
 /** Where `up` keeps its sale-token secret (local-stack.ts writes it). */
 export const SALE_TOKEN_SECRET_FILE = 'sale-token-secret';
+export const CHALLENGE_POW_SECRET_FILE = 'challenge-pow-secret';
 
 /**
  * Variables taken together: a command that sets any one of a group keeps its own group whole
@@ -99,17 +100,25 @@ export function runningStackDefaults(dataDir: string, env: Env): Record<string, 
     ...Object.fromEntries(
       unset.flat().flatMap((name) => (record.env[name] ? [[name, record.env[name]]] : [])),
     ),
-    ...keptSaleTokenSecret(dataDir, env),
+    ...keptSecrets(dataDir, env),
   };
 }
 
 /**
- * The sale-token secret `up` keeps beside the file (local-stack.ts), when the environment has
- * none: `seed --admit-per-second` / `--require-sale-token` check that the API can issue tokens,
- * and a second terminal should not need it set to be served.
+ * The secrets `up` keeps beside the file (local-stack.ts), for each the environment leaves unset:
+ * `seed --admit-per-second` / `--require-sale-token` check that the API can issue tokens, `seed
+ * --challenge pow` that it can sign proofs of work, and a second terminal should not need them
+ * set to be served.
  */
-function keptSaleTokenSecret(dataDir: string, env: Env): Record<string, string> {
-  const kept = join(resolve(dataDir), SALE_TOKEN_SECRET_FILE);
-  if (env.SALE_TOKEN_SECRET || !existsSync(kept)) return {};
-  return { SALE_TOKEN_SECRET: readFileSync(kept, 'utf8').trim() };
+function keptSecrets(dataDir: string, env: Env): Record<string, string> {
+  const files = {
+    SALE_TOKEN_SECRET: SALE_TOKEN_SECRET_FILE,
+    CHALLENGE_POW_SECRET: CHALLENGE_POW_SECRET_FILE,
+  };
+  return Object.fromEntries(
+    Object.entries(files).flatMap(([name, kept]) => {
+      const file = join(resolve(dataDir), kept);
+      return env[name] || !existsSync(file) ? [] : [[name, readFileSync(file, 'utf8').trim()]];
+    }),
+  );
 }

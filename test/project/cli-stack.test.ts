@@ -119,6 +119,11 @@ describe('the CLI beside a running stack', () => {
     );
     expect(runningStackDefaults(dir, { SALE_TOKEN_SECRET: 'mine' }).SALE_TOKEN_SECRET).toBe(
       undefined,
+    ); // and the proof-of-work key the same way (seed --challenge pow in a second terminal)
+    writeFileSync(join(dir, 'challenge-pow-secret'), 'kept-pow-key-0123456789\n');
+    expect(runningStackDefaults(dir, {}).CHALLENGE_POW_SECRET).toBe('kept-pow-key-0123456789');
+    expect(runningStackDefaults(dir, { CHALLENGE_POW_SECRET: 'mine' }).CHALLENGE_POW_SECRET).toBe(
+      undefined,
     );
   });
 

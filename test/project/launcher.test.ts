@@ -280,6 +280,29 @@ describe('seckill up (the README first command)', () => {
         headers: { 'x-user-id': 'alice' },
       });
       expect(joined.status).toBe(200);
+      // nor the built-in door: a product seeded with a proof of work asks one, with up's own key
+      const powKey = readFileSync(join(dir.path, 'challenge-pow-secret'), 'utf8').trim();
+      expect(powKey.length).toBeGreaterThanOrEqual(32);
+      if (round === 1) secrets.push(powKey);
+      else expect(powKey).toBe(secrets[2]);
+      const door = await fetch(`${run.base}/admin/products/door-${round}`, {
+        method: 'PUT',
+        headers: {
+          authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          strategy: 'global',
+          total: 1,
+          waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
+          challenge: { kind: 'pow' },
+        }),
+      });
+      expect(door.status, await door.clone().text()).toBe(201);
+      const asked = await fetch(`${run.base}/products/door-${round}/challenge`, {
+        headers: { 'x-user-id': 'alice' },
+      });
+      expect(asked.status).toBe(200);
       // the storefront example on its own origin, which the API allows, opening on the demo drop
       const shop = await fetch(`${run.storefront}/storefront-config.json`);
       expect(await shop.json()).toEqual({ api: run.base, productId: 'demo-room' });
