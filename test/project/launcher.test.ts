@@ -262,18 +262,22 @@ describe('seckill up (the README first command)', () => {
       expect(saleSecret.length).toBeGreaterThanOrEqual(32);
       if (round === 1) secrets.push(saleSecret);
       else expect(saleSecret).toBe(secrets[1]);
-      const room = await fetch(`${run.base}/admin/products/room-${round}`, {
-        method: 'PUT',
-        headers: {
-          authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({
-          strategy: 'global',
-          total: 1,
-          waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
-        }),
-      });
+      // a waiting-room product, seeded through the admin API with up's own admin token
+      const seedRoom = (id: string, extra: object = {}) =>
+        fetch(`${run.base}/admin/products/${id}`, {
+          method: 'PUT',
+          headers: {
+            authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify({
+            strategy: 'global',
+            total: 1,
+            waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
+            ...extra,
+          }),
+        });
+      const room = await seedRoom(`room-${round}`);
       expect(room.status, await room.clone().text()).toBe(201);
       const joined = await fetch(`${run.base}/products/room-${round}/queue`, {
         method: 'POST',
@@ -285,19 +289,7 @@ describe('seckill up (the README first command)', () => {
       expect(powKey.length).toBeGreaterThanOrEqual(32);
       if (round === 1) secrets.push(powKey);
       else expect(powKey).toBe(secrets[2]);
-      const door = await fetch(`${run.base}/admin/products/door-${round}`, {
-        method: 'PUT',
-        headers: {
-          authorization: `Bearer ${readFileSync(join(dir.path, 'admin-token'), 'utf8').trim()}`,
-          'content-type': 'application/json',
-        },
-        body: JSON.stringify({
-          strategy: 'global',
-          total: 1,
-          waitingRoom: { admitPerSecond: 10, maxActive: 10, admittedForSeconds: 60 },
-          challenge: { kind: 'pow' },
-        }),
-      });
+      const door = await seedRoom(`door-${round}`, { challenge: { kind: 'pow' } });
       expect(door.status, await door.clone().text()).toBe(201);
       const asked = await fetch(`${run.base}/products/door-${round}/challenge`, {
         headers: { 'x-user-id': 'alice' },

@@ -73,26 +73,13 @@ export interface DashboardDraw {
   waitlist: number;
 }
 
-export interface DashboardFairness {
-  productId: string;
-  epoch: number;
-  mode: FairnessReportView['mode'];
-  final: boolean;
-  identities: number;
-  flagged: number;
-  units: number;
-  flaggedUnits: number;
-  fairShare: number;
-  band: [number, number];
-  advantage: number | null;
-  advantageBand: [number, number] | null;
-  top1PercentShare: number;
+/** The report's figures as the panel shows them: its clusters counted, the largest listed. */
+export type DashboardFairness = Omit<FairnessReportView, 'clusters'> & {
   /** clusters of more than one identity */
   clusters: number;
   /** the largest ones, most units first */
   topClusters: FairnessReportView['clusters'];
-  rulesChanged: boolean;
-}
+};
 
 export function drawPanel(transcript: DrawTranscriptView): DashboardDraw {
   const winners = transcript.winners.length;
