@@ -25,7 +25,10 @@ function entryText(entry) {
     case 'won':
       return 'You won: buy before your right runs out.';
     case 'waitlisted':
-      return `Waitlisted at position ${entry.position}: a unit not bought comes to you in rank order.`;
+      // a first-round winner the admitter is about to reach: the API's detail says so
+      return entry.detail
+        ? `${entry.detail[0].toUpperCase()}${entry.detail.slice(1)}.`
+        : `Waitlisted at position ${entry.position}: a unit not bought comes to you in rank order.`;
     case 'not-drawn':
       return `Not drawn${entry.detail ? `: ${entry.detail}` : '.'}`;
     case 'expired':

@@ -73,6 +73,7 @@ interface EntryView {
   position: number | null;
   proof: { index: number; size: number; root: string; path: string[] } | null;
   saleToken?: string;
+  detail?: string;
 }
 
 /** Seeds a draw closing `closeInMs` from now. */
@@ -433,6 +434,34 @@ const cascadeIs = (productId: string, cascade: string) =>
   );
 
 describe("a draw's operator", () => {
+  it('a winner the admitter has not reached reads waitlisted, told its right comes in seconds', async () => {
+    const productId = newProduct();
+    await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS });
+    const ids = await entered(productId, users(3));
+    // paused before the draw: the draw is made, the admitter hands no right until the resume
+    expect(await control(productId, 'pause')).toBe(200);
+    const t = await waitFor(
+      `the draw of ${productId}, paused`,
+      async () => {
+        const t = await transcriptOf(a, productId);
+        return t.state === 'drawn' && t;
+      },
+      15_000,
+      100,
+    );
+    expect(t.offered).toBe(0);
+    const ranked = byRank(t, ids);
+    const first = (await entryOf(b, productId, ranked[0]!)).body;
+    expect(first).toMatchObject({ state: 'waitlisted', rank: 1, position: 1 });
+    expect(first.detail).toMatch(/drawn among the 2 winners/);
+    const third = (await entryOf(b, productId, ranked[2]!)).body;
+    expect(third).toMatchObject({ state: 'waitlisted', rank: 3, position: 3 });
+    expect(third.detail).toBeUndefined();
+    expect(await control(productId, 'resume')).toBe(200);
+    expect((await wonBy(productId, ranked[0]!)).rank).toBe(1);
+    expect((await wonBy(productId, ranked[1]!)).rank).toBe(2);
+  });
+
   it('pauses the cascade (added units wait), resumes it in rank order, ends it; each audited', async () => {
     const productId = newProduct();
     const { epoch } = await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS });

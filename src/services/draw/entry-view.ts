@@ -104,7 +104,17 @@ export class EntryViews {
           detail: 'every unit went to ranks before yours',
         });
       }
-      return viewOf({ ...base, state: 'waitlisted', position: base.rank - line.served });
+      // a first-round winner the admitter has not reached yet: it hands rights in rank order at
+      // its rate, so say so rather than leave rank 3 of 20 wondering why it is waitlisted
+      const soon = base.rank <= record.winners;
+      return viewOf({
+        ...base,
+        state: 'waitlisted',
+        position: base.rank - line.served,
+        ...(soon && {
+          detail: `drawn among the ${record.winners} winners: your purchase right comes in rank order, in seconds`,
+        }),
+      });
     }
     const admittedAt = await this.deps.store.admittedAt(view.id, view.epoch, userId);
     const expiresAt = admittedAt + view.draw!.buyWithinSeconds * 1_000;
