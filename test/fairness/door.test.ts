@@ -258,6 +258,10 @@ describe('a proof of work at the door', () => {
     );
     const other = await fetch(`${a.url}/products/${FAIR}/challenge`, { headers: who(user, ip) });
     expect(await problem(other)).toEqual({ status: 409, code: 'no-challenge-needed' });
+    const none = await fetch(`${a.url}/products/nope-no-such/challenge`, {
+      headers: who(user, ip),
+    });
+    expect(await problem(none)).toEqual({ status: 404, code: 'unknown-product' });
   });
 });
 

@@ -189,6 +189,9 @@ describe('/openapi.json', () => {
     await call('POST', '/products/{id}/queue', '/products/nope-no-such/queue', { headers: user });
     await call('POST', '/products/{id}/sale-token', `/products/${r}/sale-token`, { headers: user });
     await call('GET', '/products/{id}/challenge', `/products/${r}/challenge`, { headers: user });
+    await call('GET', '/products/{id}/challenge', '/products/nope-no-such/challenge', {
+      headers: user,
+    });
     await call('GET', '/admin/products/{id}/fairness', `/admin/products/${r}/fairness`, {
       headers: admin,
     });

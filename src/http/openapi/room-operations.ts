@@ -89,6 +89,7 @@ export const ROOM_OPERATIONS: Operation[] = [
     problems: {
       400: 'bad id',
       401: 'no identity',
+      404: 'unknown product',
       409: 'no-challenge-needed: the door of this product asks none',
       429: `rate limited; ${CHALLENGE_PROBLEMS[429]}`,
     },

@@ -151,7 +151,10 @@ export class ChallengeGate {
     ip: string,
   ): Promise<IssuedChallenge | AdmissionRefusal> {
     const { config, store } = this.deps;
-    const door = await this.doorNow(productId);
+    const { catalogue } = this.deps;
+    const view = catalogue.known(productId) ?? (await catalogue.get(productId));
+    if (!view) return refusal('unknown-product', `no product ${productId}`);
+    const door = this.doorOf(productId, view.challenge);
     if (!door) {
       return refusal('no-challenge-needed', `the door of ${productId} asks no challenge`);
     }
