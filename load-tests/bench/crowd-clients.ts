@@ -5,6 +5,7 @@
  * recorded so the figures come from the clients' own history.
  */
 import { passDoor } from './crowd-door.js';
+import { PowSolvers } from './pow-solvers.js';
 import type { WaitRecord } from './crowd-estimates.js';
 import { crowdClient } from './crowd-http.js';
 import { percentile } from './report.js';
@@ -54,6 +55,10 @@ export interface CrowdHistory {
   /** when each unit a bot bought was answered */
   botBuys: number[];
   statuses: Record<string, number>;
+  /** each pass through the door (ms): from the first challenge asked to the answer in hand */
+  doorMs: number[];
+  /** CPU the crowd's proofs of work took on this machine (s): a real crowd's devices' work */
+  solveCpuS: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -87,7 +92,23 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     waits: [],
     pollMs: [],
     peakWaiting: 0,
+    doorMs: [],
+    solveCpuS: 0,
   };
+  const solvers = plan.challenge ? new PowSolvers() : undefined;
+  try {
+    return await crowdWith(plan, h, solvers);
+  } finally {
+    h.solveCpuS = (solvers?.cpuUs ?? 0) / 1e6;
+    await solvers?.close();
+  }
+}
+
+async function crowdWith(
+  plan: CrowdPlan,
+  h: CrowdHistory,
+  solvers: PowSolvers | undefined,
+): Promise<CrowdHistory> {
   const http = crowdClient(plan.base);
   let waiting = 0;
   let joined = 0;
@@ -139,8 +160,19 @@ export async function crowd(plan: CrowdPlan): Promise<CrowdHistory> {
     return r;
   };
   const queuePath = `/products/${encodeURIComponent(plan.productId)}/queue`;
-  const door = (who: { user: string; ip: string }) =>
-    passDoor(plan.base, plan.productId, who, plan.stopAt, () => h.requests++);
+  const door = async (who: { user: string; ip: string }) => {
+    const started = performance.now();
+    const answer = await passDoor(
+      plan.base,
+      plan.productId,
+      who,
+      plan.stopAt,
+      () => h.requests++,
+      solvers!,
+    );
+    if (answer) h.doorMs.push(performance.now() - started);
+    return answer;
+  };
   /** A sale token through the door (no room): undefined once the sale is over for this client. */
   const tokenThroughDoor = async (who: { user: string; ip: string }) => {
     while (Date.now() < plan.stopAt && !soldOut) {

@@ -37,7 +37,7 @@ import {
 } from './crowd-scale.js';
 import { lineOverTime, lineSvg, lineText, stepFor } from './crowd-picture.js';
 import { child, cli, ROOT, stopAll, until } from './processes.js';
-import { machine, progress, ratio, saveRun, table } from './report.js';
+import { machine, percentile, progress, ratio, saveRun, table } from './report.js';
 import { benchStack } from './stack.js';
 import { NO_RATE_LIMITS } from '../../src/config/index.js';
 
@@ -363,6 +363,9 @@ const MEASURES: Record<string, string> = {
   apiCpuS: 'API CPU (s)',
   apiCpuMsPerWaitingShopperMinute: 'API CPU per waiting shopper per minute (ms)',
   purchaseP99Ms: 'purchase p99 (ms)',
+  doorP50Ms: 'door: challenge asked to answer in hand, p50 (ms)',
+  doorP90Ms: 'door: challenge asked to answer in hand, p90 (ms)',
+  solveCpuS: "clients' proofs of work, CPU on this machine (s)",
   reconciled: 'reconciliation',
   fairShare: "bots' fair share of the units (mu = U * F / E)",
   advantage: "bots' advantage A = u_F / mu",
@@ -402,10 +405,22 @@ function figuresOf(s: Side, n: { shoppers: number; bots: number }) {
     apiCpuS: Math.round(s.apiCpuS * 100) / 100,
     apiCpuMsPerWaitingShopperMinute: ratio(s.apiCpuS * 1_000, waitingMinutes),
     purchaseP99Ms: Math.round(p99(h.purchaseMs)),
+    ...doorFigures(h),
     reconciled: s.reconciled ? 'clean' : 'NO',
     ...(({ advantage: a, band, fairShare }) => ({ fairShare, advantage: a, advantageBand: band }))(
       advantage(n.shoppers + n.bots, n.bots, h.botUnits + h.shopperUnits, h.botUnits),
     ),
+  };
+}
+
+/** The door's figures of a challenge side; null on the others. */
+function doorFigures(h: CrowdHistory) {
+  if (h.doorMs.length === 0) return { doorP50Ms: null, doorP90Ms: null, solveCpuS: null };
+  const sorted = [...h.doorMs].sort((a, b) => a - b);
+  return {
+    doorP50Ms: Math.round(percentile(sorted, 50)),
+    doorP90Ms: Math.round(percentile(sorted, 90)),
+    solveCpuS: Math.round(h.solveCpuS * 10) / 10,
   };
 }
 
