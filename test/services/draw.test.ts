@@ -434,7 +434,7 @@ const cascadeIs = (productId: string, cascade: string) =>
   );
 
 describe("a draw's operator", () => {
-  it('a winner the admitter has not reached reads waitlisted, told its right comes in seconds', async () => {
+  it('a winner the admitter has not reached reads waitlisted, told when its right comes', async () => {
     const productId = newProduct();
     await seedDraw(productId, { total: 2, closeInMs: ENTRY_WINDOW_MS });
     const ids = await entered(productId, users(3));
@@ -453,11 +453,29 @@ describe("a draw's operator", () => {
     const ranked = byRank(t, ids);
     const first = (await entryOf(b, productId, ranked[0]!)).body;
     expect(first).toMatchObject({ state: 'waitlisted', rank: 1, position: 1 });
-    expect(first.detail).toMatch(/drawn among the 2 winners/);
+    expect(first.detail).toBe(
+      'drawn among the 2 winners: your purchase right comes when the shop resumes the sale',
+    );
     const third = (await entryOf(b, productId, ranked[2]!)).body;
     expect(third).toMatchObject({ state: 'waitlisted', rank: 3, position: 3 });
     expect(third.detail).toBeUndefined();
     expect(await control(productId, 'resume')).toBe(200);
+    // a purchase or a sale token asked without the entry's token: the answer names the entry
+    const headers = { 'content-type': 'application/json', 'x-user-id': ranked[0]! };
+    for (const [path, body] of [
+      ['/seckill', { productId }],
+      [`/products/${productId}/sale-token`, {}],
+    ] as const) {
+      const res = await fetch(`${b.url}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { detail: string }).detail).toBe(
+        `this sale is a draw: a winner buys with the Sale-Token its entry gives (GET /products/${productId}/draw/entry)`,
+      );
+    }
     expect((await wonBy(productId, ranked[0]!)).rank).toBe(1);
     expect((await wonBy(productId, ranked[1]!)).rank).toBe(2);
   });

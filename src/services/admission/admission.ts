@@ -222,9 +222,11 @@ export class Admission {
     if (!secret) return tokensOff();
     if (!token) {
       return forbidden(
-        view.room
-          ? `this sale admits through its waiting room: POST /products/${productId}/queue, and send the sale token it gives once admitted as Sale-Token`
-          : `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
+        view.draw
+          ? drawDetail(productId)
+          : view.room
+            ? `this sale admits through its waiting room: POST /products/${productId}/queue, and send the sale token it gives once admitted as Sale-Token`
+            : `this sale needs a Sale-Token header: POST /products/${productId}/sale-token first`,
       );
     }
     const want = { userId, productId, epoch: view.epoch, now: Date.now() };
@@ -253,7 +255,9 @@ export class Admission {
     if (view.room) {
       return {
         code: 'waiting-room',
-        detail: `${productId} admits through its waiting room: POST /products/${productId}/queue`,
+        detail: view.draw
+          ? drawDetail(productId)
+          : `${productId} admits through its waiting room: POST /products/${productId}/queue`,
       };
     }
     const { door, notes } = this.deps;
@@ -319,3 +323,7 @@ function failOpenOnSickShard(err: unknown): undefined {
   if (shardDown(err)) return undefined;
   throw err;
 }
+
+/** A draw's room takes no join: its winners' tokens come with their entries. */
+const drawDetail = (productId: string) =>
+  `this sale is a draw: a winner buys with the Sale-Token its entry gives (GET /products/${productId}/draw/entry)`;

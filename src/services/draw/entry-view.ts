@@ -107,12 +107,13 @@ export class EntryViews {
       // a first-round winner the admitter has not reached yet: it hands rights in rank order at
       // its rate, so say so rather than leave rank 3 of 20 wondering why it is waitlisted
       const soon = base.rank <= record.winners;
+      const when = view.paused ? 'when the shop resumes the sale' : 'in rank order, in seconds';
       return viewOf({
         ...base,
         state: 'waitlisted',
         position: base.rank - line.served,
         ...(soon && {
-          detail: `drawn among the ${record.winners} winners: your purchase right comes in rank order, in seconds`,
+          detail: `drawn among the ${record.winners} winners: your purchase right comes ${when}`,
         }),
       });
     }
