@@ -59,8 +59,8 @@ export async function recordFailure(db: Db, ref: LaneRef, failure: Failure): Pro
 
 /**
  * Lanes held back (their endpoint is quiet, so found down): each tried again after its delay,
- * with why. Not an attempt: their count is kept, and so is when the schedule tries a lane that was
- * brought forward; a lane that came due is scheduled at the hold's end.
+ * with why. Not an attempt: their count is kept; the schedule tries each at the hold's end, or
+ * later when the lane was brought forward ahead of a later schedule.
  */
 export async function recordHolds(
   db: Db,
@@ -72,9 +72,10 @@ export async function recordHolds(
     with lanes as (
       update webhook_lanes l
       set next_attempt_at = now() + h.delay * interval '1 millisecond', last_error = ${why},
-        -- a lane brought forward keeps its schedule's time; one that came due waits the hold
-        scheduled_at = case when l.scheduled_at > now() then l.scheduled_at
-          else now() + h.delay * interval '1 millisecond' end
+        -- a lane brought forward keeps its schedule's time when that is later than the hold's
+        -- end; else the schedule tries it at the hold's end: a probe before then that fails is
+        -- early, not counted (kept, an earlier time let the next probe count as an attempt)
+        scheduled_at = greatest(l.scheduled_at, now() + h.delay * interval '1 millisecond')
       from unnest(${held.map((h) => h.endpointId)}::text[], ${held.map((h) => h.subject)}::text[],
         ${held.map((h) => h.delayMs)}::int[]) as h(endpoint_id, subject, delay)
       where l.endpoint_id = h.endpoint_id and l.subject = h.subject
