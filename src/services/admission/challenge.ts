@@ -128,9 +128,13 @@ export class ChallengeGate {
 
   /** The door of `productId` now (its view in memory, or read); null: none, or no such product. */
   async doorNow(productId: string): Promise<ProductDoor | null> {
-    const { catalogue } = this.deps;
-    const view = catalogue.known(productId) ?? (await catalogue.get(productId));
+    const view = await this.viewOf(productId);
     return view ? this.doorOf(productId, view.challenge) : null;
+  }
+
+  private async viewOf(productId: string) {
+    const { catalogue } = this.deps;
+    return catalogue.known(productId) ?? (await catalogue.get(productId));
   }
 
   /**
@@ -151,8 +155,7 @@ export class ChallengeGate {
     ip: string,
   ): Promise<IssuedChallenge | AdmissionRefusal> {
     const { config, store } = this.deps;
-    const { catalogue } = this.deps;
-    const view = catalogue.known(productId) ?? (await catalogue.get(productId));
+    const view = await this.viewOf(productId);
     if (!view) return refusal('unknown-product', `no product ${productId}`);
     const door = this.doorOf(productId, view.challenge);
     if (!door) {
