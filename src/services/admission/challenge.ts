@@ -11,11 +11,11 @@
  *     through the widget's cdata.
  * A missing or failed answer flags the identity and its block: the next floor is the flagged one.
  */
-import { createHash } from 'node:crypto';
 import { createChallenge, extractParams, verifySolution } from 'altcha-lib/v1';
 import type { ChallengeConfig } from '../../config/index.js';
 import type { Catalogue, ProductChallenge } from '../../inventory/index.js';
-import type { AdmissionRefusal } from './refusal.js';
+import { challengeRequired, verifyCaptcha } from './captcha.js';
+import { refusal, type AdmissionRefusal } from './refusal.js';
 
 /**
  * A product's door as this deployment checks it: the product's own challenge (seeded) or, when
@@ -70,17 +70,6 @@ export type IssuedChallenge =
 
 /** ~65 000 SHA-256 hashes at most, as the field's public proofs of work: the floor is the price. */
 export const POW_MAX_NUMBER = 65_000;
-
-const PROVIDER_URL = {
-  turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
-  hcaptcha: 'https://api.hcaptcha.com/siteverify',
-} as const;
-
-const refusal = (code: AdmissionRefusal['code'], detail: string, retryAfterSeconds?: number) => ({
-  code,
-  detail,
-  ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
-});
 
 export class ChallengeGate {
   constructor(
@@ -218,7 +207,7 @@ export class ChallengeGate {
     const block = this.deps.blockOf(ip);
     const refused = await (door.kind === 'pow'
       ? this.checkPow(productId, userId, solution, door.secret)
-      : this.checkCaptcha(door.kind, door.secret, userId, ip, solution));
+      : verifyCaptcha(this.deps, door.kind, door.secret, userId, ip, solution));
     if (
       refused &&
       refused.code !== 'challenge-expired' &&
@@ -236,7 +225,7 @@ export class ChallengeGate {
     hmacKey: string,
   ) {
     const { config } = this.deps;
-    if (!solution) return required(productId, 'pow');
+    if (!solution) return challengeRequired(productId, 'pow');
     let payload: { salt?: unknown; signature?: unknown };
     try {
       payload = JSON.parse(Buffer.from(solution, 'base64').toString()) as typeof payload;
@@ -278,69 +267,10 @@ export class ChallengeGate {
     return undefined;
   }
 
-  private async checkCaptcha(
-    kind: 'turnstile' | 'hcaptcha',
-    secret: string,
-    userId: string,
-    ip: string,
-    token: string | undefined,
-  ) {
-    const { config } = this.deps;
-    if (!token) return required('', kind);
-    let answer: { success?: unknown; 'error-codes'?: unknown; cdata?: unknown };
-    try {
-      const res = await fetch(config.verifyUrl ?? PROVIDER_URL[kind], {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ secret, response: token, remoteip: ip }),
-        signal: AbortSignal.timeout(5_000),
-      });
-      answer = (await res.json()) as typeof answer;
-    } catch (err) {
-      return refusal(
-        'challenge-unverified',
-        `the ${kind} verify endpoint did not answer: ${String(err)}`,
-        5,
-      );
-    }
-    const codes = Array.isArray(answer['error-codes']) ? answer['error-codes'].map(String) : [];
-    if (answer.success !== true) {
-      return codes.includes('timeout-or-duplicate') ||
-        codes.includes('invalid-or-already-seen-response')
-        ? refusal(
-            'challenge-replayed',
-            `the ${kind} token was used already or timed out: solve it again`,
-          )
-        : refusal(
-            'challenge-invalid',
-            `the ${kind} token was refused (${codes.join(', ') || 'no reason given'})`,
-          );
-    }
-    if (typeof answer.cdata === 'string' && answer.cdata !== '' && answer.cdata !== userId) {
-      return refusal('challenge-foreign', `the ${kind} token was solved for another shopper`);
-    }
-    const id = createHash('sha256').update(token).digest('base64url');
-    if (!(await this.deps.store.claim(`${kind}:${id}`, userId, 10 * 60_000))) {
-      return refusal(
-        'challenge-replayed',
-        `this ${kind} token was answered already: solve it again`,
-      );
-    }
-    return undefined;
-  }
-
   private now(): number {
     return (this.deps.now ?? Date.now)();
   }
 }
-
-const required = (productId: string, kind: string) =>
-  refusal(
-    'challenge-required',
-    kind === 'pow'
-      ? `this door asks a proof of work: GET /products/${productId}/challenge, solve it, and send the payload as the Challenge header`
-      : `this door asks a ${kind} challenge: send the widget's token as the Challenge header`,
-  );
 
 /** A product seeded with a kind whose keys this process lacks: refused, never let through. */
 const unconfigured = (kind: string) =>

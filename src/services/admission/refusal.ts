@@ -36,3 +36,14 @@ export interface AdmissionRefusal {
   /** the limits' state of a rate-limited request */
   rate?: RateState;
 }
+
+/** A refusal value; `retryAfterSeconds` only when given. */
+export const refusal = (
+  code: AdmissionRefusal['code'],
+  detail: string,
+  retryAfterSeconds?: number,
+): AdmissionRefusal => ({
+  code,
+  detail,
+  ...(retryAfterSeconds !== undefined && { retryAfterSeconds }),
+});
