@@ -95,8 +95,7 @@ async function ask(
   patienceMs: number,
 ): Promise<Place | null> {
   const deadline = Date.now() + patienceMs;
-  for (;;) {
-    if (Date.now() > deadline) return null;
+  while (Date.now() < deadline) {
     const res = await fetch(`${app.url}/products/${productId}/queue`, {
       method,
       headers: { 'x-user-id': user },
@@ -110,6 +109,7 @@ async function ask(
     expect(res.status, await res.clone().text()).toBe(200);
     return (await res.json()) as Place;
   }
+  return null;
 }
 
 /** Runs `fn` with the process `pid` stopped (SIGSTOP), resumed whatever happens. */
