@@ -51,6 +51,17 @@ function userAt(segment: number): string {
   }
 }
 
+/**
+ * A sale to `user`, once the worker has written its row: reconciliation counts rows, and a
+ * purchase is answered before its row exists.
+ */
+async function buyPersisted(productId: string, user: string): Promise<string> {
+  const sold = await buy(productId, user);
+  if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
+  await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
+  return sold.orderId;
+}
+
 /** The names a failover puts back for segment `segment` (everything a deduct or return writes). */
 function segmentNames(productId: string, segment: number): string[] {
   const k = app.rt.keys.segment(productId, segment);
@@ -80,20 +91,18 @@ async function sellThenLose(
       await Promise.all(segmentNames(productId, seg).map((n) => redis.dumpBuffer(n))),
     );
   }
-  const sold = await buy(productId, user);
-  if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
-  await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
-  const seg = (await rowOf(sold.orderId))!.segment;
+  const orderId = await buyPersisted(productId, user);
+  const seg = (await rowOf(orderId))!.segment;
   expect(seg === home).toBe(!spill);
   const k = app.rt.keys.segment(productId, seg);
   await waitFor('outbox entry gone', async () => (await redis.xlen(k.outbox)) === 0);
-  await beforeLoss?.(sold.orderId);
+  await beforeLoss?.(orderId);
   for (const [i, name] of segmentNames(productId, seg).entries()) {
     const dump = before.get(seg)![i];
     if (dump) await redis.restore(name, 0, dump, 'REPLACE');
     else await redis.del(name);
   }
-  return sold.orderId;
+  return orderId;
 }
 
 /**
@@ -121,8 +130,7 @@ describe('a sale a failover lost, then closed', () => {
     const lostB = await sellThenLose(p, b);
     // a sale after the failover: the outbox's newest id passes the lost ones, so only the
     // return's own record can name them
-    const kept = await buy(p, c);
-    if (!kept.ok) throw new Error(`not sold: ${kept.code}`);
+    await buyPersisted(p, c);
     expect(await stateOf(p)).toMatchObject({ remaining: 7, sold: 1, returned: 0 });
 
     await cancelAndExpire(lostA, a, lostB);
@@ -133,8 +141,6 @@ describe('a sale a failover lost, then closed', () => {
     expect(await app.rt.redis.hgetall(k.returned)).toEqual({ [lostA]: '0', [lostB]: '0' });
     for (const id of [lostA, lostB]) expect((await rowOf(id))!.restocked_at).not.toBeNull();
 
-    // the rows reconciliation counts: the kept sale's is the worker's to write, in its time
-    await waitFor('the kept sale persisted', async () => (await rowOf(kept.orderId)) !== undefined);
     const r = (await reconcileOver(app.rt, p))!;
     const named = r.lostWrites
       .map((l) => ({ ...l }))
@@ -198,7 +204,7 @@ describe('a lost sale newer than anything its outbox had', () => {
   it('is named and counted in the cut, sold and back in stock: the sums hold around it', async () => {
     const p = newProduct();
     await seed(p, { total: 8, segments: SEGMENTS, limitPerUser: 1 });
-    expect((await buy(p, userAt(1))).ok).toBe(true);
+    await buyPersisted(p, userAt(1));
     // no sale after the failover: the lost row's outbox id is past its segment's newest one
     const lost = await sellThenLose(p, userAt(1));
     const r = (await reconcileOver(app.rt, p))!;
@@ -281,15 +287,13 @@ describe('a spill a failover lost on the segment that gave its unit, its home ma
   it('a spill whose home segment lost the marker is a sale: not named, its cancel returns the unit', async () => {
     const p = newProduct();
     await seed(p, { total: 4, segments: SEGMENTS, limitPerUser: 1, payWithinSeconds: 600 });
-    expect((await buy(p, userAt(0))).ok).toBe(true);
+    await buyPersisted(p, userAt(0));
     const a = userAt(0);
     // the home segment (its claim, then its marker) put back as before the sale; the unit's
     // segment, on a master that lived, keeps the sale and its spill record
     const home = segmentNames(p, 0);
     const before = await Promise.all(home.map((n) => app.rt.redis.dumpBuffer(n)));
-    const sold = await buy(p, a);
-    if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
-    await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
+    const orderId = await buyPersisted(p, a);
     for (const [i, name] of home.entries()) {
       const dump = before[i];
       if (dump) await app.rt.redis.restore(name, 0, dump, 'REPLACE');
@@ -300,8 +304,8 @@ describe('a spill a failover lost on the segment that gave its unit, its home ma
     expect(r.lostWrites).toEqual([]);
     expect(r).toMatchObject({ persisted: 2, remaining: 2 });
 
-    expect((await cancel(sold.orderId, a)).status).toBe(200);
-    await returnUnits(paymentWindowDeps(app.rt), (await rowOf(sold.orderId))!);
+    expect((await cancel(orderId, a)).status).toBe(200);
+    await returnUnits(paymentWindowDeps(app.rt), (await rowOf(orderId))!);
     expect(await stateOf(p)).toMatchObject({ remaining: 3, returned: 1 });
     expect((await reconcileOver(app.rt, p))!.lostWrites).toEqual([]);
   });
@@ -315,18 +319,16 @@ describe('a sale an older version seeded, still running after the upgrade', () =
     // the older version's seed left no recordsSpills field
     for (let seg = 0; seg < SEGMENTS; seg++)
       await redis.hdel(app.rt.keys.segment(p, seg).state, STATE_FIELD.recordsSpills);
-    expect((await buy(p, userAt(0))).ok).toBe(true);
+    await buyPersisted(p, userAt(0));
     const [a, b] = [userAt(0), userAt(0)];
     const spills: string[] = [];
     for (const u of [a, b]) {
-      const sold = await buy(p, u);
-      if (!sold.ok) throw new Error(`not sold: ${sold.code}`);
-      await waitFor('persisted', async () => (await rowOf(sold.orderId)) !== undefined);
-      const seg = (await rowOf(sold.orderId))!.segment;
+      const orderId = await buyPersisted(p, u);
+      const seg = (await rowOf(orderId))!.segment;
       expect(seg).not.toBe(0);
       // made by the older version's deduct: no spill record
-      expect(await redis.hdel(app.rt.keys.segment(p, seg).spilled, sold.orderId)).toBe(1);
-      spills.push(sold.orderId);
+      expect(await redis.hdel(app.rt.keys.segment(p, seg).spilled, orderId)).toBe(1);
+      spills.push(orderId);
     }
     const live = (await reconcileOver(app.rt, p))!;
     expect([live.lostWrites, live.problems]).toEqual([[], []]);
