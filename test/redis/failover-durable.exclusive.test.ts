@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { readProductState } from '../../src/inventory/index.js';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
@@ -18,6 +18,9 @@ import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { reconcileOver, stackProcess, type StackProcess } from '../support/orders.js';
 
+// its waits (the takeover, the node back, the rows) add up past vitest's 60 s: a slow step
+// must fail with its name, not with the test's timeout
+vi.setConfig({ testTimeout: 180_000 });
 const ns = useNamespace();
 const keys = new Keys(ns.id);
 const SEGMENTS = 6;

@@ -10,7 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decodeMarker } from '../../src/inventory/records/marker.js';
 import { homeSegment } from '../../src/inventory/layout.js';
 import { Keys } from '../../src/redis/keys.js';
@@ -20,6 +20,9 @@ import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { orderCount, reconcileOver, stackProcess, type StackProcess } from '../support/orders.js';
 
+// its waits (the takeover, the node back, the rows) add up past vitest's 60 s: a slow step
+// must fail with its name, not with the test's timeout
+vi.setConfig({ testTimeout: 180_000 });
 const ns = useNamespace();
 const keys = new Keys(ns.id);
 const SEGMENTS = 6;

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import calculateSlot from 'cluster-key-slot';
 import { Cluster } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { guardShards } from '../../src/redis/shard-health.js';
 import { ShardDownError } from '../../src/outages.js';
 import { Keys } from '../../src/redis/keys.js';
@@ -19,6 +19,9 @@ import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { useNamespace } from '../support/namespace.js';
 import { ROOM_FIELD } from '../../src/inventory/records/hash-fields.js';
 
+// its waits (the takeover, the node back, the rows) add up past vitest's 60 s: a slow step
+// must fail with its name, not with the test's timeout
+vi.setConfig({ testTimeout: 180_000 });
 const ns = useNamespace();
 const keys = new Keys(ns.id);
 const LINE = 40;
